@@ -1,0 +1,3 @@
+from reprokit.cli import main
+
+main()

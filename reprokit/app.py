@@ -1,0 +1,76 @@
+"""Use cases: bisect, minify, pack. They emit events and return plain data; they never print."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+import sys
+from typing import Callable, Optional
+
+from .bisect import BisectOptions, Bisector
+from .errors import ReprokitError
+from .model import Verdict
+from .runner import Runner
+from .rundir import RunDir
+
+Emit = Callable[..., None]
+
+
+def _noop(*_a, **_k):
+    pass
+
+
+def check_script(path: str) -> str:
+    """Absolute path of a runnable Python script, or a ReprokitError saying what is wrong with it."""
+    if not os.path.exists(path):
+        raise ReprokitError(f"no such script: {path}")
+    if os.path.isdir(path):
+        raise ReprokitError(f"{path} is a directory; pass the Python script that calls torch.compile")
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError as e:
+        raise ReprokitError(f"cannot read {path}: {e.strerror}")
+    try:
+        ast.parse(source, filename=path)
+    except SyntaxError as e:
+        raise ReprokitError(f"{path}:{e.lineno}: syntax error: {e.msg}; fix the script, then run reprokit again")
+    return os.path.abspath(path)
+
+
+def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
+           jobs: int = 2, repeat: int = 1, check_accuracy: bool = False, configs: bool = True,
+           subsystems: bool = True, minify: bool = True, pack: bool = True, max_input_bytes: int = 64 << 20,
+           command: str = "", emit: Emit = _noop) -> Verdict:
+    """Run the whole bisect: ladder, graph, configs, subsystems; then minify and pack unless told not to."""
+    script = check_script(script)
+    cwd = os.getcwd()
+    base = output_dir or os.path.join(cwd, "artifacts")
+    run = RunDir.create(base, os.path.splitext(os.path.basename(script))[0])
+    opts = BisectOptions(script=script, argv=tuple(argv), cwd=cwd, timeout=timeout, jobs=jobs, repeat=max(1, repeat),
+                         check_accuracy=check_accuracy, configs=configs, subsystems=subsystems)
+    run.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
+                                "max_input_bytes": max_input_bytes})
+    emit("run_dir", path=run.path)
+    runner = Runner(run, timeout=timeout or 600.0, jobs=jobs, on_trial=lambda s, o, c: emit("trial", spec=s,
+                                                                                          outcome=o, cached=c))
+    verdict = Bisector(opts, runner, emit).run()
+    verdict.run_dir = run.path
+    run.write_json("verdict.json", verdict.to_dict())
+    if minify and verdict.failing_stage and not verdict.flaky:
+        from .minify import minify_run
+
+        verdict = minify_run(run, runner=runner, emit=emit)
+    if pack:
+        from .report.pack import pack_run
+
+        verdict.tarball = pack_run(run, emit=emit)
+        run.write_json("verdict.json", verdict.to_dict())
+    return verdict
+
+
+def load_verdict(run_dir: str) -> Verdict:
+    run = RunDir.open(run_dir)
+    if not run.exists("verdict.json"):
+        raise ReprokitError(f"{run_dir} has no verdict.json yet; run reprokit bisect to completion first")
+    return Verdict.from_dict(run.read_json("verdict.json"))

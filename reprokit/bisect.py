@@ -1,0 +1,275 @@
+"""The bisect use case: which stage, graph, config flip and subsystem application breaks a script."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from typing import Callable, Optional
+
+from .errors import NothingToIsolate, ReprokitError
+from .ladder import GPU_ONLY_FLAGS, STAGE_CONFIG_FLIPS, STAGES, SUBSYSTEMS
+from .model import Outcome, Signature, StageResult, TrialSpec, Verdict
+from .runner import Runner
+from .search import ddmin, find_boundary
+
+Emit = Callable[..., None]
+
+
+@dataclasses.dataclass
+class BisectOptions:
+    script: str
+    argv: tuple = ()
+    cwd: str = ""
+    timeout: Optional[float] = None
+    jobs: int = 2
+    repeat: int = 1
+    check_accuracy: bool = False
+    configs: bool = True
+    subsystems: bool = True
+
+
+class Bisector:
+    """Asks the questions of a bisect run; every answer is a trial run by `runner`."""
+
+    def __init__(self, opts: BisectOptions, runner: Runner, emit: Emit):
+        self.opts = opts
+        self.runner = runner
+        self.emit = emit
+        self.target: Optional[Signature] = None
+        self.others: dict[str, dict] = {}
+        self.started = time.monotonic()
+
+    # -- trials ------------------------------------------------------------------------------
+    def spec(self, stage: str, label: str, **kw) -> TrialSpec:
+        o = self.opts
+        return TrialSpec(mode="script", stage=stage, script=o.script, argv=tuple(o.argv), cwd=o.cwd,
+                         check_accuracy=o.check_accuracy, label=label, **kw)
+
+    def fails_same(self, outcome: Optional[Outcome]) -> bool:
+        """True when the trial fails the way the original did; other failures are noted as other bugs."""
+        if outcome is None:
+            return False
+        if self.target is not None and self.target.matches(outcome.signature):
+            return True
+        if outcome.failed:
+            key = outcome.signature.short()
+            self.others.setdefault(key, {"signature": outcome.signature.to_dict(), "trial": outcome.trial_dir})
+        return False
+
+    # -- the run -----------------------------------------------------------------------------
+    def run(self) -> Verdict:
+        o = self.opts
+        v = Verdict(script=o.script, argv=list(o.argv))
+        baseline = self.runner(self.spec("none", "baseline-no-compile"))
+        if o.timeout is None:
+            # Compiling costs far more than running; leave room for it. --timeout overrides.
+            self.runner.timeout = max(120.0, 10 * baseline.seconds)
+        self.emit("stage", stage="none", outcome=baseline)
+
+        originals = self.runner.map([self.spec("user", "original", attempt=i) if i else self.spec("user", "original")
+                                     for i in range(o.repeat)])
+        original = originals[0]
+        self.emit("original", outcome=original)
+        if not original.compiled:
+            raise ReprokitError(f"{os.path.basename(o.script)} never calls torch.compile (ran without it in "
+                                f"{baseline.seconds:.1f} s); reprokit bisects compiled code only")
+        if not original.failed:
+            if baseline.failed:
+                raise NothingToIsolate(f"the script fails without compile ({baseline.signature.short()}) but passes "
+                                       "compiled: nothing compiler-specific to isolate")
+            hint = "" if o.check_accuracy else " (add --check-accuracy to compare every compiled graph with eager)"
+            raise NothingToIsolate(f"the script passes compiled and uncompiled: nothing to isolate{hint}")
+        self.target = original.signature
+        v.kind = original.kind
+        v.signature = original.signature.to_dict()
+        v.user_backend = original.user_backend
+        v.compile_args = original.compile_args
+        v.graph_count = original.graphs
+        fails = sum(1 for x in originals if x is not None and self.target.matches(x.signature))
+        v.repro_rate = fails / len(originals)
+        if baseline.failed:
+            same = self.target.matches(baseline.signature)
+            raise NothingToIsolate(
+                "the script fails without compile too" + (" in the same way" if same else
+                                                         f" ({baseline.signature.short()})")
+                + ": that is not a compiler bug")
+        if fails < len(originals):
+            v.flaky = True
+            v.message = (f"flaky: the original fails {fails} of {len(originals)} runs; not bisected, since a "
+                         "flaky failure would send the search astray")
+            return self.finish(v, decisive={"first_failing": original.trial_dir})
+
+        ladder = self.ladder(original)
+        v.ladder = [dataclasses.asdict(r) for r in ladder]
+        failing = next((r for r in ladder if r.same), None)
+        passing = [r for r in ladder if r.kind == "pass"]
+        decisive = {"first_failing": original.trial_dir}
+        if failing is None:
+            # Every stock stage passes: the user's own backend is what breaks.
+            v.failing_stage = original.user_backend or "user"
+            v.last_passing_stage = ladder[-1].stage if ladder and ladder[-1].kind == "pass" else None
+            v.message = f"every stock stage passes; the user's backend {v.failing_stage!r} fails"
+            return self.finish(v, decisive=decisive)
+        v.failing_stage = failing.stage
+        idx = STAGES.index(failing.stage)
+        v.last_passing_stage = STAGES[idx - 1]
+        stage_outcome = self.stage_outcomes[failing.stage]
+        decisive = {"first_failing": stage_outcome.trial_dir,
+                    "last_passing": self.stage_outcomes[v.last_passing_stage].trial_dir}
+
+        if failing.stage != "eager" and stage_outcome.graphs > 1:
+            v.graph = self.which_graph(failing.stage, v.last_passing_stage, stage_outcome)
+        elif failing.stage != "eager" and stage_outcome.graphs == 1:
+            v.graph = 0
+        if v.graph is not None:
+            code_path = os.path.join(stage_outcome.trial_dir, "graphs", f"graph_{v.graph}.py")
+            if os.path.exists(code_path):
+                with open(code_path) as f:
+                    v.graph_code = f.read()
+        if o.configs and failing.stage in ("inductor", "aot_eager_decomp_partition"):
+            v.config = self.config_flips(failing.stage, stage_outcome)
+        if o.subsystems and failing.stage in SUBSYSTEMS:
+            v.subsystem = self.subsystem(failing.stage, stage_outcome)
+        return self.finish(v, decisive=decisive)
+
+    def finish(self, v: Verdict, decisive: dict) -> Verdict:
+        v.decisive_trials = decisive
+        v.other_failures = list(self.others.values())
+        v.trials = self.runner.executed
+        v.seconds = round(time.monotonic() - self.started, 2)
+        return v
+
+    # -- the stage ladder --------------------------------------------------------------------
+    def ladder(self, original: Outcome) -> list[StageResult]:
+        stages = list(STAGES[1:])
+        self.stage_outcomes: dict[str, Outcome] = {}
+        specs = []
+        for stage in stages:
+            if stage == "inductor" and original.user_backend == "inductor":
+                # The original run *is* the inductor stage: same backend, mode and options.
+                specs.append(None)
+            else:
+                specs.append(self.spec(stage, f"stage-{stage}"))
+        self.emit("ladder_start", stages=stages)
+        results = self.runner.map([s for s in specs if s is not None],
+                                  stop=None)
+        it = iter(results)
+        out = []
+        for stage, s in zip(stages, specs):
+            outcome = original if s is None else next(it)
+            self.stage_outcomes[stage] = outcome
+            same = self.fails_same(outcome)
+            out.append(StageResult(stage=stage, kind=outcome.kind, summary=outcome.signature.short(),
+                                   seconds=outcome.seconds, same=same))
+            self.emit("stage", stage=stage, outcome=outcome, same=same)
+        self.stage_outcomes["none"] = self.runner(self.spec("none", "baseline-no-compile"))
+        return out
+
+    # -- which graph -------------------------------------------------------------------------
+    def which_graph(self, stage: str, passing: str, failing: Outcome) -> Optional[int]:
+        candidates = list(range(failing.graphs))[::-1]
+        if failing.failed_graph is not None:
+            candidates.remove(failing.failed_graph)
+            candidates.insert(0, failing.failed_graph)
+        for k in candidates:
+            outcome = self.runner(self.spec(stage, f"graph-{k}", only_graph=k, other_stage=passing))
+            if self.fails_same(outcome):
+                self.emit("graph", graph=k, count=failing.graphs)
+                return k
+        return None
+
+    # -- config flips ------------------------------------------------------------------------
+    def config_flips(self, stage: str, failing: Outcome) -> Optional[dict]:
+        state = _read_state(failing)
+        flips: dict = {}
+        if stage == "inductor":
+            on_gpu = bool(state.get("cuda"))
+            for name, value in (state.get("flag_values") or {}).items():
+                if name in GPU_ONLY_FLAGS and not on_gpu:
+                    continue
+                flips[name] = not value
+            prefix = "torch._inductor.config."
+            for name, value in (state.get("user_configs") or {}).items():
+                if name.startswith(prefix):
+                    short = name[len(prefix):]
+                    flips[short] = _default_of(short, value, state)
+        else:
+            for row in STAGE_CONFIG_FLIPS.get(stage, ()):
+                flips["functorch." + row["name"]] = row["value"]
+        if not flips:
+            return None
+        names = list(flips)
+        specs = [self.spec(stage, f"config-{n}", config={n: flips[n]}) for n in names]
+        outcomes = self.runner.map(specs)
+        fixes = [n for n, out in zip(names, outcomes) if out is not None and out.kind == "pass"]
+        self.emit("configs", tried=len(names), fixes=fixes)
+        if fixes:
+            return {n: flips[n] for n in fixes}
+        everything = self.runner(self.spec(stage, "config-all", config=dict(flips)))
+        if everything.kind != "pass":
+            return None
+
+        def still_passes(subset):
+            if not subset:
+                return False
+            return self.runner(self.spec(stage, "config-set", config={n: flips[n] for n in subset})).kind == "pass"
+
+        # ddmin looks for a minimal subset that *passes*.
+        minimal = ddmin(names, still_passes)
+        return {n: flips[n] for n in minimal}
+
+    # -- counted subsystems --------------------------------------------------------------------
+    def subsystem(self, stage: str, failing: Outcome) -> Optional[dict]:
+        counts = failing.counters or {}
+        # Subsystems torch never consulted cannot matter (cudagraphs on a CPU run): not asked about.
+        names = [n for n in SUBSYSTEMS[stage] if counts.get(f"{stage}/{n}", 0) > 0]
+        if not counts:
+            names = [n for n in SUBSYSTEMS[stage] if n != "cudagraphs"]
+        if not names:
+            return None
+
+        def spec_for(name, max_, attempt=0, label=None):
+            return self.spec(stage, label or f"{name}-max{max_}", subsystem={"backend": stage, "name": name,
+                                                                               "max": max_}, attempt=attempt)
+
+        disabled = self.runner.map([spec_for(n, -1, label=f"{n}-off") for n in names])
+        fixed = [n for n, out in zip(names, disabled) if out is not None and out.kind == "pass"]
+        self.emit("subsystems", tried=names, fixes=fixed)
+        if not fixed:
+            return None
+        # Torch's order: passes before lowerings. Turning every lowering off hides most codegen bugs,
+        # so a pass that fixes it alone is the more specific answer.
+        name = fixed[0]
+        total = counts.get(f"{stage}/{name}")
+
+        def fails(max_):
+            return self.fails_same(self.runner(spec_for(name, max_)))
+
+        # Without a count (the process died before saving it) probe exponentially for an upper bound.
+        boundary = find_boundary(fails, lo=-1, hi=total - 1 if total else None)
+        if boundary is None:
+            return None
+        # Checked twice: a boundary that moves on a re-run is noise, not an answer.
+        confirm = self.runner.map([spec_for(name, boundary, attempt=1), spec_for(name, boundary - 1, attempt=1)])
+        stable = self.fails_same(confirm[0]) and confirm[1] is not None and confirm[1].kind == "pass"
+        detail = self.runner(spec_for(name, boundary)).bisect_detail
+        result = {"name": name, "application": boundary, "applications": total, "detail": detail,
+                  "confirmed": stable}
+        self.emit("subsystem", **result)
+        return result
+
+
+def _read_state(outcome: Outcome) -> dict:
+    import json
+
+    for name in ("result.json", "state.json"):
+        path = os.path.join(outcome.trial_dir, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                return json.load(f)
+    return {}
+
+
+def _default_of(name: str, current, state: dict):
+    """The default value of an inductor config entry the script changed, as recorded by the child."""
+    return (state.get("config_defaults") or {}).get(name, None if not isinstance(current, bool) else not current)

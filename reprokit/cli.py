@@ -1,0 +1,159 @@
+"""Command line: parse, call the use case, render. No logic beyond that."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+
+import click
+
+from . import app
+from .errors import NothingToIsolate, ReprokitError
+from .ladder import STAGE_TITLES
+
+EXIT_BAD_INPUT = 2
+EXIT_NOTHING = 3
+
+
+class Printer:
+    """Renders app events as progress lines on stderr (stdout stays clean for --json)."""
+
+    def __init__(self, verbose: bool, quiet: bool):
+        self.verbose = verbose
+        self.quiet = quiet
+
+    def line(self, text: str) -> None:
+        if not self.quiet:
+            click.echo(text, err=True)
+
+    def __call__(self, event: str, **d) -> None:
+        if event == "trial" and self.verbose:
+            o, s = d["outcome"], d["spec"]
+            self.line(f"    · {s.label or s.stage:<38} {o.kind:<9} {o.seconds:6.1f} s"
+                      f"{'  (journal)' if d['cached'] else ''}  {o.signature.short()[:70]}")
+        elif event == "run_dir":
+            self.line(f"run folder {d['path']}")
+        elif event == "stage":
+            o = d["outcome"]
+            mark = "✓" if o.kind == "pass" else "✗"
+            same = "" if o.kind == "pass" else ("  (same as the original)" if d.get("same", True) else "  (a different failure)")
+            self.line(f"  {mark} {STAGE_TITLES.get(d['stage'], d['stage']):<28} {o.signature.short()[:60]:<60} "
+                      f"{o.seconds:5.1f} s{same}")
+        elif event == "original":
+            o = d["outcome"]
+            self.line(f"  ✗ original run ({o.user_backend or '?'})  {o.signature.short()[:70]}  {o.seconds:.1f} s")
+        elif event == "graph":
+            self.line(f"  ✗ graph {d['graph']} of {d['count']} fails alone")
+        elif event == "configs":
+            fixes = ", ".join(d["fixes"]) or "none"
+            self.line(f"  · {d['tried']} config flips tried; flips that make it pass: {fixes}")
+        elif event == "subsystems":
+            self.line(f"  · subsystems turned off one at a time: {', '.join(d['tried'])}; fixes: "
+                      f"{', '.join(d['fixes']) or 'none'}")
+        elif event == "subsystem":
+            self.line(f"  ✗ {d['name']} application #{d['application']} of {d['applications']}: {d['detail']}"
+                      f"{'' if d['confirmed'] else '  (boundary not stable on re-run)'}")
+        elif event == "minify_start":
+            self.line(f"  minifying graph {d['graph']} ({d['nodes']} nodes) ...")
+        elif event == "minify_step":
+            if self.verbose:
+                self.line(f"    minify: {d['what']} → {d['nodes']} nodes")
+        elif event == "minified":
+            self.line(f"  minified graph {d['before']} → {d['after']} nodes in {d['trials']} trials, "
+                      f"{d['seconds']:.1f} s; repro.py {'verified in a fresh process' if d['verified'] else 'NOT verified'}")
+        elif event == "note":
+            self.line(f"  {d['text']}")
+        elif event == "packed":
+            self.line(f"wrote {d['path']}")
+
+
+def verdict_json(v) -> dict:
+    d = v.to_dict()
+    d.pop("graph_code", None)
+    return d
+
+
+def summary_table(v) -> str:
+    rows = [("stage", "result", "seconds")]
+    for r in v.ladder:
+        rows.append((STAGE_TITLES.get(r["stage"], r["stage"]), "pass" if r["kind"] == "pass" else
+                     ("FAIL (same)" if r["same"] else f"fail ({r['kind']}, different)"), f"{r['seconds']:.1f}"))
+    width = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = ["  ".join(c.ljust(width[i]) for i, c in enumerate(r)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in width))
+    facts = [("failing stage", v.failing_stage), ("failure", (v.signature or {}).get("kind")),
+             ("graph", None if v.graph is None else f"{v.graph} of {v.graph_count}"),
+             ("config that makes it pass", json.dumps(v.config) if v.config else None),
+             ("subsystem", None if not v.subsystem else
+              f"{v.subsystem['name']} #{v.subsystem['application']}: {v.subsystem['detail']}"),
+             ("repro", v.repro), ("tarball", v.tarball),
+             ("trials", f"{v.trials} in {v.seconds:.1f} s")]
+    lines.append("")
+    lines += [f"{k:<26} {val}" for k, val in facts if val is not None]
+    if v.other_failures:
+        lines.append(f"{'other failures seen':<26} " + "; ".join(
+            f"{o['signature'].get('exc_type') or o['signature']['kind']}: {o['signature'].get('message', '')[:50]}"
+            for o in v.other_failures))
+    if v.message:
+        lines.append(v.message)
+    return "\n".join(lines)
+
+
+def _fail(message: str, code: int):
+    click.echo(f"reprokit: {message}", err=True)
+    sys.exit(code)
+
+
+@click.group()
+@click.version_option(package_name="reprokit")
+def main():
+    """Turn a torch.compile failure into a minimal repro and an upstream-ready report."""
+
+
+@main.command()
+@click.argument("script")
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--output-dir", "-o", default=None, help="Where run folders go (default ./artifacts).")
+@click.option("--timeout", type=float, default=None, help="Seconds per trial (default: from the baseline run).")
+@click.option("--jobs", "-j", type=int, default=None, help="Trials at once (default: CPU cores, at most 4).")
+@click.option("--repeat", type=int, default=1, help="Run the original N times to measure how often it fails.")
+@click.option("--check-accuracy", is_flag=True, help="Compare every compiled graph's outputs with eager.")
+@click.option("--no-configs", is_flag=True, help="Skip the inductor config flips.")
+@click.option("--no-subsystems", is_flag=True, help="Skip bisecting torch's pass and lowering counters.")
+@click.option("--no-minify", is_flag=True, help="Stop after the verdict.")
+@click.option("--no-pack", is_flag=True, help="Do not write the tarball.")
+@click.option("--max-input-bytes", type=int, default=64 << 20, help="Budget for saved real graph inputs.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@click.option("--verbose", "-v", is_flag=True, help="One line per trial.")
+def bisect(script, script_args, output_dir, timeout, jobs, repeat, check_accuracy, no_configs, no_subsystems,
+           no_minify, no_pack, max_input_bytes, as_json, verbose):
+    """Name the compiler stage, graph, config and pass that break SCRIPT, then minify and pack it.
+
+    Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4"""
+    args = tuple(script_args)
+    printer = Printer(verbose, quiet=False)
+    command = "reprokit bisect " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+    try:
+        v = app.bisect(script, args, output_dir=output_dir, timeout=timeout, jobs=jobs or _default_jobs(),
+                       repeat=repeat, check_accuracy=check_accuracy, configs=not no_configs,
+                       subsystems=not no_subsystems, minify=not no_minify, pack=not no_pack,
+                       max_input_bytes=max_input_bytes, command=command, emit=printer)
+    except ReprokitError as e:
+        _fail(str(e), EXIT_BAD_INPUT)
+    except NothingToIsolate as e:
+        if as_json:
+            click.echo(json.dumps({"failing_stage": None, "message": str(e), "exit_code": EXIT_NOTHING}))
+        _fail(str(e), EXIT_NOTHING)
+    if as_json:
+        click.echo(json.dumps(verdict_json(v), sort_keys=True))
+    else:
+        click.echo(summary_table(v))
+
+
+def _default_jobs() -> int:
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
+if __name__ == "__main__":
+    main()

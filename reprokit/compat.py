@@ -1,0 +1,195 @@
+"""The only module that touches private torch APIs (torch._dynamo, torch._inductor, torch._functorch).
+
+A torch upgrade that moves one of these is a change to this file alone. Imported only in trial
+children and in the repro writer's child, never by the parent process.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Optional
+
+import torch
+
+TORCH_ROOT = os.path.dirname(os.path.abspath(torch.__file__))
+TORCH_VERSION = torch.__version__
+
+
+def lookup_backend(name: str) -> Callable:
+    """A registered Dynamo backend by name ("eager", "aot_eager", ...)."""
+    import torch._dynamo
+
+    return torch._dynamo.lookup_backend(name)
+
+
+def backend_name(backend: Any) -> str:
+    """A readable name for whatever the user passed as `backend=`."""
+    if isinstance(backend, str):
+        return backend
+    inner = getattr(backend, "compiler_name", None) or getattr(backend, "__name__", None)
+    return inner or type(backend).__name__
+
+
+def inductor_backend(mode: Optional[str], options: Optional[dict], dynamic: Optional[bool]) -> Callable:
+    """Inductor as torch.compile would build it for these arguments (mode and options both honoured)."""
+    return torch._TorchCompileInductorWrapper(mode, options or {}, dynamic)
+
+
+def inductor_config_values(names) -> dict:
+    """Current values of the named inductor config entries (dotted names), skipping unknown ones."""
+    import torch._inductor.config as cfg
+
+    out = {}
+    for name in names:
+        obj, parts = cfg, name.split(".")
+        try:
+            for p in parts:
+                obj = getattr(obj, p)
+        except AttributeError:
+            continue
+        out[name] = obj
+    return out
+
+
+def non_default_configs() -> dict:
+    """Non-default config entries of dynamo, inductor and functorch as {"module.name": value}."""
+    import torch._dynamo.config as dcfg
+    import torch._functorch.config as fcfg
+    import torch._inductor.config as icfg
+
+    import warnings
+
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _collect_non_default(out, dcfg, fcfg, icfg)
+    return out
+
+
+def _collect_non_default(out, dcfg, fcfg, icfg):
+    for prefix, mod in (("torch._dynamo.config", dcfg), ("torch._inductor.config", icfg),
+                        ("torch._functorch.config", fcfg)):
+        entries = getattr(mod, "_config", {})
+        for name, entry in entries.items():
+            try:
+                value = getattr(mod, name) if "." not in name else _dotted(mod, name)
+            except Exception:
+                continue
+            default = getattr(entry, "default", None)
+            if _plain(value) and value != default and _plain(default):
+                out[f"{prefix}.{name}"] = value
+
+
+def config_defaults(full_names) -> dict:
+    """{"inductor name": default} for dotted "torch._inductor.config.X" names."""
+    import torch._inductor.config as icfg
+
+    prefix = "torch._inductor.config."
+    out = {}
+    for full in full_names:
+        if full.startswith(prefix):
+            entry = getattr(icfg, "_config", {}).get(full[len(prefix):])
+            if entry is not None:
+                out[full[len(prefix):]] = getattr(entry, "default", None)
+    return out
+
+
+def _dotted(mod, name):
+    obj = mod
+    for p in name.split("."):
+        obj = getattr(obj, p)
+    return obj
+
+
+def _plain(value) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str)) or (
+        isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float, str)) for v in value))
+
+
+def config_assignment_lines() -> list[str]:
+    """Python lines that recreate the current non-default compiler config (for repro.py)."""
+    return [f"{name} = {value!r}" for name, value in sorted(non_default_configs().items())]
+
+
+def reset() -> None:
+    import torch._dynamo
+
+    torch._dynamo.reset()
+
+
+def same(ref, res, fp64_ref=None, tol: float = 1e-3) -> bool:
+    """torch._dynamo's own accuracy comparison, as its accuracy minifier uses it."""
+    from torch._dynamo.utils import same as _same
+
+    return bool(_same(ref, res, fp64_ref=fp64_ref, tol=tol, equal_nan=True))
+
+
+def cast_to_fp64(model, inputs):
+    """Model and inputs in float64 for an honest reference (as torch's accuracy minifier does)."""
+    from torch._dynamo.debug_utils import cast_to_fp64 as _cast
+
+    return _cast(model, inputs)
+
+
+def probe_bisect_counters(on_call: Callable[[str, str, int, Callable[[], str] | None], None]) -> None:
+    """Observe every CompilerBisector.disable_subsystem call: (backend, subsystem, nth, debug_info)."""
+    from torch._inductor.compiler_bisector import CompilerBisector
+
+    original = CompilerBisector.disable_subsystem.__func__
+    seen: dict = {}
+
+    def disable_subsystem(cls, backend, subsystem, debug_info=None):
+        key = (backend, subsystem)
+        nth = seen.get(key, 0)
+        seen[key] = nth + 1
+        on_call(backend, subsystem, nth, debug_info)
+        return original(cls, backend, subsystem, debug_info)
+
+    CompilerBisector.disable_subsystem = classmethod(disable_subsystem)
+
+
+def compile_keeping_backend(original_compile, *args, **kwargs):
+    """torch.compile(...) without torch replacing our backend because TORCH_BISECT_BACKEND is set.
+
+    Recent torch makes torch.compile obey TORCH_BISECT_BACKEND; the counters we drive by that variable
+    must still count, but the router must stay the backend.
+    """
+    try:
+        from torch._inductor.compiler_bisector import CompilerBisector
+    except ImportError:
+        return original_compile(*args, **kwargs)
+    saved = CompilerBisector.__dict__["get_backend"]
+    CompilerBisector.get_backend = classmethod(lambda cls: None)
+    try:
+        return original_compile(*args, **kwargs)
+    finally:
+        CompilerBisector.get_backend = saved
+
+
+def bisect_subsystems() -> dict:
+    """backend -> [(subsystem name, kind)], kind "counted" or "config" with (field, value)."""
+    from torch._inductor import compiler_bisector as cb
+
+    out = {}
+    for backend, subs in cb.BACKENDS.items():
+        rows = []
+        for s in subs:
+            if isinstance(s, cb.ConfigChange):
+                rows.append({"name": s.name, "kind": "config", "field": s.config_field, "value": s.config_value})
+            else:
+                rows.append({"name": s.name, "kind": "counted"})
+        out[backend] = rows
+    return out
+
+
+def format_import_block(globals_: dict) -> str:
+    """Import lines for the globals an FX-generated forward() refers to."""
+    from torch.fx.graph_module import _format_import_block
+    from torch.package import sys_importer
+
+    return _format_import_block(globals_, sys_importer)
+
+
+def graph_python_code(gm):
+    """(source of forward(), globals it needs) as FX would generate them."""
+    pc = gm.graph.python_code(root_module="self")
+    return pc.src, pc.globals

@@ -1,0 +1,170 @@
+"""Plain data passed between layers; every type round-trips through JSON."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+# Outcome kinds. "pass" is the only non-failure; "invalid" marks a trial that could not be set up
+# (e.g. a graph edit that does not type-check) and never counts as the bug.
+KINDS = ("pass", "exception", "exit", "crash", "accuracy", "hang", "slow", "invalid", "skip")
+
+
+def _from_dict(cls, data):
+    if data is None:
+        return None
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+class JsonData:
+    """Mixin: dict / JSON round-trip for frozen dataclasses of plain values."""
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data):
+        return _from_dict(cls, data)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Signature(JsonData):
+    """What makes two failures 'the same': kind, exception type, normalised message, innermost torch frame."""
+
+    kind: str
+    exc_type: Optional[str] = None
+    message: str = ""
+    frame: Optional[str] = None
+
+    def matches(self, other: Optional["Signature"]) -> bool:
+        if other is None or self.kind != other.kind:
+            return False
+        if self.kind in ("hang", "accuracy", "slow"):
+            return True
+        if self.exc_type != other.exc_type or self.message != other.message:
+            return False
+        return self.frame is None or other.frame is None or self.frame == other.frame
+
+    def short(self) -> str:
+        if self.kind == "pass":
+            return "passes"
+        head = self.exc_type or self.kind
+        return f"{head}: {self.message}" if self.message else head
+
+
+@dataclass(frozen=True)
+class TrialSpec(JsonData):
+    """Everything one trial runs; its hash is the journal key."""
+
+    mode: str  # "script" | "graph"
+    stage: str  # "none" | "eager" | "aot_eager" | "aot_eager_decomp_partition" | "inductor" | "user"
+    script: str = ""
+    argv: tuple = ()
+    cwd: str = ""
+    config: dict = field(default_factory=dict)  # inductor config patches for the stage
+    subsystem: Optional[dict] = None  # {"backend", "name", "max"} for torch's bisect counters
+    only_graph: Optional[int] = None  # compile only this graph with `stage`, the rest with `other_stage`
+    other_stage: str = "eager"
+    check_accuracy: bool = False
+    capture: Optional[int] = None  # save this graph (code, inputs) into the trial folder
+    case: Optional[str] = None  # graph mode: folder of a captured graph
+    edit: Optional[dict] = None  # graph mode: which nodes are computed, cut into inputs, output
+    run_backward: bool = False
+    attempt: int = 0  # a deliberate re-run of the same question (repeat, boundary confirmation)
+    label: str = ""  # for humans only; not part of the key
+
+    def key(self) -> str:
+        d = self.to_dict()
+        d.pop("label")
+        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_dict(cls, data):
+        spec = _from_dict(cls, data)
+        return dataclasses.replace(spec, argv=tuple(spec.argv))
+
+
+@dataclass(frozen=True)
+class Outcome(JsonData):
+    """What one trial did."""
+
+    kind: str
+    signature: Signature
+    seconds: float
+    returncode: Optional[int] = None
+    trial_dir: str = ""
+    traceback: str = ""
+    graphs: int = 0  # graphs Dynamo handed to the router
+    compiled: bool = False  # did the script call torch.compile at all
+    user_backend: Optional[str] = None
+    compile_args: Optional[dict] = None
+    counters: dict = field(default_factory=dict)  # subsystem -> applications seen
+    bisect_detail: Optional[str] = None  # what the last enabled subsystem application was
+    failed_graph: Optional[int] = None  # graph whose compile or run raised, when known
+    note: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.kind not in ("pass", "invalid", "skip")
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        return d
+
+    @classmethod
+    def from_dict(cls, data):
+        data = dict(data)
+        data["signature"] = Signature.from_dict(data.get("signature") or {"kind": data["kind"]})
+        return _from_dict(cls, data)
+
+
+@dataclass(frozen=True)
+class StageResult(JsonData):
+    stage: str
+    kind: str
+    summary: str
+    seconds: float
+    same: bool  # fails with the original signature
+
+
+@dataclass
+class Verdict(JsonData):
+    """The answer of a bisect run, written to verdict.json."""
+
+    script: str
+    argv: list
+    failing_stage: Optional[str] = None
+    last_passing_stage: Optional[str] = None
+    kind: Optional[str] = None
+    signature: Optional[dict] = None
+    graph: Optional[int] = None
+    graph_count: int = 0
+    graph_code: Optional[str] = None
+    config: Optional[dict] = None
+    subsystem: Optional[dict] = None
+    flaky: bool = False
+    repro_rate: Optional[float] = None
+    trials: int = 0
+    seconds: float = 0.0
+    run_dir: str = ""
+    other_failures: list = field(default_factory=list)
+    ladder: list = field(default_factory=list)
+    user_backend: Optional[str] = None
+    compile_args: Optional[dict] = None
+    message: str = ""
+    exit_code: int = 0
+    decisive_trials: dict = field(default_factory=dict)
+    # filled by minify
+    repro: Optional[str] = None
+    repro_verified: Optional[bool] = None
+    repro_signature: Optional[dict] = None
+    nodes: Optional[dict] = None
+    minify_trials: int = 0
+    minify_seconds: float = 0.0
+    tarball: Optional[str] = None

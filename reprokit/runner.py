@@ -1,0 +1,211 @@
+"""Run trials: one subprocess each, in its own process group, with a timeout and a stack dump on hang."""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Callable, Iterable, Optional
+
+from . import signature as sig
+from .model import Outcome, Signature, TrialSpec
+from .rundir import RunDir, read_json, write_json_atomic
+
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Variables a trial must never inherit: they would silently change what is compiled or where caches go.
+_SCRUBBED_ENV = ("TORCHDYNAMO_DISABLE", "TORCH_BISECT_BACKEND", "TORCH_BISECT_SUBSYSTEM", "TORCH_BISECT_MAX",
+                 "TORCH_COMPILE_BACKEND", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",
+                 "TORCHDYNAMO_REPRO_AFTER", "TORCHDYNAMO_REPRO_LEVEL")
+
+
+def trial_env(spec: TrialSpec, cache_root: str, base: Optional[dict] = None) -> dict:
+    """The environment of one trial: the user's, with reprokit's caches and the stage's switches."""
+    env = {k: v for k, v in (base if base is not None else os.environ).items() if k not in _SCRUBBED_ENV}
+    env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache_root, "inductor")
+    env["TRITON_CACHE_DIR"] = os.path.join(cache_root, "triton")
+    # Compiled-graph caches could answer a trial without running the failing codegen: off.
+    env["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
+    env["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "0"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    if spec.stage == "none":
+        env["TORCHDYNAMO_DISABLE"] = "1"
+    if spec.subsystem:
+        env["TORCH_BISECT_BACKEND"] = spec.subsystem["backend"]
+        env["TORCH_BISECT_SUBSYSTEM"] = spec.subsystem["name"]
+        env["TORCH_BISECT_MAX"] = str(spec.subsystem["max"])
+    return env
+
+
+def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
+              python: str = sys.executable) -> Outcome:
+    """Run one trial to completion or timeout and classify what happened."""
+    os.makedirs(trial_dir, exist_ok=True)
+    spec_path = os.path.join(trial_dir, "spec.json")
+    write_json_atomic(spec_path, spec.to_dict())
+    for stale in ("result.json", "state.json"):
+        if os.path.exists(os.path.join(trial_dir, stale)):
+            os.unlink(os.path.join(trial_dir, stale))
+    started = time.monotonic()
+    with open(os.path.join(trial_dir, "stdout.txt"), "wb") as out, \
+            open(os.path.join(trial_dir, "stderr.txt"), "wb") as err:
+        proc = subprocess.Popen([python, "-m", "reprokit._child", spec_path, trial_dir],
+                                cwd=spec.cwd or trial_dir, env=trial_env(spec, cache_root),
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _dump_and_kill(proc)
+        except BaseException:
+            # Ctrl-C or a crash of reprokit: the trial's whole group goes with it.
+            _kill_group(proc)
+            raise
+        finally:
+            # Children the script left behind (compile workers) must not outlive the trial.
+            _kill_group(proc)
+    seconds = time.monotonic() - started
+    return classify(trial_dir, proc.returncode, timed_out, seconds)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _dump_and_kill(proc: subprocess.Popen) -> None:
+    try:
+        os.kill(proc.pid, signal.SIGUSR1)  # faulthandler writes every thread's stack to stacks.txt
+        time.sleep(1.0)
+    except ProcessLookupError:
+        pass
+    _kill_group(proc)
+
+
+def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float) -> Outcome:
+    """Outcome of a finished trial from its result.json, or from how the process ended."""
+    result_path = os.path.join(trial_dir, "result.json")
+    state_path = os.path.join(trial_dir, "state.json")
+    data: dict = {}
+    if os.path.exists(result_path) and not timed_out:
+        data = read_json(result_path)
+    elif os.path.exists(state_path):
+        data = read_json(state_path)
+    extra = {k: data.get(k) for k in ("graphs", "compiled", "user_backend", "compile_args", "bisect_detail",
+                                      "failed_graph") if data.get(k) is not None}
+    extra["counters"] = data.get("counters") or {}
+    note = data.get("note") or ""
+    if timed_out:
+        signature = sig.HANG
+        kind = "hang"
+        frame = _hang_frame(os.path.join(trial_dir, "stacks.txt"))
+        if frame:
+            signature = dataclasses.replace(signature, frame=frame)
+        note = note or "timed out; every thread's stack is in stacks.txt"
+    elif "kind" in data:
+        kind = data["kind"]
+        signature = Signature.from_dict(data["signature"])
+        note = data.get("note") or note
+    elif returncode is not None and returncode < 0:
+        kind = "crash"
+        signature = sig.for_signal(-returncode)
+    else:
+        kind = "crash"
+        signature = Signature("crash", None, f"trial process exited {returncode} without a result", None)
+    return Outcome(kind=kind, signature=signature, seconds=round(seconds, 3), returncode=returncode,
+                   trial_dir=trial_dir, traceback=data.get("traceback", "") if "kind" in data else "",
+                   note=note, **extra)
+
+
+def _hang_frame(stacks_path: str) -> Optional[str]:
+    """The innermost frame of the main thread in a faulthandler dump, for the hang's report."""
+    try:
+        with open(stacks_path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    block = None
+    for part in text.split("\n\n"):
+        if "most recent call first" in part and ("Current thread" in part or block is None):
+            block = part
+    if not block:
+        return None
+    for line in block.splitlines():
+        line = line.strip()
+        if line.startswith('File "'):
+            return line
+    return None
+
+
+class Runner:
+    """Runs trials for one run folder: journal-backed cache, parallel batches, progress callbacks."""
+
+    def __init__(self, run: RunDir, timeout: float, jobs: int = 1,
+                 on_trial: Optional[Callable[[TrialSpec, Outcome, bool], None]] = None):
+        self.run = run
+        self.timeout = timeout
+        self.jobs = max(1, jobs)
+        self.on_trial = on_trial
+        self.cache: dict[str, Outcome] = {}
+        self.executed = 0
+        self._lock = threading.Lock()
+        for entry in run.journal():
+            self.cache[entry["key"]] = Outcome.from_dict(entry["outcome"])
+
+    def __call__(self, spec: TrialSpec) -> Outcome:
+        key = spec.key()
+        with self._lock:
+            cached = self.cache.get(key)
+        if cached is not None:
+            if self.on_trial:
+                self.on_trial(spec, cached, True)
+            return cached
+        outcome = run_trial(spec, self.run.trial_dir(key, spec.label or spec.stage), self.run.file("cache"),
+                            self.timeout)
+        with self._lock:
+            self.cache[key] = outcome
+            self.executed += 1
+        self.run.journal_append({"key": key, "label": spec.label, "spec": spec.to_dict(),
+                                 "outcome": outcome.to_dict()})
+        if self.on_trial:
+            self.on_trial(spec, outcome, False)
+        return outcome
+
+    def map(self, specs: Iterable[TrialSpec], stop: Optional[Callable[[int, Outcome], bool]] = None
+            ) -> list[Optional[Outcome]]:
+        """Run specs in parallel (up to `jobs`); results in order. Once stop(i, outcome) is true for the
+        i-th spec, specs after i that have not started are skipped (None)."""
+        specs = list(specs)
+        if self.jobs == 1 or len(specs) <= 1:
+            results: list[Optional[Outcome]] = [None] * len(specs)
+            for i, s in enumerate(specs):
+                results[i] = self(s)
+                if stop and stop(i, results[i]):
+                    break
+            return results
+        with cf.ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            futures = [pool.submit(self, s) for s in specs]
+            results = []
+            stopped = False
+            for i, fut in enumerate(futures):
+                if stopped:
+                    fut.cancel()
+                    results.append(fut.result() if fut.done() and not fut.cancelled() else None)
+                    continue
+                results.append(fut.result())
+                if stop and stop(i, results[i]):
+                    stopped = True
+            return results

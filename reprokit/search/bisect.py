@@ -1,0 +1,56 @@
+"""Ordered searches: the first failing item of a ladder, and a pass/fail boundary on integers."""
+from __future__ import annotations
+
+from typing import Callable, Iterable, Optional, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+def first_failing(items: Sequence[T], fails: Callable[[T], bool]) -> Optional[int]:
+    """Index of the first item for which `fails` is true, testing in order; None if none fails."""
+    for i, item in enumerate(items):
+        if fails(item):
+            return i
+    return None
+
+
+def find_boundary(fails: Callable[[int], bool], lo: int, hi: Optional[int] = None) -> Optional[int]:
+    """Smallest n > lo with fails(n), assuming fails is monotone and fails(lo) is false.
+
+    With `hi` known to fail, binary search in (lo, hi]. Without it, probe lo+1, lo+2, lo+4, ...
+    (exponential search) until a failure bounds the range; gives up (None) past 2**40.
+    """
+    if hi is None:
+        step = 1
+        while True:
+            probe = lo + step
+            if fails(probe):
+                hi = probe
+                break
+            lo = probe
+            step *= 2
+            if step > 2**40:
+                return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fails(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def chunks(items: Sequence[T], n: int) -> list[list[T]]:
+    """Split items into n nearly equal contiguous chunks (none empty)."""
+    n = max(1, min(n, len(items)))
+    size, extra = divmod(len(items), n)
+    out, start = [], 0
+    for i in range(n):
+        end = start + size + (1 if i < extra else 0)
+        out.append(list(items[start:end]))
+        start = end
+    return out
+
+
+def flatten(groups: Iterable[Sequence[T]]) -> list[T]:
+    return [x for g in groups for x in g]
