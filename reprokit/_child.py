@@ -335,6 +335,11 @@ def main(argv: list[str]) -> int:
         trial.install_router()
         if spec.mode == "script":
             trial.run_script()
+        elif spec.mode == "repro":
+            from reprokit.fx.materialize import repro_parts
+
+            write_json_atomic(os.path.join(trial_dir, "repro_parts.json"),
+                              repro_parts(spec.case, spec.edit, trial_dir))
         else:
             trial.run_graph()
         if trial.accuracy_failure:

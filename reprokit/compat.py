@@ -105,9 +105,14 @@ def _plain(value) -> bool:
         isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float, str)) for v in value))
 
 
+# Set by reprokit's own trial environment (runner.trial_env), not by the user: never copied into a repro.
+INDUCED_BY_REPROKIT = {"torch._inductor.config.fx_graph_cache", "torch._functorch.config.enable_autograd_cache"}
+
+
 def config_assignment_lines() -> list[str]:
-    """Python lines that recreate the current non-default compiler config (for repro.py)."""
-    return [f"{name} = {value!r}" for name, value in sorted(non_default_configs().items())]
+    """Python lines that recreate the user's non-default compiler config (for repro.py)."""
+    return [f"{name} = {value!r}" for name, value in sorted(non_default_configs().items())
+            if name not in INDUCED_BY_REPROKIT]
 
 
 def reset() -> None:

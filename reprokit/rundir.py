@@ -80,6 +80,9 @@ class RunDir:
     def write_json(self, name: str, obj) -> None:
         write_json_atomic(self.file(name), obj)
 
+    def write_text(self, name: str, text: str) -> None:
+        write_atomic(self.file(name), text)
+
     def read_json(self, name: str):
         return read_json(self.file(name))
 

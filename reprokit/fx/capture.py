@@ -1,0 +1,112 @@
+"""Save a graph as Dynamo hands it to a backend: code, pickled GraphModule, input metadata and values.
+
+Runs in the trial child. The graph is the one *before* any backend rewrites it (no pattern matcher
+has fused anything yet), so a repro cut from it holds only ops the user's code produced.
+"""
+from __future__ import annotations
+
+import io
+import os
+
+import torch
+import torch.fx
+
+from reprokit.rundir import write_atomic, write_json_atomic
+
+
+def tensor_meta(t) -> dict:
+    """Shape, stride, dtype, device, requires_grad and value statistics of one input."""
+    if isinstance(t, torch.SymInt) or isinstance(t, int) and not isinstance(t, bool):
+        return {"kind": "int", "value": int(t)}
+    if isinstance(t, (float, bool)):
+        return {"kind": type(t).__name__, "value": t}
+    if not isinstance(t, torch.Tensor):
+        return {"kind": "other", "repr": repr(t)[:200]}
+    meta = {"kind": "tensor", "shape": list(t.shape), "stride": list(t.stride()), "dtype": str(t.dtype).replace("torch.", ""),
+            "device": str(t.device), "requires_grad": bool(t.requires_grad), "bytes": t.numel() * t.element_size(),
+            "contiguous": t.is_contiguous()}
+    with torch.no_grad():
+        d = t.detach()
+        if d.numel():
+            if d.is_floating_point():
+                f = d.float()
+                finite = f[torch.isfinite(f)]
+                meta.update(mean=float(finite.mean()) if finite.numel() else 0.0,
+                            std=float(finite.std()) if finite.numel() > 1 else 0.0,
+                            nonfinite=int((~torch.isfinite(f)).sum()))
+            if not d.is_complex():
+                meta.update(min=float(d.min()), max=float(d.max()))
+    return meta
+
+
+def node_values(gm: torch.fx.GraphModule, inputs) -> dict:
+    """Eager value of every node (by name), by running the graph once through an Interpreter."""
+    values = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            out = super().run_node(n)
+            values[n.name] = out
+            return out
+
+    Recorder(gm).run(*inputs)
+    return values
+
+
+def describe_nodes(gm: torch.fx.GraphModule, values: dict) -> tuple[list, list]:
+    nodes, outputs = [], []
+    for n in gm.graph.nodes:
+        if n.op == "output":
+            flat = n.args[0] if isinstance(n.args[0], (tuple, list)) else (n.args[0],)
+            outputs = [a.name for a in flat if isinstance(a, torch.fx.Node)]
+            continue
+        deps = [a.name for a in n.all_input_nodes]
+        target = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", str(n.target))
+        nodes.append({"name": n.name, "op": n.op, "target": str(target), "deps": deps,
+                      "tensor": isinstance(values.get(n.name), torch.Tensor)})
+    return nodes, outputs
+
+
+def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compile_args=None) -> str:
+    """Write the case folder; returns a note for the report (e.g. that input values were synthesised)."""
+    from reprokit import compat
+
+    os.makedirs(out_dir, exist_ok=True)
+    inputs = list(example_inputs)
+    inputs_meta = [tensor_meta(t) for t in inputs]
+    total = sum(m.get("bytes", 0) for m in inputs_meta)
+    saved_values = total <= max_input_bytes
+    note = ""
+    if saved_values:
+        buf = io.BytesIO()
+        torch.save([t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else
+                    (int(t) if isinstance(t, torch.SymInt) else t) for t in inputs], buf)
+        write_atomic(os.path.join(out_dir, "inputs.pt"), buf.getvalue())
+    else:
+        note = (f"graph inputs are {total / 2**20:.1f} MiB, over the {max_input_bytes / 2**20:.0f} MiB budget: "
+                "values were not saved; trials use synthetic values matched on shape, dtype and statistics")
+    buf = io.BytesIO()
+    torch.save(gm, buf)
+    write_atomic(os.path.join(out_dir, "graph.pt"), buf.getvalue())
+    # Unpickling re-traces the module and renames nodes: describe the graph trials will load, not this one.
+    buf.seek(0)
+    gm = torch.load(buf, weights_only=False)
+    write_atomic(os.path.join(out_dir, "graph.py"), gm.code)
+    from reprokit.fx.materialize import synthetic_inputs
+
+    probe_inputs = inputs if saved_values else synthetic_inputs(inputs_meta)
+    try:
+        with torch.no_grad():
+            values = node_values(gm, [t.detach() if isinstance(t, torch.Tensor) else t for t in probe_inputs])
+    except Exception as e:  # a graph that cannot run eagerly can still be compiled; nothing can be cut
+        values = {}
+        note = (note + "; " if note else "") + f"graph does not run eagerly ({type(e).__name__}); no node can be cut"
+    nodes, outputs = describe_nodes(gm, values)
+    write_json_atomic(os.path.join(out_dir, "meta.json"), {
+        "nodes": nodes, "outputs": outputs, "inputs": inputs_meta, "values_saved": saved_values,
+        "input_names": [n.name for n in gm.graph.nodes if n.op == "placeholder"],
+        "config_lines": compat.config_assignment_lines(), "compile_args": compile_args,
+        "torch_version": compat.TORCH_VERSION, "note": note,
+        "node_count": len(gm.graph.nodes),
+    })
+    return note

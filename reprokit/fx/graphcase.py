@@ -1,0 +1,113 @@
+"""A captured graph as plain data, and the edits that cut it down. No torch here: the parent reasons
+about structure; the trial child (fx/materialize.py) turns an edit into a real GraphModule.
+
+An edit says which nodes are computed, which are cut into inputs (fed the value they had in eager),
+and which are outputs. Placeholders needed by what remains stay; everything else is dead code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    name: str
+    op: str  # placeholder | call_function | call_method | call_module | get_attr | output
+    target: str
+    deps: tuple  # names of the nodes it reads
+    tensor: bool  # its eager value is a single tensor, so it can be cut into an input or be an output
+
+
+@dataclass(frozen=True)
+class Edit:
+    computed: frozenset
+    cut: frozenset
+    outputs: tuple
+
+    def to_dict(self) -> dict:
+        return {"computed": sorted(self.computed), "cut": sorted(self.cut), "outputs": list(self.outputs)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Edit":
+        return cls(frozenset(d["computed"]), frozenset(d["cut"]), tuple(d["outputs"]))
+
+
+@dataclass
+class GraphShape:
+    nodes: list  # NodeInfo in graph order, output node excluded
+    outputs: tuple  # names the original graph returns
+    by_name: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.by_name = {n.name: n for n in self.nodes}
+
+    @classmethod
+    def from_meta(cls, meta: dict) -> "GraphShape":
+        nodes = [NodeInfo(n["name"], n["op"], n["target"], tuple(n["deps"]), bool(n["tensor"])) for n in meta["nodes"]]
+        return cls(nodes=nodes, outputs=tuple(meta["outputs"]))
+
+    @property
+    def body(self) -> list:
+        """Nodes that compute something (not placeholders)."""
+        return [n.name for n in self.nodes if n.op != "placeholder"]
+
+    def original(self) -> Edit:
+        return self.normalise(Edit(frozenset(self.body), frozenset(), self.outputs))
+
+    # -- the one place that decides what an edit really contains -----------------------------------
+    def normalise(self, edit: Edit) -> Edit:
+        """Drop dead code: keep only computed and cut nodes that some output depends on."""
+        live: set = set()
+        stack = list(edit.outputs)
+        while stack:
+            name = stack.pop()
+            if name in live:
+                continue
+            live.add(name)
+            if name in edit.computed:
+                stack.extend(self.by_name[name].deps)
+        return Edit(frozenset(edit.computed & live), frozenset(edit.cut & live), edit.outputs)
+
+    def inputs_of(self, edit: Edit) -> list:
+        """Placeholders and cut nodes the edited graph takes, in graph order."""
+        needed = set(edit.outputs)
+        for name in edit.computed:
+            needed.update(self.by_name[name].deps)
+        return [n.name for n in self.nodes
+                if n.name in needed and (n.op == "placeholder" or n.name in edit.cut) and n.name not in edit.computed]
+
+    def size(self, edit: Edit) -> int:
+        """FX node count of the edited graph: inputs + computed nodes + the output node."""
+        return len(self.inputs_of(edit)) + len(edit.computed) + 1
+
+    # -- edits ----------------------------------------------------------------------------------
+    def truncate_after(self, edit: Edit, index: int) -> Optional[Edit]:
+        """Keep the computed nodes up to body position `index`; return what is still live there."""
+        order = [n for n in self.body if n in edit.computed]
+        kept = set(order[: index + 1])
+        if not kept:
+            return None
+        outs = []
+        for name in order[: index + 1]:
+            node = self.by_name[name]
+            used_later = any(name in self.by_name[u].deps for u in order[index + 1:])
+            if node.tensor and (used_later or name in edit.outputs or name == order[index]):
+                outs.append(name)
+        if not outs:
+            return None
+        return self.normalise(Edit(frozenset(kept), edit.cut, tuple(outs)))
+
+    def with_outputs(self, edit: Edit, outputs) -> Optional[Edit]:
+        if not outputs:
+            return None
+        return self.normalise(Edit(edit.computed, edit.cut, tuple(outputs)))
+
+    def keep_computed(self, edit: Edit, keep) -> Edit:
+        """Cut every computed tensor node not in `keep` into an input (non-tensor nodes stay computed)."""
+        keep = set(keep)
+        to_cut = {n for n in edit.computed if n not in keep and self.by_name[n].tensor}
+        return self.normalise(Edit(edit.computed - to_cut, edit.cut | to_cut, edit.outputs))
+
+    def cuttable(self, edit: Edit) -> list:
+        return [n for n in self.body if n in edit.computed and self.by_name[n].tensor]

@@ -1,0 +1,167 @@
+"""Turn a captured case plus an edit into a runnable GraphModule and its inputs (trial child only)."""
+from __future__ import annotations
+
+import json
+import os
+
+import torch
+import torch.fx
+
+_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16,
+           "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
+           "uint8": torch.uint8, "bool": torch.bool, "complex64": torch.complex64}
+
+
+def synthetic_inputs(inputs_meta: list, seed: int = 0) -> list:
+    """Inputs matched on shape, stride, dtype and value statistics, for when real values were not kept."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for m in inputs_meta:
+        if m["kind"] != "tensor":
+            out.append(m.get("value"))
+            continue
+        dtype = _DTYPES.get(m["dtype"], torch.float32)
+        shape = m["shape"]
+        if dtype.is_floating_point or dtype.is_complex:
+            t = torch.randn(shape, generator=gen, dtype=torch.float32) * m.get("std", 1.0) + m.get("mean", 0.0)
+        elif dtype == torch.bool:
+            t = torch.rand(shape, generator=gen) < 0.5
+        else:
+            lo, hi = int(m.get("min", 0)), int(m.get("max", 1))
+            t = torch.randint(lo, hi + 1, shape, generator=gen)
+        t = t.to(dtype)
+        if not m.get("contiguous", True):
+            t = torch.empty_strided(shape, m["stride"], dtype=dtype).copy_(t)
+        out.append(t.requires_grad_(m.get("requires_grad", False)) if t.is_floating_point() else t)
+    return out
+
+
+def load_case(case_dir: str):
+    with open(os.path.join(case_dir, "meta.json")) as f:
+        meta = json.load(f)
+    gm = torch.load(os.path.join(case_dir, "graph.pt"), weights_only=False)
+    if meta["values_saved"]:
+        inputs = torch.load(os.path.join(case_dir, "inputs.pt"), weights_only=False)
+    else:
+        inputs = synthetic_inputs(meta["inputs"])
+    return gm, inputs, meta
+
+
+def build(gm: torch.fx.GraphModule, inputs: list, edit: dict | None):
+    """The edited GraphModule and its inputs; cut nodes become inputs holding their eager value."""
+    if edit is None:
+        return gm, list(inputs)
+    from reprokit.fx.capture import node_values
+
+    computed, cut, outputs = set(edit["computed"]), set(edit["cut"]), list(edit["outputs"])
+    values = node_values(gm, [t.detach() if isinstance(t, torch.Tensor) else t for t in inputs]) if cut else {}
+    needed = set(outputs)
+    for n in gm.graph.nodes:
+        if n.name in computed:
+            needed.update(a.name for a in n.all_input_nodes)
+    graph = torch.fx.Graph()
+    remap, new_inputs = {}, []
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for n in gm.graph.nodes:
+        if n.name not in needed or n.name in computed:
+            continue
+        if n.op == "placeholder":
+            remap[n] = graph.placeholder(n.name, type_expr=n.type)
+            new_inputs.append(inputs[placeholders.index(n)])
+        elif n.name in cut:
+            v = values[n.name].detach().clone()
+            remap[n] = graph.placeholder(n.name)
+            new_inputs.append(v.requires_grad_(bool(values[n.name].requires_grad) and v.is_floating_point()))
+    for n in gm.graph.nodes:
+        if n.name in computed:
+            remap[n] = graph.node_copy(n, lambda a: remap[a])
+    by_name = {n.name: n for n in gm.graph.nodes}
+    graph.output(tuple(remap[by_name[o]] for o in outputs))
+    new_gm = torch.fx.GraphModule(gm, graph)
+    return new_gm, new_inputs
+
+
+def stage_backend(stage: str, compile_args: dict | None, config: dict | None):
+    """The backend a graph trial compiles with: the failing stage, with the user's mode and options."""
+    from reprokit import compat
+
+    args = compile_args or {}
+    user = args.get("backend") or "inductor"
+    patches = {k: v for k, v in (config or {}).items() if not k.startswith("__")}
+    if stage == "inductor" or (stage == "user" and user == "inductor"):
+        keep_user = user == "inductor"
+        options = args.get("options") if keep_user and isinstance(args.get("options"), dict) else {}
+        return compat.inductor_backend(args.get("mode") if keep_user else None, {**options, **patches},
+                                       args.get("dynamic"))
+    return user if stage == "user" else stage
+
+
+def run_case(case_dir, edit, stage, config, check_accuracy, run_backward, trial, out_dir):
+    """Compile the edited graph with `stage`, run it (and its backward when asked), check accuracy."""
+    from reprokit._child import AccuracyFailure, compare_outputs, eager_reference
+
+    gm, inputs, meta = load_case(case_dir)
+    for line in meta.get("config_lines", []):
+        exec(line, {"torch": torch})  # the user's own non-default compiler config, as captured
+    gm, inputs = build(gm, inputs, edit)
+    reference = eager_reference(gm, inputs) if check_accuracy else None
+    compiled = torch.compile(gm, backend=stage_backend(stage, meta.get("compile_args"), config), fullgraph=True)
+    trial.graphs = 1
+    out = compiled(*inputs)
+    if reference is not None:
+        mismatch = compare_outputs(reference, out)
+        if mismatch:
+            trial.accuracy_failure = mismatch
+            raise AccuracyFailure(mismatch)
+    if run_backward:
+        outs = [o for o in (out if isinstance(out, (list, tuple)) else (out,))
+                if isinstance(o, torch.Tensor) and o.requires_grad]
+        if outs:
+            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+    return ""
+
+
+def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
+    """What repro.py needs, as plain data: forward() source, imports, inputs, the user's config lines."""
+    from reprokit import compat
+    from reprokit.fx.capture import tensor_meta
+
+    gm, inputs, meta = load_case(case_dir)
+    gm, inputs = build(gm, inputs, edit)
+    src, globals_ = compat.graph_python_code(gm)
+    attrs = sorted({n.target for n in gm.graph.nodes if n.op == "get_attr"})
+    state = {name: _fetch_attr(gm, name).detach().clone() for name in attrs}
+    torch.save({"inputs": inputs, "attributes": state}, os.path.join(out_dir, "repro_inputs.pt"))
+    return {
+        "forward": "\n".join(line.rstrip() for line in src.strip("\n").splitlines()),
+        "imports": _used_imports(compat.format_import_block(globals_), src),
+        "inputs": [tensor_meta(t) for t in inputs],
+        "input_names": [n.name for n in gm.graph.nodes if n.op == "placeholder"],
+        "attributes": attrs,
+        "call_modules": sorted({str(n.target) for n in gm.graph.nodes if n.op == "call_module"}),
+        "config_lines": meta.get("config_lines", []),
+        "compile_args": meta.get("compile_args"),
+        "nodes": len(gm.graph.nodes),
+        "torch_version": compat.TORCH_VERSION,
+    }
+
+
+def _fetch_attr(gm, target: str):
+    obj = gm
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _used_imports(block: str, src: str) -> str:
+    """Only the import lines whose bound name forward() uses (FX emits a fixed preamble)."""
+    import re
+
+    keep = []
+    for line in block.splitlines():
+        line = line.strip()
+        m = re.match(r"(?:from \S+ )?import (\S+)(?: as (\S+))?$", line) or re.match(r"(\w+) = ", line)
+        name = (m.group(2) or m.group(1)) if m and m.lastindex and m.lastindex >= 2 and m.group(2) else (m.group(1) if m else None)
+        if name and name != "torch" and re.search(rf"\b{re.escape(name.split('.')[0])}\b", src):
+            keep.append(line)
+    return "\n".join(keep)

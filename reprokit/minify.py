@@ -1,0 +1,203 @@
+"""The minify use case: capture the failing graph, cut it while it fails the same way, write repro.py."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import time
+from typing import Callable, Optional
+
+from .errors import ReprokitError
+from .fx.graphcase import Edit, GraphShape
+from .ladder import STAGE_TITLES
+from .model import Signature, TrialSpec, Verdict
+from .render import render_repro
+from .rundir import RunDir, read_json
+from .runner import Runner
+from .search import ddmin, find_boundary, run_to_fixpoint
+
+Emit = Callable[..., None]
+
+
+def _noop(*_a, **_k):
+    pass
+
+
+def make_runner(run: RunDir, emit: Emit, jobs: int = 1) -> Runner:
+    opts = run.read_json("run.json")["options"]
+    return Runner(run, timeout=opts.get("timeout") or 600.0, jobs=jobs,
+                  on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
+
+
+class GraphMinifier:
+    """Asks 'does this smaller graph still fail the same way?' until nothing smaller does."""
+
+    def __init__(self, run: RunDir, runner: Runner, shape: GraphShape, case: str, stage: str, target: Signature,
+                 check_accuracy: bool, run_backward: bool, emit: Emit):
+        self.run, self.runner, self.shape, self.case = run, runner, shape, case
+        self.stage, self.target = stage, target
+        self.check_accuracy, self.run_backward = check_accuracy, run_backward
+        self.emit = emit
+        self.best = shape.original()
+        self.refused: list = []  # smaller graphs that failed, but differently (slippage the search refused)
+
+    def spec(self, edit: Optional[Edit], label: str) -> TrialSpec:
+        return TrialSpec(mode="graph", stage=self.stage, case=self.case,
+                         edit=None if edit is None else edit.to_dict(), check_accuracy=self.check_accuracy,
+                         run_backward=self.run_backward, label=label)
+
+    def fails(self, edit: Optional[Edit]) -> bool:
+        if edit is None or not edit.computed:
+            return False
+        size = self.shape.size(edit)
+        outcome = self.runner(self.spec(edit, f"minify-{size}n"))
+        if self.target.matches(outcome.signature):
+            if size < self.shape.size(self.best):
+                self.best = edit
+                # Written at every improvement: Ctrl-C or a crash keeps the smallest failing graph.
+                self.run.write_json("minify.json", {"case": self.case, "best": edit.to_dict(), "nodes": size})
+                self.emit("minify_step", what="smaller graph fails the same way", nodes=size)
+            return True
+        if outcome.failed and len(self.refused) < 20:
+            self.refused.append({"nodes": size, "signature": outcome.signature.to_dict()})
+        return False
+
+    # -- passes, each a verb --------------------------------------------------------------------
+    def truncate(self, edit: Edit) -> Edit:
+        n = len([x for x in self.shape.body if x in edit.computed])
+        idx = find_boundary(lambda i: self.fails(self.shape.truncate_after(edit, i)), lo=-1, hi=n - 1)
+        if idx is None or idx >= n - 1:
+            return edit
+        cut = self.shape.truncate_after(edit, idx)
+        return cut if cut is not None and self.fails(cut) else edit
+
+    def drop_outputs(self, edit: Edit) -> Edit:
+        if len(edit.outputs) < 2:
+            return edit
+        keep = ddmin(list(edit.outputs), lambda outs: self.fails(self.shape.with_outputs(edit, outs)))
+        return self.shape.with_outputs(edit, keep)
+
+    def nodes_to_inputs(self, edit: Edit) -> Edit:
+        cuttable = self.shape.cuttable(edit)
+        if len(cuttable) < 2:
+            return edit
+        keep = ddmin(cuttable, lambda k: self.fails(self.shape.keep_computed(edit, k)))
+        return self.shape.keep_computed(edit, keep)
+
+    def reduce(self) -> Edit:
+        return run_to_fixpoint(self.best, [self.truncate, self.drop_outputs, self.nodes_to_inputs],
+                               size=self.shape.size)
+
+
+def minify_run(run: RunDir, runner: Optional[Runner] = None, emit: Emit = _noop, resume: bool = False) -> Verdict:
+    """Minify the failing graph of a finished bisect run and write a verified repro.py into its folder."""
+    v = Verdict.from_dict(run.read_json("verdict.json"))
+    info = run.read_json("run.json")
+    opts = info["options"]
+    runner = runner or make_runner(run, emit)
+    started, before = time.monotonic(), runner.executed
+    if not v.failing_stage:
+        raise ReprokitError(f"{run.path} has no failing stage to minify")
+    if v.failing_stage == "eager":
+        from .source_reduce import minify_source
+
+        return minify_source(run, v, runner, emit, started, before)
+    if v.graph is None:
+        v.message = (v.message + " " if v.message else "") + "no single graph fails alone: nothing to minify"
+        run.write_json("verdict.json", v.to_dict())
+        return v
+    stage = v.failing_stage if v.failing_stage in STAGE_TITLES else "user"
+    base = dict(mode="script", script=v.script, argv=tuple(v.argv), cwd=opts["cwd"])
+    capture = runner(TrialSpec(stage=stage, only_graph=v.graph if v.graph_count > 1 else None,
+                               other_stage=v.last_passing_stage or "eager", capture=v.graph,
+                               check_accuracy=opts.get("check_accuracy", False),
+                               config={"__max_input_bytes__": info.get("max_input_bytes", 64 << 20)},
+                               label=f"capture-graph-{v.graph}", **base))
+    case = os.path.join(capture.trial_dir, "case")
+    if not os.path.exists(os.path.join(case, "meta.json")):
+        return _give_up(run, v, f"capturing graph {v.graph} failed ({capture.signature.short()})")
+    meta = read_json(os.path.join(case, "meta.json"))
+    state = read_json(os.path.join(capture.trial_dir, "result.json")) if os.path.exists(
+        os.path.join(capture.trial_dir, "result.json")) else {}
+    shape = GraphShape.from_meta(meta)
+    original = Signature.from_dict(v.signature)
+    accuracy = original.kind in ("accuracy", "exit") or original.exc_type == "AssertionError" or opts.get(
+        "check_accuracy", False)
+    emit("minify_start", graph=v.graph, nodes=meta["node_count"])
+
+    # Does the graph fail alone? Forward first; backward too when the script ran it.
+    target, run_backward = None, False
+    for bw in (False, True) if v.graph in (state.get("backward_graphs") or []) else (False,):
+        out = runner(TrialSpec(mode="graph", stage=stage, case=case, check_accuracy=accuracy, run_backward=bw,
+                               label="graph-alone" + ("-bw" if bw else "")))
+        if out.failed:
+            target, run_backward = out.signature, bw
+            break
+    if target is None:
+        return _give_up(run, v, f"graph {v.graph} passes when run alone through {stage}; the failure needs the "
+                                "rest of the script")
+    notes = [meta.get("note")] if meta.get("note") else []
+    if original.kind in ("exception", "crash") and not target.matches(original):
+        notes.append(f"the graph alone fails as {target.short()!r}, not exactly as the script did")
+
+    m = GraphMinifier(run, runner, shape, case, stage, target, accuracy, run_backward, emit)
+    if resume and run.exists("minify.json"):
+        saved = run.read_json("minify.json")
+        if saved.get("case") == case:
+            m.best = Edit.from_dict(saved["best"])
+    try:
+        best = m.reduce()
+    except KeyboardInterrupt:
+        best = m.best
+        v.message = "minify interrupted; repro.py is the smallest failing graph found so far"
+    v.nodes = {"original": meta["node_count"], "minified": shape.size(best)}
+    write_verified_repro(run, runner, v, case, best, stage, target, accuracy, run_backward, info.get("command", ""))
+    if m.refused:
+        notes.append(f"{len(m.refused)} smaller graphs failed differently and were refused (see minify_refused.json)")
+        run.write_json("minify_refused.json", m.refused)
+    v.minify_trials = runner.executed - before
+    v.minify_seconds = round(time.monotonic() - started, 2)
+    if notes:
+        v.message = "; ".join(x for x in [v.message] + notes if x)
+    run.write_json("verdict.json", v.to_dict())
+    emit("minified", before=v.nodes["original"], after=v.nodes["minified"], trials=v.minify_trials,
+         seconds=v.minify_seconds, verified=v.repro_verified)
+    return v
+
+
+def write_verified_repro(run, runner, v, case, edit, stage, target, accuracy, run_backward, command) -> None:
+    """Render repro.py, run it twice in fresh processes, and record whether it fails the same way."""
+    parts_out = runner(TrialSpec(mode="repro", stage=stage, case=case, edit=edit.to_dict(), label="repro-parts"))
+    parts_path = os.path.join(parts_out.trial_dir, "repro_parts.json")
+    if not os.path.exists(parts_path):
+        v.repro_verified = False
+        v.message = f"could not write repro.py: {parts_out.signature.short()}"
+        return
+    parts = read_json(parts_path)
+    v.nodes = {"original": v.nodes["original"], "minified": parts["nodes"]}
+    # Random inputs make the shortest repro; real values only where they matter (or random ones fail to repro).
+    attempts = (True,) if accuracy or parts["attributes"] else (False, True)
+    for use_saved in attempts:
+        text = render_repro(parts, v, stage=stage, target=target, accuracy=accuracy, backward=run_backward,
+                            use_saved=use_saved, command=command, original_nodes=v.nodes["original"])
+        run.write_text("repro.py", text)
+        if use_saved:
+            shutil.copyfile(os.path.join(parts_out.trial_dir, "repro_inputs.pt"), run.file("repro_inputs.pt"))
+        elif os.path.exists(run.file("repro_inputs.pt")):
+            os.unlink(run.file("repro_inputs.pt"))
+        checks = runner.map([TrialSpec(mode="script", stage="user", script=run.file("repro.py"), cwd=run.path,
+                                       check_accuracy=accuracy, attempt=i, label=f"verify-repro-{i}",
+                                       config={"__repro__": text}) for i in range(2)])
+        same = [c is not None and target.matches(c.signature) for c in checks]
+        v.repro = run.file("repro.py")
+        v.repro_verified = all(same)
+        v.repro_signature = checks[0].signature.to_dict() if checks[0] else None
+        if v.repro_verified:
+            return
+
+
+def _give_up(run: RunDir, v: Verdict, why: str) -> Verdict:
+    v.repro_verified = False
+    v.message = (v.message + "; " if v.message else "") + why
+    run.write_json("verdict.json", v.to_dict())
+    return v

@@ -1,0 +1,65 @@
+"""Render reprokit's jinja2 templates (repro.py, ISSUE.md, the tarball's README.md)."""
+from __future__ import annotations
+
+import json
+import os
+
+import jinja2
+
+from . import __version__
+from .ladder import STAGE_TITLES
+
+_DTYPE_CALL = {"bool": "torch.rand({shape}) < 0.5"}
+
+
+def template_dir() -> str:
+    """templates/ as installed (the wheel maps it to reprokit.templates) or beside the package in a checkout."""
+    beside = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
+    if os.path.isfile(os.path.join(beside, "repro.py.j2")):
+        return beside
+    import importlib.resources
+
+    return str(importlib.resources.files("reprokit.templates"))
+
+
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir()), keep_trailing_newline=True,
+                              undefined=jinja2.StrictUndefined, autoescape=False)
+
+
+def input_line(meta: dict) -> str:
+    """One expression that makes an input like the captured one (random values, fixed seed)."""
+    if meta["kind"] != "tensor":
+        return repr(meta.get("value"))
+    shape, dtype = tuple(meta["shape"]), meta["dtype"]
+    if dtype == "bool":
+        expr = f"torch.rand({shape}) < 0.5"
+    elif dtype.startswith(("int", "uint")):
+        lo, hi = int(meta.get("min", 0)), int(meta.get("max", 1))
+        expr = f"torch.randint({lo}, {hi + 1}, {shape}, dtype=torch.{dtype})"
+    else:
+        expr = f"torch.randn({shape}, dtype=torch.{dtype})"
+    if meta["device"] != "cpu":
+        expr += f".to({meta['device']!r})"
+    if not meta.get("contiguous", True):
+        expr = f"torch.empty_strided({shape}, {tuple(meta['stride'])}, dtype=torch.{dtype}, device={meta['device']!r}).copy_({expr})"
+    if meta.get("requires_grad"):
+        expr += ".requires_grad_()"
+    return expr
+
+
+def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, backward: bool, use_saved: bool,
+                 command: str, original_nodes: int) -> str:
+    args = parts.get("compile_args") or {}
+    user_backend = args.get("backend") or "inductor"
+    backend = user_backend if stage == "user" else stage
+    keep_user = backend == "inductor" and user_backend == "inductor"
+    options = args.get("options") if keep_user and isinstance(args.get("options"), dict) else None
+    return environment().get_template("repro.py.j2").render(
+        reprokit_version=__version__, torch_version=parts["torch_version"], command=command or "reprokit",
+        stage_title=STAGE_TITLES.get(stage, stage), expected=target.short(), nodes=parts["nodes"],
+        original_nodes=original_nodes, graph=verdict.graph, imports=parts["imports"],
+        config_lines=parts["config_lines"], attributes=parts["attributes"], forward=parts["forward"],
+        use_saved=use_saved, input_lines=[input_line(m) for m in parts["inputs"]], backend=backend,
+        mode=args.get("mode") if keep_user else None, options=json.dumps(options) if options else None,
+        accuracy=accuracy, backward=backward)
