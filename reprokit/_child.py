@@ -204,6 +204,21 @@ class Trial:
                              spec.run_backward, self, out_dir=self.dir)
 
 
+def local_modules(script: str) -> list:
+    """Files of modules the script imported from its own folder tree (not site-packages, not reprokit)."""
+    root = os.path.dirname(os.path.abspath(script))
+    out = set()
+    for mod in list(sys.modules.values()):
+        path = getattr(mod, "__file__", None)
+        if not path:
+            continue
+        path = os.path.abspath(path)
+        if path.startswith(root + os.sep) and "site-packages" not in path and path.endswith(".py"):
+            out.add(path)
+    out.discard(os.path.abspath(script))
+    return sorted(out)
+
+
 def describe_debug_info(debug_info) -> str | None:
     """What a subsystem application was: for lowerings, the FX node behind torch's repr(n) callback."""
     if debug_info is None:
@@ -326,11 +341,11 @@ def main(argv: list[str]) -> int:
     try:
         import torch  # noqa: F401
 
+        from reprokit import compat
+
         for name, value in (spec.config or {}).items():
             if name.startswith("functorch."):
-                import torch._functorch.config as fcfg  # applied globally: aot reads it lazily
-
-                setattr(fcfg, name.split(".", 1)[1], value)
+                compat.set_functorch_config(name.split(".", 1)[1], value)  # global: aot reads it lazily
         trial.install_probe()
         trial.install_router()
         if spec.mode == "script":
@@ -362,6 +377,8 @@ def main(argv: list[str]) -> int:
         result["traceback"] = "".join(traceback.format_exception(type(e), e, e.__traceback__))[-20000:]
         exit_code = 1
     result.update(trial.state())
+    if spec.mode == "script":
+        result["local_modules"] = local_modules(spec.script)
     result["seconds"] = time.monotonic() - started
     try:
         import torch

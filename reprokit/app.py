@@ -49,8 +49,13 @@ def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
     run = RunDir.create(base, os.path.splitext(os.path.basename(script))[0])
     opts = BisectOptions(script=script, argv=tuple(argv), cwd=cwd, timeout=timeout, jobs=jobs, repeat=max(1, repeat),
                          check_accuracy=check_accuracy, configs=configs, subsystems=subsystems)
+    from .report.env import allowed_env
+    from .report.redact import SECRET_NAME
+
+    # Secret-named values are never written, not even into the local run folder.
+    environment = {k: ("<set, value withheld>" if SECRET_NAME.search(k) else v) for k, v in allowed_env().items()}
     run.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
-                                "max_input_bytes": max_input_bytes})
+                                "max_input_bytes": max_input_bytes, "environment": environment})
     emit("run_dir", path=run.path)
     runner = Runner(run, timeout=timeout or 600.0, jobs=jobs, on_trial=lambda s, o, c: emit("trial", spec=s,
                                                                                           outcome=o, cached=c))

@@ -188,7 +188,7 @@ class Bisector:
                 if name in GPU_ONLY_FLAGS and not on_gpu:
                     continue
                 flips[name] = not value
-            prefix = "torch._inductor.config."
+            prefix = "torch._inductor.config."  # config names as the child reports them
             for name, value in (state.get("user_configs") or {}).items():
                 if name.startswith(prefix):
                     short = name[len(prefix):]

@@ -151,6 +151,80 @@ def bisect(script, script_args, output_dir, timeout, jobs, repeat, check_accurac
         click.echo(summary_table(v))
 
 
+@main.command()
+@click.argument("run_dir")
+@click.option("--resume", is_flag=True, help="Continue from the smallest failing graph found so far.")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--verbose", "-v", is_flag=True)
+def minify(run_dir, resume, as_json, verbose):
+    """Minify the failing graph of an earlier bisect run and write a verified repro.py."""
+    from .minify import minify_run
+    from .rundir import RunDir
+
+    try:
+        v = minify_run(RunDir.open(run_dir), emit=Printer(verbose, quiet=False), resume=resume)
+    except ReprokitError as e:
+        _fail(str(e), EXIT_BAD_INPUT)
+    click.echo(json.dumps(verdict_json(v), sort_keys=True) if as_json else summary_table(v))
+
+
+@main.command()
+@click.argument("run_dir")
+@click.option("--show", is_flag=True, help="Print what would be packed and what was redacted; write nothing.")
+@click.option("--json", "as_json", is_flag=True)
+def pack(run_dir, show, as_json):
+    """Pack an earlier run folder into an upstream-ready tarball."""
+    from .report.pack import pack_run, plan
+    from .rundir import RunDir
+
+    try:
+        run = RunDir.open(run_dir)
+        app.load_verdict(run_dir)
+        if show:
+            members, top, redactions = plan(run)
+            for path in sorted(members):
+                click.echo(f"{top}/{path}  {len(members[path])} bytes")
+            click.echo(f"redacted: {len(redactions)}")
+            for r in redactions:
+                click.echo(f"  {r['kind']} in {r['place']}")
+            return
+        path = pack_run(run)
+    except ReprokitError as e:
+        _fail(str(e), EXIT_BAD_INPUT)
+    click.echo(json.dumps({"tarball": path}) if as_json else f"wrote {path}")
+
+
+@main.command()
+@click.argument("run_dir")
+def issue(run_dir):
+    """Print the GitHub issue text of a run, ready for PyTorch's bug-report form."""
+    from .report.pack import plan
+    from .rundir import RunDir
+
+    try:
+        run = RunDir.open(run_dir)
+        app.load_verdict(run_dir)
+        members, _, _ = plan(run)
+    except ReprokitError as e:
+        _fail(str(e), EXIT_BAD_INPUT)
+    click.echo(members["ISSUE.md"].decode())
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True)
+def env(as_json):
+    """Print the environment report alone (torch, CUDA, driver, GPU, Python, packages)."""
+    from .report import env as envmod
+    from .report.redact import Redactor
+
+    data = envmod.collect()
+    r = Redactor.from_environment()
+    if as_json:
+        click.echo(r.scrub(json.dumps(data, indent=2, sort_keys=True), "env"))
+    else:
+        click.echo(r.scrub(envmod.summary_text(data), "env"))
+
+
 def _default_jobs() -> int:
     return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 

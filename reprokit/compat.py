@@ -115,6 +115,15 @@ def config_assignment_lines() -> list[str]:
             if name not in INDUCED_BY_REPROKIT]
 
 
+INDUCTOR_CONFIG_PREFIX = "torch._inductor.config."
+
+
+def set_functorch_config(name: str, value) -> None:
+    import torch._functorch.config as fcfg
+
+    setattr(fcfg, name, value)
+
+
 def reset() -> None:
     import torch._dynamo
 

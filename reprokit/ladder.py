@@ -41,5 +41,5 @@ SUBSYSTEMS = {
 
 # Where stages before inductor have their own toggles in torch.
 STAGE_CONFIG_FLIPS = {
-    "aot_eager_decomp_partition": ({"name": "cse", "module": "torch._functorch.config", "value": False},),
+    "aot_eager_decomp_partition": ({"name": "cse", "value": False},)  # functorch config,
 }

@@ -22,6 +22,7 @@ def write_atomic(path: str, data: str | bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would make shared artifacts unreadable to others
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

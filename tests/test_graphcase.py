@@ -1,0 +1,44 @@
+"""Graph edits on plain data: truncation, output drops, cuts into inputs, dead code."""
+from reprokit.fx.graphcase import GraphShape
+
+
+def shape():
+    # x, w -> a = x*w -> b = relu(a) -> c = b+1 -> d = c.sum(); outputs (d, a)
+    meta = {"nodes": [
+        {"name": "x", "op": "placeholder", "target": "x", "deps": [], "tensor": True},
+        {"name": "w", "op": "placeholder", "target": "w", "deps": [], "tensor": True},
+        {"name": "a", "op": "call_function", "target": "mul", "deps": ["x", "w"], "tensor": True},
+        {"name": "b", "op": "call_function", "target": "relu", "deps": ["a"], "tensor": True},
+        {"name": "c", "op": "call_function", "target": "add", "deps": ["b"], "tensor": True},
+        {"name": "d", "op": "call_method", "target": "sum", "deps": ["c"], "tensor": True},
+    ], "outputs": ["d", "a"]}
+    return GraphShape.from_meta(meta)
+
+
+def test_original_counts_every_fx_node():
+    s = shape()
+    assert s.size(s.original()) == 2 + 4 + 1
+
+
+def test_truncate_keeps_live_values_as_outputs():
+    s = shape()
+    e = s.truncate_after(s.original(), 1)  # keep a, b
+    assert e.computed == {"a", "b"}
+    assert set(e.outputs) == {"a", "b"}
+
+
+def test_cut_turns_nodes_into_inputs_and_drops_dead_inputs():
+    s = shape()
+    e = s.with_outputs(s.original(), ["d"])
+    e = s.keep_computed(e, ["c", "d"])
+    assert e.computed == {"c", "d"}
+    assert e.cut == {"b"}
+    assert s.inputs_of(e) == ["b"]  # x and w are dead now
+    assert s.size(e) == 1 + 2 + 1
+
+
+def test_normalise_removes_dead_code():
+    s = shape()
+    e = s.with_outputs(s.original(), ["a"])
+    assert e.computed == {"a"}
+    assert s.inputs_of(e) == ["x", "w"]

@@ -1,0 +1,72 @@
+"""Signatures compare failures; the redactor keeps secrets out of the pack."""
+from reprokit import signature as sig
+from reprokit.model import Signature, TrialSpec
+from reprokit.report.pack import deterministic_tar
+from reprokit.report.redact import Redactor
+
+
+def test_messages_normalise_numbers_paths_and_addresses():
+    a = sig.normalise_message("Expected size 128 but got 64 at 0x7f00aa in /tmp/tmpab12cd/x.py")
+    b = sig.normalise_message("Expected size 256 but got 32 at 0x7fffbb in /tmp/tmpzz99/x.py")
+    assert a == b
+
+
+def test_signature_matching_uses_kind_type_message_frame():
+    s = Signature("exception", "RuntimeError", "boom", "torch/a.py:f")
+    assert s.matches(Signature("exception", "RuntimeError", "boom", "torch/a.py:f"))
+    assert not s.matches(Signature("exception", "RuntimeError", "boom", "torch/b.py:g"))
+    assert not s.matches(Signature("exception", "ValueError", "boom", "torch/a.py:f"))
+    assert not s.matches(Signature("crash", "SIGSEGV", "killed by SIGSEGV"))
+    assert sig.for_signal(11).exc_type == "SIGSEGV"
+
+
+def test_trial_key_ignores_label_but_not_attempt():
+    a = TrialSpec(mode="script", stage="inductor", script="x.py", label="one")
+    assert a.key() == TrialSpec(mode="script", stage="inductor", script="x.py", label="two").key()
+    assert a.key() != TrialSpec(mode="script", stage="inductor", script="x.py", attempt=1).key()
+    assert TrialSpec.from_dict(a.to_dict()) == a
+
+
+SECRETS = {
+    "github": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "hf": "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+    "openai": "sk-" + "proj-abcdefghijklmnopqrstuvwx",
+    "aws": "AKIA" + "ABCDEFGHIJKLMNOP",
+    "slack": "xoxb-" + "123456789012-abcdefghij",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+}
+
+
+def test_patterns_catch_known_token_shapes():
+    r = Redactor(known_secrets=[], home="/home/alice", user="alice", host="gpu-node-7")
+    text = "\n".join(f"{k}: {v}" for k, v in SECRETS.items())
+    text += "\nclone https://bob:hunter2@github.com/x/y.git\nrun --api-key=zzzsecret1 --token abc123456\n"
+    text += "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n/home/alice/run on gpu-node-7"
+    out = r.scrub(text, "log")
+    for value in list(SECRETS.values()) + ["hunter2", "zzzsecret1", "abc123456", "MIIEow", "alice", "gpu-node-7"]:
+        assert value not in out
+    assert "~/run" in out
+    kinds = {x["kind"] for x in r.redactions}
+    assert {"github token", "hugging face token", "url credentials", "secret argument", "private key block"} <= kinds
+    assert all(set(x) == {"kind", "place"} for x in r.redactions)
+
+
+def test_secret_named_variables_report_presence_only_and_their_values_are_scrubbed_anywhere():
+    env = {"TORCH_HUB_TOKEN": "plainvalue-no-pattern-123", "MY_PASSWORD": "p4ssw0rd!!"}
+    r = Redactor.from_environment(env)
+    assert r.env_value("TORCH_HUB_TOKEN", env["TORCH_HUB_TOKEN"], "env") == "<set, value withheld>"
+    out = r.scrub("printed plainvalue-no-pattern-123 and p4ssw0rd!!", "stdout")
+    assert "plainvalue" not in out and "p4ssw0rd" not in out
+
+
+def test_tarball_is_deterministic_and_flat():
+    import io
+    import tarfile
+
+    members = {"b.txt": b"2", "a/x.txt": b"1"}
+    one, two = deterministic_tar(members, "top"), deterministic_tar(dict(reversed(members.items())), "top")
+    assert one == two
+    with tarfile.open(fileobj=io.BytesIO(one)) as tar:
+        infos = tar.getmembers()
+    assert [i.name for i in infos] == ["top/a/x.txt", "top/b.txt"]
+    assert all(i.isreg() and i.mtime == 0 and i.uid == 0 and i.uname == "" for i in infos)
