@@ -347,8 +347,8 @@ def main(argv: list[str]) -> int:
             if name.startswith("functorch."):
                 compat.set_functorch_config(name.split(".", 1)[1], value)  # global: aot reads it lazily
         trial.install_probe()
-        trial.install_router()
         if spec.mode == "script":
+            trial.install_router()
             trial.run_script()
         elif spec.mode == "repro":
             from reprokit.fx.materialize import repro_parts

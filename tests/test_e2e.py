@@ -1,0 +1,186 @@
+"""End to end: `reprokit bisect --json` on real failing scripts, with the real compiler on CPU.
+
+Each case in tests/cases/ states its expected verdict on its first line (# EXPECT = {...}).
+"""
+import ast
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+CASES = pathlib.Path(__file__).parent / "cases"
+REPO = pathlib.Path(__file__).parent.parent
+
+
+def expect(name: str) -> dict:
+    first = (CASES / name).read_text().splitlines()[0]
+    assert first.startswith("# EXPECT = ")
+    return ast.literal_eval(first[len("# EXPECT = "):])
+
+
+def tree_digest(folder: pathlib.Path) -> dict:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and "artifacts" not in p.parts
+            and "__pycache__" not in p.parts}
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    """A copy of the cases folder (the user's project); the test checks reprokit never changes it."""
+    work = tmp_path / "project"
+    shutil.copytree(CASES, work, ignore=shutil.ignore_patterns("__pycache__"))
+    before = tree_digest(work)
+    yield work
+    assert tree_digest(work) == before, "reprokit modified the user's files"
+
+
+def bisect(workdir, case, *args, env=None, timeout=1500):
+    cmd = [sys.executable, "-m", "reprokit", "bisect", case, "--json", "-o", str(workdir / "artifacts"), *args]
+    p = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout,
+                       env={**os.environ, **(env or {}), "PYTHONPATH": str(REPO)})
+    data = json.loads(p.stdout) if p.stdout.strip() else None
+    return p, data
+
+
+def run_repro(path: str):
+    return subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=600,
+                          cwd=os.path.dirname(path))
+
+
+def check_verdict(data, exp):
+    assert data["failing_stage"] == exp["failing_stage"], data
+    assert data["kind"] in exp["kinds"], data
+    for key in ("graph", "graph_count"):
+        if key in exp:
+            assert data[key] == exp[key], data
+    if "exc_type" in exp:
+        assert data["signature"]["exc_type"] == exp["exc_type"]
+
+
+def check_repro(data, exp):
+    assert data["repro_verified"] is True, data
+    assert data["nodes"]["minified"] <= exp.get("max_nodes", exp.get("max_lines", 99)), data["nodes"]
+    assert data["nodes"]["minified"] < data["nodes"]["original"]
+    p = run_repro(data["repro"])
+    # The repro fails on its own, in a fresh process, the way the original did.
+    assert p.returncode != 0, p.stdout + p.stderr
+    if data["kind"] == "exception" and data["signature"]["exc_type"] != "AssertionError":
+        assert data["signature"]["exc_type"] in p.stderr
+    elif data["kind"] == "crash":
+        assert p.returncode < 0
+
+
+@pytest.mark.slow
+def test_runtime_error_full_pipeline(workdir):
+    """Ladder, config flips, lowering bisection, minify and pack on a 5-block model."""
+    exp = expect("relu_runtime_error.py")
+    p, data = bisect(workdir, "relu_runtime_error.py")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    assert [r["stage"] for r in data["ladder"]] == ["eager", "aot_eager", "aot_eager_decomp_partition", "inductor"]
+    assert [r["kind"] == "pass" for r in data["ladder"]] == [True, True, True, False]
+    assert data["subsystem"]["name"] == "lowerings"
+    assert "relu" in data["subsystem"]["detail"]
+    assert data["subsystem"]["confirmed"] is True
+    # Resetting the script's own planted config is the flip that makes it pass.
+    assert data["config"] == {"cpp.inject_relu_bug_TESTING_ONLY": None}
+    check_repro(data, exp)
+    assert os.path.exists(data["tarball"])
+    journal = pathlib.Path(data["run_dir"], "journal.jsonl").read_text().splitlines()
+    assert len(journal) == data["trials"] + data["minify_trials"] + 0 or len(journal) >= data["trials"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["relu_compile_error.py", "relu_accuracy.py"])
+def test_planted_inductor_bug_minifies_to_a_few_nodes(workdir, case):
+    exp = expect(case)
+    p, data = bisect(workdir, case, "--no-configs", "--no-subsystems", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    assert data["nodes"]["original"] >= 50
+    check_repro(data, exp)
+
+
+@pytest.mark.slow
+def test_third_of_three_graphs(workdir):
+    exp = expect("third_graph.py")
+    p, data = bisect(workdir, "third_graph.py", "--no-configs", "--no-subsystems", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    assert "relu" in data["graph_code"] if "graph_code" in data else True
+    check_repro(data, {"max_nodes": 4})
+
+
+@pytest.mark.slow
+def test_graph_break_under_fullgraph_reduces_the_source(workdir):
+    exp = expect("graph_break_fullgraph.py")
+    p, data = bisect(workdir, "graph_break_fullgraph.py", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    assert data["nodes"]["unit"] == "lines"
+    check_repro(data, exp)
+    text = pathlib.Path(data["repro"]).read_text()
+    assert "fullgraph=True" in text and "print(\"input\"" not in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["user_backend.py", "segfault_backend.py"])
+def test_users_own_backend_is_named(workdir, case):
+    exp = expect(case)
+    p, data = bisect(workdir, case, "--no-pack", "--no-minify")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    assert all(r["kind"] == "pass" for r in data["ladder"])
+
+
+@pytest.mark.slow
+def test_compile_hang_is_cut_with_stacks(workdir):
+    exp = expect("compile_hang.py")
+    p, data = bisect(workdir, "compile_hang.py", "--timeout", str(exp["timeout"]), "--no-pack", "--no-minify",
+                     "--no-configs", "--no-subsystems")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    stacks = pathlib.Path(data["decisive_trials"]["first_failing"], "stacks.txt").read_text()
+    assert "most recent call first" in stacks and "sleep" in stacks or "time.sleep" in stacks or "_inductor" in stacks
+
+
+@pytest.mark.parametrize("case,code,words", [
+    ("passes.py", 3, "passes compiled and uncompiled"),
+    ("fails_without_compile.py", 3, "fails without compile too"),
+    ("no_compile.py", 2, "never calls torch.compile"),
+])
+def test_nothing_to_isolate_and_no_compile(workdir, case, code, words):
+    p, data = bisect(workdir, case, "--no-pack")
+    assert p.returncode == code, p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("reprokit: ") and words in last
+    assert "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda d: "missing.py", "no such script"),
+    (lambda d: str(d), "is a directory"),
+    (lambda d: (d / "broken.py").write_text("def f(:\n") and "broken.py", "syntax error"),
+])
+def test_bad_input_is_one_line_exit_2(tmp_path, make, words):
+    arg = make(tmp_path)
+    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", arg], cwd=tmp_path, capture_output=True,
+                       text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], p.stderr
+
+
+def test_unwritable_output_dir_is_bad_input(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    (tmp_path / "s.py").write_text("import torch\n")
+    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "s.py", "-o", str(blocker / "sub")],
+                       cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 2
+    assert len(p.stderr.strip().splitlines()) == 1 and "cannot write to output dir" in p.stderr
