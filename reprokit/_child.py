@@ -112,16 +112,20 @@ class Trial:
             self.save_graph_code(k, gm)
             if self.flag_values is None:
                 self.record_configs(options)
-            if spec.capture == k:
+            budget = spec.config.get("__max_input_bytes__", 64 << 20)
+            backward_capture = spec.capture == k and spec.config.get("__capture_backward__")
+            if spec.capture == k and not backward_capture:
                 from reprokit.fx.capture import capture_graph
 
                 self.note = capture_graph(gm, example_inputs, os.path.join(self.dir, "case"),
-                                          max_input_bytes=spec.config.get("__max_input_bytes__", 64 << 20),
-                                          compile_args=self.compile_args)
+                                          max_input_bytes=budget, compile_args=self.compile_args)
             self.save_state()
             try:
-                compiled = compile_with_stage(stage, gm, example_inputs, user_backend, mode, options, dynamic,
-                                              spec.config)
+                if backward_capture:
+                    compiled = self.compile_capturing_backward(gm, example_inputs, mode, options, dynamic, budget)
+                else:
+                    compiled = compile_with_stage(stage, gm, example_inputs, user_backend, mode, options, dynamic,
+                                                  spec.config)
             except BaseException:
                 self.failed_graph = k
                 self.save_state()
@@ -131,6 +135,21 @@ class Trial:
             return self.wrap_compiled(k, gm, compiled, check)
 
         return router
+
+    def compile_capturing_backward(self, gm, example_inputs, mode, options, dynamic, budget):
+        """Inductor, saving the backward graph AOT autograd hands it (compiled when backward first runs)."""
+        from reprokit import compat
+        from reprokit.fx.capture import capture_graph
+
+        def on_graph(aten_gm, inputs, is_backward):
+            if is_backward:
+                self.note = capture_graph(aten_gm, inputs, os.path.join(self.dir, "case"), max_input_bytes=budget,
+                                          compile_args={**(self.compile_args or {}), "graph": "backward"})
+                self.save_state()
+
+        patches = {k: v for k, v in (self.spec.config or {}).items() if not k.startswith("__")}
+        return compat.inductor_backend_observing(mode, {**(options or {}), **patches}, dynamic, on_graph)(
+            gm, example_inputs)
 
     def wrap_compiled(self, k, gm, compiled, check_accuracy):
         calls = [0]

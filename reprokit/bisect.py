@@ -68,7 +68,8 @@ class Bisector:
 
         originals = self.runner.map([self.spec("user", "original", attempt=i) if i else self.spec("user", "original")
                                      for i in range(o.repeat)])
-        original = originals[0]
+        # With --repeat, a failing run is the reference even when the first run happened to pass.
+        original = next((x for x in originals if x is not None and x.failed), originals[0])
         self.emit("original", outcome=original)
         if not original.compiled:
             raise ReprokitError(f"{os.path.basename(o.script)} never calls torch.compile (ran without it in "
@@ -130,7 +131,14 @@ class Bisector:
             v.config = self.config_flips(failing.stage, stage_outcome)
         if o.subsystems and failing.stage in SUBSYSTEMS:
             v.subsystem = self.subsystem(failing.stage, stage_outcome)
+        decisive["torch_logs"] = self.torch_logs(failing.stage).trial_dir
         return self.finish(v, decisive=decisive)
+
+    def torch_logs(self, stage: str) -> Outcome:
+        """The failing trial once more with torch's own structured logs on, for the report's logs/."""
+        return self.runner(self.spec(stage, "torch-logs", env={
+            "TORCH_LOGS": "graph_breaks,recompiles,aot_graphs,output_code",
+            "TORCH_TRACE": "{trial_dir}/trace"}))
 
     def finish(self, v: Verdict, decisive: dict) -> Verdict:
         v.decisive_trials = decisive
@@ -246,7 +254,9 @@ class Bisector:
             return self.fails_same(self.runner(spec_for(name, max_)))
 
         # Without a count (the process died before saving it) probe exponentially for an upper bound.
-        boundary = find_boundary(fails, lo=-1, hi=total - 1 if total else None)
+        boundary = find_boundary(fails, lo=-1, hi=total - 1 if total else None, width=self.runner.jobs,
+                                 fails_many=lambda points: [self.fails_same(x) for x in
+                                                            self.runner.map([spec_for(name, p) for p in points])])
         if boundary is None:
             return None
         # Checked twice: a boundary that moves on a re-run is noise, not an answer.

@@ -34,6 +34,30 @@ def inductor_backend(mode: Optional[str], options: Optional[dict], dynamic: Opti
     return torch._TorchCompileInductorWrapper(mode, options or {}, dynamic)
 
 
+def inductor_backend_observing(mode: Optional[str], options: Optional[dict], dynamic: Optional[bool],
+                               on_graph: Callable[[Any, list, bool], None]) -> Callable:
+    """Inductor as torch.compile builds it, calling on_graph(aten_gm, example_inputs, is_backward) for every
+    graph AOT autograd hands to inductor's inner compiler (forward, backward, inference)."""
+    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+    wrapper = torch._TorchCompileInductorWrapper(mode, options or {}, dynamic)
+
+    def inner(gm, example_inputs, **kwargs):
+        on_graph(gm, example_inputs, bool(kwargs.get("is_backward")))
+        return compile_fx_inner(gm, example_inputs, **kwargs)
+
+    def backend(gm, example_inputs):
+        return compile_fx(gm, example_inputs, inner_compile=inner, config_patches=dict(wrapper.config))
+
+    return backend
+
+
+def is_fake(t) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(t, FakeTensor)
+
+
 def inductor_config_values(names) -> dict:
     """Current values of the named inductor config entries (dotted names), skipping unknown ones."""
     import torch._inductor.config as cfg

@@ -47,10 +47,26 @@ class GraphMinifier:
                          run_backward=self.run_backward, label=label)
 
     def fails(self, edit: Optional[Edit]) -> bool:
-        if edit is None or not edit.computed:
-            return False
+        return self.first_failing([edit]) == 0
+
+    def first_failing(self, edits: list) -> Optional[int]:
+        """Index of the first edit that fails the same way; up to `jobs` of them are tried at once."""
+        runnable = [(i, e) for i, e in enumerate(edits) if e is not None and e.computed]
+        specs = [self.spec(e, f"minify-{self.shape.size(e)}n") for _, e in runnable]
+        outcomes = self.runner.map(specs, stop=lambda _, o: self.target.matches(o.signature))
+        for (i, edit), outcome in zip(runnable, outcomes):
+            if outcome is not None and self.judge(edit, outcome):
+                return i
+        return None
+
+    def failing_mask(self, edits: list) -> list:
+        """For a monotone search: all of them asked at once, each answer kept."""
+        runnable = [e for e in edits if e is not None and e.computed]
+        outcomes = iter(self.runner.map([self.spec(e, f"minify-{self.shape.size(e)}n") for e in runnable]))
+        return [bool(e is not None and e.computed and self.judge(e, next(outcomes))) for e in edits]
+
+    def judge(self, edit: Edit, outcome) -> bool:
         size = self.shape.size(edit)
-        outcome = self.runner(self.spec(edit, f"minify-{size}n"))
         if self.target.matches(outcome.signature):
             if size < self.shape.size(self.best):
                 self.best = edit
@@ -65,7 +81,10 @@ class GraphMinifier:
     # -- passes, each a verb --------------------------------------------------------------------
     def truncate(self, edit: Edit) -> Edit:
         n = len([x for x in self.shape.body if x in edit.computed])
-        idx = find_boundary(lambda i: self.fails(self.shape.truncate_after(edit, i)), lo=-1, hi=n - 1)
+        idx = find_boundary(lambda i: self.fails(self.shape.truncate_after(edit, i)), lo=-1, hi=n - 1,
+                            fails_many=lambda points: self.failing_mask([self.shape.truncate_after(edit, i)
+                                                                         for i in points]),
+                            width=self.runner.jobs)
         if idx is None or idx >= n - 1:
             return edit
         cut = self.shape.truncate_after(edit, idx)
@@ -74,14 +93,18 @@ class GraphMinifier:
     def drop_outputs(self, edit: Edit) -> Edit:
         if len(edit.outputs) < 2:
             return edit
-        keep = ddmin(list(edit.outputs), lambda outs: self.fails(self.shape.with_outputs(edit, outs)))
+        keep = ddmin(list(edit.outputs), lambda outs: self.fails(self.shape.with_outputs(edit, outs)),
+                     first_failing_of=lambda cands: self.first_failing([self.shape.with_outputs(edit, c)
+                                                                         for c in cands]))
         return self.shape.with_outputs(edit, keep)
 
     def nodes_to_inputs(self, edit: Edit) -> Edit:
         cuttable = self.shape.cuttable(edit)
         if len(cuttable) < 2:
             return edit
-        keep = ddmin(cuttable, lambda k: self.fails(self.shape.keep_computed(edit, k)))
+        keep = ddmin(cuttable, lambda k: self.fails(self.shape.keep_computed(edit, k)),
+                     first_failing_of=lambda cands: self.first_failing([self.shape.keep_computed(edit, c)
+                                                                         for c in cands]))
         return self.shape.keep_computed(edit, keep)
 
     def reduce(self) -> Edit:
@@ -107,35 +130,15 @@ def minify_run(run: RunDir, runner: Optional[Runner] = None, emit: Emit = _noop,
         run.write_json("verdict.json", v.to_dict())
         return v
     stage = v.failing_stage if v.failing_stage in STAGE_TITLES else "user"
-    base = dict(mode="script", script=v.script, argv=tuple(v.argv), cwd=opts["cwd"])
-    capture = runner(TrialSpec(stage=stage, only_graph=v.graph if v.graph_count > 1 else None,
-                               other_stage=v.last_passing_stage or "eager", capture=v.graph,
-                               check_accuracy=opts.get("check_accuracy", False),
-                               config={"__max_input_bytes__": info.get("max_input_bytes", 64 << 20)},
-                               label=f"capture-graph-{v.graph}", **base))
-    case = os.path.join(capture.trial_dir, "case")
-    if not os.path.exists(os.path.join(case, "meta.json")):
-        return _give_up(run, v, f"capturing graph {v.graph} failed ({capture.signature.short()})")
-    meta = read_json(os.path.join(case, "meta.json"))
-    state = read_json(os.path.join(capture.trial_dir, "result.json")) if os.path.exists(
-        os.path.join(capture.trial_dir, "result.json")) else {}
-    shape = GraphShape.from_meta(meta)
     original = Signature.from_dict(v.signature)
     accuracy = original.kind in ("accuracy", "exit") or original.exc_type == "AssertionError" or opts.get(
         "check_accuracy", False)
+    found = find_failing_graph(runner, v, opts, info, stage, accuracy)
+    if isinstance(found, str):
+        return _give_up(run, v, found)
+    case, meta, target, run_backward = found
+    shape = GraphShape.from_meta(meta)
     emit("minify_start", graph=v.graph, nodes=meta["node_count"])
-
-    # Does the graph fail alone? Forward first; backward too when the script ran it.
-    target, run_backward = None, False
-    for bw in (False, True) if v.graph in (state.get("backward_graphs") or []) else (False,):
-        out = runner(TrialSpec(mode="graph", stage=stage, case=case, check_accuracy=accuracy, run_backward=bw,
-                               label="graph-alone" + ("-bw" if bw else "")))
-        if out.failed:
-            target, run_backward = out.signature, bw
-            break
-    if target is None:
-        return _give_up(run, v, f"graph {v.graph} passes when run alone through {stage}; the failure needs the "
-                                "rest of the script")
     notes = [meta.get("note")] if meta.get("note") else []
     if original.kind in ("exception", "crash") and not target.matches(original):
         notes.append(f"the graph alone fails as {target.short()!r}, not exactly as the script did")
@@ -163,6 +166,49 @@ def minify_run(run: RunDir, runner: Optional[Runner] = None, emit: Emit = _noop,
     emit("minified", before=v.nodes["original"], after=v.nodes["minified"], trials=v.minify_trials,
          seconds=v.minify_seconds, verified=v.repro_verified)
     return v
+
+
+def find_failing_graph(runner, v, opts, info, stage, accuracy):
+    """(case folder, meta, graph-level signature, run_backward) of a captured graph that fails alone, or why not.
+
+    Forward first. When only the backward fails, the backward graph AOT autograd hands inductor is captured
+    and minified as a graph of its own; failing that, the Dynamo graph is run forward and backward.
+    """
+    base = dict(mode="script", script=v.script, argv=tuple(v.argv), cwd=opts["cwd"])
+    budget = info.get("max_input_bytes", 64 << 20)
+
+    def capture(extra: dict, label: str):
+        out = runner(TrialSpec(stage=stage, only_graph=v.graph if v.graph_count > 1 else None,
+                               other_stage=v.last_passing_stage or "eager", capture=v.graph,
+                               check_accuracy=opts.get("check_accuracy", False),
+                               config={"__max_input_bytes__": budget, **extra}, label=label, **base))
+        case = os.path.join(out.trial_dir, "case")
+        return out, case if os.path.exists(os.path.join(case, "meta.json")) else None
+
+    def alone(case, backward, label):
+        return runner(TrialSpec(mode="graph", stage=stage, case=case, check_accuracy=accuracy, run_backward=backward,
+                                label=label))
+
+    cap, case = capture({}, f"capture-graph-{v.graph}")
+    if case is None:
+        return f"capturing graph {v.graph} failed ({cap.signature.short()})"
+    out = alone(case, False, "graph-alone")
+    if out.failed:
+        return case, read_json(os.path.join(case, "meta.json")), out.signature, False
+    state = read_json(os.path.join(cap.trial_dir, "result.json")) if os.path.exists(
+        os.path.join(cap.trial_dir, "result.json")) else {}
+    if v.graph not in (state.get("backward_graphs") or []):
+        return f"graph {v.graph} passes when run alone through {stage}; the failure needs the rest of the script"
+    if stage == "inductor":
+        bw_cap, bw_case = capture({"__capture_backward__": True}, f"capture-backward-{v.graph}")
+        if bw_case is not None:
+            out = alone(bw_case, False, "backward-graph-alone")
+            if out.failed:
+                return bw_case, read_json(os.path.join(bw_case, "meta.json")), out.signature, False
+    out = alone(case, True, "graph-alone-bw")
+    if out.failed:
+        return case, read_json(os.path.join(case, "meta.json")), out.signature, True
+    return f"graph {v.graph} passes alone, forward and backward, through {stage}"
 
 
 def write_verified_repro(run, runner, v, case, edit, stage, target, accuracy, run_backward, command) -> None:

@@ -76,6 +76,7 @@ class TrialSpec(JsonData):
     case: Optional[str] = None  # graph mode: folder of a captured graph
     edit: Optional[dict] = None  # graph mode: which nodes are computed, cut into inputs, output
     run_backward: bool = False
+    env: dict = field(default_factory=dict)  # extra environment variables (e.g. TORCH_LOGS for the logs trial)
     attempt: int = 0  # a deliberate re-run of the same question (repeat, boundary confirmation)
     label: str = ""  # for humans only; not part of the key
 

@@ -50,7 +50,7 @@ def input_line(meta: dict) -> str:
 
 def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, backward: bool, use_saved: bool,
                  command: str, original_nodes: int) -> str:
-    args = parts.get("compile_args") or {}
+    args = dict(parts.get("compile_args") or {})
     user_backend = args.get("backend") or "inductor"
     backend = user_backend if stage == "user" else stage
     keep_user = backend == "inductor" and user_backend == "inductor"
@@ -62,4 +62,5 @@ def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, ba
         config_lines=parts["config_lines"], attributes=parts["attributes"], forward=parts["forward"],
         use_saved=use_saved, input_lines=[input_line(m) for m in parts["inputs"]], backend=backend,
         mode=args.get("mode") if keep_user else None, options=json.dumps(options) if options else None,
-        accuracy=accuracy, backward=backward)
+        accuracy=accuracy, backward=backward, submodules=parts.get("submodules", []),
+        children=parts.get("children", []), graph_kind=parts.get("graph_kind", "forward"))

@@ -24,7 +24,7 @@ _SCRUBBED_ENV = ("TORCHDYNAMO_DISABLE", "TORCH_BISECT_BACKEND", "TORCH_BISECT_SU
                  "TORCHDYNAMO_REPRO_AFTER", "TORCHDYNAMO_REPRO_LEVEL")
 
 
-def trial_env(spec: TrialSpec, cache_root: str, base: Optional[dict] = None) -> dict:
+def trial_env(spec: TrialSpec, cache_root: str, trial_dir: str, base: Optional[dict] = None) -> dict:
     """The environment of one trial: the user's, with reprokit's caches and the stage's switches."""
     env = {k: v for k, v in (base if base is not None else os.environ).items() if k not in _SCRUBBED_ENV}
     env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache_root, "inductor")
@@ -34,6 +34,7 @@ def trial_env(spec: TrialSpec, cache_root: str, base: Optional[dict] = None) -> 
     env["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "0"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
     env["PYTHONUNBUFFERED"] = "1"
+    env.update({k: v.replace("{trial_dir}", trial_dir) for k, v in (spec.env or {}).items()})
     if spec.stage == "none":
         env["TORCHDYNAMO_DISABLE"] = "1"
     if spec.subsystem:
@@ -56,7 +57,7 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
     with open(os.path.join(trial_dir, "stdout.txt"), "wb") as out, \
             open(os.path.join(trial_dir, "stderr.txt"), "wb") as err:
         proc = subprocess.Popen([python, "-m", "reprokit._child", spec_path, trial_dir],
-                                cwd=spec.cwd or trial_dir, env=trial_env(spec, cache_root),
+                                cwd=spec.cwd or trial_dir, env=trial_env(spec, cache_root, trial_dir),
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         timed_out = False
         try:

@@ -12,7 +12,8 @@ _PATTERNS = [
     (re.compile(r"(?:[A-Za-z]:)?(?:/[^\s'\"():,]+)+"), "<path>"),
     (re.compile(r"\b(?:tmp|temp)[A-Za-z0-9_]+"), "<tmp>"),
     (re.compile(r"\b[0-9a-f]{12,}\b"), "<hash>"),
-    (re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?"), "N"),
+    # Numbers, but not digits inside identifiers (log1p, conv2d, float16 stay as they are).
+    (re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])"), "N"),
     (re.compile(r"\s+"), " "),
 ]
 

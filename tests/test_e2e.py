@@ -149,9 +149,43 @@ def test_compile_hang_is_cut_with_stacks(workdir):
     assert "most recent call first" in stacks and "sleep" in stacks or "time.sleep" in stacks or "_inductor" in stacks
 
 
+@pytest.mark.slow
+def test_backward_only_failure_minifies_with_backward(workdir):
+    exp = expect("backward_only.py")
+    p, data = bisect(workdir, "backward_only.py", "--no-configs", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    assert data["subsystem"]["name"] == "lowerings" and "relu" in data["subsystem"]["detail"]
+    check_repro(data, exp)
+    assert "its backward, as AOT autograd hands it to inductor" in pathlib.Path(data["repro"]).read_text()
+
+
+@pytest.mark.slow
+def test_silent_accuracy_bug_needs_check_accuracy(workdir):
+    exp = expect("silent_accuracy.py")
+    p, _ = bisect(workdir, "silent_accuracy.py", "--no-pack", "--no-minify")
+    assert p.returncode == 3 and "--check-accuracy" in p.stderr
+    p, data = bisect(workdir, "silent_accuracy.py", *exp["args"], "--no-configs", "--no-subsystems", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    check_repro(data, exp)
+    text = pathlib.Path(data["repro"]).read_text()
+    assert "repro_inputs.pt" in text and "eager:" in text  # real values, both results printed
+
+
+@pytest.mark.slow
+def test_flaky_failure_is_reported_not_bisected(workdir, tmp_path):
+    exp = expect("flaky.py")
+    p, data = bisect(workdir, "flaky.py", *exp["args"], "--no-pack", env={"FLAKY_DIR": str(tmp_path)})
+    assert p.returncode == 0, p.stderr
+    assert data["flaky"] is True and data["repro_rate"] == 0.5
+    assert data["ladder"] == [] and "flaky" in data["message"]
+
+
 @pytest.mark.parametrize("case,code,words", [
     ("passes.py", 3, "passes compiled and uncompiled"),
     ("fails_without_compile.py", 3, "fails without compile too"),
+    ("custom_op_no_autograd.py", 3, "fails without compile too"),
     ("no_compile.py", 2, "never calls torch.compile"),
 ])
 def test_nothing_to_isolate_and_no_compile(workdir, case, code, words):
@@ -184,3 +218,17 @@ def test_unwritable_output_dir_is_bad_input(tmp_path):
                        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert p.returncode == 2
     assert len(p.stderr.strip().splitlines()) == 1 and "cannot write to output dir" in p.stderr
+
+
+@pytest.mark.slow
+def test_minimizer_refuses_a_smaller_graph_that_fails_differently(workdir):
+    exp = expect("two_bugs.py")
+    p, data = bisect(workdir, "two_bugs.py", "--no-configs", "--no-subsystems", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    assert "log1p" in data["signature"]["message"]
+    check_repro(data, exp)
+    repro = pathlib.Path(data["repro"]).read_text()
+    assert "log1p" in repro and "relu" not in repro.split("class Repro")[1]
+    refused = json.loads(pathlib.Path(data["run_dir"], "minify_refused.json").read_text())
+    assert any(r["signature"].get("exc_type") == "RuntimeError" for r in refused)

@@ -106,3 +106,26 @@ def test_private_torch_apis_only_in_compat():
                 names = [_dotted(node)]
             offenders += [f"{path.name}:{node.lineno} {n}" for n in names if n.startswith(private)]
     assert offenders == []
+
+
+@pytest.mark.parametrize("boundary", [0, 1, 13, 42, 99])
+def test_find_boundary_asks_several_points_per_round(boundary):
+    rounds = []
+
+    def many(points):
+        rounds.append(points)
+        return [p >= boundary for p in points]
+
+    assert find_boundary(lambda n: n >= boundary, lo=-1, hi=99, fails_many=many, width=2) == boundary
+    assert len(rounds) <= 5  # log3(100) rounds instead of log2(100)
+
+
+def test_ddmin_with_batched_questions_gives_the_same_answer():
+    batches = []
+
+    def first_of(cands):
+        batches.append(len(cands))
+        return next((i for i, c in enumerate(cands) if 37 in c and 5 in c), None)
+
+    assert ddmin(list(range(64)), lambda xs: 37 in xs and 5 in xs, first_failing_of=first_of) == [5, 37]
+    assert max(batches) > 1

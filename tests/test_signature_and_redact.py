@@ -70,3 +70,8 @@ def test_tarball_is_deterministic_and_flat():
         infos = tar.getmembers()
     assert [i.name for i in infos] == ["top/a/x.txt", "top/b.txt"]
     assert all(i.isreg() and i.mtime == 0 and i.uid == 0 and i.uname == "" for i in infos)
+
+
+def test_digits_inside_identifiers_survive_normalisation():
+    assert sig.normalise_message("unrecognized config cpp.inject_log1p_bug = 3") == "unrecognized config cpp.inject_log1p_bug = N"
+    assert "conv2d" in sig.normalise_message("conv2d got 4 dims") and "float16" in sig.normalise_message("float16 x 2")

@@ -22,9 +22,14 @@ def tensor_meta(t) -> dict:
         return {"kind": type(t).__name__, "value": t}
     if not isinstance(t, torch.Tensor):
         return {"kind": "other", "repr": repr(t)[:200]}
+    from reprokit import compat
+
+    fake = compat.is_fake(t)
     meta = {"kind": "tensor", "shape": list(t.shape), "stride": list(t.stride()), "dtype": str(t.dtype).replace("torch.", ""),
             "device": str(t.device), "requires_grad": bool(t.requires_grad), "bytes": t.numel() * t.element_size(),
             "contiguous": t.is_contiguous()}
+    if fake:
+        return meta  # a traced (fake) tensor has metadata but no values
     with torch.no_grad():
         d = t.detach()
         if d.numel():
@@ -75,22 +80,24 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
     inputs = list(example_inputs)
     inputs_meta = [tensor_meta(t) for t in inputs]
     total = sum(m.get("bytes", 0) for m in inputs_meta)
-    saved_values = total <= max_input_bytes
+    traced = any(compat.is_fake(t) for t in inputs if isinstance(t, torch.Tensor))
+    saved_values = total <= max_input_bytes and not traced
     note = ""
-    if saved_values:
+    if traced:
+        note = "a backward graph as AOT autograd hands it to inductor: input values are synthetic (shape and dtype kept)"
+    elif saved_values:
         buf = io.BytesIO()
         torch.save([t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else
                     (int(t) if isinstance(t, torch.SymInt) else t) for t in inputs], buf)
         write_atomic(os.path.join(out_dir, "inputs.pt"), buf.getvalue())
-    else:
+    elif not traced:
         note = (f"graph inputs are {total / 2**20:.1f} MiB, over the {max_input_bytes / 2**20:.0f} MiB budget: "
                 "values were not saved; trials use synthetic values matched on shape, dtype and statistics")
-    buf = io.BytesIO()
-    torch.save(gm, buf)
-    write_atomic(os.path.join(out_dir, "graph.pt"), buf.getvalue())
-    # Unpickling re-traces the module and renames nodes: describe the graph trials will load, not this one.
-    buf.seek(0)
-    gm = torch.load(buf, weights_only=False)
+    from reprokit.fx import serialize
+
+    write_atomic(os.path.join(out_dir, "graph.pt"), serialize.save(gm))
+    # Describe exactly the graph that trials will load.
+    gm = serialize.load(os.path.join(out_dir, "graph.pt"))
     write_atomic(os.path.join(out_dir, "graph.py"), gm.code)
     from reprokit.fx.materialize import synthetic_inputs
 

@@ -39,7 +39,9 @@ def synthetic_inputs(inputs_meta: list, seed: int = 0) -> list:
 def load_case(case_dir: str):
     with open(os.path.join(case_dir, "meta.json")) as f:
         meta = json.load(f)
-    gm = torch.load(os.path.join(case_dir, "graph.pt"), weights_only=False)
+    from reprokit.fx import serialize
+
+    gm = serialize.load(os.path.join(case_dir, "graph.pt"))
     if meta["values_saved"]:
         inputs = torch.load(os.path.join(case_dir, "inputs.pt"), weights_only=False)
     else:
@@ -54,7 +56,8 @@ def build(gm: torch.fx.GraphModule, inputs: list, edit: dict | None):
     from reprokit.fx.capture import node_values
 
     computed, cut, outputs = set(edit["computed"]), set(edit["cut"]), list(edit["outputs"])
-    values = node_values(gm, [t.detach() if isinstance(t, torch.Tensor) else t for t in inputs]) if cut else {}
+    # With the real inputs (grad kept) a cut node's value knows whether it required grad.
+    values = node_values(gm, inputs) if cut else {}
     needed = set(outputs)
     for n in gm.graph.nodes:
         if n.name in computed:
@@ -96,6 +99,17 @@ def stage_backend(stage: str, compile_args: dict | None, config: dict | None):
     return user if stage == "user" else stage
 
 
+def has_higher_order_ops(gm) -> bool:
+    return any(n.op == "call_function" and isinstance(n.target, torch._ops.HigherOrderOperator)
+               for n in gm.graph.nodes)
+
+
+def _callable_backend(backend):
+    from reprokit import compat
+
+    return compat.lookup_backend(backend) if isinstance(backend, str) else backend
+
+
 def run_case(case_dir, edit, stage, config, check_accuracy, run_backward, trial, out_dir):
     """Compile the edited graph with `stage`, run it (and its backward when asked), check accuracy."""
     from reprokit._child import AccuracyFailure, compare_outputs, eager_reference
@@ -105,8 +119,13 @@ def run_case(case_dir, edit, stage, config, check_accuracy, run_backward, trial,
         exec(line, {"torch": torch})  # the user's own non-default compiler config, as captured
     gm, inputs = build(gm, inputs, edit)
     reference = eager_reference(gm, inputs) if check_accuracy else None
-    # Not fullgraph=True: under it torch reports a kernel's runtime error as "Attempt to trace generator".
-    compiled = torch.compile(gm, backend=stage_backend(stage, meta.get("compile_args"), config))
+    backend = stage_backend(stage, meta.get("compile_args"), config)
+    if has_higher_order_ops(gm):
+        # Dynamo cannot re-trace its own higher-order ops: hand the graph to the backend as Dynamo does.
+        compiled = gm if backend == "eager" else _callable_backend(backend)(gm, inputs)
+    else:
+        # Not fullgraph=True: under it torch reports a kernel's runtime error as "Attempt to trace generator".
+        compiled = torch.compile(gm, backend=backend)
     trial.graphs = 1
     out = compiled(*inputs)
     if reference is not None:
@@ -130,12 +149,19 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
     gm, inputs, meta = load_case(case_dir)
     gm, inputs = build(gm, inputs, edit)
     src, globals_ = compat.graph_python_code(gm)
-    attrs = sorted({n.target for n in gm.graph.nodes if n.op == "get_attr"})
+    submodules, children = _submodule_classes(gm)
+    attrs = sorted({n.target for n in gm.graph.nodes if n.op == "get_attr"
+                    and not isinstance(_fetch_attr(gm, n.target), torch.nn.Module)})
     state = {name: _fetch_attr(gm, name).detach().clone() for name in attrs}
     torch.save({"inputs": inputs, "attributes": state}, os.path.join(out_dir, "repro_inputs.pt"))
+    all_src = src + "".join(m["forward"] for m in submodules)
     return {
-        "forward": "\n".join(line.rstrip() for line in src.strip("\n").splitlines()),
-        "imports": _used_imports(compat.format_import_block(globals_), src),
+        "forward": _tidy(src),
+        "submodules": submodules,
+        "children": children,
+        "graph_kind": (meta.get("compile_args") or {}).get("graph", "forward"),
+        "direct": has_higher_order_ops(gm),
+        "imports": _used_imports(compat.format_import_block(globals_), all_src),
         "inputs": [tensor_meta(t) for t in inputs],
         "input_names": [n.name for n in gm.graph.nodes if n.op == "placeholder"],
         "attributes": attrs,
@@ -145,6 +171,29 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
         "nodes": len(gm.graph.nodes),
         "torch_version": compat.TORCH_VERSION,
     }
+
+
+def _tidy(src: str) -> str:
+    return "\n".join(line.rstrip() for line in src.strip("\n").splitlines())
+
+
+def _submodule_classes(gm, prefix: str = "") -> tuple[list, list]:
+    """(classes innermost first, this module's children) for GraphModule attributes (higher-order op bodies)."""
+    from reprokit import compat
+
+    classes, children = [], []
+    for n in gm.graph.nodes:
+        if n.op != "get_attr":
+            continue
+        sub = _fetch_attr(gm, n.target)
+        if isinstance(sub, torch.fx.GraphModule):
+            name = (prefix + n.target).replace(".", "_")
+            inner, grandchildren = _submodule_classes(sub, name + "_")
+            cls = "".join(p.capitalize() for p in name.split("_") if p)
+            classes += inner + [{"cls": cls, "children": grandchildren,
+                                 "forward": _tidy(compat.graph_python_code(sub)[0])}]
+            children.append({"attr": n.target, "cls": cls})
+    return classes, children
 
 
 def _fetch_attr(gm, target: str):

@@ -172,12 +172,21 @@ def collect_members(run: RunDir, redactor: Redactor) -> tuple[dict, str]:
     texts["env/compile_args.json"] = json.dumps(v.compile_args or {}, indent=2, sort_keys=True)
     texts["env/command.txt"] = (info.get("command") or "") + "\n" + "argv: " + json.dumps(v.argv) + "\n"
 
-    # logs/: the decisive trials
+    # logs/: the decisive trials; TORCH_LOGS output and the TORCH_TRACE log of the failing stage
     for role, trial in sorted((v.decisive_trials or {}).items()):
         for fname in ("stdout.txt", "stderr.txt", "stacks.txt", "spec.json"):
             text = _read(os.path.join(trial, fname))
             if text:
                 texts[f"logs/{role}/{fname}"] = text
+        trace_dir = os.path.join(trial, "trace")
+        if os.path.isdir(trace_dir):
+            for fname in sorted(os.listdir(trace_dir)):
+                text = _read(os.path.join(trace_dir, fname))
+                if text:
+                    texts[f"logs/{role}/trace/{fname}"] = text
+            tlparse = tlparse_report(trace_dir)
+            if tlparse:
+                texts[f"logs/{role}/tlparse.txt"] = tlparse
 
     # the verdict, the repro
     verdict = v.to_dict()
@@ -199,6 +208,29 @@ def collect_members(run: RunDir, redactor: Redactor) -> tuple[dict, str]:
     members = {path: redactor.scrub(text, path).encode() for path, text in texts.items()}
     members.update(blobs)
     return members, top
+
+
+def tlparse_report(trace_dir: str) -> Optional[str]:
+    """tlparse's index of a TORCH_TRACE log, when tlparse is installed; kept in the run folder once made."""
+    import shutil
+    import subprocess
+
+    cached = os.path.join(trace_dir, "..", "tlparse.txt")
+    if os.path.exists(cached):
+        return _read(cached)
+    exe = shutil.which("tlparse")
+    logs = [f for f in sorted(os.listdir(trace_dir)) if f.endswith(".log")]
+    if not exe or not logs:
+        return None
+    out = os.path.join(trace_dir, "..", "tlparse")
+    try:
+        p = subprocess.run([exe, os.path.join(trace_dir, logs[0]), "-o", out, "--overwrite", "--no-browser"],
+                           capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    index = _read(os.path.join(out, "index.html")) if p.returncode == 0 else p.stderr
+    write_atomic(cached, index or "")
+    return index
 
 
 def manifest(members: dict, redactions: list) -> bytes:

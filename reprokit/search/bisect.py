@@ -14,12 +14,15 @@ def first_failing(items: Sequence[T], fails: Callable[[T], bool]) -> Optional[in
     return None
 
 
-def find_boundary(fails: Callable[[int], bool], lo: int, hi: Optional[int] = None) -> Optional[int]:
+def find_boundary(fails: Callable[[int], bool], lo: int, hi: Optional[int] = None,
+                  fails_many: Optional[Callable[[list], list]] = None, width: int = 1) -> Optional[int]:
     """Smallest n > lo with fails(n), assuming fails is monotone and fails(lo) is false.
 
-    With `hi` known to fail, binary search in (lo, hi]. Without it, probe lo+1, lo+2, lo+4, ...
-    (exponential search) until a failure bounds the range; gives up (None) past 2**40.
+    With `hi` known to fail, search in (lo, hi]. Without it, probe lo+1, lo+2, lo+4, ... (exponential
+    search) until a failure bounds the range; gives up (None) past 2**40. With `fails_many` and
+    width k > 1, each round asks k evenly spaced points at once (a (k+1)-ary search).
     """
+    ask = fails_many or (lambda points: [fails(p) for p in points])
     if hi is None:
         step = 1
         while True:
@@ -32,11 +35,14 @@ def find_boundary(fails: Callable[[int], bool], lo: int, hi: Optional[int] = Non
             if step > 2**40:
                 return None
     while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if fails(mid):
-            hi = mid
-        else:
-            lo = mid
+        k = max(1, min(width, hi - lo - 1))
+        points = sorted({lo + (hi - lo) * (i + 1) // (k + 1) for i in range(k)} - {lo, hi})
+        answers = ask(points)
+        for point, failed in zip(points, answers):
+            if failed:
+                hi = point
+                break
+            lo = point
     return hi
 
 
