@@ -342,6 +342,16 @@ def classify_exception(trial: Trial, exc: BaseException) -> dict:
         return {"kind": "accuracy", "signature": s.to_dict(), "note": trial.accuracy_failure or str(exc)}
     frames = [(f.filename, f.name) for f in traceback.extract_tb(exc.__traceback__)]
     s = sig.for_exception(type(exc).__name__, str(exc), frames, compat.TORCH_ROOT)
+    text = str(exc)
+    if type(exc).__name__ == "OutOfMemoryError" or "out of memory" in text.lower():
+        # Not the user's bug nor the compiler's: this trial could not say anything.
+        return {"kind": "skip", "signature": sig.Signature("skip", type(exc).__name__, "out of memory").to_dict(),
+                "note": "out of memory: the trial was skipped, not counted as the bug"}
+    if any(m in text for m in sig.CUDA_FAULTS):
+        # A device-side assert or illegal access poisons the CUDA context: its own kind, named by the fault.
+        fault = next(m for m in sig.CUDA_FAULTS if m in text)
+        s = sig.Signature("cuda_fault", type(exc).__name__, fault, s.frame)
+        return {"kind": "cuda_fault", "signature": s.to_dict()}
     return {"kind": "exception", "signature": s.to_dict()}
 
 

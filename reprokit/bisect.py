@@ -132,7 +132,25 @@ class Bisector:
         if o.subsystems and failing.stage in SUBSYSTEMS:
             v.subsystem = self.subsystem(failing.stage, stage_outcome)
         decisive["torch_logs"] = self.torch_logs(failing.stage).trial_dir
+        if stage_outcome.kind == "cuda_fault":
+            v.cuda_fault = self.pin_cuda_fault(failing.stage, stage_outcome)
         return self.finish(v, decisive=decisive)
+
+    def pin_cuda_fault(self, stage: str, failing: Outcome) -> dict:
+        """Kernel launches are asynchronous: re-run with CUDA_LAUNCH_BLOCKING=1 so the fault names its kernel."""
+        import re
+
+        out = self.runner(self.spec(stage, "cuda-launch-blocking", env={"CUDA_LAUNCH_BLOCKING": "1"}))
+        text = out.traceback or ""
+        try:
+            with open(os.path.join(out.trial_dir, "stderr.txt"), errors="replace") as f:
+                text += f.read()[-200_000:]
+        except OSError:
+            pass
+        # Inductor's generated kernel names: triton_{poi,per,red,tem}_fused_<ops>_<n>, cpp_fused_<ops>_<n>.
+        kernels = re.findall(r"\b(triton_(?:poi|per|red|tem|for)_\w+|cpp_fused_\w+)", text)
+        return {"fault": failing.signature.message, "kernel": kernels[-1] if kernels else None,
+                "trial": out.trial_dir, "same": self.fails_same(out)}
 
     def torch_logs(self, stage: str) -> Outcome:
         """The failing trial once more with torch's own structured logs on, for the report's logs/."""

@@ -87,6 +87,7 @@ def summary_table(v) -> str:
              ("config that makes it pass", json.dumps(v.config) if v.config else None),
              ("subsystem", None if not v.subsystem else
               f"{v.subsystem['name']} #{v.subsystem['application']}: {v.subsystem['detail']}"),
+             ("cuda fault", None if not v.cuda_fault else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel']}"),
              ("repro", v.repro), ("tarball", v.tarball),
              ("trials", f"{v.trials} in {v.seconds:.1f} s")]
     lines.append("")

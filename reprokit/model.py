@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 # Outcome kinds. "pass" is the only non-failure; "invalid" marks a trial that could not be set up
 # (e.g. a graph edit that does not type-check) and never counts as the bug.
-KINDS = ("pass", "exception", "exit", "crash", "accuracy", "hang", "slow", "invalid", "skip")
+KINDS = ("pass", "exception", "exit", "crash", "cuda_fault", "accuracy", "hang", "slow", "invalid", "skip")
 
 
 def _from_dict(cls, data):
@@ -169,3 +169,4 @@ class Verdict(JsonData):
     minify_trials: int = 0
     minify_seconds: float = 0.0
     tarball: Optional[str] = None
+    cuda_fault: Optional[dict] = None  # {"fault", "kernel", "trial"} from a CUDA_LAUNCH_BLOCKING=1 re-run

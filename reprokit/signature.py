@@ -11,7 +11,8 @@ _PATTERNS = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
     (re.compile(r"(?:[A-Za-z]:)?(?:/[^\s'\"():,]+)+"), "<path>"),
     (re.compile(r"\b(?:tmp|temp)[A-Za-z0-9_]+"), "<tmp>"),
-    (re.compile(r"\b[0-9a-f]{12,}\b"), "<hash>"),
+    # A hash has letters and digits; a run of digits alone is a number (e.g. a float's fraction).
+    (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{12,}\b"), "<hash>"),
     # Numbers, but not digits inside identifiers (log1p, conv2d, float16 stay as they are).
     (re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])"), "N"),
     (re.compile(r"\s+"), " "),
@@ -59,6 +60,10 @@ def for_signal(signum: int) -> Signature:
 def for_exit(code: int) -> Signature:
     return Signature("exit", None, f"exit code {code}", None)
 
+
+# Messages of CUDA faults that poison the context; the trial that meets one must end.
+CUDA_FAULTS = ("device-side assert triggered", "an illegal memory access was encountered",
+               "unspecified launch failure", "misaligned address")
 
 PASS = Signature("pass")
 HANG = Signature("hang", None, "timed out", None)

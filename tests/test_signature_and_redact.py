@@ -75,3 +75,9 @@ def test_tarball_is_deterministic_and_flat():
 def test_digits_inside_identifiers_survive_normalisation():
     assert sig.normalise_message("unrecognized config cpp.inject_log1p_bug = 3") == "unrecognized config cpp.inject_log1p_bug = N"
     assert "conv2d" in sig.normalise_message("conv2d got 4 dims") and "float16" in sig.normalise_message("float16 x 2")
+
+
+def test_float_values_in_messages_normalise_alike():
+    a = sig.normalise_message("compiled differs: 1.0000152587890625")
+    assert a == sig.normalise_message("compiled differs: 2.5") == "compiled differs: N"
+    assert sig.normalise_message("kernel cidgcdipbf23ipx2qi22f5 at c0ffee1234abcd") == "kernel cidgcdipbf23ipx2qi22f5 at <hash>"
