@@ -367,9 +367,11 @@ def main(argv: list[str]) -> int:
     started = time.monotonic()
     result: dict
     exit_code = 0
+    import_seconds = None
     try:
         import torch  # noqa: F401
 
+        import_seconds = time.monotonic() - started
         from reprokit import compat
 
         for name, value in (spec.config or {}).items():
@@ -409,6 +411,7 @@ def main(argv: list[str]) -> int:
     if spec.mode == "script":
         result["local_modules"] = local_modules(spec.script)
     result["seconds"] = time.monotonic() - started
+    result["import_seconds"] = import_seconds
     try:
         import torch
 

@@ -107,13 +107,25 @@ def test_planted_inductor_bug_minifies_to_a_few_nodes(workdir, case):
 
 
 @pytest.mark.slow
-def test_third_of_three_graphs(workdir):
+def test_third_of_three_graphs_then_minify_and_resume(workdir):
     exp = expect("third_graph.py")
-    p, data = bisect(workdir, "third_graph.py", "--no-configs", "--no-subsystems", "--no-pack")
+    p, data = bisect(workdir, "third_graph.py", "--no-configs", "--no-subsystems", "--no-pack", "--no-minify")
     assert p.returncode == 0, p.stderr
     check_verdict(data, exp)
-    assert "relu" in data["graph_code"] if "graph_code" in data else True
-    check_repro(data, {"max_nodes": 4})
+    verdict = json.loads(pathlib.Path(data["run_dir"], "verdict.json").read_text())
+    assert "relu" in verdict["graph_code"] and data["repro"] is None
+
+    def minify(*extra):
+        p = subprocess.run([sys.executable, "-m", "reprokit", "minify", data["run_dir"], "--json", *extra],
+                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=1200)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    first = minify()
+    check_repro(first, {"max_nodes": 4})
+    # Asked again, every question is answered from the run's journal: no new trial runs.
+    again = minify("--resume")
+    assert again["minify_trials"] == 0 and again["nodes"] == first["nodes"] and again["repro_verified"] is True
 
 
 @pytest.mark.slow
