@@ -381,6 +381,12 @@ def main(argv: list[str]) -> int:
         if spec.mode == "script":
             trial.install_router()
             trial.run_script()
+        elif spec.mode == "model":
+            from reprokit.models.trial import run_model_trial
+
+            trial.compiled = True
+            os.chdir(spec.cwd or os.getcwd())
+            run_model_trial(spec.config["__model__"], trial_dir)
         elif spec.mode == "repro":
             from reprokit.fx.materialize import repro_parts
 

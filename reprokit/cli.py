@@ -169,30 +169,102 @@ def minify(run_dir, resume, as_json, verbose):
     click.echo(json.dumps(verdict_json(v), sort_keys=True) if as_json else summary_table(v))
 
 
+def _parse_sets(sets) -> dict:
+    out = {}
+    for item in sets:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise ReprokitError(f"--set takes NAME=VALUE (an inductor config), got {item!r}")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
 @main.command()
-@click.argument("run_dir")
+@click.argument("run_dir", required=False)
 @click.option("--show", is_flag=True, help="Print what would be packed and what was redacted; write nothing.")
+@click.option("--model", default=None, help="A registry name (see reprokit models) or package.module:factory.")
+@click.option("--config", "config_path", default=None, help="A Hugging Face style Llama config.json.")
+@click.option("--layers", type=int, default=None, help="Layers to compile (default 2; the requested depth is kept).")
+@click.option("--sequence-length", type=int, default=2048)
+@click.option("--batch-size", type=int, default=1)
+@click.option("--tensor-parallel-gpus", type=int, default=1, help="Build one rank's shard of this many GPUs.")
+@click.option("--device", default=None, help="cuda when a GPU is present, else cpu.")
+@click.option("--dtype", default=None, help="bfloat16 on GPU, float32 on CPU.")
+@click.option("--mode", default=None, help="torch.compile mode.")
+@click.option("--dynamic/--no-dynamic", default=None)
+@click.option("--timeout", type=float, default=600.0, help="Seconds for the compile attempt.")
+@click.option("--set", "sets", multiple=True, help="NAME=VALUE inductor config for the attempt (repeatable).")
+@click.option("--exact", is_flag=True, help="On a CPU too, run the requested sequence length and batch size.")
+@click.option("--output-dir", "-o", default=None)
 @click.option("--json", "as_json", is_flag=True)
-def pack(run_dir, show, as_json):
-    """Pack an earlier run folder into an upstream-ready tarball."""
+@click.option("--verbose", "-v", is_flag=True)
+def pack(run_dir, show, model, config_path, layers, sequence_length, batch_size, tensor_parallel_gpus, device, dtype,
+         mode, dynamic, timeout, sets, exact, output_dir, as_json, verbose):
+    """Pack an earlier run folder (RUN_DIR), or build --model and pack a safe compile attempt of it."""
     from .report.pack import pack_run, plan
     from .rundir import RunDir
 
     try:
-        run = RunDir.open(run_dir)
-        app.load_verdict(run_dir)
-        if show:
-            members, top, redactions = plan(run)
-            for path in sorted(members):
-                click.echo(f"{top}/{path}  {len(members[path])} bytes")
-            click.echo(f"redacted: {len(redactions)}")
-            for r in redactions:
-                click.echo(f"  {r['kind']} in {r['place']}")
+        if model or config_path:
+            from .model_pack import ModelRequest, pack_model
+
+            req = ModelRequest(model=model, config_path=config_path, layers=layers, sequence_length=sequence_length,
+                               batch_size=batch_size, tensor_parallel_gpus=tensor_parallel_gpus, device=device,
+                               dtype=dtype, mode=mode, dynamic=dynamic, timeout=timeout, sets=_parse_sets(sets),
+                               exact=exact)
+            command = "reprokit pack " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+            v = pack_model(req, output_dir=output_dir, command=command, emit=Printer(verbose, quiet=False))
+            keys = ("model", "params_total", "params_per_rank", "risk", "outcome", "compile_seconds",
+                    "eager_step_seconds", "compiled_step_seconds", "speedup", "requested", "ran", "tarball",
+                    "depth", "message", "run_dir", "signature", "peak_memory_bytes")
+            click.echo(json.dumps({k: v.get(k) for k in keys}, sort_keys=True) if as_json
+                       else f"{v['model']}: {v['outcome']}; tarball {v['tarball']}")
             return
-        path = pack_run(run)
+        if not run_dir:
+            raise ReprokitError("pass a run folder to pack, or --model NAME (see reprokit models)")
+        run = RunDir.open(run_dir)
+        if run.read_json("run.json").get("kind") == "model":
+            from .report.model_report import pack_model_run
+
+            if show:
+                members, top, redactions = pack_model_run(run, dry=True)
+                _show(members, top, redactions)
+                return
+            path = pack_model_run(run)
+        else:
+            app.load_verdict(run_dir)
+            if show:
+                _show(*plan(run))
+                return
+            path = pack_run(run)
     except ReprokitError as e:
         _fail(str(e), EXIT_BAD_INPUT)
     click.echo(json.dumps({"tarball": path}) if as_json else f"wrote {path}")
+
+
+def _show(members, top, redactions):
+    for path in sorted(members):
+        click.echo(f"{top}/{path}  {len(members[path])} bytes")
+    click.echo(f"redacted: {len(redactions)}")
+    for r in redactions:
+        click.echo(f"  {r['kind']} in {r['place']}")
+
+
+@main.command()
+@click.option("--tensor-parallel-gpus", type=int, default=1)
+def models(tensor_parallel_gpus):
+    """What the model registry holds, with exact sizes (counted on the meta device)."""
+    from .models.registry import REGISTRY, sizes
+
+    click.echo(f"{'model':<10} {'hidden':>6} {'layers':>6} {'heads':>5} {'kv':>3} {'inter':>6} {'params':>16} "
+               f"{'per rank':>16}  risk")
+    for name, f in REGISTRY.items():
+        s = sizes(f, tensor_parallel_gpus)
+        click.echo(f"{name:<10} {f['hidden']:>6} {f['layers']:>6} {f['heads']:>5} {f['kv_heads']:>3} "
+                   f"{f['intermediate']:>6} {s['params_total']:>16,} {s['params_per_rank']:>16,}  {s['risk'].split(':')[0]}")
 
 
 @main.command()
@@ -204,8 +276,13 @@ def issue(run_dir):
 
     try:
         run = RunDir.open(run_dir)
-        app.load_verdict(run_dir)
-        members, _, _ = plan(run)
+        if run.read_json("run.json").get("kind") == "model":
+            from .report.model_report import pack_model_run
+
+            members, _, _ = pack_model_run(run, dry=True)
+        else:
+            app.load_verdict(run_dir)
+            members, _, _ = plan(run)
     except ReprokitError as e:
         _fail(str(e), EXIT_BAD_INPUT)
     click.echo(members["ISSUE.md"].decode())

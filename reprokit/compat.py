@@ -142,6 +142,18 @@ def config_assignment_lines() -> list[str]:
 INDUCTOR_CONFIG_PREFIX = "torch._inductor.config."
 
 
+def set_inductor_config(name: str, value) -> None:
+    """torch._inductor.config.<dotted name> = value (e.g. "cpp.inject_relu_bug_TESTING_ONLY")."""
+    import torch._inductor.config as icfg
+
+    obj, parts = icfg, name.split(".")
+    for p in parts[:-1]:
+        obj = getattr(obj, p)
+    if not hasattr(obj, parts[-1]):
+        raise ValueError(f"torch._inductor.config has no {name}")
+    setattr(obj, parts[-1], value)
+
+
 def set_functorch_config(name: str, value) -> None:
     import torch._functorch.config as fcfg
 

@@ -158,7 +158,7 @@ def test_compile_hang_is_cut_with_stacks(workdir):
     assert p.returncode == 0, p.stderr
     check_verdict(data, exp)
     stacks = pathlib.Path(data["decisive_trials"]["first_failing"], "stacks.txt").read_text()
-    assert "most recent call first" in stacks and "sleep" in stacks or "time.sleep" in stacks or "_inductor" in stacks
+    assert "most recent call first" in stacks and "torch/_inductor/" in stacks
 
 
 @pytest.mark.slow

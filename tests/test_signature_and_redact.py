@@ -81,3 +81,11 @@ def test_float_values_in_messages_normalise_alike():
     a = sig.normalise_message("compiled differs: 1.0000152587890625")
     assert a == sig.normalise_message("compiled differs: 2.5") == "compiled differs: N"
     assert sig.normalise_message("kernel cidgcdipbf23ipx2qi22f5 at c0ffee1234abcd") == "kernel cidgcdipbf23ipx2qi22f5 at <hash>"
+
+
+def test_code_is_not_mistaken_for_a_secret():
+    r = Redactor(known_secrets=[], home="/nonexistent", user="", host="")
+    code = "tokens = torch.randint(0, vocab, (batch, seq))\nmax_tokens: int = 4096\nkey_states = self.wk(x)\n"
+    assert r.scrub(code, "repro.py") == code and r.redactions == []
+    leaked = r.scrub('api_key = "s3cr3t-value"\nHF_TOKEN=abcd1234efgh\n', "train.py")
+    assert "s3cr3t-value" not in leaked and "abcd1234efgh" not in leaked

@@ -25,8 +25,12 @@ PATTERNS = [
     ("secret argument", re.compile(
         r"(?i)(?:--?(?:password|passwd|token|api[-_]?key|secret|access[-_]?key|auth)(?:[-_][a-z]+)?)(?:=|\s+)"
         r"[\"']?(?P<secret>[^\s\"']+)")),
+    # NAME=value with an environment-variable style name (upper case, as in logs and shells)...
     ("secret assignment", re.compile(
-        r"(?i)\b[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY)[A-Z0-9_]*\s*[=:]\s*[\"']?(?P<secret>[^\s\"',]{4,})")),
+        r"\b[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY)[A-Z0-9_]*\s*[=:]\s*[\"']?(?P<secret>[^\s\"',]{4,})")),
+    # ...and name = "literal" in code, any case; only quoted literals, so `tokens = torch.randint(...)` is code.
+    ("secret literal", re.compile(
+        r"(?i)\b\w*(?:token|secret|password|passwd|api_?key)\w*\s*[=:]\s*[\"'](?P<secret>[^\"'\s]{4,})[\"']")),
 ]
 
 

@@ -1,0 +1,1 @@
+"""Named architectures built without weights, for `reprokit pack --model`."""

@@ -1,0 +1,87 @@
+"""Inside a model trial (child process): build one rank, time eager and compiled steps, record memory."""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import resource
+import sys
+import time
+
+
+def _sync(torch, device):
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _timed(torch, device, fn, reps):
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        _sync(torch, device)
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def build(c: dict):
+    """(model, inputs) for a registry config or a user factory, on the requested device and dtype."""
+    import torch
+
+    dtype = getattr(torch, c["dtype"])
+    if c.get("factory"):
+        sys.path.insert(0, os.getcwd())
+        mod, _, fn = c["factory"].partition(":")
+        model, inputs = getattr(importlib.import_module(mod), fn)()
+        return model.to(c["device"], dtype), tuple(x.to(c["device"]) for x in inputs)
+    from reprokit.models.llama import Llama, LlamaConfig
+
+    cfg = LlamaConfig(**{**c["fields"], "layers": c["layers"]})
+    torch.manual_seed(0)
+    with torch.device("meta"):
+        model = Llama(cfg, tp=c["tp"])
+    model = model.to_empty(device=c["device"]).to(dtype)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.02)  # no weights exist; small random ones keep activations finite
+    tokens = torch.randint(0, cfg.vocab // c["tp"], (c["batch"], c["seq"]), device=c["device"])
+    return model, (tokens,)
+
+
+def run_model_trial(c: dict, out_dir: str) -> None:
+    """Eager step, compile, compiled step; writes model.json as it goes (a hang still leaves what was done)."""
+    import torch
+
+    from reprokit import compat
+
+    for name, value in (c.get("set") or {}).items():
+        compat.set_inductor_config(name, value)
+    record: dict = {"phase": "build"}
+
+    def save():
+        from reprokit.rundir import write_json_atomic
+
+        write_json_atomic(os.path.join(out_dir, "model.json"), record)
+
+    save()
+    model, inputs = build(c)
+    record["phase"] = "eager"
+    save()
+    device = c["device"]
+    with torch.no_grad():
+        record["eager_step_seconds"] = _timed(torch, device, lambda: model(*inputs), c.get("reps", 2))
+        record["phase"] = "compile"
+        save()
+        compiled = torch.compile(model, mode=c.get("mode"), dynamic=c.get("dynamic"))
+        t = time.perf_counter()
+        compiled(*inputs)
+        _sync(torch, device)
+        record["compile_seconds"] = time.perf_counter() - t
+        record["phase"] = "compiled"
+        save()
+        record["compiled_step_seconds"] = _timed(torch, device, lambda: compiled(*inputs), c.get("reps", 2))
+    record["speedup"] = record["eager_step_seconds"] / record["compiled_step_seconds"]
+    record["phase"] = "done"
+    record["peak_memory_bytes"] = (torch.cuda.max_memory_allocated() if device.startswith("cuda")
+                                   else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    save()

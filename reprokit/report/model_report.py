@@ -1,0 +1,87 @@
+"""Pack a `reprokit pack --model` run: same tarball format as a bisect run, with the model inlined in repro.py."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Callable
+
+from .. import __version__
+from ..render import environment
+from ..rundir import RunDir, write_atomic
+from .pack import _read, deterministic_tar, environment_report, manifest, trim_traceback
+from .redact import Redactor
+
+LLAMA_SOURCE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "models", "llama.py")
+
+
+def depth_svg(rows: list) -> str:
+    """Compile seconds against layer count as a small standalone SVG line chart."""
+    pts = [(r["layers"], r["compile_seconds"]) for r in rows if r.get("compile_seconds") is not None]
+    w, h, pad = 420, 240, 40
+    if not pts:
+        return f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}"><text x="10" y="20">no data</text></svg>\n'
+    xmax, ymax = max(p[0] for p in pts), max(p[1] for p in pts) or 1.0
+    def xy(p):
+        return pad + (w - 2 * pad) * p[0] / xmax, h - pad - (h - 2 * pad) * p[1] / ymax
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in map(xy, pts))
+    dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3"/><text x="{x + 4:.1f}" y="{y - 6:.1f}" font-size="10">'
+                   f'{p[1]:.1f}s</text>' for p, (x, y) in zip(pts, map(xy, pts)))
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif">'
+            f'<text x="{pad}" y="16" font-size="12">compile seconds vs layers</text>'
+            f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="black"/>'
+            f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="black"/>'
+            f'<text x="{w - pad}" y="{h - pad + 16}" font-size="10">{xmax} layers</text>'
+            f'<text x="4" y="{pad}" font-size="10">{ymax:.0f}s</text>'
+            f'<polyline points="{line}" fill="none" stroke="steelblue" stroke-width="2"/>{dots}</svg>\n')
+
+
+def model_repro(v: dict) -> str:
+    """A standalone repro.py: the model code inlined, the requested configuration by default."""
+    with open(LLAMA_SOURCE) as f:
+        source = f.read()
+    return environment().get_template("model_repro.py.j2").render(
+        reprokit_version=__version__, model_source=source.strip(), v=v, fields=json.dumps(v["fields"]),
+        requested=v["requested"])
+
+
+def pack_model_run(run: RunDir, emit: Callable[..., None] = lambda *a, **k: None, dry: bool = False):
+    v = run.read_json("verdict.json")
+    info = run.read_json("run.json")
+    redactor = Redactor.from_environment(None, argv=[info.get("command", "")])
+    digest = hashlib.sha256(json.dumps({k: val for k, val in v.items() if k not in ("tarball", "run_dir", "trial")},
+                                       sort_keys=True, default=str).encode()).hexdigest()[:8]
+    top = f"reprokit-{v['model']}-{digest}"
+    env_data = environment_report(run)
+    texts = {
+        "verdict.json": json.dumps({**v, "run_dir": os.path.basename(run.path), "trial": None, "tarball": None},
+                                   indent=2, sort_keys=True, default=str),
+        "env/collect_env.txt": env_data.get("text") or env_data.get("error", ""),
+        "env/collect_env.json": json.dumps(env_data.get("json") or {}, indent=2, sort_keys=True),
+        "env/packages.json": json.dumps(env_data.get("packages") or {}, indent=2, sort_keys=True),
+        "env/command.txt": (info.get("command") or "") + "\n",
+        "compile_vs_depth.svg": depth_svg(v.get("depth") or []),
+    }
+    if env_data.get("nvidia_smi"):
+        texts["env/nvidia-smi.txt"] = env_data["nvidia_smi"].get("text", "")
+    if v.get("fields"):
+        texts["repro.py"] = model_repro(v)
+    for fname in ("stdout.txt", "stderr.txt", "stacks.txt", "model.json", "spec.json"):
+        text = _read(os.path.join(v["trial"], fname))
+        if text:
+            texts[f"logs/compile_attempt/{fname}"] = text
+    error = ""
+    if v["outcome"] != "pass":
+        error = trim_traceback((_read(os.path.join(v["trial"], "stderr.txt")) or "") + "\n" +
+                               (_read(os.path.join(v["trial"], "stacks.txt")) or ""))
+    texts["ISSUE.md"] = environment().get_template("MODEL_ISSUE.md.j2").render(
+        v=v, error=error, versions=env_data.get("text") or "unavailable", reprokit_version=__version__,
+        command=info.get("command") or "reprokit pack --model", repro=texts.get("repro.py"), tarball=top + ".tar.gz")
+    members = {p: redactor.scrub(t, p).encode() for p, t in texts.items()}
+    members["MANIFEST.json"] = manifest(members, redactor.redactions)
+    if dry:
+        return members, top, redactor.redactions
+    path = os.path.join(os.path.dirname(run.path), top + ".tar.gz")
+    write_atomic(path, deterministic_tar(members, top))
+    emit("packed", path=path)
+    return path
