@@ -13,12 +13,14 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
 CASES = pathlib.Path(__file__).parent / "gpu_cases"
+SHARED = pathlib.Path(__file__).parent / "cases" / "_blocks.py"  # the model the CPU cases use too
 REPO = pathlib.Path(__file__).parent.parent
 
 
 def bisect(tmp_path, case, *args):
     work = tmp_path / "project"
     shutil.copytree(CASES, work)
+    shutil.copy(SHARED, work / "_blocks.py")
     p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", case, "--json", "-o", str(work / "artifacts"),
                         *args], cwd=work, capture_output=True, text=True, timeout=1200,
                        env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -29,7 +31,7 @@ def bisect(tmp_path, case, *args):
 @pytest.mark.parametrize("bug,kind", [("compile_error", "exception"), ("runtime_error", "cuda_fault"),
                                       ("accuracy", "exception")])
 def test_triton_relu_bug_isolated_and_minified(tmp_path, bug, kind):
-    data = bisect(tmp_path, f"triton_relu_{bug}.py", "--no-configs", "--no-pack")
+    data = bisect(tmp_path, "triton_relu.py", "--no-configs", "--no-pack", "--", bug)
     assert data["failing_stage"] == "inductor"
     assert data["kind"] == kind, data["signature"]
     assert data["subsystem"] and data["subsystem"]["name"] == "lowerings" and "relu" in data["subsystem"]["detail"]

@@ -1,8 +1,11 @@
-# A model on CUDA whose Triton relu kernel is planted with torch's own hook ("accuracy").
+# A model on CUDA whose Triton relu kernel is planted with torch's own hook; the bug is the script's argument:
+#   reprokit bisect triton_relu.py -- compile_error|runtime_error|accuracy
+import sys
+
 import torch
 from _blocks import model
 
-torch._inductor.config.triton.inject_relu_bug_TESTING_ONLY = "accuracy"
+torch._inductor.config.triton.inject_relu_bug_TESTING_ONLY = sys.argv[1]
 m = model().cuda()
 x = torch.randn(64, 16, device="cuda")
 expected = m(x)
