@@ -45,12 +45,23 @@ def env_for(d: pathlib.Path) -> dict:
     return env
 
 
+def case_args(case: str) -> list:
+    """The arguments a case asks for on its EXPECT line (--check-accuracy, --timeout ...)."""
+    import ast
+
+    first = (CASES / case).read_text().splitlines()[0]
+    exp = ast.literal_eval(first.split("=", 1)[1]) if first.startswith("# EXPECT") else {}
+    return list(exp.get("args", [])) + (["--timeout", str(exp["timeout"]), "--no-minify"] if "timeout" in exp else [])
+
+
 def run_reprokit(case: str, jobs: int) -> dict:
     d = workdir(case)
+    env = env_for(d)
+    env["FLAKY_DIR"] = str(d)
     t = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", case, "--json", "--no-pack", "--no-configs",
-                        "-j", str(jobs), "-o", str(d / "artifacts")], cwd=d, capture_output=True, text=True,
-                       env=env_for(d))
+                        "-j", str(jobs), "-o", str(d / "artifacts"), *case_args(case)], cwd=d, capture_output=True,
+                       text=True, env=env)
     wall = time.monotonic() - t
     data = json.loads(p.stdout) if p.stdout.strip() else {}
     overheads = []
@@ -136,7 +147,9 @@ def main():
         v = ours["data"]
         verdict_s = v.get("seconds", 0.0)
         minify_s = v.get("minify_seconds", 0.0)
-        row = {"case": case, "ours_verdict_ok": ours["verdict_ok"], "ours_verdict_s": verdict_s,
+        row = {"case": case, "stage": v.get("failing_stage"), "kind": v.get("kind"), "graph": v.get("graph"),
+               "subsystem": (v.get("subsystem") or {}).get("detail"), "flaky": v.get("flaky"),
+               "ours_verdict_ok": ours["verdict_ok"], "ours_verdict_s": verdict_s,
                "ours_trials": v.get("trials"), "ours_minify_s": minify_s, "ours_minify_trials": v.get("minify_trials"),
                "ours_nodes": v.get("nodes"), "ours_verified": v.get("repro_verified"), "overhead_s": ours["overhead"]}
         if not args.skip_torch:
@@ -148,6 +161,16 @@ def main():
         rows.append(row)
         print(json.dumps(row, default=str), flush=True)
     print()
+    if args.skip_torch:
+        print(f"{'case':<28} {'stage':<30} {'kind':<10} {'graph':>5} {'trials':>6} {'verdict s':>9} "
+              f"{'nodes':>9} {'minify':>7} {'minify s':>8} {'repro':>6}")
+        for r in rows:
+            n = r["ours_nodes"] or {}
+            nodes = f"{n.get('original')}→{n.get('minified')}" + ("L" if n.get("unit") == "lines" else "") if n else "-"
+            print(f"{r['case']:<28} {str(r['stage']):<30} {str(r['kind']):<10} {str(r['graph']):>5} "
+                  f"{str(r['ours_trials']):>6} {r['ours_verdict_s']:>9.1f} {nodes:>9} {str(r['ours_minify_trials']):>7} "
+                  f"{r['ours_minify_s'] or 0:>8.1f} {str(r['ours_verified']):>6}")
+        return
     head = f"{'case':<24} {'who':<9} {'verdict?':<8} {'seconds':>8} {'runs':>5} {'minify s':>9} {'nodes':>10} {'repro?':>6}"
     print(head)
     for r in rows:

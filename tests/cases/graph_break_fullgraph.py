@@ -1,4 +1,4 @@
-# EXPECT = {"failing_stage": "eager", "kinds": ["exception"], "max_lines": 13}
+# EXPECT = {"failing_stage": "eager", "kinds": ["exception"], "max_lines": 9}
 # A data-dependent branch cannot be traced into one graph: a genuine Dynamo failure under fullgraph=True.
 import torch
 
