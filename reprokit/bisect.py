@@ -9,7 +9,7 @@ from typing import Callable, Optional
 from .errors import NothingToIsolate, ReprokitError
 from .ladder import GPU_ONLY_FLAGS, STAGE_CONFIG_FLIPS, STAGES, SUBSYSTEMS
 from .model import Outcome, Signature, StageResult, TrialSpec, Verdict
-from .runner import Runner
+from .runner import Runner, trial_record
 from .search import ddmin, find_boundary
 
 Emit = Callable[..., None]
@@ -103,7 +103,6 @@ class Bisector:
         ladder = self.ladder(original)
         v.ladder = [dataclasses.asdict(r) for r in ladder]
         failing = next((r for r in ladder if r.same), None)
-        passing = [r for r in ladder if r.kind == "pass"]
         decisive = {"first_failing": original.trial_dir}
         if failing is None:
             # Every stock stage passes: the user's own backend is what breaks.
@@ -206,7 +205,7 @@ class Bisector:
 
     # -- config flips ------------------------------------------------------------------------
     def config_flips(self, stage: str, failing: Outcome) -> Optional[dict]:
-        state = _read_state(failing)
+        state = trial_record(failing.trial_dir)
         flips: dict = {}
         if stage == "inductor":
             on_gpu = bool(state.get("cuda"))
@@ -285,17 +284,6 @@ class Bisector:
                   "confirmed": stable}
         self.emit("subsystem", **result)
         return result
-
-
-def _read_state(outcome: Outcome) -> dict:
-    import json
-
-    for name in ("result.json", "state.json"):
-        path = os.path.join(outcome.trial_dir, name)
-        if os.path.exists(path):
-            with open(path) as f:
-                return json.load(f)
-    return {}
 
 
 def _default_of(name: str, current, state: dict):

@@ -139,9 +139,6 @@ def config_assignment_lines() -> list[str]:
             if name not in INDUCED_BY_REPROKIT]
 
 
-INDUCTOR_CONFIG_PREFIX = "torch._inductor.config."
-
-
 def set_inductor_config(name: str, value) -> None:
     """torch._inductor.config.<dotted name> = value (e.g. "cpp.inject_relu_bug_TESTING_ONLY")."""
     import torch._inductor.config as icfg
@@ -158,12 +155,6 @@ def set_functorch_config(name: str, value) -> None:
     import torch._functorch.config as fcfg
 
     setattr(fcfg, name, value)
-
-
-def reset() -> None:
-    import torch._dynamo
-
-    torch._dynamo.reset()
 
 
 def same(ref, res, fp64_ref=None, tol: float = 1e-3) -> bool:
@@ -213,22 +204,6 @@ def compile_keeping_backend(original_compile, *args, **kwargs):
         return original_compile(*args, **kwargs)
     finally:
         CompilerBisector.get_backend = saved
-
-
-def bisect_subsystems() -> dict:
-    """backend -> [(subsystem name, kind)], kind "counted" or "config" with (field, value)."""
-    from torch._inductor import compiler_bisector as cb
-
-    out = {}
-    for backend, subs in cb.BACKENDS.items():
-        rows = []
-        for s in subs:
-            if isinstance(s, cb.ConfigChange):
-                rows.append({"name": s.name, "kind": "config", "field": s.config_field, "value": s.config_value})
-            else:
-                rows.append({"name": s.name, "kind": "counted"})
-        out[backend] = rows
-    return out
 
 
 def format_import_block(globals_: dict) -> str:

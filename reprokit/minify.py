@@ -1,7 +1,6 @@
 """The minify use case: capture the failing graph, cut it while it fails the same way, write repro.py."""
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import time
@@ -13,7 +12,7 @@ from .ladder import STAGE_TITLES
 from .model import Signature, TrialSpec, Verdict
 from .render import render_repro
 from .rundir import RunDir, read_json
-from .runner import Runner
+from .runner import Runner, trial_record
 from .search import ddmin, find_boundary, run_to_fixpoint
 
 Emit = Callable[..., None]
@@ -195,8 +194,7 @@ def find_failing_graph(runner, v, opts, info, stage, accuracy):
     out = alone(case, False, "graph-alone")
     if out.failed:
         return case, read_json(os.path.join(case, "meta.json")), out.signature, False
-    state = read_json(os.path.join(cap.trial_dir, "result.json")) if os.path.exists(
-        os.path.join(cap.trial_dir, "result.json")) else {}
+    state = trial_record(cap.trial_dir)
     if v.graph not in (state.get("backward_graphs") or []):
         return f"graph {v.graph} passes when run alone through {stage}; the failure needs the rest of the script"
     if stage == "inductor":

@@ -5,7 +5,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
 # Outcome kinds. "pass" is the only non-failure; "invalid" marks a trial that could not be set up
 # (e.g. a graph edit that does not type-check) and never counts as the bug.

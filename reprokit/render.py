@@ -9,9 +9,6 @@ import jinja2
 from . import __version__
 from .ladder import STAGE_TITLES
 
-_DTYPE_CALL = {"bool": "torch.rand({shape}) < 0.5"}
-
-
 def template_dir() -> str:
     """templates/ as installed (the wheel maps it to reprokit.templates) or beside the package in a checkout."""
     beside = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import dataclasses
-import json
 import os
 import signal
 import subprocess
@@ -94,6 +93,15 @@ def _dump_and_kill(proc: subprocess.Popen) -> None:
     except ProcessLookupError:
         pass
     _kill_group(proc)
+
+
+def trial_record(trial_dir: str) -> dict:
+    """What the trial child wrote: result.json when it finished, else state.json (up to a crash or hang)."""
+    for name in ("result.json", "state.json"):
+        path = os.path.join(trial_dir, name)
+        if os.path.exists(path):
+            return read_json(path)
+    return {}
 
 
 def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float) -> Outcome:

@@ -1,6 +1,5 @@
 """A Llama-family decoder in plain torch: RMSNorm, RoPE, grouped-query attention through
 scaled_dot_product_attention, SwiGLU MLP. Self-contained: repro.py inlines this file."""
-import math
 from dataclasses import dataclass
 
 import torch

@@ -14,7 +14,8 @@ from .. import __version__
 from ..ladder import STAGE_TITLES
 from ..model import Signature, Verdict
 from ..render import environment
-from ..rundir import RunDir, read_json, write_atomic
+from ..rundir import RunDir, write_atomic
+from ..runner import trial_record
 from . import env as envmod
 from .git import git_state
 from .redact import Redactor
@@ -35,14 +36,6 @@ def _read(path: str, limit: int = TEXT_LIMIT) -> Optional[str]:
     return text if size <= limit else f"[... {size - limit} bytes cut ...]\n" + text
 
 
-def _trial_result(trial_dir: str) -> dict:
-    for name in ("result.json", "state.json"):
-        p = os.path.join(trial_dir, name)
-        if os.path.exists(p):
-            return read_json(p)
-    return {}
-
-
 def environment_report(run: RunDir) -> dict:
     """collect_env etc., collected once per run folder and kept there (packing twice gives the same bytes)."""
     if not run.exists("env.json"):
@@ -60,7 +53,7 @@ def error_log(v: Verdict) -> str:
     trial = (v.decisive_trials or {}).get("first_failing")
     if not trial:
         return "(no failing trial recorded)"
-    result = _trial_result(trial)
+    result = trial_record(trial)
     if result.get("traceback"):
         return trim_traceback(result["traceback"])
     err = _read(os.path.join(trial, "stderr.txt"), 200_000) or ""
@@ -143,7 +136,7 @@ def collect_members(run: RunDir, redactor: Redactor) -> tuple[dict, str]:
 
     # source/: the script, its local modules, git state
     first = (v.decisive_trials or {}).get("first_failing") or ""
-    imported = _trial_result(first).get("local_modules") or []
+    imported = trial_record(first).get("local_modules") or []
     script_dir = os.path.dirname(v.script)
     for path in [v.script] + imported:
         text = _read(path)
@@ -167,7 +160,7 @@ def collect_members(run: RunDir, redactor: Redactor) -> tuple[dict, str]:
     variables = {k: redactor.env_value(k, val, "env/environment.json")
                  for k, val in envmod.allowed_env(info.get("environment")).items()}
     texts["env/environment.json"] = json.dumps(variables, indent=2, sort_keys=True)
-    result = _trial_result(first)
+    result = trial_record(first)
     texts["env/compiler_config.json"] = json.dumps(result.get("user_configs") or {}, indent=2, sort_keys=True)
     texts["env/compile_args.json"] = json.dumps(v.compile_args or {}, indent=2, sort_keys=True)
     texts["env/command.txt"] = (info.get("command") or "") + "\n" + "argv: " + json.dumps(v.argv) + "\n"
