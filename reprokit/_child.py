@@ -43,6 +43,11 @@ class Trial:
         self.config_defaults = None
         self.note = ""
         self.backward_ran = set()
+        # doctor and `bisect --kind slow`: per compiled callable, each call's seconds; graph breaks seen
+        self.observe = bool(spec.config.get("__observe__"))
+        self.callables: list[dict] = []
+        self.breaks: list[dict] = []
+        self._depth = 0
 
     # -- bookkeeping -------------------------------------------------------------------------
     def save_state(self):
@@ -93,15 +98,71 @@ class Trial:
             trial.user_backend = compat.backend_name(backend)
             trial.compile_args = {"backend": trial.user_backend, "mode": mode, "options": _plain(options),
                                   "dynamic": dynamic, "fullgraph": fullgraph}
+            # `bisect --kind slow` asks what another mode or dynamic setting would do
+            mode = trial.spec.config.get("__mode__", mode)
+            dynamic = trial.spec.config.get("__dynamic__", dynamic)
             router = trial.make_router(backend, mode, options, dynamic)
+            site = user_frame(sys._getframe(1))
 
             def build(m):
-                return compat.compile_keeping_backend(original_compile, m, fullgraph=fullgraph, dynamic=dynamic,
-                                                      backend=router, disable=disable)
+                compiled = compat.compile_keeping_backend(original_compile, m, fullgraph=fullgraph, dynamic=dynamic,
+                                                          backend=router, disable=disable)
+                return trial.timed(compiled, m, site) if trial.observe else compiled
 
             return build if model is None else build(model)
 
         torch.compile = compile
+
+    def timed(self, compiled, original, site):
+        """The compiled callable, timing each outermost call and noting whether it compiled anything."""
+        import torch
+
+        from reprokit import compat
+
+        owner = getattr(original, "__self__", original)  # model.compile() hands torch.compile a bound method
+        label = type(owner).__name__ if isinstance(owner, torch.nn.Module) else getattr(original, "__qualname__",
+                                                                                          repr(original))
+        record = {"label": label, "site": site, "seconds": [], "compiled": []}
+        self.callables.append(record)
+        trial = self
+
+        def call(fn, *args, **kwargs):
+            if trial._depth:
+                return fn(*args, **kwargs)
+            trial._depth += 1
+            frames = compat.frames_compiled()
+            sync = torch.cuda.synchronize if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+            try:
+                if sync:
+                    sync()
+                t0 = time.perf_counter()
+                out = fn(*args, **kwargs)
+                if sync:
+                    sync()
+                record["seconds"].append(time.perf_counter() - t0)
+                record["compiled"].append(compat.frames_compiled() != frames)
+                return out
+            finally:
+                trial._depth -= 1
+
+        if isinstance(compiled, torch.nn.Module):
+            inner = compiled.forward
+            compiled.forward = lambda *a, **k: call(inner, *a, **k)
+            return compiled
+
+        import functools
+
+        @functools.wraps(compiled)
+        def timed_fn(*args, **kwargs):
+            return call(compiled, *args, **kwargs)
+
+        return timed_fn
+
+    def observations(self) -> dict:
+        from reprokit import compat
+
+        return {"callables": self.callables, "breaks": self.breaks, "metrics": compat.compilation_metrics(),
+                "counters": compat.dynamo_counters(), "recompile_limit": compat.recompile_limit()}
 
     def make_router(self, user_backend, mode, options, dynamic):
         def router(gm, example_inputs):
@@ -236,6 +297,19 @@ def local_modules(script: str) -> list:
             out.add(path)
     out.discard(os.path.abspath(script))
     return sorted(out)
+
+
+def user_frame(frame) -> list | None:
+    """[file, line] of the innermost caller outside torch and reprokit: where the user called torch.compile."""
+    import torch
+
+    skip = (os.path.dirname(os.path.abspath(torch.__file__)), os.path.dirname(os.path.abspath(__file__)))
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(skip) and not frame.f_code.co_filename.startswith("<"):
+            return [frame.f_code.co_filename, frame.f_lineno]
+        frame = frame.f_back
+    return None
 
 
 def describe_debug_info(debug_info) -> str | None:
@@ -380,6 +454,8 @@ def main(argv: list[str]) -> int:
         trial.install_probe()
         if spec.mode == "script":
             trial.install_router()
+            if trial.observe:
+                compat.watch_graph_breaks(trial.breaks.append)
             trial.run_script()
         elif spec.mode == "model":
             from reprokit.models.trial import run_model_trial
@@ -414,6 +490,11 @@ def main(argv: list[str]) -> int:
         result["traceback"] = "".join(traceback.format_exception(type(e), e, e.__traceback__))[-20000:]
         exit_code = 1
     result.update(trial.state())
+    if trial.observe:
+        try:
+            write_json_atomic(os.path.join(trial_dir, "observed.json"), trial.observations())
+        except Exception as e:  # the verdict still stands without the observations
+            result["note"] = (result.get("note") or "") + f" (observations unavailable: {type(e).__name__}: {e})"
     if spec.mode == "script":
         result["local_modules"] = local_modules(spec.script)
     result["seconds"] = time.monotonic() - started

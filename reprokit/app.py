@@ -79,3 +79,71 @@ def load_verdict(run_dir: str) -> Verdict:
     if not run.exists("verdict.json"):
         raise ReprokitError(f"{run_dir} has no verdict.json yet; run reprokit bisect to completion first")
     return Verdict.from_dict(run.read_json("verdict.json"))
+
+
+def doctor(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
+           command: str = "", emit: Emit = _noop):
+    """Run the script once eager and once compiled (isolated), and explain what Dynamo did: breaks,
+    recompilations, fall-backs and speed, each finding with a fix. Writes doctor.json and DOCTOR.md."""
+    from .doctor import analyze
+    from .model import TrialSpec
+    from .errors import NothingToIsolate
+    from .report.env import allowed_env
+    from .report.redact import SECRET_NAME
+    from .runner import trial_record
+
+    script = check_script(script)
+    cwd = os.getcwd()
+    run = RunDir.create(output_dir or os.path.join(cwd, "artifacts"),
+                        "doctor-" + os.path.splitext(os.path.basename(script))[0])
+    environment = {k: ("<set, value withheld>" if SECRET_NAME.search(k) else v) for k, v in allowed_env().items()}
+    run.write_json("run.json", {"kind": "doctor", "command": command, "script": script, "argv": list(argv),
+                                "cwd": cwd, "python": sys.executable, "environment": environment})
+    emit("run_dir", path=run.path)
+    runner = Runner(run, timeout=timeout or 600.0, jobs=1,
+                    on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
+
+    def spec(stage, label):
+        return TrialSpec(mode="script", stage=stage, script=script, argv=tuple(argv), cwd=cwd,
+                         config={"__observe__": True}, label=label)
+
+    # One after the other, never in parallel: the two runs' step times are compared.
+    eager = runner(spec("none", "eager"))
+    emit("stage", stage="none", outcome=eager)
+    if eager.failed:
+        raise NothingToIsolate(f"the script fails without torch.compile ({eager.signature.short()}); "
+                               "fix that first, doctor explains compiled runs of a working script")
+    if timeout is None:
+        runner.timeout = max(300.0, 10 * eager.seconds)
+    compiled = runner(spec("user", "compiled"))
+    emit("stage", stage="user", outcome=compiled)
+    if not compiled.compiled:
+        raise ReprokitError(f"{os.path.basename(script)} never calls torch.compile; doctor explains compiled code")
+    observed = [read_observed(o.trial_dir) for o in (eager, compiled)]
+    sources = [script] + (trial_record(compiled.trial_dir).get("local_modules") or [])
+    lines = {}
+    for path in sources:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines[path] = f.read().splitlines()
+        except OSError:
+            pass
+    outcome = {"kind": compiled.kind, "message": compiled.signature.short(), "user_backend": compiled.user_backend}
+    report = analyze(script, tuple(argv), observed[0], observed[1], outcome, lines)
+    report.run_dir = run.path
+    report.trials = {"eager": eager.trial_dir, "compiled": compiled.trial_dir}
+    run.write_json("doctor.json", report.to_dict())
+    from .render import environment as templates
+
+    run.write_text("DOCTOR.md", templates().get_template("DOCTOR.md.j2").render(r=report, name=os.path.basename(script),
+                                                                                command=command))
+    return report
+
+
+def read_observed(trial_dir: str) -> dict:
+    path = os.path.join(trial_dir, "observed.json")
+    if not os.path.exists(path):
+        return {}
+    from .rundir import read_json
+
+    return read_json(path)

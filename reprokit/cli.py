@@ -169,6 +169,60 @@ def minify(run_dir, resume, as_json, verbose):
     click.echo(json.dumps(verdict_json(v), sort_keys=True) if as_json else summary_table(v))
 
 
+@main.command()
+@click.argument("script")
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--output-dir", "-o", default=None, help="Where run folders go (default ./artifacts).")
+@click.option("--timeout", type=float, default=None, help="Seconds per run (default: from the eager run).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@click.option("--verbose", "-v", is_flag=True, help="One line per run, and every finding's detail.")
+def doctor(script, script_args, output_dir, timeout, as_json, verbose):
+    """Explain why compiled SCRIPT is not faster: graph breaks, recompilations, silent fall-backs, speed.
+
+    Arguments after -- are passed to the script: reprokit doctor train.py -- --steps 20"""
+    printer = Printer(verbose, quiet=False)
+    command = "reprokit doctor " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+    try:
+        r = app.doctor(script, tuple(script_args), output_dir=output_dir, timeout=timeout, command=command,
+                       emit=printer)
+    except ReprokitError as e:
+        _fail(str(e), EXIT_BAD_INPUT)
+    except NothingToIsolate as e:
+        if as_json:
+            click.echo(json.dumps({"findings": None, "message": str(e), "exit_code": EXIT_NOTHING}))
+        _fail(str(e), EXIT_NOTHING)
+    if as_json:
+        click.echo(json.dumps(r.to_dict(), sort_keys=True))
+    else:
+        click.echo(doctor_table(r, verbose))
+
+
+def doctor_table(r, verbose: bool = False) -> str:
+    """The findings as a terminal table: where, what, fix."""
+    s = r.speed
+    lines = [f"speed: {s['verdict']}"]
+    if s.get("speedup") is not None:
+        lines.append(f"       eager {s['eager_step_seconds'] * 1e3:.3f} ms/call, compiled "
+                     f"{s['compiled_step_seconds'] * 1e3:.3f} ms/call ({s['steps_timed']} calls after warm-up); "
+                     f"compile {s['compile_seconds']:.1f} s; {r.graphs} graph(s)")
+    if not r.findings:
+        lines.append("no graph breaks, recompilations or fall-backs")
+    for i, f in enumerate(r.findings, 1):
+        where = f"{os.path.basename(f['file'])}:{f['line']}" if f.get("file") else "-"
+        lines.append("")
+        lines.append(f"{i:>2}. {where:<22} {f['title']}")
+        if f.get("code"):
+            lines.append(f"    {'':<22} > {f['code']}")
+        lines.append(f"    {'':<22} fix: {f['fix']}")
+        if verbose and f.get("detail"):
+            lines.append(f"    {'':<22} {f['detail']}")
+        if f["owner"] == "compiler":
+            lines.append(f"    {'':<22} torch.compile's limitation: `reprokit issue {r.run_dir}` writes the issue")
+    lines.append("")
+    lines.append(f"report {os.path.join(r.run_dir or '', 'DOCTOR.md')}")
+    return "\n".join(lines)
+
+
 def _parse_sets(sets) -> dict:
     out = {}
     for item in sets:
@@ -226,7 +280,16 @@ def pack(run_dir, show, model, config_path, layers, sequence_length, batch_size,
         if not run_dir:
             raise ReprokitError("pass a run folder to pack, or --model NAME (see reprokit models)")
         run = RunDir.open(run_dir)
-        if run.read_json("run.json").get("kind") == "model":
+        if run.read_json("run.json").get("kind") == "doctor":
+            from .report.doctor_report import pack_doctor_run
+
+            if not run.exists("doctor.json"):
+                raise ReprokitError(f"{run_dir} has no doctor.json yet; run reprokit doctor to completion first")
+            if show:
+                _show(*pack_doctor_run(run, dry=True))
+                return
+            path = pack_doctor_run(run)
+        elif run.read_json("run.json").get("kind") == "model":
             from .report.model_report import pack_model_run
 
             if show:
@@ -276,7 +339,16 @@ def issue(run_dir):
 
     try:
         run = RunDir.open(run_dir)
-        if run.read_json("run.json").get("kind") == "model":
+        if run.read_json("run.json").get("kind") == "doctor":
+            from .report.doctor_report import pack_doctor_run
+
+            if not run.exists("doctor.json"):
+                raise ReprokitError(f"{run_dir} has no doctor.json yet; run reprokit doctor to completion first")
+            members, _, _ = pack_doctor_run(run, dry=True)
+            if "ISSUE.md" not in members:
+                _fail("every finding in this run is the script's to fix (see DOCTOR.md), none is a torch.compile "
+                      "limitation: no issue to write", EXIT_NOTHING)
+        elif run.read_json("run.json").get("kind") == "model":
             from .report.model_report import pack_model_run
 
             members, _, _ = pack_model_run(run, dry=True)

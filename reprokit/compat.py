@@ -218,3 +218,74 @@ def graph_python_code(gm):
     """(source of forward(), globals it needs) as FX would generate them."""
     pc = gm.graph.python_code(root_module="self")
     return pc.src, pc.globals
+
+
+# -- what Dynamo did: graph breaks, recompilations, fall-backs (reprokit doctor, bisect --kind slow) --------
+
+_METRIC_FIELDS = ("compile_id", "co_name", "co_filename", "co_firstlineno", "fail_type", "fail_reason",
+                  "fail_user_frame_filename", "fail_user_frame_lineno", "recompile_reason", "graph_op_count",
+                  "entire_frame_compile_time_s", "config_suppress_errors", "has_guarded_code")
+
+
+def watch_graph_breaks(on_break: Callable[[dict], None]) -> bool:
+    """Call on_break({gb_type, reason, stack: [(file, line, function, code)]}) for every graph break Dynamo
+    logs. Reads the exception Dynamo raised, not its log text; False where this torch has no such hook."""
+    try:
+        from torch._dynamo.symbolic_convert import InstructionTranslatorBase
+        from torch._guards import TracingContext
+    except ImportError:
+        return False
+    original = getattr(InstructionTranslatorBase, "log_graph_break", None)
+    if original is None or getattr(original, "_reprokit", False):
+        return original is not None
+
+    def log_graph_break(self, *args, **kwargs):
+        try:
+            exc = next((a for a in list(args) + list(kwargs.values()) if isinstance(a, BaseException)), None)
+            reason = next((a for a in list(args) + list(kwargs.values()) if isinstance(a, str)), "")
+            if exc is None or not getattr(exc, "logged", False):
+                stack = getattr(exc, "real_stack", None) or TracingContext.extract_stack()
+                on_break({"gb_type": getattr(exc, "gb_type", None) or type(exc).__name__,
+                          "reason": reason, "exc_type": type(exc).__name__ if exc else None,
+                          "stack": [(f.filename, f.lineno, f.name, (f.line or "").strip()) for f in stack],
+                          "frame": (self.f_code.co_filename, self.f_code.co_firstlineno, self.f_code.co_name)})
+        except Exception:  # observing must never change what Dynamo does
+            pass
+        return original(self, *args, **kwargs)
+
+    log_graph_break._reprokit = True
+    InstructionTranslatorBase.log_graph_break = log_graph_break
+    return True
+
+
+def compilation_metrics() -> list[dict]:
+    """One plain dict per frame compilation Dynamo attempted (its own CompilationMetrics records)."""
+    try:
+        from torch._dynamo.utils import get_compilation_metrics
+    except ImportError:
+        return []
+    out = []
+    for m in get_compilation_metrics():
+        out.append({k: (sorted(v) if isinstance(v, set) else v) for k in _METRIC_FIELDS
+                    for v in [getattr(m, k, None)]})
+    return out
+
+
+def dynamo_counters() -> dict:
+    """Dynamo's counters (frames, graph_break, unimplemented, stats) as plain nested dicts."""
+    from torch._dynamo.utils import counters
+
+    return {k: dict(v) for k, v in counters.items()}
+
+
+def recompile_limit() -> int:
+    import torch._dynamo.config as dcfg
+
+    return int(getattr(dcfg, "recompile_limit", None) or getattr(dcfg, "cache_size_limit", 8))
+
+
+def frames_compiled() -> int:
+    """How many frames Dynamo has started compiling so far in this process."""
+    from torch._dynamo.utils import counters
+
+    return int(counters["frames"].get("total", 0))

@@ -20,8 +20,10 @@ def template_dir() -> str:
 
 
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir()), keep_trailing_newline=True,
-                              undefined=jinja2.StrictUndefined, autoescape=False)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir()), keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined, autoescape=False)
+    env.filters["basename"] = lambda p: os.path.basename(p or "")
+    return env
 
 
 def input_line(meta: dict) -> str:
