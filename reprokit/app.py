@@ -41,14 +41,19 @@ def check_script(path: str) -> str:
 def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
            jobs: int = 2, repeat: int = 1, check_accuracy: bool = False, configs: bool = True,
            subsystems: bool = True, minify: bool = True, pack: bool = True, max_input_bytes: int = 64 << 20,
-           command: str = "", emit: Emit = _noop) -> Verdict:
+           kind: str = "failure", slow_threshold: float = 0.10, command: str = "", emit: Emit = _noop) -> Verdict:
     """Run the whole bisect: ladder, graph, configs, subsystems; then minify and pack unless told not to."""
     script = check_script(script)
     cwd = os.getcwd()
     base = output_dir or os.path.join(cwd, "artifacts")
     run = RunDir.create(base, os.path.splitext(os.path.basename(script))[0])
+    if kind == "slow" and jobs > 1:
+        # Trials side by side would slow each other down and make the timings lie.
+        jobs = 1
+        emit("note", text="--kind slow runs one trial at a time: parallel trials would distort the timings")
     opts = BisectOptions(script=script, argv=tuple(argv), cwd=cwd, timeout=timeout, jobs=jobs, repeat=max(1, repeat),
-                         check_accuracy=check_accuracy, configs=configs, subsystems=subsystems)
+                         check_accuracy=check_accuracy, configs=configs, subsystems=subsystems, kind=kind,
+                         slow_threshold=slow_threshold)
     from .report.env import allowed_env
     from .report.redact import SECRET_NAME
 
@@ -62,7 +67,10 @@ def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
     verdict = Bisector(opts, runner, emit).run()
     verdict.run_dir = run.path
     run.write_json("verdict.json", verdict.to_dict())
-    if minify and verdict.failing_stage and not verdict.flaky:
+    if minify and verdict.failing_stage and not verdict.flaky and verdict.kind == "slow":
+        emit("note", text="not minified: minify cuts graphs that fail; a slowdown is reported with its stage, "
+                          "config and mode")
+    elif minify and verdict.failing_stage and not verdict.flaky:
         from .minify import minify_run
 
         verdict = minify_run(run, runner=runner, emit=emit)

@@ -26,6 +26,8 @@ class BisectOptions:
     check_accuracy: bool = False
     configs: bool = True
     subsystems: bool = True
+    kind: str = "failure"  # or "slow": compiled slower than eager by more than slow_threshold is the failure
+    slow_threshold: float = 0.10
 
 
 class Bisector:
@@ -38,12 +40,35 @@ class Bisector:
         self.target: Optional[Signature] = None
         self.others: dict[str, dict] = {}
         self.started = time.monotonic()
+        self.eager_observed: Optional[dict] = None
+        if opts.kind == "slow":
+            runner.judge = self.judge_speed
 
     # -- trials ------------------------------------------------------------------------------
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         o = self.opts
+        if o.kind == "slow":
+            kw["config"] = {**kw.get("config", {}), "__observe__": True}
         return TrialSpec(mode="script", stage=stage, script=o.script, argv=tuple(o.argv), cwd=o.cwd,
                          check_accuracy=o.check_accuracy, label=label, **kw)
+
+    def judge_speed(self, spec: TrialSpec, outcome: Outcome) -> Outcome:
+        """--kind slow: a passing compiled run whose calls are slower than eager's by more than the threshold
+        fails with kind "slow". The eager reference is the no-compile baseline, the first trial."""
+        from .doctor import measure_speed
+        from .app import read_observed
+
+        if spec.stage == "none":
+            if self.eager_observed is None and outcome.kind == "pass":
+                self.eager_observed = read_observed(outcome.trial_dir)
+            return outcome
+        if outcome.kind != "pass" or self.eager_observed is None:
+            return outcome
+        speed = measure_speed(self.eager_observed, read_observed(outcome.trial_dir))
+        if speed.speedup is None or speed.speedup * (1 + self.opts.slow_threshold) >= 1.0:
+            return dataclasses.replace(outcome, note=speed.verdict)
+        return dataclasses.replace(outcome, kind="slow", note=speed.verdict, signature=Signature(
+            "slow", None, f"compiled slower than eager by more than {self.opts.slow_threshold:.0%}", None))
 
     def fails_same(self, outcome: Optional[Outcome]) -> bool:
         """True when the trial fails the way the original did; other failures are noted as other bugs."""
@@ -78,6 +103,9 @@ class Bisector:
             if baseline.failed:
                 raise NothingToIsolate(f"the script fails without compile ({baseline.signature.short()}) but passes "
                                        "compiled: nothing compiler-specific to isolate")
+            if o.kind == "slow":
+                raise NothingToIsolate(f"compiled is not slower than eager by more than {o.slow_threshold:.0%} "
+                                       f"({original.note or 'speed not measured'}): nothing to isolate")
             hint = "" if o.check_accuracy else " (add --check-accuracy to compare every compiled graph with eager)"
             raise NothingToIsolate(f"the script passes compiled and uncompiled: nothing to isolate{hint}")
         self.target = original.signature
@@ -128,12 +156,32 @@ class Bisector:
                     v.graph_code = f.read()
         if o.configs and failing.stage in ("inductor", "aot_eager_decomp_partition"):
             v.config = self.config_flips(failing.stage, stage_outcome)
-        if o.subsystems and failing.stage in SUBSYSTEMS:
+        if o.kind == "slow":
+            v.speed = {"original": original.note}
+            v.modes = self.modes(original)
+            v.message = SLOW_STAGE_MEANING.get(failing.stage, "")
+        elif o.subsystems and failing.stage in SUBSYSTEMS:
             v.subsystem = self.subsystem(failing.stage, stage_outcome)
         decisive["torch_logs"] = self.torch_logs(failing.stage).trial_dir
         if stage_outcome.kind == "cuda_fault":
             v.cuda_fault = self.pin_cuda_fault(failing.stage, stage_outcome)
         return self.finish(v, decisive=decisive)
+
+    def modes(self, original: Outcome) -> list:
+        """--kind slow: the script under each torch.compile mode and dynamic setting, with its speed."""
+        args = original.compile_args or {}
+        variants = [{"__mode__": m} for m in (None, "reduce-overhead", "max-autotune") if m != args.get("mode")]
+        variants += [{"__dynamic__": d} for d in (True, False) if d != args.get("dynamic")]
+        outcomes = self.runner.map([self.spec("user", "mode-" + "-".join(f"{k.strip('_')}={v}" for k, v in
+                                                                          c.items()), config=c) for c in variants])
+        rows = []
+        for c, out in zip(variants, outcomes):
+            if out is None:
+                continue
+            rows.append({"mode": c.get("__mode__", args.get("mode")), "dynamic": c.get("__dynamic__", args.get("dynamic")),
+                         "kind": out.kind, "speed": out.note, "trial": out.trial_dir})
+        self.emit("modes", rows=rows)
+        return rows
 
     def pin_cuda_fault(self, stage: str, failing: Outcome) -> dict:
         """Kernel launches are asynchronous: re-run with CUDA_LAUNCH_BLOCKING=1 so the fault names its kernel."""
@@ -284,6 +332,16 @@ class Bisector:
                   "confirmed": stable}
         self.emit("subsystem", **result)
         return result
+
+
+SLOW_STAGE_MEANING = {
+    "eager": "Dynamo alone (backend=eager) is already slower than eager: the cost is Dynamo's guards and frame "
+             "evaluation or its graph breaks, not generated code; fewer, larger compiled regions help, a different "
+             "backend will not",
+    "aot_eager": "AOT autograd's tracing and runtime wrappers make it slower; Dynamo alone is not",
+    "aot_eager_decomp_partition": "the decompositions or the partitioner make it slower; AOT autograd alone is not",
+    "inductor": "inductor's generated code is slower than eager; the stages before it are not",
+}
 
 
 def _default_of(name: str, current, state: dict):

@@ -62,6 +62,10 @@ class Printer:
         elif event == "minified":
             self.line(f"  minified graph {d['before']} → {d['after']} nodes in {d['trials']} trials, "
                       f"{d['seconds']:.1f} s; repro.py {'verified in a fresh process' if d['verified'] else 'NOT verified'}")
+        elif event == "modes":
+            for r in d["rows"]:
+                mark = "✓" if r["kind"] == "pass" else "✗"
+                self.line(f"  {mark} mode={r['mode'] or 'default'} dynamic={r['dynamic']}: {r['speed']}")
         elif event == "note":
             self.line(f"  {d['text']}")
         elif event == "packed":
@@ -88,6 +92,10 @@ def summary_table(v) -> str:
              ("subsystem", None if not v.subsystem else
               f"{v.subsystem['name']} #{v.subsystem['application']}: {v.subsystem['detail']}"),
              ("cuda fault", None if not v.cuda_fault else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel']}"),
+             ("speed", (v.speed or {}).get("original")),
+             ("modes that are not slow", None if v.modes is None else
+              ", ".join(f"mode={r['mode'] or 'default'} dynamic={r['dynamic']}" for r in v.modes
+                        if r["kind"] == "pass") or "none"),
              ("repro", v.repro), ("tarball", v.tarball),
              ("trials", f"{v.trials} in {v.seconds:.1f} s")]
     lines.append("")
@@ -125,10 +133,13 @@ def main():
 @click.option("--no-minify", is_flag=True, help="Stop after the verdict.")
 @click.option("--no-pack", is_flag=True, help="Do not write the tarball.")
 @click.option("--max-input-bytes", type=int, default=64 << 20, help="Budget for saved real graph inputs.")
+@click.option("--kind", type=click.Choice(["failure", "slow"]), default="failure",
+              help="slow: compiled slower than eager (per call, after warm-up) is the failure to bisect.")
+@click.option("--slow-threshold", type=float, default=10.0, help="--kind slow: percent slower that counts.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True, help="One line per trial.")
 def bisect(script, script_args, output_dir, timeout, jobs, repeat, check_accuracy, no_configs, no_subsystems,
-           no_minify, no_pack, max_input_bytes, as_json, verbose):
+           no_minify, no_pack, max_input_bytes, kind, slow_threshold, as_json, verbose):
     """Name the compiler stage, graph, config and pass that break SCRIPT, then minify and pack it.
 
     Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4"""
@@ -139,7 +150,8 @@ def bisect(script, script_args, output_dir, timeout, jobs, repeat, check_accurac
         v = app.bisect(script, args, output_dir=output_dir, timeout=timeout, jobs=jobs or _default_jobs(),
                        repeat=repeat, check_accuracy=check_accuracy, configs=not no_configs,
                        subsystems=not no_subsystems, minify=not no_minify, pack=not no_pack,
-                       max_input_bytes=max_input_bytes, command=command, emit=printer)
+                       max_input_bytes=max_input_bytes, kind=kind, slow_threshold=slow_threshold / 100.0,
+                       command=command, emit=printer)
     except ReprokitError as e:
         _fail(str(e), EXIT_BAD_INPUT)
     except NothingToIsolate as e:

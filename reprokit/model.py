@@ -170,3 +170,6 @@ class Verdict(JsonData):
     minify_seconds: float = 0.0
     tarball: Optional[str] = None
     cuda_fault: Optional[dict] = None  # {"fault", "kernel", "trial"} from a CUDA_LAUNCH_BLOCKING=1 re-run
+    # --kind slow: the original's speed, and each torch.compile mode / dynamic setting tried
+    speed: Optional[dict] = None
+    modes: Optional[list] = None

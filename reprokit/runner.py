@@ -163,8 +163,11 @@ class Runner:
     """Runs trials for one run folder: journal-backed cache, parallel batches, progress callbacks."""
 
     def __init__(self, run: RunDir, timeout: float, jobs: int = 1,
-                 on_trial: Optional[Callable[[TrialSpec, Outcome, bool], None]] = None):
+                 on_trial: Optional[Callable[[TrialSpec, Outcome, bool], None]] = None,
+                 judge: Optional[Callable[[TrialSpec, Outcome], Outcome]] = None):
         self.run = run
+        # Re-judges a finished trial (bisect --kind slow: a passing run that is too slow is the failure)
+        self.judge = judge
         self.timeout = timeout
         self.jobs = max(1, jobs)
         self.on_trial = on_trial
@@ -184,6 +187,8 @@ class Runner:
             return cached
         outcome = run_trial(spec, self.run.trial_dir(key, spec.label or spec.stage), self.run.file("cache"),
                             self.timeout)
+        if self.judge is not None:
+            outcome = self.judge(spec, outcome)
         with self._lock:
             self.cache[key] = outcome
             self.executed += 1

@@ -149,3 +149,25 @@ def test_bad_input_and_nothing_to_explain(tmp_path, make, code, words):
     p = reprokit(tmp_path, "doctor", name, "-o", str(tmp_path / "artifacts"))
     assert p.returncode == code, (p.returncode, p.stderr)
     assert words in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.slow
+def test_bisect_kind_slow_names_the_stage_that_is_slow(project):
+    p = reprokit(project, "bisect", "compile_does_not_help.py", "--kind", "slow", "--json", "--no-pack",
+                 "-o", str(project / "artifacts"))
+    assert p.returncode == 0, p.stderr[-3000:]
+    v = json.loads(p.stdout)
+    # One tiny op: Dynamo's own per-call overhead already makes it slower, before any backend.
+    assert v["kind"] == "slow" and v["failing_stage"] == "eager", v
+    assert "Dynamo alone" in v["message"]
+    assert "slower than eager" in v["speed"]["original"]
+    tried = {(r["mode"], r["dynamic"]) for r in v["modes"]}
+    assert {("reduce-overhead", None), ("max-autotune", None), (None, True), (None, False)} <= tried
+    assert v["repro"] is None  # a slowdown is not minified
+
+
+@pytest.mark.slow
+def test_bisect_kind_slow_with_nothing_slow_exits_3(project):
+    p = reprokit(project, "bisect", "compile_helps.py", "--kind", "slow", "--no-pack", "-o", str(project / "artifacts"))
+    assert p.returncode == 3, p.stderr[-2000:]
+    assert "not slower than eager" in p.stderr and "Traceback" not in p.stderr
