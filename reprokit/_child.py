@@ -433,6 +433,11 @@ def main(argv: list[str]) -> int:
     spec_path, trial_dir = argv[1], argv[2]
     with open(spec_path) as f:
         spec = TrialSpec.from_dict(json.load(f))
+    rank = os.environ.get("RANK", "0") if int(os.environ.get("WORLD_SIZE", "1")) > 1 else "0"
+    if rank != "0":
+        # Under torchrun every rank is a child: rank 0 answers in the trial folder, the others beside it.
+        trial_dir = os.path.join(trial_dir, f"rank{rank}")
+        os.makedirs(trial_dir, exist_ok=True)
     stacks = open(os.path.join(trial_dir, "stacks.txt"), "w")
     faulthandler.enable(file=sys.stderr, all_threads=True)
     faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=True)

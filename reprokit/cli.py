@@ -264,11 +264,12 @@ def _parse_sets(sets) -> dict:
 @click.option("--timeout", type=float, default=600.0, help="Seconds for the compile attempt.")
 @click.option("--set", "sets", multiple=True, help="NAME=VALUE inductor config for the attempt (repeatable).")
 @click.option("--exact", is_flag=True, help="On a CPU too, run the requested sequence length and batch size.")
+@click.option("--launch", is_flag=True, help="Run every tensor-parallel rank under torchrun (gloo on a CPU).")
 @click.option("--output-dir", "-o", default=None)
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--verbose", "-v", is_flag=True)
 def pack(run_dir, show, model, config_path, layers, sequence_length, batch_size, tensor_parallel_gpus, device, dtype,
-         mode, dynamic, timeout, sets, exact, output_dir, as_json, verbose):
+         mode, dynamic, timeout, sets, exact, launch, output_dir, as_json, verbose):
     """Pack an earlier run folder (RUN_DIR), or build --model and pack a safe compile attempt of it."""
     from .report.pack import pack_run, plan
     from .rundir import RunDir
@@ -280,12 +281,13 @@ def pack(run_dir, show, model, config_path, layers, sequence_length, batch_size,
             req = ModelRequest(model=model, config_path=config_path, layers=layers, sequence_length=sequence_length,
                                batch_size=batch_size, tensor_parallel_gpus=tensor_parallel_gpus, device=device,
                                dtype=dtype, mode=mode, dynamic=dynamic, timeout=timeout, sets=_parse_sets(sets),
-                               exact=exact)
+                               exact=exact, launch=launch)
             command = "reprokit pack " + " ".join(shlex.quote(a) for a in sys.argv[2:])
             v = pack_model(req, output_dir=output_dir, command=command, emit=Printer(verbose, quiet=False))
             keys = ("model", "params_total", "params_per_rank", "risk", "outcome", "compile_seconds",
                     "eager_step_seconds", "compiled_step_seconds", "speedup", "requested", "ran", "tarball",
-                    "depth", "message", "run_dir", "signature", "peak_memory_bytes")
+                    "depth", "message", "run_dir", "signature", "peak_memory_bytes", "ranks",
+                    "collectives_in_graph")
             click.echo(json.dumps({k: v.get(k) for k in keys}, sort_keys=True) if as_json
                        else f"{v['model']}: {v['outcome']}; tarball {v['tarball']}")
             return

@@ -289,3 +289,16 @@ def frames_compiled() -> int:
     from torch._dynamo.utils import counters
 
     return int(counters["frames"].get("total", 0))
+
+
+def inductor_backend_recording(mode: Optional[str], dynamic: Optional[bool], ops: list) -> Callable:
+    """Inductor as torch.compile(mode=...) builds it, appending "<graph>" and each call_function target of every
+    graph Dynamo hands it to `ops`."""
+    wrapper = torch._TorchCompileInductorWrapper(mode, {}, dynamic)
+
+    def backend(gm, example_inputs):
+        ops.append("<graph>")
+        ops.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+        return wrapper(gm, example_inputs)
+
+    return backend

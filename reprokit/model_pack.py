@@ -28,6 +28,7 @@ class ModelRequest:
     timeout: float = 600.0
     sets: dict = dataclasses.field(default_factory=dict)  # inductor config to set, e.g. a planted bug
     exact: bool = False  # run the requested sequence length and batch even on a CPU
+    launch: bool = False  # run all tensor-parallel ranks under torchrun (gloo on CPU) even without N GPUs
 
 # On a CPU the attempt is scaled to this many tokens unless --exact; the verdict says so.
 CPU_TOKENS = 256
@@ -67,9 +68,19 @@ def pack_model(req: ModelRequest, output_dir: Optional[str] = None, command: str
         batch, seq = 1, min(seq, CPU_TOKENS)
         scaled.append(f"scaled for a CPU to batch {batch} x sequence {seq} (requested {req.batch_size} x "
                       f"{req.sequence_length}; --exact runs it as asked)")
-    ran = {**requested, "layers": layers, "sequence_length": seq, "batch_size": batch, "ranks_run": 1,
-           "note": (f"one rank of {tp} compiled alone (its shard shapes; collectives not in the graph)"
-                    if tp > 1 else "the whole model on one device")}
+    # Every rank for real when the machine has a GPU per rank, or when asked (--launch: gloo on a CPU).
+    ranks = tp if tp > 1 and factory is None and (req.launch or (device.startswith("cuda") and gpus >= tp)) else 1
+    if tp > 1 and ranks == 1:
+        why = f"the machine has {gpus} GPU(s); --launch runs all ranks" if device.startswith("cuda") else \
+            "--launch runs all ranks with gloo"
+        note = f"one rank of {tp} compiled alone (its shard shapes; collectives not in the graph: {why})"
+    elif ranks > 1:
+        note = (f"{ranks} ranks under torchrun ({'nccl' if device.startswith('cuda') else 'gloo'}), each compiling "
+                f"its shard with the all-reduces in the graph")
+    else:
+        note = "the whole model on one device"
+    ran = {**requested, "layers": layers, "sequence_length": seq, "batch_size": batch, "ranks_run": ranks,
+           "note": note}
     if full_layers and layers != full_layers:
         ran["note"] += f"; {layers} of {full_layers} layers"
     if scaled:
@@ -86,7 +97,8 @@ def pack_model(req: ModelRequest, output_dir: Optional[str] = None, command: str
     def trial(k):
         c = {"fields": fields, "factory": factory, "layers": k, "seq": seq, "batch": batch,
              "tp": tp, "device": device, "dtype": dtype, "mode": req.mode, "dynamic": req.dynamic, "set": req.sets}
-        out = runner(TrialSpec(mode="model", stage="inductor", cwd=os.getcwd(), config={"__model__": c},
+        out = runner(TrialSpec(mode="model", stage="inductor", cwd=os.getcwd(),
+                               config={"__model__": c, **({"__ranks__": ranks} if ranks > 1 else {})},
                                label=f"model-{k}-layers"))
         path = os.path.join(out.trial_dir, "model.json")
         return out, (read_json(path) if os.path.exists(path) else {})
@@ -115,6 +127,7 @@ def pack_model(req: ModelRequest, output_dir: Optional[str] = None, command: str
         "compiled_step_seconds": main.get("compiled_step_seconds"), "speedup": speedup,
         "worth_it": None if speedup is None else speedup >= 1.05,
         "peak_memory_bytes": main.get("peak_memory_bytes"), "requested": requested, "ran": ran,
+        "collectives_in_graph": main.get("collectives_in_graph"), "ranks": main.get("ranks"),
         "depth": sorted(depth, key=lambda r: r["layers"]), "trial": main_out.trial_dir, "run_dir": run.path,
         "seconds": round(time.monotonic() - started, 2), "tarball": None, "factory": factory, "fields": fields,
         "message": "",

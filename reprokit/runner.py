@@ -55,7 +55,7 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
     started = time.monotonic()
     with open(os.path.join(trial_dir, "stdout.txt"), "wb") as out, \
             open(os.path.join(trial_dir, "stderr.txt"), "wb") as err:
-        proc = subprocess.Popen([python, "-m", "reprokit._child", spec_path, trial_dir],
+        proc = subprocess.Popen(child_command(spec, spec_path, trial_dir, python),
                                 cwd=spec.cwd or trial_dir, env=trial_env(spec, cache_root, trial_dir),
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         timed_out = False
@@ -63,7 +63,7 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _dump_and_kill(proc)
+            _dump_and_kill(proc, int((spec.config or {}).get("__ranks__", 1)))
         except BaseException:
             # Ctrl-C or a crash of reprokit: the trial's whole group goes with it.
             _kill_group(proc)
@@ -73,6 +73,16 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
             _kill_group(proc)
     seconds = time.monotonic() - started
     return classify(trial_dir, proc.returncode, timed_out, seconds)
+
+
+def child_command(spec: TrialSpec, spec_path: str, trial_dir: str, python: str) -> list:
+    """The trial's command line: one child process, or N ranks of it under torchrun (pack --model --launch)."""
+    ranks = int((spec.config or {}).get("__ranks__", 1))
+    child = ["-m", "reprokit._child", spec_path, trial_dir]
+    if ranks > 1:
+        # torchrun's agent and every rank share the trial's process group: a timeout takes them all down.
+        return [python, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}", *child]
+    return [python, *child]
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -86,9 +96,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def _dump_and_kill(proc: subprocess.Popen) -> None:
+def _dump_and_kill(proc: subprocess.Popen, ranks: int = 1) -> None:
     try:
-        os.kill(proc.pid, signal.SIGUSR1)  # faulthandler writes every thread's stack to stacks.txt
+        # faulthandler writes every thread's stack to stacks.txt; under torchrun every rank has its own
+        if ranks > 1:
+            os.killpg(proc.pid, signal.SIGUSR1)
+        else:
+            os.kill(proc.pid, signal.SIGUSR1)
         time.sleep(1.0)
     except ProcessLookupError:
         pass

@@ -111,3 +111,32 @@ def test_planted_compile_error_in_a_user_factory_is_classified(tmp_path):
     assert "CppCompileError" in d["signature"]["message"]
     issue = members(d["tarball"])["ISSUE.md"].decode()
     assert "exception during compile" in issue
+
+
+TINY_HF_CONFIG = {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2,
+                  "intermediate_size": 688, "vocab_size": 1024, "rope_theta": 10000.0, "rms_norm_eps": 1e-5,
+                  "model_type": "llama"}
+
+
+@pytest.mark.slow
+def test_hf_config_two_ranks_under_torchrun_with_gloo(tmp_path):
+    """--config file.json plus --launch: both ranks run for real, the all-reduces are in the compiled graph."""
+    cfg = tmp_path / "tiny.json"
+    cfg.write_text(json.dumps(TINY_HF_CONFIG))
+    p = cli("pack", "--config", str(cfg), "--tensor-parallel-gpus", "2", "--launch", "--device", "cpu",
+                "--sequence-length", "64", "--json", "-o", str(tmp_path / "artifacts"), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    v = json.loads(p.stdout)
+    # Hand arithmetic for the config: embed + lm_head 2*1024*256; per layer q,o 256*256 each, k,v 256*64 each,
+    # MLP 3*256*688, two norms 2*256; final norm 256.
+    per_layer = 2 * 256 * 256 + 2 * 256 * 64 + 3 * 256 * 688 + 2 * 256
+    assert v["params_total"] == 2 * 1024 * 256 + 4 * per_layer + 256
+    assert v["outcome"] == "pass" and v["ranks"] == 2 and v["ran"]["ranks_run"] == 2
+    assert "2 ranks under torchrun (gloo)" in v["ran"]["note"]
+    # One all-reduce after the embedding, then after attention and after the MLP of each of the 2 layers.
+    assert v["collectives_in_graph"] == 1 + 2 * 2
+    with tarfile.open(v["tarball"]) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames()}
+        issue = tar.extractfile([m for m in tar.getmembers() if m.name.endswith("/ISSUE.md")][0]).read().decode()
+    assert "logs/compile_attempt/rank1/stderr.txt" in names or "logs/compile_attempt/rank1/model.json" in names
+    assert "All-reduces in the compiled graph(s): 5" in issue

@@ -101,20 +101,36 @@ class Block(nn.Module):
         return x + self._reduce(self.mlp(self.mlp_norm(x)))
 
 
-class Llama(nn.Module):
-    """One tensor-parallel rank of a Llama decoder (tp=1: the whole model)."""
+def tp_all_reduce(x):
+    """Sum a row-parallel layer's partial output over the tensor-parallel ranks (Dynamo traces this into
+    the graph as a functional all-reduce)."""
+    import torch.distributed as dist
 
-    def __init__(self, cfg: LlamaConfig, tp: int = 1, all_reduce=None):
+    dist.all_reduce(x)
+    return x
+
+
+class Llama(nn.Module):
+    """One tensor-parallel rank of a Llama decoder (tp=1: the whole model). With all_reduce, the ranks'
+    partial sums are combined as in Megatron: after the vocab-parallel embedding, attention and the MLP."""
+
+    def __init__(self, cfg: LlamaConfig, tp: int = 1, all_reduce=None, rank: int = 0):
         super().__init__()
         self.cfg = cfg
         heads, kv, inter = shard_sizes(cfg, tp)
-        self.embed = nn.Embedding(cfg.vocab // tp, cfg.hidden)  # vocab-parallel
+        self.vocab_start, self.vocab_rows = rank * (cfg.vocab // tp), cfg.vocab // tp
+        self.embed = nn.Embedding(cfg.vocab // tp, cfg.hidden)  # vocab-parallel: this rank's rows
         self.layers = nn.ModuleList(Block(cfg, heads, kv, inter, all_reduce) for _ in range(cfg.layers))
         self.norm = RMSNorm(cfg.hidden, cfg.norm_eps)
         self.lm_head = nn.Linear(cfg.hidden, cfg.vocab // tp, bias=False)
+        self.all_reduce = all_reduce
 
     def forward(self, tokens):
-        x = self.embed(tokens)
+        local = tokens - self.vocab_start
+        outside = (local < 0) | (local >= self.vocab_rows)
+        x = self.embed(local.masked_fill(outside, 0)).masked_fill(outside.unsqueeze(-1), 0.0)
+        if self.all_reduce is not None:
+            x = self.all_reduce(x)
         cos, sin = rope_tables(tokens.shape[1], self.cfg.dim_per_head, self.cfg.rope_theta, x.device, x.dtype)
         for layer in self.layers:
             x = layer(x, cos, sin)

@@ -35,16 +35,40 @@ def build(c: dict):
         return model.to(c["device"], dtype), tuple(x.to(c["device"]) for x in inputs)
     from reprokit.models.llama import Llama, LlamaConfig
 
+    from reprokit.models.llama import tp_all_reduce
+
     cfg = LlamaConfig(**{**c["fields"], "layers": c["layers"]})
-    torch.manual_seed(0)
+    launched = _world_size() > 1
+    rank = int(os.environ.get("RANK", "0")) if launched else 0
+    torch.manual_seed(rank)  # each rank its own shard of (random) weights
     with torch.device("meta"):
-        model = Llama(cfg, tp=c["tp"])
+        model = Llama(cfg, tp=c["tp"], all_reduce=tp_all_reduce if launched else None, rank=rank)
     model = model.to_empty(device=c["device"]).to(dtype)
     with torch.no_grad():
         for p in model.parameters():
             p.normal_(0.0, 0.02)  # no weights exist; small random ones keep activations finite
-    tokens = torch.randint(0, cfg.vocab // c["tp"], (c["batch"], c["seq"]), device=c["device"])
+    torch.manual_seed(0)  # the same tokens on every rank
+    tokens = torch.randint(0, cfg.vocab, (c["batch"], c["seq"]), device=c["device"])
     return model, (tokens,)
+
+
+def _world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def init_ranks(c: dict) -> dict:
+    """Under torchrun: join the process group (gloo on CPU, nccl on CUDA) and pick this rank's device."""
+    import torch
+    import torch.distributed as dist
+
+    if _world_size() <= 1:
+        return c
+    if c["device"].startswith("cuda"):
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local)
+        c = {**c, "device": f"cuda:{local}"}
+    dist.init_process_group("nccl" if c["device"].startswith("cuda") else "gloo")
+    return c
 
 
 def run_model_trial(c: dict, out_dir: str) -> None:
@@ -63,15 +87,20 @@ def run_model_trial(c: dict, out_dir: str) -> None:
         write_json_atomic(os.path.join(out_dir, "model.json"), record)
 
     save()
+    c = init_ranks(c)
+    record["ranks"] = _world_size()
     model, inputs = build(c)
     record["phase"] = "eager"
     save()
     device = c["device"]
+    graph_ops: list = []
     with torch.no_grad():
         record["eager_step_seconds"] = _timed(torch, device, lambda: model(*inputs), c.get("reps", 2))
         record["phase"] = "compile"
         save()
-        compiled = torch.compile(model, mode=c.get("mode"), dynamic=c.get("dynamic"))
+        # inductor as torch.compile builds it, noting the ops Dynamo put in each graph (collectives among them)
+        backend = compat.inductor_backend_recording(c.get("mode"), c.get("dynamic"), graph_ops)
+        compiled = torch.compile(model, backend=backend, dynamic=c.get("dynamic"))
         t = time.perf_counter()
         compiled(*inputs)
         _sync(torch, device)
@@ -80,6 +109,8 @@ def run_model_trial(c: dict, out_dir: str) -> None:
         save()
         record["compiled_step_seconds"] = _timed(torch, device, lambda: compiled(*inputs), c.get("reps", 2))
     record["speedup"] = record["eager_step_seconds"] / record["compiled_step_seconds"]
+    record["collectives_in_graph"] = sum(1 for op in graph_ops if "all_reduce" in op)
+    record["graphs"] = sum(1 for op in graph_ops if op == "<graph>")
     record["phase"] = "done"
     record["peak_memory_bytes"] = (torch.cuda.max_memory_allocated() if device.startswith("cuda")
                                    else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)

@@ -66,10 +66,12 @@ def pack_model_run(run: RunDir, emit: Callable[..., None] = lambda *a, **k: None
         texts["env/nvidia-smi.txt"] = env_data["nvidia_smi"].get("text", "")
     if v.get("fields"):
         texts["repro.py"] = model_repro(v)
-    for fname in ("stdout.txt", "stderr.txt", "stacks.txt", "model.json", "spec.json"):
-        text = _read(os.path.join(v["trial"], fname))
-        if text:
-            texts[f"logs/compile_attempt/{fname}"] = text
+    ranks = sorted(d for d in os.listdir(v["trial"]) if d.startswith("rank")) if os.path.isdir(v["trial"]) else []
+    for sub in [""] + ranks:  # under torchrun, ranks other than 0 write beside rank 0's files
+        for fname in ("stdout.txt", "stderr.txt", "stacks.txt", "model.json", "spec.json"):
+            text = _read(os.path.join(v["trial"], sub, fname))
+            if text:
+                texts[f"logs/compile_attempt/{sub + '/' if sub else ''}{fname}"] = text
     error = ""
     if v["outcome"] != "pass":
         error = trim_traceback((_read(os.path.join(v["trial"], "stderr.txt")) or "") + "\n" +
