@@ -417,7 +417,8 @@ def classify_exception(trial: Trial, exc: BaseException) -> dict:
     frames = [(f.filename, f.name) for f in traceback.extract_tb(exc.__traceback__)]
     s = sig.for_exception(type(exc).__name__, str(exc), frames, compat.TORCH_ROOT)
     text = str(exc)
-    if type(exc).__name__ == "OutOfMemoryError" or "out of memory" in text.lower():
+    if type(exc).__name__ == "OutOfMemoryError" or "out of memory" in text.lower() or \
+            "can't allocate memory" in text:  # CUDA's and the CPU allocator's words for it
         # Not the user's bug nor the compiler's: this trial could not say anything.
         return {"kind": "skip", "signature": sig.Signature("skip", type(exc).__name__, "out of memory").to_dict(),
                 "note": "out of memory: the trial was skipped, not counted as the bug"}

@@ -39,7 +39,7 @@ def check_script(path: str) -> str:
 
 
 def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
-           jobs: int = 2, repeat: int = 1, check_accuracy: bool = False, configs: bool = True,
+           jobs: Optional[int] = None, repeat: int = 1, check_accuracy: bool = False, configs: bool = True,
            subsystems: bool = True, minify: bool = True, pack: bool = True, max_input_bytes: int = 64 << 20,
            kind: str = "failure", slow_threshold: float = 0.10, command: str = "", emit: Emit = _noop) -> Verdict:
     """Run the whole bisect: ladder, graph, configs, subsystems; then minify and pack unless told not to."""
@@ -47,6 +47,13 @@ def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
     cwd = os.getcwd()
     base = output_dir or os.path.join(cwd, "artifacts")
     run = RunDir.create(base, os.path.splitext(os.path.basename(script))[0])
+    from .devices import cuda_devices
+
+    gpus = cuda_devices()
+    # Several GPUs: one trial per GPU at a time. Otherwise the CPU cores (at most 4) set the pace.
+    devices = gpus if len(gpus) > 1 else None
+    if jobs is None:
+        jobs = len(gpus) if devices else default_jobs()
     if kind == "slow" and jobs > 1:
         # Trials side by side would slow each other down and make the timings lie.
         jobs = 1
@@ -62,8 +69,8 @@ def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
     run.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
                                 "max_input_bytes": max_input_bytes, "environment": environment})
     emit("run_dir", path=run.path)
-    runner = Runner(run, timeout=timeout or 600.0, jobs=jobs, on_trial=lambda s, o, c: emit("trial", spec=s,
-                                                                                          outcome=o, cached=c))
+    runner = Runner(run, timeout=timeout or 600.0, jobs=jobs, devices=devices,
+                    on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
     verdict = Bisector(opts, runner, emit).run()
     verdict.run_dir = run.path
     run.write_json("verdict.json", verdict.to_dict())
@@ -80,6 +87,12 @@ def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
         verdict.tarball = pack_run(run, emit=emit)
         run.write_json("verdict.json", verdict.to_dict())
     return verdict
+
+
+def default_jobs() -> int:
+    """Trials at once on a machine without several GPUs: the CPU cores this process may use, at most 4."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(4, cores))
 
 
 def load_verdict(run_dir: str) -> Verdict:

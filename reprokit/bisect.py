@@ -99,6 +99,9 @@ class Bisector:
         if not original.compiled:
             raise ReprokitError(f"{os.path.basename(o.script)} never calls torch.compile (ran without it in "
                                 f"{baseline.seconds:.1f} s); reprokit bisects compiled code only")
+        if original.kind == "skip":
+            raise NothingToIsolate(f"the compiled run ran out of memory ({original.signature.exc_type}); that says "
+                                   "nothing about the compiler: shrink the inputs or free the device, then run again")
         if not original.failed:
             if baseline.failed:
                 raise NothingToIsolate(f"the script fails without compile ({baseline.signature.short()}) but passes "
@@ -162,6 +165,10 @@ class Bisector:
             v.message = SLOW_STAGE_MEANING.get(failing.stage, "")
         elif o.subsystems and failing.stage in SUBSYSTEMS:
             v.subsystem = self.subsystem(failing.stage, stage_outcome)
+        if o.kind == "failure" and failing.stage == "inductor" and original.user_backend == "inductor" and (
+                trial_record(original.trial_dir).get("cuda") or (original.compile_args or {}).get("mode")):
+            # On a GPU the mode decides CUDA graphs and autotuning: does the bug follow the mode?
+            v.modes = self.modes(original)
         decisive["torch_logs"] = self.torch_logs(failing.stage).trial_dir
         if stage_outcome.kind == "cuda_fault":
             v.cuda_fault = self.pin_cuda_fault(failing.stage, stage_outcome)
@@ -179,7 +186,7 @@ class Bisector:
             if out is None:
                 continue
             rows.append({"mode": c.get("__mode__", args.get("mode")), "dynamic": c.get("__dynamic__", args.get("dynamic")),
-                         "kind": out.kind, "speed": out.note, "trial": out.trial_dir})
+                         "kind": out.kind, "same": self.fails_same(out), "speed": out.note, "trial": out.trial_dir})
         self.emit("modes", rows=rows)
         return rows
 
@@ -197,7 +204,8 @@ class Bisector:
         # Inductor's generated kernel names: triton_{poi,per,red,tem}_fused_<ops>_<n>, cpp_fused_<ops>_<n>.
         kernels = re.findall(r"\b(triton_(?:poi|per|red|tem|for)_\w+|cpp_fused_\w+)", text)
         return {"fault": failing.signature.message, "kernel": kernels[-1] if kernels else None,
-                "trial": out.trial_dir, "same": self.fails_same(out)}
+                "trial": out.trial_dir, "same": self.fails_same(out),
+                "device_check": out.device_check or failing.device_check}
 
     def torch_logs(self, stage: str) -> Outcome:
         """The failing trial once more with torch's own structured logs on, for the report's logs/."""

@@ -65,7 +65,9 @@ class Printer:
         elif event == "modes":
             for r in d["rows"]:
                 mark = "✓" if r["kind"] == "pass" else "✗"
-                self.line(f"  {mark} mode={r['mode'] or 'default'} dynamic={r['dynamic']}: {r['speed']}")
+                what = r["speed"] if r["kind"] in ("pass", "slow") else r["kind"] + (
+                    " (same failure)" if r.get("same") else " (a different failure)")
+                self.line(f"  {mark} mode={r['mode'] or 'default'} dynamic={r['dynamic']}: {what}")
         elif event == "note":
             self.line(f"  {d['text']}")
         elif event == "packed":
@@ -91,9 +93,10 @@ def summary_table(v) -> str:
              ("config that makes it pass", json.dumps(v.config) if v.config else None),
              ("subsystem", None if not v.subsystem else
               f"{v.subsystem['name']} #{v.subsystem['application']}: {v.subsystem['detail']}"),
-             ("cuda fault", None if not v.cuda_fault else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel']}"),
+             ("cuda fault", None if not v.cuda_fault else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel']}; "
+              f"device afterwards: {v.cuda_fault.get('device_check') or 'not checked'}"),
              ("speed", (v.speed or {}).get("original")),
-             ("modes that are not slow", None if v.modes is None else
+             ("modes that pass", None if v.modes is None else
               ", ".join(f"mode={r['mode'] or 'default'} dynamic={r['dynamic']}" for r in v.modes
                         if r["kind"] == "pass") or "none"),
              ("repro", v.repro), ("tarball", v.tarball),
@@ -125,7 +128,8 @@ def main():
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--output-dir", "-o", default=None, help="Where run folders go (default ./artifacts).")
 @click.option("--timeout", type=float, default=None, help="Seconds per trial (default: from the baseline run).")
-@click.option("--jobs", "-j", type=int, default=None, help="Trials at once (default: CPU cores, at most 4).")
+@click.option("--jobs", "-j", type=int, default=None,
+              help="Trials at once (default: one per GPU on a machine with several, else the CPU cores, at most 4).")
 @click.option("--repeat", type=int, default=1, help="Run the original N times to measure how often it fails.")
 @click.option("--check-accuracy", is_flag=True, help="Compare every compiled graph's outputs with eager.")
 @click.option("--no-configs", is_flag=True, help="Skip the inductor config flips.")
@@ -147,7 +151,7 @@ def bisect(script, script_args, output_dir, timeout, jobs, repeat, check_accurac
     printer = Printer(verbose, quiet=False)
     command = "reprokit bisect " + " ".join(shlex.quote(a) for a in sys.argv[2:])
     try:
-        v = app.bisect(script, args, output_dir=output_dir, timeout=timeout, jobs=jobs or _default_jobs(),
+        v = app.bisect(script, args, output_dir=output_dir, timeout=timeout, jobs=jobs,
                        repeat=repeat, check_accuracy=check_accuracy, configs=not no_configs,
                        subsystems=not no_subsystems, minify=not no_minify, pack=not no_pack,
                        max_input_bytes=max_input_bytes, kind=kind, slow_threshold=slow_threshold / 100.0,
@@ -387,10 +391,6 @@ def env(as_json):
         click.echo(r.scrub(json.dumps(data, indent=2, sort_keys=True), "env"))
     else:
         click.echo(r.scrub(envmod.summary_text(data), "env"))
-
-
-def _default_jobs() -> int:
-    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
 if __name__ == "__main__":

@@ -260,7 +260,7 @@ def fallback_findings(obs: dict, script_lines: dict, user_backend: Optional[str]
         owner = "user" if user_backend not in (None, "inductor") and ftype == "BackendCompilerFailed" else "compiler"
         out.append(Finding(kind="fallback", title=f"`{m.get('co_name')}` silently ran in eager: {ftype}: {reason}",
                            file=m.get("co_filename"), line=m.get("co_firstlineno"), owner=owner,
-                           fix=(f"remove `suppress_errors = True`"
+                           fix=("remove `suppress_errors = True`"
                                 + (f" ({os.path.basename(where[0])}:{where[1]})" if where[0] else "")
                                 + " so the error is raised, then `reprokit bisect` the script to isolate it"),
                            detail="torch._dynamo.config.suppress_errors turned a compile error into eager execution"))

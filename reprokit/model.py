@@ -109,6 +109,8 @@ class Outcome(JsonData):
     bisect_detail: Optional[str] = None  # what the last enabled subsystem application was
     failed_graph: Optional[int] = None  # graph whose compile or run raised, when known
     note: str = ""
+    device: Optional[str] = None  # the CUDA_VISIBLE_DEVICES the trial was pinned to, on a multi-GPU machine
+    device_check: Optional[str] = None  # after a CUDA fault: what the health probe of that device said
 
     @property
     def failed(self) -> bool:

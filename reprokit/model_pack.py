@@ -34,25 +34,13 @@ class ModelRequest:
 CPU_TOKENS = 256
 
 
-def _device_count() -> int:
-    import shutil
-    import subprocess
-
-    exe = shutil.which("nvidia-smi")
-    if not exe:
-        return 0
-    try:
-        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
-
-
 def pack_model(req: ModelRequest, output_dir: Optional[str] = None, command: str = "",
                emit: Callable[..., None] = lambda *a, **k: None, pack: bool = True) -> dict:
     """Sizes from the meta device, an isolated compile attempt (and a depth scan), then the tarball."""
     name, fields, factory = registry.resolve(req.model, req.config_path)
-    gpus = _device_count()
+    from .devices import cuda_devices
+
+    gpus = len(cuda_devices())
     device = req.device or ("cuda" if gpus else "cpu")
     dtype = req.dtype or ("bfloat16" if device.startswith("cuda") else "float32")
     tp = req.tensor_parallel_gpus

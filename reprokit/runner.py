@@ -4,6 +4,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -44,7 +45,7 @@ def trial_env(spec: TrialSpec, cache_root: str, trial_dir: str, base: Optional[d
 
 
 def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
-              python: str = sys.executable) -> Outcome:
+              python: str = sys.executable, device: Optional[str] = None) -> Outcome:
     """Run one trial to completion or timeout and classify what happened."""
     os.makedirs(trial_dir, exist_ok=True)
     spec_path = os.path.join(trial_dir, "spec.json")
@@ -56,7 +57,8 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
     with open(os.path.join(trial_dir, "stdout.txt"), "wb") as out, \
             open(os.path.join(trial_dir, "stderr.txt"), "wb") as err:
         proc = subprocess.Popen(child_command(spec, spec_path, trial_dir, python),
-                                cwd=spec.cwd or trial_dir, env=trial_env(spec, cache_root, trial_dir),
+                                cwd=spec.cwd or trial_dir, env=_with_device(trial_env(spec, cache_root, trial_dir),
+                                                                            device),
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         timed_out = False
         try:
@@ -73,6 +75,12 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
             _kill_group(proc)
     seconds = time.monotonic() - started
     return classify(trial_dir, proc.returncode, timed_out, seconds)
+
+
+def _with_device(env: dict, device: Optional[str]) -> dict:
+    if device is not None:
+        env["CUDA_VISIBLE_DEVICES"] = device
+    return env
 
 
 def child_command(spec: TrialSpec, spec_path: str, trial_dir: str, python: str) -> list:
@@ -178,8 +186,14 @@ class Runner:
 
     def __init__(self, run: RunDir, timeout: float, jobs: int = 1,
                  on_trial: Optional[Callable[[TrialSpec, Outcome, bool], None]] = None,
-                 judge: Optional[Callable[[TrialSpec, Outcome], Outcome]] = None):
+                 judge: Optional[Callable[[TrialSpec, Outcome], Outcome]] = None,
+                 devices: Optional[list] = None):
         self.run = run
+        # On a machine with several GPUs each running trial has one to itself (CUDA_VISIBLE_DEVICES).
+        self.devices = queue.Queue()
+        for d in devices or ():
+            self.devices.put(d)
+        self.pinned = bool(devices)
         # Re-judges a finished trial (bisect --kind slow: a passing run that is too slow is the failure)
         self.judge = judge
         self.timeout = timeout
@@ -199,8 +213,22 @@ class Runner:
             if self.on_trial:
                 self.on_trial(spec, cached, True)
             return cached
-        outcome = run_trial(spec, self.run.trial_dir(key, spec.label or spec.stage), self.run.file("cache"),
-                            self.timeout)
+        device = self.devices.get() if self.pinned else None
+        healthy = True
+        try:
+            outcome = run_trial(spec, self.run.trial_dir(key, spec.label or spec.stage), self.run.file("cache"),
+                                self.timeout, device=device)
+            if device is not None:
+                outcome = dataclasses.replace(outcome, device=device)
+            if outcome.kind == "cuda_fault":
+                from .devices import device_healthy
+
+                healthy, said = device_healthy(device)
+                outcome = dataclasses.replace(outcome, device_check=said)
+        finally:
+            if device is not None and (healthy or self.devices.empty()):
+                # A device that stays broken after a fault gets no more trials, unless it is the last one.
+                self.devices.put(device)
         if self.judge is not None:
             outcome = self.judge(spec, outcome)
         with self._lock:

@@ -200,6 +200,7 @@ def test_flaky_failure_is_reported_not_bisected(workdir, tmp_path):
     ("fails_without_compile.py", 3, "fails without compile too"),
     ("custom_op_no_autograd.py", 3, "fails without compile too"),
     ("no_compile.py", 2, "never calls torch.compile"),
+    ("out_of_memory.py", 3, "ran out of memory"),
 ])
 def test_nothing_to_isolate_and_no_compile(workdir, case, code, words):
     p, data = bisect(workdir, case, "--no-pack")

@@ -17,15 +17,20 @@ SHARED = pathlib.Path(__file__).parent / "cases" / "_blocks.py"  # the model the
 REPO = pathlib.Path(__file__).parent.parent
 
 
-def bisect(tmp_path, case, *args):
+def bisect(tmp_path, case, *args, code=0):
     work = tmp_path / "project"
     shutil.copytree(CASES, work)
     shutil.copy(SHARED, work / "_blocks.py")
     p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", case, "--json", "-o", str(work / "artifacts"),
                         *args], cwd=work, capture_output=True, text=True, timeout=1200,
                        env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert p.returncode == 0, p.stderr[-3000:]
-    return json.loads(p.stdout)
+    assert p.returncode == code, p.stderr[-3000:]
+    return json.loads(p.stdout) if code == 0 else p
+
+
+def journal(data):
+    with open(os.path.join(data["run_dir"], "journal.jsonl")) as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 @pytest.mark.parametrize("bug,kind", [("compile_error", "exception"), ("runtime_error", "cuda_fault"),
@@ -41,6 +46,15 @@ def test_triton_relu_bug_isolated_and_minified(tmp_path, bug, kind):
         assert data["signature"]["message"] == "device-side assert triggered"
         kernel = data["cuda_fault"]["kernel"] or ""
         assert re.match(r"triton_(poi|per|red)_fused_\w*relu", kernel), data["cuda_fault"]
+        # The fault poisoned that process's context; the device itself was probed afterwards and works.
+        assert data["cuda_fault"]["device_check"].startswith("healthy"), data["cuda_fault"]
+    # On a GPU the bug is also tried under the other torch.compile modes.
+    assert {r["mode"] for r in data["modes"]} >= {"reduce-overhead", "max-autotune"}, data["modes"]
+    gpus = torch.cuda.device_count()
+    if gpus > 1:
+        # One trial per GPU at a time: the trials were spread over the devices.
+        used = {e["outcome"].get("device") for e in journal(data)}
+        assert used == {str(i) for i in range(gpus)}, used
 
 
 def test_reduce_overhead_mode_is_kept_and_searched(tmp_path):
@@ -56,3 +70,25 @@ def test_env_reports_the_gpu(tmp_path):
     assert data["cuda_available"] is True and data["gpus"][0]["name"]
     assert data["nvidia_smi"]["gpus"][0]["driver_version"]
     assert data["cuda_build"]
+
+
+def test_illegal_memory_access_is_its_own_kind_and_the_device_is_checked(tmp_path):
+    """A Triton store far out of bounds: kind cuda_fault named by the fault, and the GPU probed healthy after."""
+    from reprokit.model import TrialSpec
+    from reprokit.rundir import RunDir
+    from reprokit.runner import Runner
+
+    work = tmp_path / "project"
+    shutil.copytree(CASES, work)
+    run = RunDir.create(str(tmp_path / "artifacts"), "ima")
+    runner = Runner(run, timeout=600, devices=["0"])
+    out = runner(TrialSpec(mode="script", stage="user", script=str(work / "illegal_memory_access.py"), cwd=str(work),
+                           label="ima"))
+    assert out.kind == "cuda_fault", (out.kind, out.signature, out.traceback[-2000:])
+    assert out.signature.message == "an illegal memory access was encountered"
+    assert out.device == "0" and out.device_check.startswith("healthy"), out.device_check
+
+
+def test_cuda_out_of_memory_is_a_skip_not_a_bug(tmp_path):
+    p = bisect(tmp_path, "cuda_out_of_memory.py", "--no-pack", code=3)
+    assert "ran out of memory" in p.stderr and "Traceback" not in p.stderr
