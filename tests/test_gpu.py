@@ -37,6 +37,9 @@ def journal(data):
                                       ("accuracy", "exception")])
 def test_triton_relu_bug_isolated_and_minified(tmp_path, bug, kind):
     data = bisect(tmp_path, "triton_relu.py", "--no-configs", "--no-pack", "--", bug)
+    if os.environ.get("REPROKIT_GPU_SUMMARY"):  # scripts/gpu-check prints a line per case from these
+        with open(os.path.join(os.environ["REPROKIT_GPU_SUMMARY"], f"{bug}.json"), "w") as f:
+            json.dump(data, f)
     assert data["failing_stage"] == "inductor"
     assert data["kind"] == kind, data["signature"]
     assert data["subsystem"] and data["subsystem"]["name"] == "lowerings" and "relu" in data["subsystem"]["detail"]
