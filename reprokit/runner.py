@@ -1,6 +1,7 @@
 """Run trials: one subprocess each, in its own process group, with a timeout and a stack dump on hang."""
 from __future__ import annotations
 
+import atexit
 import concurrent.futures as cf
 import dataclasses
 import os
@@ -44,8 +45,20 @@ def trial_env(spec: TrialSpec, cache_root: str, trial_dir: str, base: Optional[d
     return env
 
 
+def warm_eligible(spec: TrialSpec) -> bool:
+    """Trials a pre-imported worker may run: graphs and repros with no per-trial switches. Torch reads some
+    variables once at import (TORCHDYNAMO_DISABLE, TORCH_BISECT_*, TORCH_LOGS), so trials that set them, and
+    whole scripts (which may set anything), start cold."""
+    return spec.mode in ("graph", "repro") and not spec.env and not spec.subsystem and spec.stage != "none"
+
+
+def _comparable(env: dict) -> dict:
+    # CUDA reads CUDA_VISIBLE_DEVICES when a process first touches the GPU, never at import: a fork may differ.
+    return {k: v for k, v in env.items() if k != "CUDA_VISIBLE_DEVICES"}
+
+
 def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
-              python: str = sys.executable, device: Optional[str] = None) -> Outcome:
+              python: str = sys.executable, device: Optional[str] = None, warm=None) -> Outcome:
     """Run one trial to completion or timeout and classify what happened."""
     os.makedirs(trial_dir, exist_ok=True)
     spec_path = os.path.join(trial_dir, "spec.json")
@@ -53,19 +66,25 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
     for stale in ("result.json", "state.json"):
         if os.path.exists(os.path.join(trial_dir, stale)):
             os.unlink(os.path.join(trial_dir, stale))
+    env = _with_device(trial_env(spec, cache_root, trial_dir), device)
+    ranks = int((spec.config or {}).get("__ranks__", 1))
     started = time.monotonic()
+    if warm is not None and warm_eligible(spec) and _comparable(env) == warm.env and warm.alive():
+        returncode, timed_out = warm.run(
+            [spec_path, trial_dir], env, spec.cwd or trial_dir, os.path.join(trial_dir, "stdout.txt"),
+            os.path.join(trial_dir, "stderr.txt"), timeout, on_timeout=_dump_and_kill_pid)
+        return classify(trial_dir, returncode, timed_out, time.monotonic() - started)
     with open(os.path.join(trial_dir, "stdout.txt"), "wb") as out, \
             open(os.path.join(trial_dir, "stderr.txt"), "wb") as err:
         proc = subprocess.Popen(child_command(spec, spec_path, trial_dir, python),
-                                cwd=spec.cwd or trial_dir, env=_with_device(trial_env(spec, cache_root, trial_dir),
-                                                                            device),
+                                cwd=spec.cwd or trial_dir, env=env,
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         timed_out = False
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _dump_and_kill(proc, int((spec.config or {}).get("__ranks__", 1)))
+            _dump_and_kill(proc, ranks)
         except BaseException:
             # Ctrl-C or a crash of reprokit: the trial's whole group goes with it.
             _kill_group(proc)
@@ -115,6 +134,16 @@ def _dump_and_kill(proc: subprocess.Popen, ranks: int = 1) -> None:
     except ProcessLookupError:
         pass
     _kill_group(proc)
+
+
+def _dump_and_kill_pid(pid: int) -> None:
+    """A warm trial that timed out: its stacks into stacks.txt, then its whole session killed."""
+    try:
+        os.kill(pid, signal.SIGUSR1)
+        time.sleep(1.0)
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def trial_record(trial_dir: str) -> dict:
@@ -194,6 +223,9 @@ class Runner:
         for d in devices or ():
             self.devices.put(d)
         self.pinned = bool(devices)
+        # Graph and repro trials fork from a worker that has imported torch already (REPROKIT_WARM=0: never).
+        self.use_warm = os.environ.get("REPROKIT_WARM", "1") != "0"
+        self.warm = None
         # Re-judges a finished trial (bisect --kind slow: a passing run that is too slow is the failure)
         self.judge = judge
         self.timeout = timeout
@@ -216,8 +248,9 @@ class Runner:
         device = self.devices.get() if self.pinned else None
         healthy = True
         try:
-            outcome = run_trial(spec, self.run.trial_dir(key, spec.label or spec.stage), self.run.file("cache"),
-                                self.timeout, device=device)
+            trial_dir = self.run.trial_dir(key, spec.label or spec.stage)
+            outcome = run_trial(spec, trial_dir, self.run.file("cache"), self.timeout, device=device,
+                                warm=self._warm_for(spec, trial_dir))
             if device is not None:
                 outcome = dataclasses.replace(outcome, device=device)
             if outcome.kind == "cuda_fault":
@@ -239,6 +272,23 @@ class Runner:
         if self.on_trial:
             self.on_trial(spec, outcome, False)
         return outcome
+
+    def _warm_for(self, spec: TrialSpec, trial_dir: str):
+        """The warm worker, started on the first trial that may use it; None when it may not or failed."""
+        if not self.use_warm or not warm_eligible(spec):
+            return None
+        with self._lock:
+            if self.warm is None:
+                from .warm import WarmPool
+
+                self.warm = WarmPool(_comparable(trial_env(spec, self.run.file("cache"), trial_dir)))
+                atexit.register(self.warm.close)
+            return self.warm if self.warm.alive() else None
+
+    def close(self) -> None:
+        if self.warm is not None:
+            self.warm.close()
+            self.warm = None
 
     def map(self, specs: Iterable[TrialSpec], stop: Optional[Callable[[int, Outcome], bool]] = None
             ) -> list[Optional[Outcome]]:

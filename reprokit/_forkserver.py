@@ -1,0 +1,109 @@
+"""A warm worker: imports torch, Dynamo and inductor once, then forks one fresh child per trial.
+
+Invoked as `python -m reprokit._forkserver SOCKET`. Single-threaded on purpose: fork() in a process with other
+threads can copy a lock one of them holds, and a child would hang on it. The server never touches CUDA, so each
+forked child initialises its own CUDA context (or none). A child lives exactly one trial, in its own session, so
+a crash or hang takes that trial down and nothing else.
+
+Protocol, one JSON line each way per connection: the runner sends {"argv", "env", "cwd", "stdout", "stderr"};
+the server answers {"pid"} at once and {"returncode"} when the child is reaped (-N for death by signal N).
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import sys
+
+
+def preload() -> None:
+    """What every graph or repro trial imports anyway (~3.5 s on a 2-core machine)."""
+    import torch  # noqa: F401
+    import torch._dynamo  # noqa: F401
+    import torch._inductor.compile_fx  # noqa: F401
+    import torch.fx  # noqa: F401
+
+    import reprokit._child  # noqa: F401
+    import reprokit.compat  # noqa: F401
+    import reprokit.fx.materialize  # noqa: F401
+
+
+def run_child(request: dict) -> None:
+    """In the forked child: become the trial process, then never return."""
+    code = 1
+    try:
+        os.setsid()  # its own process group: the runner kills the whole trial with one killpg
+        out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        from reprokit import _child
+
+        sys.argv = ["reprokit._child", *request["argv"]]
+        code = _child.main(sys.argv)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def serve(path: str) -> None:
+    preload()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(64)
+    print("ready", flush=True)
+    waiting: dict[int, socket.socket] = {}  # child pid -> the runner's connection awaiting its exit status
+    while True:
+        readable, _, _ = select.select([server, sys.stdin], [], [], 0.02 if waiting else 1.0)
+        if sys.stdin in readable and not sys.stdin.readline():
+            break  # the runner went away: so do we (children already running finish on their own)
+        if server in readable:
+            conn, _ = server.accept()
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            try:
+                request = json.loads(data)
+            except ValueError:
+                conn.close()
+                continue
+            pid = os.fork()
+            if pid == 0:
+                server.close()
+                conn.close()
+                run_child(request)
+            conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+            waiting[pid] = conn
+        for pid in list(waiting):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done == 0:
+                continue
+            code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+            conn = waiting.pop(pid)
+            try:
+                conn.sendall(json.dumps({"returncode": code}).encode() + b"\n")
+            except OSError:
+                pass
+            conn.close()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

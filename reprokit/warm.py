@@ -1,0 +1,99 @@
+"""The runner's side of the warm worker (reprokit._forkserver): start it once, run trials as forks of it."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Optional
+
+
+class WarmPool:
+    """One pre-imported server process; each trial is a fresh fork of it, in its own session."""
+
+    def __init__(self, env: dict, python: str = sys.executable):
+        self.env = env
+        self._dir = tempfile.mkdtemp(prefix="reprokit-warm-")
+        self.path = os.path.join(self._dir, "sock")
+        # stdin is a pipe we never write: when this process dies, the server sees EOF and exits.
+        self.proc = subprocess.Popen([python, "-m", "reprokit._forkserver", self.path], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
+        self.ready = self.proc.stdout.readline().strip() == b"ready"
+        self._lock = threading.Lock()
+
+    def alive(self) -> bool:
+        return self.ready and self.proc.poll() is None
+
+    def run(self, argv: list, env: dict, cwd: str, stdout: str, stderr: str, timeout: float,
+            on_timeout) -> tuple[Optional[int], bool]:
+        """(returncode, timed_out) of one forked trial. on_timeout(pid) dumps stacks and kills its group."""
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(self.path)
+        conn.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd, "stdout": stdout,
+                                 "stderr": stderr}).encode() + b"\n")
+        buf = bytearray()
+
+        def read_line(deadline: float) -> Optional[bytes]:
+            """One reply line, or None when the deadline passes first (a makefile() cannot resume after that)."""
+            while b"\n" not in buf:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                conn.settimeout(left)
+                try:
+                    chunk = conn.recv(4096)
+                except (socket.timeout, TimeoutError):
+                    return None
+                if not chunk:
+                    return b""
+                buf.extend(chunk)
+            line, _, rest = bytes(buf).partition(b"\n")
+            buf[:] = rest
+            return line
+
+        pid = json.loads(read_line(time.monotonic() + 60) or b"{}").get("pid")
+        if pid is None:
+            conn.close()
+            return None, False
+        timed_out = False
+        try:
+            line = read_line(time.monotonic() + timeout)
+            if line is None:
+                timed_out = True
+                on_timeout(pid)
+                line = read_line(time.monotonic() + 30) or b""  # the server reaps it and reports
+        except BaseException:
+            _killpg(pid)
+            raise
+        finally:
+            _killpg(pid)  # workers the trial left behind go with it
+            conn.close()
+        return (json.loads(line)["returncode"] if line else None), timed_out
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except Exception:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.unlink(self.path)
+            os.rmdir(self._dir)
+        except OSError:
+            pass
+
+
+def _killpg(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
