@@ -6,7 +6,9 @@ Per case: verdict right?, wall seconds, trials, nodes before → after, repro re
 reprokit / PyTorch, for
   - the verdict: `python -m torch._inductor.compiler_bisector run python CASE` vs `reprokit bisect --no-minify`;
   - the minimal repro: TORCHDYNAMO_REPRO_AFTER=aot + `minifier_launcher.py minify` vs reprokit's minify.
-Also the per-trial overhead: a trial's wall time minus the time its child spent after `import torch`.
+Also the per-trial overhead: a trial's wall time minus the time its child spent after `import torch` (graph and
+repro trials fork from a warm worker that imported torch already; whole-script trials start a fresh interpreter),
+and with --compare-jobs the same run with -j 1, for the --jobs speedup.
 """
 from __future__ import annotations
 
@@ -64,7 +66,7 @@ def run_reprokit(case: str, jobs: int) -> dict:
                        text=True, env=env)
     wall = time.monotonic() - t
     data = json.loads(p.stdout) if p.stdout.strip() else {}
-    overheads = []
+    overheads: dict = {"graph": [], "script": []}
     for line in pathlib.Path(data.get("run_dir", d), "journal.jsonl").read_text().splitlines() if data else []:
         entry = json.loads(line)
         res = pathlib.Path(entry["outcome"]["trial_dir"], "result.json")
@@ -72,8 +74,10 @@ def run_reprokit(case: str, jobs: int) -> dict:
             r = json.loads(res.read_text())
             if r.get("import_seconds") is not None:
                 inside = r["seconds"] - r["import_seconds"]
-                overheads.append(entry["outcome"]["seconds"] - inside)
-    return {"data": data, "wall": wall, "overhead": sum(overheads) / len(overheads) if overheads else None,
+                kind = "graph" if entry["spec"]["mode"] in ("graph", "repro") else "script"
+                overheads[kind].append(entry["outcome"]["seconds"] - inside)
+    mean = {k: (sum(v) / len(v) if v else None) for k, v in overheads.items()}
+    return {"data": data, "wall": wall, "overhead": mean["graph"], "overhead_script": mean["script"],
             "verdict_ok": data.get("failing_stage") == "inductor" and "relu" in str(data.get("subsystem")),
             "dir": d}
 
@@ -139,6 +143,7 @@ def main():
     ap.add_argument("--cases", default="relu_compile_error.py")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--skip-torch", action="store_true", help="reprokit only (no PyTorch tools)")
+    ap.add_argument("--compare-jobs", action="store_true", help="also run reprokit with -j 1")
     args = ap.parse_args()
     rows = []
     for case in args.cases.split(","):
@@ -151,7 +156,12 @@ def main():
                "subsystem": (v.get("subsystem") or {}).get("detail"), "flaky": v.get("flaky"),
                "ours_verdict_ok": ours["verdict_ok"], "ours_verdict_s": verdict_s,
                "ours_trials": v.get("trials"), "ours_minify_s": minify_s, "ours_minify_trials": v.get("minify_trials"),
-               "ours_nodes": v.get("nodes"), "ours_verified": v.get("repro_verified"), "overhead_s": ours["overhead"]}
+               "ours_nodes": v.get("nodes"), "ours_verified": v.get("repro_verified"), "overhead_s": ours["overhead"],
+               "overhead_script_s": ours["overhead_script"], "ours_wall": ours["wall"]}
+        if args.compare_jobs:
+            one = run_reprokit(case, 1)
+            row.update({"jobs1_wall": one["wall"], "jobs1_verdict_s": one["data"].get("seconds"),
+                        "jobs1_minify_s": one["data"].get("minify_seconds")})
         if not args.skip_torch:
             b = run_bisector(case)
             a = run_after_aot(case)
@@ -176,9 +186,13 @@ def main():
     for r in rows:
         n = r["ours_nodes"] or {}
         ov = f"{r['overhead_s']:.2f}" if r["overhead_s"] is not None else "-"
+        ovs = f"{r['overhead_script_s']:.2f}" if r.get("overhead_script_s") is not None else "-"
         print(f"{r['case']:<24} {'reprokit':<9} {str(r['ours_verdict_ok']):<8} {r['ours_verdict_s']:>8.1f} "
               f"{r['ours_trials']!s:>5} {r['ours_minify_s']:>9.1f} {str(n.get('original')) + '→' + str(n.get('minified')):>10} "
-              f"{str(r['ours_verified']):>6}   per-trial overhead {ov} s")
+              f"{str(r['ours_verified']):>6}   per-trial overhead: graph/repro {ov} s, whole script {ovs} s")
+        if "jobs1_wall" in r:
+            print(f"{'':<24} -j 1: {r['jobs1_wall']:.1f} s wall vs -j {args.jobs}: {r['ours_wall']:.1f} s "
+                  f"({r['jobs1_wall'] / r['ours_wall']:.2f}x; target >= 1.6)")
         if "torch_verdict_s" in r:
             print(f"{'':<24} {'pytorch':<9} {str(r['torch_verdict_ok']):<8} {r['torch_verdict_s']:>8.1f} "
                   f"{r['torch_runs']:>5} {r['torch_minify_s']:>9.1f} {'?→' + str(r['torch_nodes']):>10} "

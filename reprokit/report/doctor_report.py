@@ -9,11 +9,10 @@ from typing import Callable, Optional
 from .. import __version__
 from ..doctor import DoctorReport
 from ..render import environment
-from ..rundir import RunDir, write_atomic
+from ..rundir import RunDir
 from ..runner import trial_record
 from . import env as envmod
-from .git import git_state
-from .pack import _read, deterministic_tar, environment_report, manifest
+from .pack import _read, environment_report, source_texts, write_pack
 from .redact import Redactor
 
 # A script longer than this is attached in source/, not inlined in the issue text.
@@ -53,18 +52,7 @@ def pack_doctor_run(run: RunDir, emit: Callable[..., None] = lambda *a, **k: Non
     variables = {k: redactor.env_value(k, val, "env/environment.json")
                  for k, val in envmod.allowed_env(info.get("environment")).items()}
     texts["env/environment.json"] = json.dumps(variables, indent=2, sort_keys=True)
-    imported = trial_record((r.trials or {}).get("compiled", "")).get("local_modules") or []
-    script_dir = os.path.dirname(r.script)
-    for path in [r.script] + imported:
-        text = _read(path)
-        if text is not None:
-            texts["source/" + os.path.relpath(path, script_dir)] = text
-    git = git_state(r.script, imported)
-    if git:
-        diff = git.pop("diff", "")
-        texts["source/git.json"] = json.dumps(git, indent=2, sort_keys=True)
-        if diff:
-            texts["source/git.diff"] = diff
+    texts.update(source_texts(r.script, trial_record((r.trials or {}).get("compiled", "")).get("local_modules") or []))
     for role, trial in sorted((r.trials or {}).items()):
         for fname in ("stdout.txt", "stderr.txt", "observed.json", "spec.json"):
             text = _read(os.path.join(trial, fname))
@@ -81,11 +69,4 @@ def pack_doctor_run(run: RunDir, emit: Callable[..., None] = lambda *a, **k: Non
                           + ("- ISSUE.md: issue text for the findings that are torch.compile's limitations\n" if issue
                              else "- no ISSUE.md: every finding is the script's to fix\n")
                           + "- MANIFEST.json: every file's sha256, and what was redacted\n")
-    members = {p: redactor.scrub(t, p).encode() for p, t in texts.items()}
-    members["MANIFEST.json"] = manifest(members, redactor.redactions)
-    if dry:
-        return members, top, redactor.redactions
-    path = os.path.join(os.path.dirname(run.path), top + ".tar.gz")
-    write_atomic(path, deterministic_tar(members, top))
-    emit("packed", path=path)
-    return path
+    return write_pack(run, texts, top, redactor, emit, dry)

@@ -8,8 +8,8 @@ from typing import Callable
 
 from .. import __version__
 from ..render import environment
-from ..rundir import RunDir, write_atomic
-from .pack import _read, deterministic_tar, environment_report, manifest, trim_traceback
+from ..rundir import RunDir
+from .pack import _read, environment_report, trim_traceback, write_pack
 from .redact import Redactor
 
 LLAMA_SOURCE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "models", "llama.py")
@@ -79,11 +79,4 @@ def pack_model_run(run: RunDir, emit: Callable[..., None] = lambda *a, **k: None
     texts["ISSUE.md"] = environment().get_template("MODEL_ISSUE.md.j2").render(
         v=v, error=error, versions=env_data.get("text") or "unavailable", reprokit_version=__version__,
         command=info.get("command") or "reprokit pack --model", repro=texts.get("repro.py"), tarball=top + ".tar.gz")
-    members = {p: redactor.scrub(t, p).encode() for p, t in texts.items()}
-    members["MANIFEST.json"] = manifest(members, redactor.redactions)
-    if dry:
-        return members, top, redactor.redactions
-    path = os.path.join(os.path.dirname(run.path), top + ".tar.gz")
-    write_atomic(path, deterministic_tar(members, top))
-    emit("packed", path=path)
-    return path
+    return write_pack(run, texts, top, redactor, emit, dry)

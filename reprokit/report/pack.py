@@ -123,6 +123,35 @@ def issue_text(run: RunDir, v: Verdict, tarball_name: str, redactor: Redactor) -
     return redactor.scrub(text, "ISSUE.md")
 
 
+def source_texts(script: str, imported: list) -> dict:
+    """source/: the script, the local modules it imported, and its git state (credentials stripped)."""
+    texts = {}
+    script_dir = os.path.dirname(script)
+    for path in [script] + list(imported):
+        text = _read(path)
+        if text is not None:
+            texts["source/" + os.path.relpath(path, script_dir)] = text
+    git = git_state(script, imported)
+    if git:
+        diff = git.pop("diff", "")
+        texts["source/git.json"] = json.dumps(git, indent=2, sort_keys=True)
+        if diff:
+            texts["source/git.diff"] = diff
+    return texts
+
+
+def write_pack(run: RunDir, texts: dict, top: str, redactor: Redactor, emit: Callable[..., None], dry: bool):
+    """Scrub, add MANIFEST.json, and write the tarball beside the run folder (dry: the members instead)."""
+    members = {p: redactor.scrub(t, p).encode() for p, t in texts.items()}
+    members["MANIFEST.json"] = manifest(members, redactor.redactions)
+    if dry:
+        return members, top, redactor.redactions
+    path = os.path.join(os.path.dirname(run.path), top + ".tar.gz")
+    write_atomic(path, deterministic_tar(members, top))
+    emit("packed", path=path)
+    return path
+
+
 def collect_members(run: RunDir, redactor: Redactor) -> tuple[dict, str]:
     """{relative path: bytes} of everything the tarball holds, already scrubbed; and the folder name."""
     v = Verdict.from_dict(run.read_json("verdict.json"))
@@ -134,20 +163,8 @@ def collect_members(run: RunDir, redactor: Redactor) -> tuple[dict, str]:
     texts: dict[str, str] = {}
     blobs: dict[str, bytes] = {}
 
-    # source/: the script, its local modules, git state
     first = (v.decisive_trials or {}).get("first_failing") or ""
-    imported = trial_record(first).get("local_modules") or []
-    script_dir = os.path.dirname(v.script)
-    for path in [v.script] + imported:
-        text = _read(path)
-        if text is not None:
-            texts["source/" + os.path.relpath(path, script_dir)] = text
-    git = git_state(v.script, imported)
-    if git:
-        diff = git.pop("diff", "")
-        texts["source/git.json"] = json.dumps(git, indent=2, sort_keys=True)
-        if diff:
-            texts["source/git.diff"] = diff
+    texts.update(source_texts(v.script, trial_record(first).get("local_modules") or []))
 
     # env/
     env_data = environment_report(run)
