@@ -19,14 +19,13 @@ import sys
 
 def preload() -> None:
     """What every graph or repro trial imports anyway (~3.5 s on a 2-core machine)."""
-    import torch  # noqa: F401
-    import torch._dynamo  # noqa: F401
-    import torch._inductor.compile_fx  # noqa: F401
     import torch.fx  # noqa: F401
 
     import reprokit._child  # noqa: F401
-    import reprokit.compat  # noqa: F401
     import reprokit.fx.materialize  # noqa: F401
+    from reprokit import compat
+
+    compat.import_compiler()
 
 
 def run_child(request: dict) -> None:

@@ -302,3 +302,9 @@ def inductor_backend_recording(mode: Optional[str], dynamic: Optional[bool], ops
         return wrapper(gm, example_inputs)
 
     return backend
+
+
+def import_compiler() -> None:
+    """Import Dynamo and inductor's compile path now (the warm worker does, once, before it forks trials)."""
+    import torch._dynamo  # noqa: F401
+    import torch._inductor.compile_fx  # noqa: F401
