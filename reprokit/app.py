@@ -38,6 +38,14 @@ def check_script(path: str) -> str:
     return os.path.abspath(path)
 
 
+def recorded_environment() -> dict:
+    """The allowlisted environment for run.json; secret-named values are never written, not even locally."""
+    from .report.env import allowed_env
+    from .report.redact import SECRET_NAME
+
+    return {k: ("<set, value withheld>" if SECRET_NAME.search(k) else v) for k, v in allowed_env().items()}
+
+
 def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
            jobs: Optional[int] = None, repeat: int = 1, check_accuracy: bool = False, configs: bool = True,
            subsystems: bool = True, minify: bool = True, pack: bool = True, max_input_bytes: int = 64 << 20,
@@ -61,11 +69,7 @@ def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
     opts = BisectOptions(script=script, argv=tuple(argv), cwd=cwd, timeout=timeout, jobs=jobs, repeat=max(1, repeat),
                          check_accuracy=check_accuracy, configs=configs, subsystems=subsystems, kind=kind,
                          slow_threshold=slow_threshold)
-    from .report.env import allowed_env
-    from .report.redact import SECRET_NAME
-
-    # Secret-named values are never written, not even into the local run folder.
-    environment = {k: ("<set, value withheld>" if SECRET_NAME.search(k) else v) for k, v in allowed_env().items()}
+    environment = recorded_environment()
     run.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
                                 "max_input_bytes": max_input_bytes, "environment": environment})
     emit("run_dir", path=run.path)
@@ -109,15 +113,13 @@ def doctor(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
     from .doctor import analyze
     from .model import TrialSpec
     from .errors import NothingToIsolate
-    from .report.env import allowed_env
-    from .report.redact import SECRET_NAME
-    from .runner import trial_record
+    from .runner import read_observed, trial_record
 
     script = check_script(script)
     cwd = os.getcwd()
     run = RunDir.create(output_dir or os.path.join(cwd, "artifacts"),
                         "doctor-" + os.path.splitext(os.path.basename(script))[0])
-    environment = {k: ("<set, value withheld>" if SECRET_NAME.search(k) else v) for k, v in allowed_env().items()}
+    environment = recorded_environment()
     run.write_json("run.json", {"kind": "doctor", "command": command, "script": script, "argv": list(argv),
                                 "cwd": cwd, "python": sys.executable, "environment": environment})
     emit("run_dir", path=run.path)
@@ -159,12 +161,3 @@ def doctor(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
     run.write_text("DOCTOR.md", templates().get_template("DOCTOR.md.j2").render(r=report, name=os.path.basename(script),
                                                                                 command=command))
     return report
-
-
-def read_observed(trial_dir: str) -> dict:
-    path = os.path.join(trial_dir, "observed.json")
-    if not os.path.exists(path):
-        return {}
-    from .rundir import read_json
-
-    return read_json(path)

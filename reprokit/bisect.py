@@ -56,7 +56,7 @@ class Bisector:
         """--kind slow: a passing compiled run whose calls are slower than eager's by more than the threshold
         fails with kind "slow". The eager reference is the no-compile baseline, the first trial."""
         from .doctor import measure_speed
-        from .app import read_observed
+        from .runner import read_observed
 
         if spec.stage == "none":
             if self.eager_observed is None and outcome.kind == "pass":

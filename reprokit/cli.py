@@ -117,6 +117,19 @@ def _fail(message: str, code: int):
     sys.exit(code)
 
 
+def _run_use_case(call, as_json: bool, empty_key: str):
+    """The use case's result; bad input exits 2 and "nothing to isolate" exits 3, each with one line (and with
+    --json, one JSON object whose empty_key is null)."""
+    try:
+        return call()
+    except ReprokitError as e:
+        _fail(str(e), EXIT_BAD_INPUT)
+    except NothingToIsolate as e:
+        if as_json:
+            click.echo(json.dumps({empty_key: None, "message": str(e), "exit_code": EXIT_NOTHING}))
+        _fail(str(e), EXIT_NOTHING)
+
+
 @click.group()
 @click.version_option(package_name="reprokit")
 def main():
@@ -150,18 +163,11 @@ def bisect(script, script_args, output_dir, timeout, jobs, repeat, check_accurac
     args = tuple(script_args)
     printer = Printer(verbose, quiet=False)
     command = "reprokit bisect " + " ".join(shlex.quote(a) for a in sys.argv[2:])
-    try:
-        v = app.bisect(script, args, output_dir=output_dir, timeout=timeout, jobs=jobs,
-                       repeat=repeat, check_accuracy=check_accuracy, configs=not no_configs,
-                       subsystems=not no_subsystems, minify=not no_minify, pack=not no_pack,
-                       max_input_bytes=max_input_bytes, kind=kind, slow_threshold=slow_threshold / 100.0,
-                       command=command, emit=printer)
-    except ReprokitError as e:
-        _fail(str(e), EXIT_BAD_INPUT)
-    except NothingToIsolate as e:
-        if as_json:
-            click.echo(json.dumps({"failing_stage": None, "message": str(e), "exit_code": EXIT_NOTHING}))
-        _fail(str(e), EXIT_NOTHING)
+    v = _run_use_case(lambda: app.bisect(
+        script, args, output_dir=output_dir, timeout=timeout, jobs=jobs, repeat=repeat,
+        check_accuracy=check_accuracy, configs=not no_configs, subsystems=not no_subsystems, minify=not no_minify,
+        pack=not no_pack, max_input_bytes=max_input_bytes, kind=kind, slow_threshold=slow_threshold / 100.0,
+        command=command, emit=printer), as_json, empty_key="failing_stage")
     if as_json:
         click.echo(json.dumps(verdict_json(v), sort_keys=True))
     else:
@@ -198,15 +204,8 @@ def doctor(script, script_args, output_dir, timeout, as_json, verbose):
     Arguments after -- are passed to the script: reprokit doctor train.py -- --steps 20"""
     printer = Printer(verbose, quiet=False)
     command = "reprokit doctor " + " ".join(shlex.quote(a) for a in sys.argv[2:])
-    try:
-        r = app.doctor(script, tuple(script_args), output_dir=output_dir, timeout=timeout, command=command,
-                       emit=printer)
-    except ReprokitError as e:
-        _fail(str(e), EXIT_BAD_INPUT)
-    except NothingToIsolate as e:
-        if as_json:
-            click.echo(json.dumps({"findings": None, "message": str(e), "exit_code": EXIT_NOTHING}))
-        _fail(str(e), EXIT_NOTHING)
+    r = _run_use_case(lambda: app.doctor(script, tuple(script_args), output_dir=output_dir, timeout=timeout,
+                                         command=command, emit=printer), as_json, empty_key="findings")
     if as_json:
         click.echo(json.dumps(r.to_dict(), sort_keys=True))
     else:
@@ -301,8 +300,6 @@ def pack(run_dir, show, model, config_path, layers, sequence_length, batch_size,
         if run.read_json("run.json").get("kind") == "doctor":
             from .report.doctor_report import pack_doctor_run
 
-            if not run.exists("doctor.json"):
-                raise ReprokitError(f"{run_dir} has no doctor.json yet; run reprokit doctor to completion first")
             if show:
                 _show(*pack_doctor_run(run, dry=True))
                 return
@@ -360,8 +357,6 @@ def issue(run_dir):
         if run.read_json("run.json").get("kind") == "doctor":
             from .report.doctor_report import pack_doctor_run
 
-            if not run.exists("doctor.json"):
-                raise ReprokitError(f"{run_dir} has no doctor.json yet; run reprokit doctor to completion first")
             members, _, _ = pack_doctor_run(run, dry=True)
             if "ISSUE.md" not in members:
                 _fail("every finding in this run is the script's to fix (see DOCTOR.md), none is a torch.compile "

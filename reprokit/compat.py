@@ -294,7 +294,7 @@ def frames_compiled() -> int:
 def inductor_backend_recording(mode: Optional[str], dynamic: Optional[bool], ops: list) -> Callable:
     """Inductor as torch.compile(mode=...) builds it, appending "<graph>" and each call_function target of every
     graph Dynamo hands it to `ops`."""
-    wrapper = torch._TorchCompileInductorWrapper(mode, {}, dynamic)
+    wrapper = inductor_backend(mode, None, dynamic)
 
     def backend(gm, example_inputs):
         ops.append("<graph>")

@@ -92,6 +92,16 @@ def measure_speed(eager: dict, compiled: dict) -> Speed:
     return s
 
 
+# Dynamo names the code after a graph break torch_dynamo_resume_in_<function>_at_<line>.
+RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
+
+
+def user_function(co_name: str) -> str:
+    """The user's function a (possibly resume) frame belongs to."""
+    m = RESUME.match(co_name or "")
+    return m.group(1) if m else (co_name or "")
+
+
 # -- graph breaks --------------------------------------------------------------------------------------
 
 def _user_frame(stack: list, user_root: str) -> Optional[list]:
@@ -142,9 +152,9 @@ def graph_break_findings(obs: dict, user_root: str) -> list[Finding]:
         b, frame = g["break"], g["frame"]
         code = frame[3] if frame else ""
         fn = (b.get("frame") or [None, None, "?"])[2]
-        base = re.sub(r"^torch_dynamo_resume_in_(.+)_at_\d+$", r"\1", fn or "")
+        base = user_function(fn)
         graphs = sum(1 for m in metrics if (m.get("graph_op_count") or 0) > 0 and m.get("co_name") and
-                     re.sub(r"^torch_dynamo_resume_in_(.+)_at_\d+$", r"\1", m["co_name"]) == base)
+                     user_function(m["co_name"]) == base)
         fix, owner = graph_break_fix(gb_type or "", b.get("reason") or "", code)
         reason_line = _headline(b.get("reason") or gb_type or "")
         out.append(Finding(kind="graph_break", title=f"graph break: {reason_line}", file=path, line=line, code=code,
@@ -167,7 +177,6 @@ def _headline(reason: str) -> str:
 SIZE_GUARD = re.compile(r"tensor '([^']+)' size mismatch at index (\d+)\. expected (\d+), actual (\d+)")
 SCALAR_GUARD = re.compile(r"^(?:L\['([^']+)'\]|(\w+))\s*==\s*(\S+)")
 USER_LINE = re.compile(r'File "([^"]+)", line (\d+)')
-RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
 
 
 def _guard_text(reason: str) -> str:
@@ -191,7 +200,7 @@ def recompile_findings(obs: dict, compile_sites: list) -> list[Finding]:
             continue
         path, first, name = frames[fid]
         resume = RESUME.match(name)
-        base = resume.group(1) if resume else name
+        base = user_function(name)
         g = groups.setdefault((path, base), {"reasons": [], "raw": [], "first": None, "hit": False})
         if not resume:
             g["first"] = first

@@ -67,12 +67,12 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
         if os.path.exists(os.path.join(trial_dir, stale)):
             os.unlink(os.path.join(trial_dir, stale))
     env = _with_device(trial_env(spec, cache_root, trial_dir), device)
-    ranks = int((spec.config or {}).get("__ranks__", 1))
+    ranks = _ranks(spec)
     started = time.monotonic()
     if warm is not None and warm_eligible(spec) and _comparable(env) == warm.env and warm.alive():
         returncode, timed_out = warm.run(
             [spec_path, trial_dir], env, spec.cwd or trial_dir, os.path.join(trial_dir, "stdout.txt"),
-            os.path.join(trial_dir, "stderr.txt"), timeout, on_timeout=_dump_and_kill_pid)
+            os.path.join(trial_dir, "stderr.txt"), timeout, on_timeout=_dump_stacks_and_kill)
         return classify(trial_dir, returncode, timed_out, time.monotonic() - started)
     with open(os.path.join(trial_dir, "stdout.txt"), "wb") as out, \
             open(os.path.join(trial_dir, "stderr.txt"), "wb") as err:
@@ -84,7 +84,7 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            _dump_and_kill(proc, ranks)
+            _dump_stacks_and_kill(proc.pid, ranks)
         except BaseException:
             # Ctrl-C or a crash of reprokit: the trial's whole group goes with it.
             _kill_group(proc)
@@ -102,9 +102,13 @@ def _with_device(env: dict, device: Optional[str]) -> dict:
     return env
 
 
+def _ranks(spec: TrialSpec) -> int:
+    return int((spec.config or {}).get("__ranks__", 1))
+
+
 def child_command(spec: TrialSpec, spec_path: str, trial_dir: str, python: str) -> list:
     """The trial's command line: one child process, or N ranks of it under torchrun (pack --model --launch)."""
-    ranks = int((spec.config or {}).get("__ranks__", 1))
+    ranks = _ranks(spec)
     child = ["-m", "reprokit._child", spec_path, trial_dir]
     if ranks > 1:
         # torchrun's agent and every rank share the trial's process group: a timeout takes them all down.
@@ -123,27 +127,24 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def _dump_and_kill(proc: subprocess.Popen, ranks: int = 1) -> None:
+def _dump_stacks_and_kill(pid: int, ranks: int = 1) -> None:
+    """A trial that timed out: every thread's stack into stacks.txt (faulthandler; under torchrun every rank
+    has its own), then its whole process group killed."""
     try:
-        # faulthandler writes every thread's stack to stacks.txt; under torchrun every rank has its own
         if ranks > 1:
-            os.killpg(proc.pid, signal.SIGUSR1)
+            os.killpg(pid, signal.SIGUSR1)
         else:
-            os.kill(proc.pid, signal.SIGUSR1)
-        time.sleep(1.0)
-    except ProcessLookupError:
-        pass
-    _kill_group(proc)
-
-
-def _dump_and_kill_pid(pid: int) -> None:
-    """A warm trial that timed out: its stacks into stacks.txt, then its whole session killed."""
-    try:
-        os.kill(pid, signal.SIGUSR1)
+            os.kill(pid, signal.SIGUSR1)
         time.sleep(1.0)
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def read_observed(trial_dir: str) -> dict:
+    """What an observing trial (doctor, bisect --kind slow) recorded: calls' seconds, graph breaks, metrics."""
+    path = os.path.join(trial_dir, "observed.json")
+    return read_json(path) if os.path.exists(path) else {}
 
 
 def trial_record(trial_dir: str) -> dict:

@@ -8,6 +8,7 @@ from typing import Callable, Optional
 
 from .. import __version__
 from ..doctor import DoctorReport
+from ..errors import ReprokitError
 from ..render import environment
 from ..rundir import RunDir
 from ..runner import trial_record
@@ -34,6 +35,8 @@ def issue_text(run: RunDir, r: DoctorReport, env_text: str, tarball: str) -> Opt
 
 def pack_doctor_run(run: RunDir, emit: Callable[..., None] = lambda *a, **k: None, dry: bool = False):
     """The doctor run's tarball (or, with dry, its members): DOCTOR.md, findings, source, env, logs."""
+    if not run.exists("doctor.json"):
+        raise ReprokitError(f"{run.path} has no doctor.json yet; run reprokit doctor to completion first")
     r = DoctorReport.from_dict(run.read_json("doctor.json"))
     info = run.read_json("run.json")
     redactor = Redactor.from_environment(None, argv=list(r.argv) + [info.get("command", "")])
