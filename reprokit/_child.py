@@ -78,8 +78,11 @@ class Trial:
         def on_call(backend, subsystem, nth, debug_info):
             key = (backend, subsystem)
             self.counters[key] = max(self.counters.get(key, 0), nth + 1)
-            if target and backend == target["backend"] and subsystem == target["name"] and nth == target["max"]:
+            if not target or backend != target["backend"]:
+                return False
+            if subsystem == target.get("name") and nth == target["max"]:
                 self.bisect_detail = describe_debug_info(debug_info)
+            return subsystem in target.get("names", ())
 
         compat.probe_bisect_counters(on_call)
 

@@ -1,6 +1,6 @@
 """A warm worker: imports torch, Dynamo and inductor once, then forks one fresh child per trial.
 
-Invoked as `python -m reprokit._forkserver SOCKET`. Single-threaded on purpose: fork() in a process with other
+Invoked as `python -m reprokit._forkserver SOCKET [--cpu]` (--cpu: also probe inductor's CPU codegen once). Single-threaded on purpose: fork() in a process with other
 threads can copy a lock one of them holds, and a child would hang on it. The server never touches CUDA, so each
 forked child initialises its own CUDA context (or none). A child lives exactly one trial, in its own session, so
 a crash or hang takes that trial down and nothing else.
@@ -17,8 +17,9 @@ import socket
 import sys
 
 
-def preload() -> None:
-    """What every graph or repro trial imports anyway (~3.5 s on a 2-core machine)."""
+def preload(cpu: bool = False) -> None:
+    """What every trial imports anyway (~3.5 s on a 2-core machine), and with cpu the vector ISAs inductor's
+    C++ backend may use: asked once here, so forks inherit the answer instead of paying ~2 s each."""
     import torch.fx  # noqa: F401
 
     import reprokit._child  # noqa: F401
@@ -26,6 +27,8 @@ def preload() -> None:
     from reprokit import compat
 
     compat.import_compiler()
+    if cpu:
+        compat.probe_cpu_codegen()
 
 
 def run_child(request: dict) -> None:
@@ -42,7 +45,9 @@ def run_child(request: dict) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
-        from reprokit import _child
+        from reprokit import _child, compat
+
+        compat.reread_env_switches()
 
         sys.argv = ["reprokit._child", *request["argv"]]
         code = _child.main(sys.argv)
@@ -60,8 +65,8 @@ def run_child(request: dict) -> None:
             os._exit(code)
 
 
-def serve(path: str) -> None:
-    preload()
+def serve(path: str, cpu: bool = False) -> None:
+    preload(cpu)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(64)
@@ -105,4 +110,4 @@ def serve(path: str) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], cpu="--cpu" in sys.argv[2:])

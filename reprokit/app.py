@@ -38,6 +38,22 @@ def check_script(path: str) -> str:
     return os.path.abspath(path)
 
 
+def forks_cleanly(script: str) -> bool:
+    """Whether the script may run as a fork of a worker that imported torch already: not when it sets
+    environment variables (torch reads many at import, so in a fork they would come too late) or re-executes
+    itself. A script that hides such things in a local module is not caught; REPROKIT_WARM=0 runs it cold."""
+    try:
+        with open(script, encoding="utf-8", errors="replace") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+        if name in ("environ", "putenv", "execv", "execve", "execvp", "execl", "execle", "set_start_method"):
+            return False
+    return True
+
+
 def recorded_environment() -> dict:
     """The allowlisted environment for run.json; secret-named values are never written, not even locally."""
     from .report.env import allowed_env
@@ -73,7 +89,9 @@ def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
     run.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
                                 "max_input_bytes": max_input_bytes, "environment": environment})
     emit("run_dir", path=run.path)
+    # --kind slow times each run: a fork's missing import cost is fine, but keep those runs like the user's own.
     runner = Runner(run, timeout=timeout or 600.0, jobs=jobs, devices=devices,
+                    warm_scripts=kind == "failure" and forks_cleanly(script),
                     on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
     verdict = Bisector(opts, runner, emit).run()
     verdict.run_dir = run.path

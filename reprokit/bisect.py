@@ -85,14 +85,24 @@ class Bisector:
     def run(self) -> Verdict:
         o = self.opts
         v = Verdict(script=o.script, argv=list(o.argv))
-        baseline = self.runner(self.spec("none", "baseline-no-compile"))
-        if o.timeout is None:
-            # Compiling costs far more than running; leave room for it. --timeout overrides.
-            self.runner.timeout = max(120.0, 10 * baseline.seconds)
-        self.emit("stage", stage="none", outcome=baseline)
+        # Torch's own logs ride along on the original: when it is the failing stage, no extra run is needed for them.
+        first = [self.spec("none", "baseline-no-compile")] + [
+            self.spec("user", "original", attempt=i, env=TORCH_LOGS_ENV) for i in range(o.repeat)]
+        if o.kind == "failure":
+            # The ladder asks the stages before inductor whatever the original says, and they are cheap next to
+            # it: they start beside it. (--kind slow compares timings: one at a time, baseline first.)
+            first += [self.spec(stage, f"stage-{stage}") for stage in STAGES[1:-1]]
 
-        originals = self.runner.map([self.spec("user", "original", attempt=i) if i else self.spec("user", "original")
-                                     for i in range(o.repeat)])
+        def limit_from_baseline(i, outcome):
+            if i == 0 and o.timeout is None:
+                # Compiling costs far more than running; leave room for it. --timeout overrides. Trials already
+                # running take the new limit too.
+                self.runner.timeout = max(120.0, 10 * outcome.seconds)
+            return False
+
+        started = self.runner.map(first, stop=limit_from_baseline)
+        baseline, originals = started[0], started[1:1 + o.repeat]
+        self.emit("stage", stage="none", outcome=baseline)
         # With --repeat, a failing run is the reference even when the first run happened to pass.
         original = next((x for x in originals if x is not None and x.failed), originals[0])
         self.emit("original", outcome=original)
@@ -169,7 +179,7 @@ class Bisector:
                 trial_record(original.trial_dir).get("cuda") or (original.compile_args or {}).get("mode")):
             # On a GPU the mode decides CUDA graphs and autotuning: does the bug follow the mode?
             v.modes = self.modes(original)
-        decisive["torch_logs"] = self.torch_logs(failing.stage).trial_dir
+        decisive["torch_logs"] = (original if stage_outcome is original else self.torch_logs(failing.stage)).trial_dir
         if stage_outcome.kind == "cuda_fault":
             v.cuda_fault = self.pin_cuda_fault(failing.stage, stage_outcome)
         return self.finish(v, decisive=decisive)
@@ -209,9 +219,7 @@ class Bisector:
 
     def torch_logs(self, stage: str) -> Outcome:
         """The failing trial once more with torch's own structured logs on, for the report's logs/."""
-        return self.runner(self.spec(stage, "torch-logs", env={
-            "TORCH_LOGS": "graph_breaks,recompiles,aot_graphs,output_code",
-            "TORCH_TRACE": "{trial_dir}/trace"}))
+        return self.runner(self.spec(stage, "torch-logs", env=TORCH_LOGS_ENV))
 
     def finish(self, v: Verdict, decisive: dict) -> Verdict:
         v.decisive_trials = decisive
@@ -313,8 +321,7 @@ class Bisector:
             return self.spec(stage, label or f"{name}-max{max_}", subsystem={"backend": stage, "name": name,
                                                                                "max": max_}, attempt=attempt)
 
-        disabled = self.runner.map([spec_for(n, -1, label=f"{n}-off") for n in names])
-        fixed = [n for n, out in zip(names, disabled) if out is not None and out.kind == "pass"]
+        fixed = self.subsystems_that_fix(stage, names, spec_for)
         self.emit("subsystems", tried=names, fixes=fixed)
         if not fixed:
             return None
@@ -341,6 +348,33 @@ class Bisector:
         self.emit("subsystem", **result)
         return result
 
+    def subsystems_that_fix(self, stage: str, names: list, spec_for) -> list:
+        """The subsystems that, turned off alone, make the failure go away, in torch's order.
+
+        All passes off at once rides in the same round as the last subsystem (lowerings) off: when passes-off
+        still fails, no single pass is asked about, which saves a round for codegen bugs. When nothing fixes
+        it, every subsystem is asked alone after all, in case turning passes off together hid one that helps.
+        """
+
+        def passes(out):
+            return out is not None and out.kind == "pass"
+
+        singles: dict = {}
+        if len(names) > 2:
+            group, last = names[:-1], names[-1]
+            together = self.spec(stage, "passes-off", subsystem={"backend": stage, "names": group, "max": -1})
+            first = self.runner.map([together, spec_for(last, -1, label=f"{last}-off")])
+            singles[last] = passes(first[1])
+            pending = list(group) if passes(first[0]) or not singles[last] else []
+        else:
+            pending = list(names)
+        outcomes = self.runner.map([spec_for(n, -1, label=f"{n}-off") for n in pending])
+        singles.update({n: passes(out) for n, out in zip(pending, outcomes)})
+        return [n for n in names if singles.get(n)]
+
+
+# Logging only: what torch compiled and why, in stderr and a TORCH_TRACE folder (tlparse reads it).
+TORCH_LOGS_ENV = {"TORCH_LOGS": "graph_breaks,recompiles,aot_graphs,output_code", "TORCH_TRACE": "{trial_dir}/trace"}
 
 SLOW_STAGE_MEANING = {
     "eager": "Dynamo alone (backend=eager) is already slower than eager: the cost is Dynamo's guards and frame "

@@ -49,7 +49,7 @@ class Printer:
             fixes = ", ".join(d["fixes"]) or "none"
             self.line(f"  · {d['tried']} config flips tried; flips that make it pass: {fixes}")
         elif event == "subsystems":
-            self.line(f"  · subsystems turned off one at a time: {', '.join(d['tried'])}; fixes: "
+            self.line(f"  · subsystems turned off: {', '.join(d['tried'])}; off alone, these make it pass: "
                       f"{', '.join(d['fixes']) or 'none'}")
         elif event == "subsystem":
             self.line(f"  ✗ {d['name']} application #{d['application']} of {d['applications']}: {d['detail']}"

@@ -171,8 +171,10 @@ def cast_to_fp64(model, inputs):
     return _cast(model, inputs)
 
 
-def probe_bisect_counters(on_call: Callable[[str, str, int, Callable[[], str] | None], None]) -> None:
-    """Observe every CompilerBisector.disable_subsystem call: (backend, subsystem, nth, debug_info)."""
+def probe_bisect_counters(on_call: Callable[[str, str, int, Callable[[], str] | None], bool]) -> None:
+    """Observe every CompilerBisector.disable_subsystem call: (backend, subsystem, nth, debug_info). When
+    on_call answers True that application is turned off, whatever TORCH_BISECT_* say (several subsystems at
+    once, which torch's single TORCH_BISECT_SUBSYSTEM cannot say)."""
     from torch._inductor.compiler_bisector import CompilerBisector
 
     original = CompilerBisector.disable_subsystem.__func__
@@ -182,7 +184,8 @@ def probe_bisect_counters(on_call: Callable[[str, str, int, Callable[[], str] | 
         key = (backend, subsystem)
         nth = seen.get(key, 0)
         seen[key] = nth + 1
-        on_call(backend, subsystem, nth, debug_info)
+        if on_call(backend, subsystem, nth, debug_info):
+            return True
         return original(cls, backend, subsystem, debug_info)
 
     CompilerBisector.disable_subsystem = classmethod(disable_subsystem)
@@ -308,3 +311,46 @@ def import_compiler() -> None:
     """Import Dynamo and inductor's compile path now (the warm worker does, once, before it forks trials)."""
     import torch._dynamo  # noqa: F401
     import torch._inductor.compile_fx  # noqa: F401
+
+
+def probe_cpu_codegen() -> None:
+    """Ask inductor which CPU vector ISAs build and load here, once (the warm worker does, so its forks inherit
+    the answer). It is a fact of the machine and compiler, not of any graph, and costs every cold process ~2 s
+    (~9 s with an empty cache folder) of test builds."""
+    try:
+        from torch._inductor import cpu_vec_isa
+
+        try:
+            # Each candidate is a test build and a load; side by side they take the time of the slowest.
+            import concurrent.futures
+            import platform
+
+            have = cpu_vec_isa.x86_isa_checker() if platform.machine() in ("x86_64", "AMD64") else None
+            candidates = [isa for isa in cpu_vec_isa.supported_vec_isa_list
+                          if have is not None and all(flag in have for flag in str(isa).split())]
+            if len(candidates) > 1:
+                with concurrent.futures.ThreadPoolExecutor(len(candidates)) as pool:
+                    list(pool.map(bool, candidates))  # each answer is cached on its ISA object
+        except Exception:
+            pass
+        cpu_vec_isa.valid_vec_isa_list()
+    except Exception:  # a trial that needs it asks again, and fails or not on its own
+        pass
+
+
+def reread_env_switches() -> None:
+    """In a forked warm trial: re-read the switches torch took from the environment at import.
+
+    CompilerBisector decides once, at import, whether TORCH_BISECT_* are set, and torch's logging reads
+    TORCH_LOGS and TORCH_TRACE once; TORCHDYNAMO_DISABLE is read at each torch.compile call and needs nothing.
+    """
+    from torch._inductor import compiler_bisector
+
+    if os.environ.get("TORCH_LOGS") or os.environ.get("TORCH_TRACE"):
+        from torch._logging import _internal as logging_internal
+
+        logging_internal.LOG_TRACE_HANDLER = None  # made once, with the worker's (empty) TORCH_TRACE
+        logging_internal._init_logs()
+    again = getattr(compiler_bisector, "get_is_bisection_enabled", None)
+    compiler_bisector.CompilerBisector.bisection_enabled = bool(
+        again() if again else (os.environ.get("TORCH_BISECT_SUBSYSTEM") or os.environ.get("TORCH_BISECT_BACKEND")))

@@ -68,7 +68,8 @@ class TrialSpec(JsonData):
     argv: tuple = ()
     cwd: str = ""
     config: dict = field(default_factory=dict)  # inductor config patches for the stage
-    subsystem: Optional[dict] = None  # {"backend", "name", "max"} for torch's bisect counters
+    # {"backend", "name", "max"} for torch's bisect counters; {"backend", "names"}: those subsystems all off
+    subsystem: Optional[dict] = None
     only_graph: Optional[int] = None  # compile only this graph with `stage`, the rest with `other_stage`
     other_stage: str = "eager"
     check_accuracy: bool = False

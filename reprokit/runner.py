@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, Union
 
 from . import signature as sig
 from .model import Outcome, Signature, TrialSpec
@@ -38,28 +38,38 @@ def trial_env(spec: TrialSpec, cache_root: str, trial_dir: str, base: Optional[d
     env.update({k: v.replace("{trial_dir}", trial_dir) for k, v in (spec.env or {}).items()})
     if spec.stage == "none":
         env["TORCHDYNAMO_DISABLE"] = "1"
-    if spec.subsystem:
+    if spec.subsystem and "name" in spec.subsystem:  # several names at once: the child's probe turns them off
         env["TORCH_BISECT_BACKEND"] = spec.subsystem["backend"]
         env["TORCH_BISECT_SUBSYSTEM"] = spec.subsystem["name"]
         env["TORCH_BISECT_MAX"] = str(spec.subsystem["max"])
     return env
 
 
-def warm_eligible(spec: TrialSpec) -> bool:
-    """Trials a pre-imported worker may run: graphs and repros with no per-trial switches. Torch reads some
-    variables once at import (TORCHDYNAMO_DISABLE, TORCH_BISECT_*, TORCH_LOGS), so trials that set them, and
-    whole scripts (which may set anything), start cold."""
-    return spec.mode in ("graph", "repro") and not spec.env and not spec.subsystem and spec.stage != "none"
+# Read when used (CUDA's at its first use, which the worker never makes; TORCHDYNAMO_DISABLE at each compile),
+# or read again when a warm trial starts (compat.reread_env_switches): a forked trial may differ from its worker
+# in these and no others.
+_REREAD_IN_CHILD = ("CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "TORCHDYNAMO_DISABLE", "TORCH_BISECT_BACKEND",
+                    "TORCH_BISECT_SUBSYSTEM", "TORCH_BISECT_MAX", "TORCH_LOGS", "TORCH_TRACE")
+
+
+def warm_eligible(spec: TrialSpec, scripts: bool = False) -> bool:
+    """Trials a pre-imported worker may run: graphs and repros, and whole scripts when `scripts` (the script was
+    read and sets no environment of its own). A trial with variables torch reads only at import starts cold, as
+    does a multi-rank launch."""
+    if any(k not in _REREAD_IN_CHILD for k in spec.env or {}) or _ranks(spec) > 1:
+        return False
+    return spec.mode in ("graph", "repro") or (scripts and spec.mode == "script")
 
 
 def _comparable(env: dict) -> dict:
-    # CUDA reads CUDA_VISIBLE_DEVICES when a process first touches the GPU, never at import: a fork may differ.
-    return {k: v for k, v in env.items() if k != "CUDA_VISIBLE_DEVICES"}
+    return {k: v for k, v in env.items() if k not in _REREAD_IN_CHILD}
 
 
-def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
-              python: str = sys.executable, device: Optional[str] = None, warm=None) -> Outcome:
-    """Run one trial to completion or timeout and classify what happened."""
+def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[float, Callable[[], float]],
+              python: str = sys.executable, device: Optional[str] = None, warm=None,
+              warm_scripts: bool = False) -> Outcome:
+    """Run one trial to completion or timeout and classify what happened. A callable timeout is asked again
+    while the trial runs (the first trials start before the baseline has set the run's limit)."""
     os.makedirs(trial_dir, exist_ok=True)
     spec_path = os.path.join(trial_dir, "spec.json")
     write_json_atomic(spec_path, spec.to_dict())
@@ -69,7 +79,7 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
     env = _with_device(trial_env(spec, cache_root, trial_dir), device)
     ranks = _ranks(spec)
     started = time.monotonic()
-    if warm is not None and warm_eligible(spec) and _comparable(env) == warm.env and warm.alive():
+    if warm is not None and warm_eligible(spec, warm_scripts) and _comparable(env) == warm.env and warm.alive():
         returncode, timed_out = warm.run(
             [spec_path, trial_dir], env, spec.cwd or trial_dir, os.path.join(trial_dir, "stdout.txt"),
             os.path.join(trial_dir, "stderr.txt"), timeout, on_timeout=_dump_stacks_and_kill)
@@ -81,10 +91,17 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         timed_out = False
         try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _dump_stacks_and_kill(proc.pid, ranks)
+            while True:
+                left = started + limit_of(timeout) - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    _dump_stacks_and_kill(proc.pid, ranks)
+                    break
+                try:
+                    proc.wait(timeout=min(left, 1.0))
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
         except BaseException:
             # Ctrl-C or a crash of reprokit: the trial's whole group goes with it.
             _kill_group(proc)
@@ -94,6 +111,11 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float,
             _kill_group(proc)
     seconds = time.monotonic() - started
     return classify(trial_dir, proc.returncode, timed_out, seconds)
+
+
+def limit_of(timeout: Union[float, Callable[[], float]]) -> float:
+    """Seconds a trial may run, as of now."""
+    return timeout() if callable(timeout) else timeout
 
 
 def _with_device(env: dict, device: Optional[str]) -> dict:
@@ -217,7 +239,7 @@ class Runner:
     def __init__(self, run: RunDir, timeout: float, jobs: int = 1,
                  on_trial: Optional[Callable[[TrialSpec, Outcome, bool], None]] = None,
                  judge: Optional[Callable[[TrialSpec, Outcome], Outcome]] = None,
-                 devices: Optional[list] = None):
+                 devices: Optional[list] = None, warm_scripts: bool = False):
         self.run = run
         # On a machine with several GPUs each running trial has one to itself (CUDA_VISIBLE_DEVICES).
         self.devices = queue.Queue()
@@ -226,6 +248,8 @@ class Runner:
         self.pinned = bool(devices)
         # Graph and repro trials fork from a worker that has imported torch already (REPROKIT_WARM=0: never).
         self.use_warm = os.environ.get("REPROKIT_WARM", "1") != "0"
+        # Whole scripts too, when the caller has read the script and found it safe to fork (app.forks_cleanly)
+        self.warm_scripts = warm_scripts
         self.warm = None
         # Re-judges a finished trial (bisect --kind slow: a passing run that is too slow is the failure)
         self.judge = judge
@@ -250,8 +274,8 @@ class Runner:
         healthy = True
         try:
             trial_dir = self.run.trial_dir(key, spec.label or spec.stage)
-            outcome = run_trial(spec, trial_dir, self.run.file("cache"), self.timeout, device=device,
-                                warm=self._warm_for(spec, trial_dir))
+            outcome = run_trial(spec, trial_dir, self.run.file("cache"), lambda: self.timeout, device=device,
+                                warm=self._warm_for(spec, trial_dir), warm_scripts=self.warm_scripts)
             if device is not None:
                 outcome = dataclasses.replace(outcome, device=device)
             if outcome.kind == "cuda_fault":
@@ -276,13 +300,15 @@ class Runner:
 
     def _warm_for(self, spec: TrialSpec, trial_dir: str):
         """The warm worker, started on the first trial that may use it; None when it may not or failed."""
-        if not self.use_warm or not warm_eligible(spec):
+        if not self.use_warm or not warm_eligible(spec, self.warm_scripts):
             return None
         with self._lock:
             if self.warm is None:
+                from .devices import cuda_devices
                 from .warm import WarmPool
 
-                self.warm = WarmPool(_comparable(trial_env(spec, self.run.file("cache"), trial_dir)))
+                self.warm = WarmPool(_comparable(trial_env(spec, self.run.file("cache"), trial_dir)),
+                                     cpu=not cuda_devices())
                 atexit.register(self.warm.close)
             return self.warm if self.warm.alive() else None
 

@@ -10,18 +10,19 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Optional
+from typing import Callable, Optional, Union
 
 
 class WarmPool:
     """One pre-imported server process; each trial is a fresh fork of it, in its own session."""
 
-    def __init__(self, env: dict, python: str = sys.executable):
+    def __init__(self, env: dict, python: str = sys.executable, cpu: bool = False):
+        """cpu: the worker also asks inductor's C++ backend once which vector ISAs work (no GPU to compile for)."""
         self.env = env
         self._dir = tempfile.mkdtemp(prefix="reprokit-warm-")
         self.path = os.path.join(self._dir, "sock")
         # stdin is a pipe we never write: when this process dies, the server sees EOF and exits.
-        self.proc = subprocess.Popen([python, "-m", "reprokit._forkserver", self.path], env=env,
+        self.proc = subprocess.Popen([python, "-m", "reprokit._forkserver", self.path, *(["--cpu"] if cpu else [])], env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      start_new_session=True)
         self.ready = self.proc.stdout.readline().strip() == b"ready"
@@ -30,26 +31,27 @@ class WarmPool:
     def alive(self) -> bool:
         return self.ready and self.proc.poll() is None
 
-    def run(self, argv: list, env: dict, cwd: str, stdout: str, stderr: str, timeout: float,
-            on_timeout) -> tuple[Optional[int], bool]:
-        """(returncode, timed_out) of one forked trial. on_timeout(pid) dumps stacks and kills its group."""
+    def run(self, argv: list, env: dict, cwd: str, stdout: str, stderr: str,
+            timeout: Union[float, Callable[[], float]], on_timeout) -> tuple[Optional[int], bool]:
+        """(returncode, timed_out) of one forked trial. on_timeout(pid) dumps stacks and kills its group; a
+        callable timeout is asked again while the trial runs."""
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(self.path)
         conn.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd, "stdout": stdout,
                                  "stderr": stderr}).encode() + b"\n")
         buf = bytearray()
 
-        def read_line(deadline: float) -> Optional[bytes]:
+        def read_line(deadline: Callable[[], float]) -> Optional[bytes]:
             """One reply line, or None when the deadline passes first (a makefile() cannot resume after that)."""
             while b"\n" not in buf:
-                left = deadline - time.monotonic()
+                left = deadline() - time.monotonic()
                 if left <= 0:
                     return None
-                conn.settimeout(left)
+                conn.settimeout(min(left, 1.0))
                 try:
                     chunk = conn.recv(4096)
                 except (socket.timeout, TimeoutError):
-                    return None
+                    continue  # the deadline may have moved meanwhile
                 if not chunk:
                     return b""
                 buf.extend(chunk)
@@ -57,17 +59,19 @@ class WarmPool:
             buf[:] = rest
             return line
 
-        pid = json.loads(read_line(time.monotonic() + 60) or b"{}").get("pid")
+        started = time.monotonic()
+        pid = json.loads(read_line(lambda: started + 60) or b"{}").get("pid")
         if pid is None:
             conn.close()
             return None, False
         timed_out = False
         try:
-            line = read_line(time.monotonic() + timeout)
+            line = read_line(lambda: started + (timeout() if callable(timeout) else timeout))
             if line is None:
                 timed_out = True
                 on_timeout(pid)
-                line = read_line(time.monotonic() + 30) or b""  # the server reaps it and reports
+                killed = time.monotonic()
+                line = read_line(lambda: killed + 30) or b""  # the server reaps it and reports
         except BaseException:
             _killpg(pid)
             raise

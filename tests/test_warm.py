@@ -64,12 +64,75 @@ def test_warm_trials_survive_hangs_and_crashes(case, tmp_path, monkeypatch):
         runner.close()
 
 
-def test_script_trials_and_trials_with_their_own_switches_start_cold():
+def test_which_trials_may_fork_from_the_warm_worker():
     from reprokit.runner import warm_eligible
 
+    lowerings = {"backend": "inductor", "name": "lowerings", "max": 3}
     assert warm_eligible(TrialSpec(mode="graph", stage="inductor"))
     assert warm_eligible(TrialSpec(mode="repro", stage="inductor"))
+    # torch's bisect counters and logging are read again in the fork, so those trials may fork too
+    assert warm_eligible(TrialSpec(mode="graph", stage="inductor", subsystem=lowerings))
+    assert warm_eligible(TrialSpec(mode="graph", stage="inductor", env={"TORCH_LOGS": "output_code"}))
+    # whole scripts only when the caller read the script and found it safe to fork
     assert not warm_eligible(TrialSpec(mode="script", stage="inductor"))
-    assert not warm_eligible(TrialSpec(mode="graph", stage="inductor", env={"TORCH_LOGS": "output_code"}))
-    assert not warm_eligible(TrialSpec(mode="graph", stage="inductor",
-                                       subsystem={"backend": "inductor", "name": "lowerings", "max": 3}))
+    assert warm_eligible(TrialSpec(mode="script", stage="none"), scripts=True)
+    # a variable torch reads only at import, or a torchrun launch: cold
+    assert not warm_eligible(TrialSpec(mode="script", stage="inductor", env={"TORCHINDUCTOR_MAX_AUTOTUNE": "1"}),
+                             scripts=True)
+    assert not warm_eligible(TrialSpec(mode="model", stage="user", config={"__ranks__": 2}), scripts=True)
+
+
+@pytest.mark.parametrize("body, safe", [
+    ("import torch\nprint(torch.compile(lambda x: x + 1)(torch.ones(2)))\n", True),
+    ("import os\nos.environ['TORCHINDUCTOR_MAX_AUTOTUNE'] = '1'\nimport torch\n", False),
+    ("import os\nos.environ.setdefault('TORCH_LOGS', 'recompiles')\n", False),
+    ("from os import putenv\nputenv('TORCH_COMPILE_DEBUG', '1')\n", False),
+    ("import multiprocessing as mp\nmp.set_start_method('spawn')\n", False),
+])
+def test_scripts_that_set_their_own_environment_run_cold(tmp_path, body, safe):
+    from reprokit.app import forks_cleanly
+
+    script = tmp_path / "train.py"
+    script.write_text(body)
+    assert forks_cleanly(str(script)) is safe
+
+
+@pytest.mark.slow
+def test_forked_script_trials_obey_dynamo_disable_bisect_counters_and_logs(tmp_path, monkeypatch):
+    """The switches a fork cannot have had at import: TORCHDYNAMO_DISABLE, TORCH_BISECT_*, TORCH_LOGS/TRACE."""
+    import shutil
+
+    from reprokit.runner import trial_record
+
+    monkeypatch.setenv("REPROKIT_WARM", "1")
+    cases = os.path.join(REPO, "tests", "cases")
+    for name in ("relu_compile_error.py", "_blocks.py"):
+        shutil.copy(os.path.join(cases, name), tmp_path / name)
+    runner = Runner(RunDir.create(str(tmp_path / "artifacts"), "warm-script"), timeout=300, warm_scripts=True)
+
+    def trial(stage, label, **kw):
+        out = runner(TrialSpec(mode="script", stage=stage, script=str(tmp_path / "relu_compile_error.py"),
+                               cwd=str(tmp_path), label=label, **kw))
+        assert trial_record(out.trial_dir)["import_seconds"] < 0.1, "ran cold"  # forked, not started afresh
+        return out
+
+    try:
+        no_compile = trial("none", "no-compile")
+        assert no_compile.kind == "pass" and no_compile.graphs == 0  # Dynamo never handed a graph over
+        failing = trial("inductor", "inductor", env={"TORCH_LOGS": "output_code", "TORCH_TRACE": "{trial_dir}/trace"})
+        assert failing.kind == "exception" and "CppCompileError" in failing.signature.message
+        assert failing.counters["inductor/lowerings"] > 10
+        assert os.listdir(os.path.join(failing.trial_dir, "trace"))
+        with open(os.path.join(failing.trial_dir, "stderr.txt")) as f:
+            assert "Output code" in f.read()
+        lowerings_off = trial("inductor", "lowerings-off",
+                              subsystem={"backend": "inductor", "name": "lowerings", "max": -1})
+        assert lowerings_off.kind == "pass", lowerings_off
+        passes_off = trial("inductor", "passes-off", subsystem={
+            "backend": "inductor", "names": ["pre_grad_passes", "joint_graph_passes", "post_grad_passes"], "max": -1})
+        assert failing.signature.matches(passes_off.signature)
+        everything_off = trial("inductor", "all-off", subsystem={
+            "backend": "inductor", "names": ["post_grad_passes", "lowerings"], "max": -1})
+        assert everything_off.kind == "pass"
+    finally:
+        runner.close()

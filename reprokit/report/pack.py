@@ -183,7 +183,11 @@ def collect_members(run: RunDir, redactor: Redactor) -> tuple[dict, str]:
     texts["env/command.txt"] = (info.get("command") or "") + "\n" + "argv: " + json.dumps(v.argv) + "\n"
 
     # logs/: the decisive trials; TORCH_LOGS output and the TORCH_TRACE log of the failing stage
+    packed: set = set()
     for role, trial in sorted((v.decisive_trials or {}).items()):
+        if trial in packed:
+            continue  # one trial in two roles (the original carries torch's logs): packed once, first role
+        packed.add(trial)
         for fname in ("stdout.txt", "stderr.txt", "stacks.txt", "spec.json"):
             text = _read(os.path.join(trial, fname))
             if text:
