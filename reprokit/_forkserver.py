@@ -65,8 +65,23 @@ def run_child(request: dict) -> None:
             os._exit(code)
 
 
+def forks_can_use_cuda() -> bool:
+    """Whether a fork of this process may still initialise CUDA (torch marks forks of a process that asked the
+    CUDA driver anything as unusable): one throwaway fork answers."""
+    from reprokit import compat
+
+    pid = os.fork()
+    if pid == 0:
+        os._exit(1 if compat.fork_poisoned_for_cuda() else 0)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def serve(path: str, cpu: bool = False) -> None:
     preload(cpu)
+    if not forks_can_use_cuda():
+        print("unusable: forks of this worker could not use CUDA", flush=True)
+        return  # the runner starts every trial cold instead
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(64)

@@ -356,20 +356,20 @@ class Bisector:
         it, every subsystem is asked alone after all, in case turning passes off together hid one that helps.
         """
 
-        def passes(out):
+        def passed(out):
             return out is not None and out.kind == "pass"
 
         singles: dict = {}
         if len(names) > 2:
             group, last = names[:-1], names[-1]
-            together = self.spec(stage, "passes-off", subsystem={"backend": stage, "names": group, "max": -1})
+            together = self.spec(stage, f"all-but-{last}-off", subsystem={"backend": stage, "names": group, "max": -1})
             first = self.runner.map([together, spec_for(last, -1, label=f"{last}-off")])
-            singles[last] = passes(first[1])
-            pending = list(group) if passes(first[0]) or not singles[last] else []
+            singles[last] = passed(first[1])
+            pending = list(group) if passed(first[0]) or not singles[last] else []
         else:
             pending = list(names)
         outcomes = self.runner.map([spec_for(n, -1, label=f"{n}-off") for n in pending])
-        singles.update({n: passes(out) for n, out in zip(pending, outcomes)})
+        singles.update({n: passed(out) for n, out in zip(pending, outcomes)})
         return [n for n in names if singles.get(n)]
 
 

@@ -338,6 +338,12 @@ def probe_cpu_codegen() -> None:
         pass
 
 
+def fork_poisoned_for_cuda() -> bool:
+    """In a forked child: whether torch considers CUDA unusable here because the parent touched the driver."""
+    check = getattr(torch._C, "_cuda_isInBadFork", None)
+    return bool(check()) if check is not None else False
+
+
 def reread_env_switches() -> None:
     """In a forked warm trial: re-read the switches torch took from the environment at import.
 

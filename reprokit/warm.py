@@ -22,7 +22,11 @@ class WarmPool:
         self._dir = tempfile.mkdtemp(prefix="reprokit-warm-")
         self.path = os.path.join(self._dir, "sock")
         # stdin is a pipe we never write: when this process dies, the server sees EOF and exits.
-        self.proc = subprocess.Popen([python, "-m", "reprokit._forkserver", self.path, *(["--cpu"] if cpu else [])], env=env,
+        # Inductor asks torch.cuda.is_available() at import; answered through the driver, that poisons every fork
+        # for CUDA ("Cannot re-initialize CUDA in forked subprocess"). NVML answers it without that.
+        server_env = {**env, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
+        self.proc = subprocess.Popen([python, "-m", "reprokit._forkserver", self.path, *(["--cpu"] if cpu else [])],
+                                     env=server_env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      start_new_session=True)
         self.ready = self.proc.stdout.readline().strip() == b"ready"

@@ -94,6 +94,15 @@ def test_runtime_error_full_pipeline(workdir):
     journal = pathlib.Path(data["run_dir"], "journal.jsonl").read_text().splitlines()
     # Every trial that ran is journaled once: the bisect's and the minify's.
     assert len(journal) == data["trials"] + data["minify_trials"]
+    labels = [json.loads(line)["label"] for line in journal]
+    # All passes off at once still fails, so no single pass was asked about; lowerings off alone passes.
+    assert "all-but-lowerings-off" in labels and "lowerings-off" in labels
+    assert not [label for label in labels if label.endswith("_passes-off")], labels
+    # Torch's logs came with the original run (the failing stage): no run of their own.
+    assert "torch-logs" not in labels
+    logs = data["decisive_trials"]["torch_logs"]
+    assert os.listdir(os.path.join(logs, "trace"))
+    assert "Output code" in pathlib.Path(logs, "stderr.txt").read_text()
 
 
 @pytest.mark.slow

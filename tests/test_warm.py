@@ -55,6 +55,7 @@ def test_warm_trials_survive_hangs_and_crashes(case, tmp_path, monkeypatch):
         with open(os.path.join(hang.trial_dir, "stacks.txt")) as f:
             assert "compile_fx" in f.read()  # the stack dump of the forked trial, caught mid-compile
 
+        runner.timeout = 300  # a C++ build from an empty cache (a GPU machine's worker skips the CPU probe) is slow
         crash = runner(spec(case, "inductor", {"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}))
         assert crash.failed and crash.kind in ("crash", "exception"), crash
 
@@ -136,3 +137,26 @@ def test_forked_script_trials_obey_dynamo_disable_bisect_counters_and_logs(tmp_p
         assert everything_off.kind == "pass"
     finally:
         runner.close()
+
+
+@pytest.mark.parametrize("warm", ["0", "1"])
+def test_a_running_trial_takes_a_limit_set_after_it_started(tmp_path, monkeypatch, warm):
+    """bisect starts the original before the no-compile baseline has set the run's limit: a hang must still be
+    cut at the limit the baseline sets, not at the generous one the trial started with."""
+    import threading
+    import time
+
+    monkeypatch.setenv("REPROKIT_WARM", warm)
+    script = tmp_path / "sleeps.py"
+    script.write_text("import time\ntime.sleep(300)\n")
+    runner = Runner(RunDir.create(str(tmp_path / "artifacts"), "limit"), timeout=600, warm_scripts=True)
+    threading.Timer(1.0, lambda: setattr(runner, "timeout", 3.0)).start()
+    started = time.monotonic()
+    try:
+        out = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="sleeps"))
+    finally:
+        runner.close()
+    assert out.kind == "hang", out
+    assert time.monotonic() - started < 60
+    with open(os.path.join(out.trial_dir, "stacks.txt")) as f:
+        assert "sleeps.py" in f.read()  # the stack dump shows where it hung
