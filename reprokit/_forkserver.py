@@ -1,7 +1,8 @@
 """A warm worker: imports torch, Dynamo and inductor once, then forks one fresh child per trial.
 
-Invoked as `python -m reprokit._forkserver SOCKET [--cpu]` (--cpu: also probe inductor's CPU codegen once). Single-threaded on purpose: fork() in a process with other
-threads can copy a lock one of them holds, and a child would hang on it. The server never touches CUDA, so each
+Invoked as `python -m reprokit._forkserver SOCKET [--cpu]` (--cpu: also probe inductor's CPU codegen once).
+Single-threaded on purpose: fork() in a process with other threads can copy a lock one of them holds, and a child
+would hang on it. The server never touches CUDA, so each
 forked child initialises its own CUDA context (or none). A child lives exactly one trial, in its own session, so
 a crash or hang takes that trial down and nothing else.
 

@@ -89,7 +89,7 @@ def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
     run.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
                                 "max_input_bytes": max_input_bytes, "environment": environment})
     emit("run_dir", path=run.path)
-    # --kind slow times each run: a fork's missing import cost is fine, but keep those runs like the user's own.
+    # --kind slow compares the timings of whole runs: those stay plain interpreters, like the user's own runs.
     runner = Runner(run, timeout=timeout or 600.0, jobs=jobs, devices=devices,
                     warm_scripts=kind == "failure" and forks_cleanly(script),
                     on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))

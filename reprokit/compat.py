@@ -317,22 +317,23 @@ def probe_cpu_codegen() -> None:
     """Ask inductor which CPU vector ISAs build and load here, once (the warm worker does, so its forks inherit
     the answer). It is a fact of the machine and compiler, not of any graph, and costs every cold process ~2 s
     (~9 s with an empty cache folder) of test builds."""
+    import concurrent.futures
+    import platform
+
     try:
         from torch._inductor import cpu_vec_isa
 
-        try:
-            # Each candidate is a test build and a load; side by side they take the time of the slowest.
-            import concurrent.futures
-            import platform
-
-            have = cpu_vec_isa.x86_isa_checker() if platform.machine() in ("x86_64", "AMD64") else None
-            candidates = [isa for isa in cpu_vec_isa.supported_vec_isa_list
-                          if have is not None and all(flag in have for flag in str(isa).split())]
-            if len(candidates) > 1:
-                with concurrent.futures.ThreadPoolExecutor(len(candidates)) as pool:
-                    list(pool.map(bool, candidates))  # each answer is cached on its ISA object
-        except Exception:
-            pass
+        if platform.machine() in ("x86_64", "AMD64"):
+            try:
+                # Each x86 candidate is a test build and a load; side by side they take the time of the slowest.
+                # valid_vec_isa_list() then asks them in order and finds each answer cached on its ISA object.
+                have = cpu_vec_isa.x86_isa_checker()
+                candidates = [isa for isa in cpu_vec_isa.supported_vec_isa_list
+                              if all(flag in have for flag in str(isa).split())]
+                with concurrent.futures.ThreadPoolExecutor(max(1, len(candidates))) as pool:
+                    list(pool.map(bool, candidates))
+            except Exception:  # valid_vec_isa_list() below asks one at a time instead
+                pass
         cpu_vec_isa.valid_vec_isa_list()
     except Exception:  # a trial that needs it asks again, and fails or not on its own
         pass

@@ -66,10 +66,11 @@ def _comparable(env: dict) -> dict:
 
 
 def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[float, Callable[[], float]],
-              python: str = sys.executable, device: Optional[str] = None, warm=None,
-              warm_scripts: bool = False) -> Outcome:
+              python: str = sys.executable, device: Optional[str] = None, warm=None) -> Outcome:
     """Run one trial to completion or timeout and classify what happened. A callable timeout is asked again
-    while the trial runs (the first trials start before the baseline has set the run's limit)."""
+    while the trial runs (the first trials start before the baseline has set the run's limit). warm: the worker
+    to fork the trial from, when the caller found the trial eligible (warm_eligible); it is used only while
+    alive and started with the trial's environment."""
     os.makedirs(trial_dir, exist_ok=True)
     spec_path = os.path.join(trial_dir, "spec.json")
     write_json_atomic(spec_path, spec.to_dict())
@@ -79,10 +80,10 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[f
     env = _with_device(trial_env(spec, cache_root, trial_dir), device)
     ranks = _ranks(spec)
     started = time.monotonic()
-    if warm is not None and warm_eligible(spec, warm_scripts) and _comparable(env) == warm.env and warm.alive():
+    if warm is not None and _comparable(env) == warm.env and warm.alive():
         returncode, timed_out = warm.run(
             [spec_path, trial_dir], env, spec.cwd or trial_dir, os.path.join(trial_dir, "stdout.txt"),
-            os.path.join(trial_dir, "stderr.txt"), timeout, on_timeout=_dump_stacks_and_kill)
+            os.path.join(trial_dir, "stderr.txt"), lambda: limit_of(timeout), on_timeout=_dump_stacks_and_kill)
         return classify(trial_dir, returncode, timed_out, time.monotonic() - started)
     with open(os.path.join(trial_dir, "stdout.txt"), "wb") as out, \
             open(os.path.join(trial_dir, "stderr.txt"), "wb") as err:
@@ -246,7 +247,7 @@ class Runner:
         for d in devices or ():
             self.devices.put(d)
         self.pinned = bool(devices)
-        # Graph and repro trials fork from a worker that has imported torch already (REPROKIT_WARM=0: never).
+        # Eligible trials fork from a worker that has imported torch already (REPROKIT_WARM=0: never).
         self.use_warm = os.environ.get("REPROKIT_WARM", "1") != "0"
         # Whole scripts too, when the caller has read the script and found it safe to fork (app.forks_cleanly)
         self.warm_scripts = warm_scripts
@@ -275,7 +276,7 @@ class Runner:
         try:
             trial_dir = self.run.trial_dir(key, spec.label or spec.stage)
             outcome = run_trial(spec, trial_dir, self.run.file("cache"), lambda: self.timeout, device=device,
-                                warm=self._warm_for(spec, trial_dir), warm_scripts=self.warm_scripts)
+                                warm=self._warm_for(spec, trial_dir))
             if device is not None:
                 outcome = dataclasses.replace(outcome, device=device)
             if outcome.kind == "cuda_fault":

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Callable, Optional, Union
+from typing import Callable, Optional
 
 
 class WarmPool:
@@ -36,9 +36,9 @@ class WarmPool:
         return self.ready and self.proc.poll() is None
 
     def run(self, argv: list, env: dict, cwd: str, stdout: str, stderr: str,
-            timeout: Union[float, Callable[[], float]], on_timeout) -> tuple[Optional[int], bool]:
-        """(returncode, timed_out) of one forked trial. on_timeout(pid) dumps stacks and kills its group; a
-        callable timeout is asked again while the trial runs."""
+            limit: Callable[[], float], on_timeout) -> tuple[Optional[int], bool]:
+        """(returncode, timed_out) of one forked trial. limit() is the seconds it may run, asked again while it
+        runs; on_timeout(pid) dumps stacks and kills its group."""
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(self.path)
         conn.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd, "stdout": stdout,
@@ -70,7 +70,7 @@ class WarmPool:
             return None, False
         timed_out = False
         try:
-            line = read_line(lambda: started + (timeout() if callable(timeout) else timeout))
+            line = read_line(lambda: started + limit())
             if line is None:
                 timed_out = True
                 on_timeout(pid)
