@@ -8,9 +8,9 @@ import sys
 
 import click
 
-from . import app
-from .errors import NothingToIsolate, ReprokitError
-from .ladder import STAGE_TITLES
+from reprokit.app import usecases as app
+from reprokit.errors import NothingToIsolate, ReprokitError
+from reprokit.data.stages import STAGE_TITLES
 
 EXIT_BAD_INPUT = 2
 EXIT_NOTHING = 3
@@ -181,8 +181,8 @@ def bisect(script, script_args, output_dir, timeout, jobs, repeat, check_accurac
 @click.option("--verbose", "-v", is_flag=True)
 def minify(run_dir, resume, as_json, verbose):
     """Minify the failing graph of an earlier bisect run and write a verified repro.py."""
-    from .minify import minify_run
-    from .rundir import RunDir
+    from reprokit.minify.run import minify_run
+    from reprokit.data.rundir import RunDir
 
     try:
         v = minify_run(RunDir.open(run_dir), emit=Printer(verbose, quiet=False), resume=resume)
@@ -274,12 +274,12 @@ def _parse_sets(sets) -> dict:
 def pack(run_dir, show, model, config_path, layers, sequence_length, batch_size, tensor_parallel_gpus, device, dtype,
          mode, dynamic, timeout, sets, exact, launch, output_dir, as_json, verbose):
     """Pack an earlier run folder (RUN_DIR), or build --model and pack a safe compile attempt of it."""
-    from .report.pack import pack_run, plan
-    from .rundir import RunDir
+    from reprokit.report.pack import pack_run, plan
+    from reprokit.data.rundir import RunDir
 
     try:
         if model or config_path:
-            from .model_pack import ModelRequest, pack_model
+            from reprokit.app.model_pack import ModelRequest, pack_model
 
             req = ModelRequest(model=model, config_path=config_path, layers=layers, sequence_length=sequence_length,
                                batch_size=batch_size, tensor_parallel_gpus=tensor_parallel_gpus, device=device,
@@ -298,14 +298,14 @@ def pack(run_dir, show, model, config_path, layers, sequence_length, batch_size,
             raise ReprokitError("pass a run folder to pack, or --model NAME (see reprokit models)")
         run = RunDir.open(run_dir)
         if run.read_json("run.json").get("kind") == "doctor":
-            from .report.doctor_report import pack_doctor_run
+            from reprokit.report.doctor_report import pack_doctor_run
 
             if show:
                 _show(*pack_doctor_run(run, dry=True))
                 return
             path = pack_doctor_run(run)
         elif run.read_json("run.json").get("kind") == "model":
-            from .report.model_report import pack_model_run
+            from reprokit.report.model_report import pack_model_run
 
             if show:
                 members, top, redactions = pack_model_run(run, dry=True)
@@ -335,7 +335,7 @@ def _show(members, top, redactions):
 @click.option("--tensor-parallel-gpus", type=int, default=1)
 def models(tensor_parallel_gpus):
     """What the model registry holds, with exact sizes (counted on the meta device)."""
-    from .models.registry import REGISTRY, sizes
+    from reprokit.models.registry import REGISTRY, sizes
 
     click.echo(f"{'model':<10} {'hidden':>6} {'layers':>6} {'heads':>5} {'kv':>3} {'inter':>6} {'params':>16} "
                f"{'per rank':>16}  risk")
@@ -349,20 +349,20 @@ def models(tensor_parallel_gpus):
 @click.argument("run_dir")
 def issue(run_dir):
     """Print the GitHub issue text of a run, ready for PyTorch's bug-report form."""
-    from .report.pack import plan
-    from .rundir import RunDir
+    from reprokit.report.pack import plan
+    from reprokit.data.rundir import RunDir
 
     try:
         run = RunDir.open(run_dir)
         if run.read_json("run.json").get("kind") == "doctor":
-            from .report.doctor_report import pack_doctor_run
+            from reprokit.report.doctor_report import pack_doctor_run
 
             members, _, _ = pack_doctor_run(run, dry=True)
             if "ISSUE.md" not in members:
                 _fail("every finding in this run is the script's to fix (see DOCTOR.md), none is a torch.compile "
                       "limitation: no issue to write", EXIT_NOTHING)
         elif run.read_json("run.json").get("kind") == "model":
-            from .report.model_report import pack_model_run
+            from reprokit.report.model_report import pack_model_run
 
             members, _, _ = pack_model_run(run, dry=True)
         else:
@@ -377,8 +377,8 @@ def issue(run_dir):
 @click.option("--json", "as_json", is_flag=True)
 def env(as_json):
     """Print the environment report alone (torch, CUDA, driver, GPU, Python, packages)."""
-    from .report import env as envmod
-    from .report.redact import Redactor
+    from reprokit.report import env as envmod
+    from reprokit.report.redact import Redactor
 
     data = envmod.collect()
     r = Redactor.from_environment()

@@ -77,9 +77,9 @@ def test_env_reports_the_gpu(tmp_path):
 
 def test_illegal_memory_access_is_its_own_kind_and_the_device_is_checked(tmp_path):
     """A Triton store far out of bounds: kind cuda_fault named by the fault, and the GPU probed healthy after."""
-    from reprokit.model import TrialSpec
-    from reprokit.rundir import RunDir
-    from reprokit.runner import Runner
+    from reprokit.data.records import TrialSpec
+    from reprokit.data.rundir import RunDir
+    from reprokit.trial.runner import Runner
 
     work = tmp_path / "project"
     shutil.copytree(CASES, work)

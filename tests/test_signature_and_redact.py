@@ -1,6 +1,6 @@
 """Signatures compare failures; the redactor keeps secrets out of the pack."""
-from reprokit import signature as sig
-from reprokit.model import Signature, TrialSpec
+from reprokit.data import signature as sig
+from reprokit.data.records import Signature, TrialSpec
 from reprokit.report.pack import deterministic_tar
 from reprokit.report.redact import Redactor
 

@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from reprokit.model import TrialSpec
-from reprokit.rundir import RunDir
-from reprokit.runner import Runner
+from reprokit.data.records import TrialSpec
+from reprokit.data.rundir import RunDir
+from reprokit.trial.runner import Runner
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,7 +45,7 @@ def test_warm_trials_survive_hangs_and_crashes(case, tmp_path, monkeypatch):
         first = runner(spec(case, "eager"))
         assert first.kind == "pass", first
         assert runner.warm is not None and runner.warm.alive()
-        from reprokit.runner import trial_record
+        from reprokit.trial.runner import trial_record
 
         # torch was imported by the worker, not by the trial
         assert trial_record(first.trial_dir)["import_seconds"] < 0.1
@@ -66,7 +66,7 @@ def test_warm_trials_survive_hangs_and_crashes(case, tmp_path, monkeypatch):
 
 
 def test_which_trials_may_fork_from_the_warm_worker():
-    from reprokit.runner import warm_eligible
+    from reprokit.trial.runner import warm_eligible
 
     lowerings = {"backend": "inductor", "name": "lowerings", "max": 3}
     assert warm_eligible(TrialSpec(mode="graph", stage="inductor"))
@@ -80,7 +80,9 @@ def test_which_trials_may_fork_from_the_warm_worker():
     # a variable torch reads only at import, or a torchrun launch: cold
     assert not warm_eligible(TrialSpec(mode="script", stage="inductor", env={"TORCHINDUCTOR_MAX_AUTOTUNE": "1"}),
                              scripts=True)
-    assert not warm_eligible(TrialSpec(mode="model", stage="user", config={"__ranks__": 2}), scripts=True)
+    assert not warm_eligible(TrialSpec(mode="model", stage="user", ranks=2), scripts=True)
+    # the repro's verification claims a fresh interpreter: never a fork
+    assert not warm_eligible(TrialSpec(mode="script", stage="user", fresh_interpreter=True), scripts=True)
 
 
 @pytest.mark.parametrize("body, safe", [
@@ -91,7 +93,7 @@ def test_which_trials_may_fork_from_the_warm_worker():
     ("import multiprocessing as mp\nmp.set_start_method('spawn')\n", False),
 ])
 def test_scripts_that_set_their_own_environment_run_cold(tmp_path, body, safe):
-    from reprokit.app import forks_cleanly
+    from reprokit.app.usecases import forks_cleanly
 
     script = tmp_path / "train.py"
     script.write_text(body)
@@ -103,7 +105,7 @@ def test_forked_script_trials_obey_dynamo_disable_bisect_counters_and_logs(tmp_p
     """The switches a fork cannot have had at import: TORCHDYNAMO_DISABLE, TORCH_BISECT_*, TORCH_LOGS/TRACE."""
     import shutil
 
-    from reprokit.runner import trial_record
+    from reprokit.trial.runner import trial_record
 
     monkeypatch.setenv("REPROKIT_WARM", "1")
     cases = os.path.join(REPO, "tests", "cases")

@@ -11,7 +11,7 @@ import os
 import torch
 import torch.fx
 
-from reprokit.rundir import write_atomic, write_json_atomic
+from reprokit.data.rundir import write_atomic, write_json_atomic
 
 
 def tensor_meta(t) -> dict:

@@ -90,7 +90,7 @@ def stage_backend(stage: str, compile_args: dict | None, config: dict | None):
 
     args = compile_args or {}
     user = args.get("backend") or "inductor"
-    patches = {k: v for k, v in (config or {}).items() if not k.startswith("__")}
+    patches = dict(config or {})
     if stage == "inductor" or (stage == "user" and user == "inductor"):
         keep_user = user == "inductor"
         options = args.get("options") if keep_user and isinstance(args.get("options"), dict) else {}
@@ -112,7 +112,7 @@ def _callable_backend(backend):
 
 def run_case(case_dir, edit, stage, config, check_accuracy, run_backward, trial, out_dir):
     """Compile the edited graph with `stage`, run it (and its backward when asked), check accuracy."""
-    from reprokit._child import AccuracyFailure, compare_outputs, eager_reference
+    from reprokit.child.main import AccuracyFailure, compare_outputs, eager_reference
 
     gm, inputs, meta = load_case(case_dir)
     for line in meta.get("config_lines", []):

@@ -5,7 +5,7 @@ import importlib
 import json
 import os
 
-from ..errors import ReprokitError
+from reprokit.errors import ReprokitError
 
 # Llama-2 7B/13B/70B as published; llama40b as the issue that asked for it specified it.
 REGISTRY = {
@@ -64,7 +64,7 @@ def sizes(fields: dict, tp: int = 1) -> dict:
     """Exact parameter counts of the full model and of one rank, counted on the meta device (no memory)."""
     import torch
 
-    from .llama import Llama, LlamaConfig
+    from reprokit.models.llama import Llama, LlamaConfig
 
     cfg = LlamaConfig(**fields)
     with torch.device("meta"):

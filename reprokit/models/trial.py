@@ -82,7 +82,7 @@ def run_model_trial(c: dict, out_dir: str) -> None:
     record: dict = {"phase": "build"}
 
     def save():
-        from reprokit.rundir import write_json_atomic
+        from reprokit.data.rundir import write_json_atomic
 
         write_json_atomic(os.path.join(out_dir, "model.json"), record)
 

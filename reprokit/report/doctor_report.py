@@ -6,15 +6,15 @@ import json
 import os
 from typing import Callable, Optional
 
-from .. import __version__
-from ..doctor import DoctorReport
-from ..errors import ReprokitError
-from ..render import environment
-from ..rundir import RunDir
-from ..runner import trial_record
-from . import env as envmod
-from .pack import _read, environment_report, source_texts, write_pack
-from .redact import Redactor
+from reprokit import __version__
+from reprokit.doctor.analysis import DoctorReport
+from reprokit.errors import ReprokitError
+from reprokit.report.render import environment
+from reprokit.data.rundir import RunDir
+from reprokit.trial.runner import trial_record
+from reprokit.report import env as envmod
+from reprokit.report.pack import _read, environment_report, source_texts, write_pack
+from reprokit.report.redact import Redactor
 
 # A script longer than this is attached in source/, not inlined in the issue text.
 INLINE_LINES = 80

@@ -6,11 +6,11 @@ import json
 import os
 from typing import Callable
 
-from .. import __version__
-from ..render import environment
-from ..rundir import RunDir
-from .pack import _read, environment_report, trim_traceback, write_pack
-from .redact import Redactor
+from reprokit import __version__
+from reprokit.report.render import environment
+from reprokit.data.rundir import RunDir
+from reprokit.report.pack import _read, environment_report, trim_traceback, write_pack
+from reprokit.report.redact import Redactor
 
 LLAMA_SOURCE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "models", "llama.py")
 

@@ -10,15 +10,15 @@ import sys
 import tarfile
 from typing import Callable, Optional
 
-from .. import __version__
-from ..ladder import STAGE_TITLES
-from ..model import Signature, Verdict
-from ..render import environment
-from ..rundir import RunDir, write_atomic
-from ..runner import trial_record
-from . import env as envmod
-from .git import git_state
-from .redact import Redactor
+from reprokit import __version__
+from reprokit.data.stages import STAGE_TITLES
+from reprokit.data.records import Signature, Verdict
+from reprokit.report.render import environment
+from reprokit.data.rundir import RunDir, write_atomic
+from reprokit.trial.runner import trial_record
+from reprokit.report import env as envmod
+from reprokit.report.git import git_state
+from reprokit.report.redact import Redactor
 
 TEXT_LIMIT = 2_000_000  # bytes of one log kept in the pack (the tail: where a failure is)
 

@@ -62,12 +62,15 @@ class Signature(JsonData):
 class TrialSpec(JsonData):
     """Everything one trial runs; its hash is the journal key."""
 
-    mode: str  # "script" | "graph"
+    mode: str  # "script" | "graph" | "repro" (repro.py's parts from a graph) | "model" (pack --model)
     stage: str  # "none" | "eager" | "aot_eager" | "aot_eager_decomp_partition" | "inductor" | "user"
     script: str = ""
     argv: tuple = ()
     cwd: str = ""
-    config: dict = field(default_factory=dict)  # inductor config patches for the stage
+    # The script's content hash: the same path with other content is another question (journal key).
+    script_hash: str = ""
+    # Compiler config for the stage: inductor names as they are, functorch ones as "functorch.<name>"
+    config: dict = field(default_factory=dict)
     # {"backend", "name", "max"} for torch's bisect counters; {"backend", "names"}: those subsystems all off
     subsystem: Optional[dict] = None
     only_graph: Optional[int] = None  # compile only this graph with `stage`, the rest with `other_stage`
@@ -79,6 +82,13 @@ class TrialSpec(JsonData):
     run_backward: bool = False
     env: dict = field(default_factory=dict)  # extra environment variables (e.g. TORCH_LOGS for the logs trial)
     attempt: int = 0  # a deliberate re-run of the same question (repeat, boundary confirmation)
+    observe: bool = False  # time each call of what torch.compile returned, record graph breaks (doctor, slow)
+    compile_overrides: dict = field(default_factory=dict)  # "mode"/"dynamic" replacing the script's own
+    max_input_bytes: int = 64 << 20  # capture: real input values are kept up to this size
+    capture_backward: bool = False  # capture: the backward graph AOT autograd hands inductor, not the forward
+    fresh_interpreter: bool = False  # never a fork of the warm worker (repro verification claims a fresh process)
+    model: Optional[dict] = None  # mode "model": what pack --model builds and compiles
+    ranks: int = 1  # processes under torchrun (pack --model --launch)
     label: str = ""  # for humans only; not part of the key
 
     def key(self) -> str:
@@ -90,6 +100,20 @@ class TrialSpec(JsonData):
     def from_dict(cls, data):
         spec = _from_dict(cls, data)
         return dataclasses.replace(spec, argv=tuple(spec.argv))
+
+
+def text_hash(text: str) -> str:
+    """sha256 of a text (first 16 hex digits): the journal key of a script that exists only as a candidate."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def file_hash(path: str) -> str:
+    """sha256 of a file's bytes (first 16 hex digits); empty when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        return ""
 
 
 @dataclass(frozen=True)

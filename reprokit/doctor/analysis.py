@@ -11,7 +11,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .model import JsonData
+from reprokit.data.records import JsonData
 
 # Under this gain compiling is not worth its compile time and risk (the seed guidance's 5% rule).
 WORTH_IT = 1.05

@@ -7,11 +7,11 @@ import os
 import sys
 from typing import Callable, Optional
 
-from .bisect import BisectOptions, Bisector
-from .errors import ReprokitError
-from .model import Verdict
-from .runner import Runner
-from .rundir import RunDir
+from reprokit.bisect.bisector import BisectOptions, Bisector
+from reprokit.errors import ReprokitError
+from reprokit.data.records import Verdict
+from reprokit.trial.runner import Runner
+from reprokit.data.rundir import RunDir
 
 Emit = Callable[..., None]
 
@@ -56,8 +56,8 @@ def forks_cleanly(script: str) -> bool:
 
 def recorded_environment() -> dict:
     """The allowlisted environment for run.json; secret-named values are never written, not even locally."""
-    from .report.env import allowed_env
-    from .report.redact import SECRET_NAME
+    from reprokit.report.env import allowed_env
+    from reprokit.report.redact import SECRET_NAME
 
     return {k: ("<set, value withheld>" if SECRET_NAME.search(k) else v) for k, v in allowed_env().items()}
 
@@ -71,7 +71,7 @@ def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
     cwd = os.getcwd()
     base = output_dir or os.path.join(cwd, "artifacts")
     run = RunDir.create(base, os.path.splitext(os.path.basename(script))[0])
-    from .devices import cuda_devices
+    from reprokit.trial.devices import cuda_devices
 
     gpus = cuda_devices()
     # Several GPUs: one trial per GPU at a time. Otherwise the CPU cores (at most 4) set the pace.
@@ -100,11 +100,11 @@ def bisect(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
         emit("note", text="not minified: minify cuts graphs that fail; a slowdown is reported with its stage, "
                           "config and mode")
     elif minify and verdict.failing_stage and not verdict.flaky:
-        from .minify import minify_run
+        from reprokit.minify.run import minify_run
 
         verdict = minify_run(run, runner=runner, emit=emit)
     if pack:
-        from .report.pack import pack_run
+        from reprokit.report.pack import pack_run
 
         verdict.tarball = pack_run(run, emit=emit)
         run.write_json("verdict.json", verdict.to_dict())
@@ -128,10 +128,10 @@ def doctor(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
            command: str = "", emit: Emit = _noop):
     """Run the script once eager and once compiled (isolated), and explain what Dynamo did: breaks,
     recompilations, fall-backs and speed, each finding with a fix. Writes doctor.json and DOCTOR.md."""
-    from .doctor import analyze
-    from .model import TrialSpec
-    from .errors import NothingToIsolate
-    from .runner import read_observed, trial_record
+    from reprokit.doctor.analysis import analyze
+    from reprokit.data.records import TrialSpec, file_hash
+    from reprokit.errors import NothingToIsolate
+    from reprokit.trial.runner import read_observed, trial_record
 
     script = check_script(script)
     cwd = os.getcwd()
@@ -146,7 +146,7 @@ def doctor(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
 
     def spec(stage, label):
         return TrialSpec(mode="script", stage=stage, script=script, argv=tuple(argv), cwd=cwd,
-                         config={"__observe__": True}, label=label)
+                         script_hash=file_hash(script), observe=True, label=label)
 
     # One after the other, never in parallel: the two runs' step times are compared.
     eager = runner(spec("none", "eager"))
@@ -174,7 +174,7 @@ def doctor(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, t
     report.run_dir = run.path
     report.trials = {"eager": eager.trial_dir, "compiled": compiled.trial_dir}
     run.write_json("doctor.json", report.to_dict())
-    from .render import environment as templates
+    from reprokit.report.render import environment as templates
 
     run.write_text("DOCTOR.md", templates().get_template("DOCTOR.md.j2").render(r=report, name=os.path.basename(script),
                                                                                 command=command))

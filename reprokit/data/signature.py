@@ -5,7 +5,7 @@ import re
 import signal as _signal
 from typing import Optional, Sequence
 
-from .model import Signature
+from reprokit.data.records import Signature
 
 _PATTERNS = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),

@@ -1,6 +1,6 @@
 """A warm worker: imports torch, Dynamo and inductor once, then forks one fresh child per trial.
 
-Invoked as `python -m reprokit._forkserver SOCKET [--cpu]` (--cpu: also probe inductor's CPU codegen once).
+Invoked as `python -m reprokit.trial.forkserver SOCKET [--cpu]` (--cpu: also probe inductor's CPU codegen once).
 Single-threaded on purpose: fork() in a process with other threads can copy a lock one of them holds, and a child
 would hang on it. The server never touches CUDA, so each
 forked child initialises its own CUDA context (or none). A child lives exactly one trial, in its own session, so
@@ -23,7 +23,7 @@ def preload(cpu: bool = False) -> None:
     C++ backend may use: asked once here, so forks inherit the answer instead of paying ~2 s each."""
     import torch.fx  # noqa: F401
 
-    import reprokit._child  # noqa: F401
+    import reprokit.child.main  # noqa: F401
     import reprokit.fx.materialize  # noqa: F401
     from reprokit import compat
 
@@ -46,11 +46,12 @@ def run_child(request: dict) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
-        from reprokit import _child, compat
+        from reprokit import compat
+        from reprokit.child import main as _child
 
         compat.reread_env_switches()
 
-        sys.argv = ["reprokit._child", *request["argv"]]
+        sys.argv = ["reprokit.child.main", *request["argv"]]
         code = _child.main(sys.argv)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 1

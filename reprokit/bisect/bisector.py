@@ -6,11 +6,11 @@ import os
 import time
 from typing import Callable, Optional
 
-from .errors import NothingToIsolate, ReprokitError
-from .ladder import GPU_ONLY_FLAGS, STAGE_CONFIG_FLIPS, STAGES, SUBSYSTEMS
-from .model import Outcome, Signature, StageResult, TrialSpec, Verdict
-from .runner import Runner, trial_record
-from .search import ddmin, find_boundary
+from reprokit.errors import NothingToIsolate, ReprokitError
+from reprokit.data.stages import GPU_ONLY_FLAGS, STAGE_CONFIG_FLIPS, STAGES, SUBSYSTEMS
+from reprokit.data.records import Outcome, Signature, StageResult, TrialSpec, Verdict, file_hash
+from reprokit.trial.runner import Runner, trial_record
+from reprokit.search import ddmin, find_boundary
 
 Emit = Callable[..., None]
 
@@ -41,22 +41,22 @@ class Bisector:
         self.others: dict[str, dict] = {}
         self.started = time.monotonic()
         self.eager_observed: Optional[dict] = None
+        self.script_hash = file_hash(opts.script)
         if opts.kind == "slow":
             runner.judge = self.judge_speed
 
     # -- trials ------------------------------------------------------------------------------
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         o = self.opts
-        if o.kind == "slow":
-            kw["config"] = {**kw.get("config", {}), "__observe__": True}
         return TrialSpec(mode="script", stage=stage, script=o.script, argv=tuple(o.argv), cwd=o.cwd,
-                         check_accuracy=o.check_accuracy, label=label, **kw)
+                         script_hash=self.script_hash, check_accuracy=o.check_accuracy, observe=o.kind == "slow",
+                         label=label, **kw)
 
     def judge_speed(self, spec: TrialSpec, outcome: Outcome) -> Outcome:
         """--kind slow: a passing compiled run whose calls are slower than eager's by more than the threshold
         fails with kind "slow". The eager reference is the no-compile baseline, the first trial."""
-        from .doctor import measure_speed
-        from .runner import read_observed
+        from reprokit.doctor.analysis import measure_speed
+        from reprokit.trial.runner import read_observed
 
         if spec.stage == "none":
             if self.eager_observed is None and outcome.kind == "pass":
@@ -187,15 +187,15 @@ class Bisector:
     def modes(self, original: Outcome) -> list:
         """--kind slow: the script under each torch.compile mode and dynamic setting, with its speed."""
         args = original.compile_args or {}
-        variants = [{"__mode__": m} for m in (None, "reduce-overhead", "max-autotune") if m != args.get("mode")]
-        variants += [{"__dynamic__": d} for d in (True, False) if d != args.get("dynamic")]
-        outcomes = self.runner.map([self.spec("user", "mode-" + "-".join(f"{k.strip('_')}={v}" for k, v in
-                                                                          c.items()), config=c) for c in variants])
+        variants = [{"mode": m} for m in (None, "reduce-overhead", "max-autotune") if m != args.get("mode")]
+        variants += [{"dynamic": d} for d in (True, False) if d != args.get("dynamic")]
+        outcomes = self.runner.map([self.spec("user", "mode-" + "-".join(f"{k}={v}" for k, v in c.items()),
+                                              compile_overrides=c) for c in variants])
         rows = []
         for c, out in zip(variants, outcomes):
             if out is None:
                 continue
-            rows.append({"mode": c.get("__mode__", args.get("mode")), "dynamic": c.get("__dynamic__", args.get("dynamic")),
+            rows.append({"mode": c.get("mode", args.get("mode")), "dynamic": c.get("dynamic", args.get("dynamic")),
                          "kind": out.kind, "same": self.fails_same(out), "speed": out.note, "trial": out.trial_dir})
         self.emit("modes", rows=rows)
         return rows

@@ -6,14 +6,14 @@ import shutil
 import time
 from typing import Callable, Optional
 
-from .errors import ReprokitError
-from .fx.graphcase import Edit, GraphShape
-from .ladder import STAGE_TITLES
-from .model import Signature, TrialSpec, Verdict
-from .render import render_repro
-from .rundir import RunDir, read_json
-from .runner import Runner, trial_record
-from .search import ddmin, find_boundary, run_to_fixpoint
+from reprokit.errors import ReprokitError
+from reprokit.fx.graphcase import Edit, GraphShape
+from reprokit.data.stages import STAGE_TITLES
+from reprokit.data.records import Signature, TrialSpec, Verdict, file_hash
+from reprokit.report.render import render_repro
+from reprokit.data.rundir import RunDir, read_json
+from reprokit.trial.runner import Runner, trial_record
+from reprokit.search import ddmin, find_boundary, run_to_fixpoint
 
 Emit = Callable[..., None]
 
@@ -121,7 +121,7 @@ def minify_run(run: RunDir, runner: Optional[Runner] = None, emit: Emit = _noop,
     if not v.failing_stage:
         raise ReprokitError(f"{run.path} has no failing stage to minify")
     if v.failing_stage == "eager":
-        from .source_reduce import minify_source
+        from reprokit.source.reduce import minify_source
 
         return minify_source(run, v, runner, emit, started, before)
     if v.graph is None:
@@ -173,14 +173,14 @@ def find_failing_graph(runner, v, opts, info, stage, accuracy):
     Forward first. When only the backward fails, the backward graph AOT autograd hands inductor is captured
     and minified as a graph of its own; failing that, the Dynamo graph is run forward and backward.
     """
-    base = dict(mode="script", script=v.script, argv=tuple(v.argv), cwd=opts["cwd"])
+    base = dict(mode="script", script=v.script, argv=tuple(v.argv), cwd=opts["cwd"], script_hash=file_hash(v.script))
     budget = info.get("max_input_bytes", 64 << 20)
 
-    def capture(extra: dict, label: str):
+    def capture(backward: bool, label: str):
         out = runner(TrialSpec(stage=stage, only_graph=v.graph if v.graph_count > 1 else None,
                                other_stage=v.last_passing_stage or "eager", capture=v.graph,
-                               check_accuracy=opts.get("check_accuracy", False),
-                               config={"__max_input_bytes__": budget, **extra}, label=label, **base))
+                               check_accuracy=opts.get("check_accuracy", False), max_input_bytes=budget,
+                               capture_backward=backward, label=label, **base))
         case = os.path.join(out.trial_dir, "case")
         return out, case if os.path.exists(os.path.join(case, "meta.json")) else None
 
@@ -188,7 +188,7 @@ def find_failing_graph(runner, v, opts, info, stage, accuracy):
         return runner(TrialSpec(mode="graph", stage=stage, case=case, check_accuracy=accuracy, run_backward=backward,
                                 label=label))
 
-    cap, case = capture({}, f"capture-graph-{v.graph}")
+    cap, case = capture(False, f"capture-graph-{v.graph}")
     if case is None:
         return f"capturing graph {v.graph} failed ({cap.signature.short()})"
     out = alone(case, False, "graph-alone")
@@ -198,7 +198,7 @@ def find_failing_graph(runner, v, opts, info, stage, accuracy):
     if v.graph not in (state.get("backward_graphs") or []):
         return f"graph {v.graph} passes when run alone through {stage}; the failure needs the rest of the script"
     if stage == "inductor":
-        bw_cap, bw_case = capture({"__capture_backward__": True}, f"capture-backward-{v.graph}")
+        bw_cap, bw_case = capture(True, f"capture-backward-{v.graph}")
         if bw_case is not None:
             out = alone(bw_case, False, "backward-graph-alone")
             if out.failed:
@@ -231,7 +231,8 @@ def write_verified_repro(run, runner, v, case, edit, stage, target, accuracy, ru
             os.unlink(run.file("repro_inputs.pt"))
         checks = runner.map([TrialSpec(mode="script", stage="user", script=run.file("repro.py"), cwd=run.path,
                                        check_accuracy=accuracy, attempt=i, label=f"verify-repro-{i}",
-                                       config={"__repro__": text}) for i in range(2)])
+                                       script_hash=file_hash(run.file("repro.py")), fresh_interpreter=True)
+                          for i in range(2)])
         same = [c is not None and target.matches(c.signature) for c in checks]
         v.repro = run.file("repro.py")
         v.repro_verified = all(same)

@@ -7,10 +7,10 @@ import sys
 import time
 from typing import Callable, Optional
 
-from .model import TrialSpec
-from .models import registry
-from .rundir import RunDir, read_json
-from .runner import Runner
+from reprokit.data.records import TrialSpec
+from reprokit.models import registry
+from reprokit.data.rundir import RunDir, read_json
+from reprokit.trial.runner import Runner
 
 
 @dataclasses.dataclass
@@ -38,7 +38,7 @@ def pack_model(req: ModelRequest, output_dir: Optional[str] = None, command: str
                emit: Callable[..., None] = lambda *a, **k: None, pack: bool = True) -> dict:
     """Sizes from the meta device, an isolated compile attempt (and a depth scan), then the tarball."""
     name, fields, factory = registry.resolve(req.model, req.config_path)
-    from .devices import cuda_devices
+    from reprokit.trial.devices import cuda_devices
 
     gpus = len(cuda_devices())
     device = req.device or ("cuda" if gpus else "cpu")
@@ -86,7 +86,7 @@ def pack_model(req: ModelRequest, output_dir: Optional[str] = None, command: str
         c = {"fields": fields, "factory": factory, "layers": k, "seq": seq, "batch": batch,
              "tp": tp, "device": device, "dtype": dtype, "mode": req.mode, "dynamic": req.dynamic, "set": req.sets}
         out = runner(TrialSpec(mode="model", stage="inductor", cwd=os.getcwd(),
-                               config={"__model__": c, **({"__ranks__": ranks} if ranks > 1 else {})},
+                               model=c, ranks=ranks,
                                label=f"model-{k}-layers"))
         path = os.path.join(out.trial_dir, "model.json")
         return out, (read_json(path) if os.path.exists(path) else {})
@@ -124,7 +124,7 @@ def pack_model(req: ModelRequest, output_dir: Optional[str] = None, command: str
         verdict["message"] = f"compiled is not worth it here: {speedup:.2f}x (under the 5% rule)"
     run.write_json("verdict.json", verdict)
     if pack:
-        from .report.model_report import pack_model_run
+        from reprokit.report.model_report import pack_model_run
 
         verdict["tarball"] = pack_model_run(run, emit=emit)
         run.write_json("verdict.json", verdict)

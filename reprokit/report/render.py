@@ -6,12 +6,12 @@ import os
 
 import jinja2
 
-from . import __version__
-from .ladder import STAGE_TITLES
+from reprokit import __version__
+from reprokit.data.stages import STAGE_TITLES
 
 def template_dir() -> str:
     """templates/ as installed (the wheel maps it to reprokit.templates) or beside the package in a checkout."""
-    beside = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
+    beside = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "templates")
     if os.path.isfile(os.path.join(beside, "repro.py.j2")):
         return beside
     import importlib.resources

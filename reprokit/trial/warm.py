@@ -1,4 +1,4 @@
-"""The runner's side of the warm worker (reprokit._forkserver): start it once, run trials as forks of it."""
+"""The runner's side of the warm worker (reprokit.trial.forkserver): start it once, run trials as forks of it."""
 from __future__ import annotations
 
 import json
@@ -25,7 +25,7 @@ class WarmPool:
         # Inductor asks torch.cuda.is_available() at import; answered through the driver, that poisons every fork
         # for CUDA ("Cannot re-initialize CUDA in forked subprocess"). NVML answers it without that.
         server_env = {**env, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
-        self.proc = subprocess.Popen([python, "-m", "reprokit._forkserver", self.path, *(["--cpu"] if cpu else [])],
+        self.proc = subprocess.Popen([python, "-m", "reprokit.trial.forkserver", self.path, *(["--cpu"] if cpu else [])],
                                      env=server_env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      start_new_session=True)

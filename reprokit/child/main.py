@@ -1,6 +1,6 @@
 """Runs inside one trial process: applies the stage, runs the script or a captured graph, classifies.
 
-Invoked as `python -m reprokit._child SPEC_JSON TRIAL_DIR`. Writes TRIAL_DIR/result.json atomically;
+Invoked as `python -m reprokit.child.main SPEC_JSON TRIAL_DIR`. Writes TRIAL_DIR/result.json atomically;
 when the process dies by a signal or is killed on timeout the parent classifies from the exit status,
 TRIAL_DIR/state.json (written as graphs are compiled) and TRIAL_DIR/stacks.txt (faulthandler).
 """
@@ -15,9 +15,9 @@ import sys
 import time
 import traceback
 
-from reprokit.model import TrialSpec
-from reprokit import signature as sig
-from reprokit.rundir import write_json_atomic
+from reprokit.data.records import TrialSpec
+from reprokit.data import signature as sig
+from reprokit.data.rundir import write_json_atomic
 
 # Importing torch is deliberately deferred until after faulthandler is armed: a hang in import is a hang too.
 
@@ -44,7 +44,7 @@ class Trial:
         self.note = ""
         self.backward_ran = set()
         # doctor and `bisect --kind slow`: per compiled callable, each call's seconds; graph breaks seen
-        self.observe = bool(spec.config.get("__observe__"))
+        self.observe = spec.observe
         self.callables: list[dict] = []
         self.breaks: list[dict] = []
         self._depth = 0
@@ -102,8 +102,8 @@ class Trial:
             trial.compile_args = {"backend": trial.user_backend, "mode": mode, "options": _plain(options),
                                   "dynamic": dynamic, "fullgraph": fullgraph}
             # `bisect --kind slow` asks what another mode or dynamic setting would do
-            mode = trial.spec.config.get("__mode__", mode)
-            dynamic = trial.spec.config.get("__dynamic__", dynamic)
+            mode = trial.spec.compile_overrides.get("mode", mode)
+            dynamic = trial.spec.compile_overrides.get("dynamic", dynamic)
             router = trial.make_router(backend, mode, options, dynamic)
             site = user_frame(sys._getframe(1))
 
@@ -176,8 +176,8 @@ class Trial:
             self.save_graph_code(k, gm)
             if self.flag_values is None:
                 self.record_configs(options)
-            budget = spec.config.get("__max_input_bytes__", 64 << 20)
-            backward_capture = spec.capture == k and spec.config.get("__capture_backward__")
+            budget = spec.max_input_bytes
+            backward_capture = spec.capture == k and spec.capture_backward
             if spec.capture == k and not backward_capture:
                 from reprokit.fx.capture import capture_graph
 
@@ -211,7 +211,7 @@ class Trial:
                                           compile_args={**(self.compile_args or {}), "graph": "backward"})
                 self.save_state()
 
-        patches = {k: v for k, v in (self.spec.config or {}).items() if not k.startswith("__")}
+        patches = dict(self.spec.config or {})
         return compat.inductor_backend_observing(mode, {**(options or {}), **patches}, dynamic, on_graph)(
             gm, example_inputs)
 
@@ -260,7 +260,7 @@ class Trial:
 
     def record_configs(self, options):
         from reprokit import compat
-        from reprokit.ladder import INDUCTOR_FLAGS
+        from reprokit.data.stages import INDUCTOR_FLAGS
 
         values = compat.inductor_config_values(INDUCTOR_FLAGS)
         for name, value in (options or {}).items():
@@ -306,7 +306,7 @@ def user_frame(frame) -> list | None:
     """[file, line] of the innermost caller outside torch and reprokit: where the user called torch.compile."""
     import torch
 
-    skip = (os.path.dirname(os.path.abspath(torch.__file__)), os.path.dirname(os.path.abspath(__file__)))
+    skip = (os.path.dirname(os.path.abspath(torch.__file__)), os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
         if not path.startswith(skip) and not frame.f_code.co_filename.startswith("<"):
@@ -334,7 +334,7 @@ def describe_debug_info(debug_info) -> str | None:
 def compile_with_stage(stage, gm, example_inputs, user_backend, mode, options, dynamic, config):
     from reprokit import compat
 
-    patches = {k: v for k, v in (config or {}).items() if not k.startswith("__")}
+    patches = dict(config or {})
     if stage == "eager":
         return gm.forward
     if stage in ("aot_eager", "aot_eager_decomp_partition"):
@@ -471,7 +471,7 @@ def main(argv: list[str]) -> int:
 
             trial.compiled = True
             os.chdir(spec.cwd or os.getcwd())
-            run_model_trial(spec.config["__model__"], trial_dir)
+            run_model_trial(spec.model, trial_dir)
         elif spec.mode == "repro":
             from reprokit.fx.materialize import repro_parts
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import ast
 import time
 
-from .model import Signature, TrialSpec, Verdict
-from .rundir import RunDir
-from .search import ddmin, run_to_fixpoint
+from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
+from reprokit.data.rundir import RunDir
+from reprokit.search import ddmin, run_to_fixpoint
 
 
 def statements(tree: ast.Module) -> list:
@@ -135,7 +135,7 @@ def minify_source(run: RunDir, v: Verdict, runner, emit, started: float, before:
         run.write_text("source_candidate.py", source)
         out = runner(TrialSpec(mode="script", stage="eager", script=candidate_path, argv=tuple(v.argv),
                                cwd=opts["cwd"], label=f"source-{len(source.splitlines())}l",
-                               config={"__source__": source}))
+                               script_hash=text_hash(source)))
         ok = target.matches(out.signature)
         if ok and len(source) < len(best["source"]):
             best["source"] = source
@@ -170,7 +170,7 @@ def minify_source(run: RunDir, v: Verdict, runner, emit, started: float, before:
     run.write_text("repro.py", result)
     checks = runner.map([TrialSpec(mode="script", stage="user", script=run.file("repro.py"), cwd=opts["cwd"],
                                    argv=tuple(v.argv), attempt=i, label=f"verify-repro-{i}",
-                                   config={"__repro__": result}) for i in range(2)])
+                                   script_hash=text_hash(result), fresh_interpreter=True) for i in range(2)])
     v.repro = run.file("repro.py")
     v.repro_verified = all(c is not None and target.matches(c.signature) for c in checks)
     v.repro_signature = checks[0].signature.to_dict() if checks[0] else None

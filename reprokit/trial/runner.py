@@ -13,11 +13,11 @@ import threading
 import time
 from typing import Callable, Iterable, Optional, Union
 
-from . import signature as sig
-from .model import Outcome, Signature, TrialSpec
-from .rundir import RunDir, read_json, write_json_atomic
+from reprokit.data import signature as sig
+from reprokit.data.records import Outcome, Signature, TrialSpec
+from reprokit.data.rundir import RunDir, read_json, write_json_atomic
 
-PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Variables a trial must never inherit: they would silently change what is compiled or where caches go.
 _SCRUBBED_ENV = ("TORCHDYNAMO_DISABLE", "TORCH_BISECT_BACKEND", "TORCH_BISECT_SUBSYSTEM", "TORCH_BISECT_MAX",
@@ -56,7 +56,7 @@ def warm_eligible(spec: TrialSpec, scripts: bool = False) -> bool:
     """Trials a pre-imported worker may run: graphs and repros, and whole scripts when `scripts` (the script was
     read and sets no environment of its own). A trial with variables torch reads only at import starts cold, as
     does a multi-rank launch."""
-    if any(k not in _REREAD_IN_CHILD for k in spec.env or {}) or _ranks(spec) > 1:
+    if spec.fresh_interpreter or any(k not in _REREAD_IN_CHILD for k in spec.env or {}) or _ranks(spec) > 1:
         return False
     return spec.mode in ("graph", "repro") or (scripts and spec.mode == "script")
 
@@ -126,13 +126,13 @@ def _with_device(env: dict, device: Optional[str]) -> dict:
 
 
 def _ranks(spec: TrialSpec) -> int:
-    return int((spec.config or {}).get("__ranks__", 1))
+    return max(1, spec.ranks)
 
 
 def child_command(spec: TrialSpec, spec_path: str, trial_dir: str, python: str) -> list:
     """The trial's command line: one child process, or N ranks of it under torchrun (pack --model --launch)."""
     ranks = _ranks(spec)
-    child = ["-m", "reprokit._child", spec_path, trial_dir]
+    child = ["-m", "reprokit.child.main", spec_path, trial_dir]
     if ranks > 1:
         # torchrun's agent and every rank share the trial's process group: a timeout takes them all down.
         return [python, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}", *child]
@@ -280,7 +280,7 @@ class Runner:
             if device is not None:
                 outcome = dataclasses.replace(outcome, device=device)
             if outcome.kind == "cuda_fault":
-                from .devices import device_healthy
+                from reprokit.trial.devices import device_healthy
 
                 healthy, said = device_healthy(device)
                 outcome = dataclasses.replace(outcome, device_check=said)
@@ -305,8 +305,8 @@ class Runner:
             return None
         with self._lock:
             if self.warm is None:
-                from .devices import cuda_devices
-                from .warm import WarmPool
+                from reprokit.trial.devices import cuda_devices
+                from reprokit.trial.warm import WarmPool
 
                 self.warm = WarmPool(_comparable(trial_env(spec, self.run.file("cache"), trial_dir)),
                                      cpu=not cuda_devices())

@@ -9,7 +9,7 @@ import tempfile
 import threading
 from typing import Optional
 
-from .errors import ReprokitError
+from reprokit.errors import ReprokitError
 
 
 def write_atomic(path: str, data: str | bytes) -> None:
