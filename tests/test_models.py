@@ -74,8 +74,9 @@ def test_seed_command_packs_a_scaled_run_and_says_so(tmp_path):
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["outcome"] == "pass" and d["compile_seconds"] > 0 and d["eager_step_seconds"] > 0
-    assert d["params_total"] == 33_743_970_304 and d["params_per_rank"] == hand_count(8192, 48, 64, 8, 22016, 32000, 8)
-    assert d["requested"]["sequence_length"] == 8192 and d["requested"]["layers"] == 48
+    assert d["params_total"] == 40_664_735_744 and d["params_per_rank"] == hand_count(8192, 58, 64, 8, 22016, 32000, 8)
+    assert d["risk"].startswith("high")
+    assert d["requested"]["sequence_length"] == 8192 and d["requested"]["layers"] == 58
     assert d["ran"]["sequence_length"] < 8192 and "scaled for a CPU" in d["ran"]["note"] and "one rank of 8" in d["ran"]["note"]
     files = members(d["tarball"])
     issue = files["ISSUE.md"].decode()
