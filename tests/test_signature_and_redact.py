@@ -89,3 +89,27 @@ def test_code_is_not_mistaken_for_a_secret():
     assert r.scrub(code, "repro.py") == code and r.redactions == []
     leaked = r.scrub('api_key = "s3cr3t-value"\nHF_TOKEN=abcd1234efgh\n', "train.py")
     assert "s3cr3t-value" not in leaked and "abcd1234efgh" not in leaked
+
+
+def test_signature_sees_through_compiler_wrappers():
+    """The same bug wrapped by Dynamo (BackendCompilerFailed) or raised bare, or only as a LoweringException's
+    text, has one root cause; a different error stays different."""
+    import torch._dynamo.exc as dexc
+    import torch._inductor.exc as iexc
+
+    def wrapped(inner):
+        try:
+            try:
+                raise inner
+            except Exception as e:
+                raise dexc.BackendCompilerFailed(lambda: None, e, None) from e
+        except Exception as w:
+            return w
+
+    bare = ValueError("expected size 3 but got 4")
+    via_dynamo = wrapped(ValueError("expected size 7 but got 8"))
+    lowering = iexc.LoweringException(ValueError("expected size 1 but got 2"), "aten.relu", [], {})
+    names = {sig.root_cause(e)[0] for e in (bare, via_dynamo, lowering)}
+    messages = {sig.normalise_message(sig.root_cause(e)[1]) for e in (bare, via_dynamo, lowering)}
+    assert names == {"ValueError"} and messages == {"expected size N but got N"}
+    assert sig.root_cause(wrapped(KeyError("x")))[0] == "KeyError"

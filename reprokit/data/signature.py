@@ -67,3 +67,38 @@ CUDA_FAULTS = ("device-side assert triggered", "an illegal memory access was enc
 
 PASS = Signature("pass")
 HANG = Signature("hang", None, "timed out", None)
+
+
+# Exceptions Dynamo, AOT autograd and inductor raise around the error that really happened. Two runs of one bug
+# can differ in the wrapper (the script's backend vs a graph trial's, a lowering vs a codegen step) but not in
+# the cause, so signatures are taken from the innermost cause.
+WRAPPERS = ("BackendCompilerFailed", "InductorError", "InternalTorchDynamoError", "LoweringException",
+            "SubgraphLoweringException", "TorchRuntimeError")
+_TYPE_PREFIX = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Failed|Interrupt|Exit)): ?(.*)$", re.S)
+
+
+def root_cause(exc: BaseException) -> tuple[str, str, BaseException]:
+    """(type name, message, exception whose traceback to read) of the innermost cause behind compiler wrappers.
+
+    A wrapper that keeps its cause (`inner_exception`, `__cause__`) is followed; one that keeps only the text
+    (LoweringException is raised `from None` with "Type: message" as its text) is read from its message.
+    """
+    seen = set()
+    name, message = type(exc).__name__, str(exc)
+    while name in WRAPPERS and id(exc) not in seen:
+        seen.add(id(exc))
+        inner = getattr(exc, "inner_exception", None) or exc.__cause__
+        if isinstance(inner, BaseException):
+            exc = inner
+            name, message = type(exc).__name__, str(exc)
+            continue
+        # "backend='x' raised:\nType: msg" or "Type: msg\ntarget: ..." or "Failed running ...: got Type('msg')"
+        lines = [ln for ln in message.splitlines() if ln.strip()]
+        for candidate in lines[:3]:
+            m = _TYPE_PREFIX.match(candidate.strip())
+            if m and m.group(1).split(".")[-1] != name:
+                name, message = m.group(1).split(".")[-1], "\n".join([m.group(2)] + lines[lines.index(candidate) + 1:])
+                break
+        else:
+            break
+    return name, message, exc
