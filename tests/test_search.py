@@ -1,7 +1,4 @@
 """The generic search knows nothing of torch: pure predicates over lists and integers."""
-import ast
-import os
-import pathlib
 import random
 
 import pytest
@@ -64,49 +61,8 @@ def test_fixpoint_repeats_until_no_progress():
     assert run_to_fixpoint(100, [halve], size=lambda n: n) == 3
 
 
-def test_search_package_imports_nothing_of_torch_or_fx():
-    root = pathlib.Path(__file__).parent.parent / "reprokit" / "search"
-    for path in root.glob("*.py"):
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                names = [node.module or ""]
-            for name in names:
-                assert not name.startswith(("torch", "reprokit")), f"{path.name} imports {name}"
-
-
-def _dotted(node):
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
-
-
-def test_private_torch_apis_only_in_compat():
-    """Imports of, and attribute access to, torch._dynamo/_inductor/_functorch live in compat.py alone."""
-    root = pathlib.Path(__file__).parent.parent / "reprokit"
-    private = ("torch._dynamo", "torch._inductor", "torch._functorch", "torch._TorchCompile")
-    offenders = []
-    for path in root.rglob("*.py"):
-        if path.name == "compat.py":
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                names = [node.module or ""]
-            elif isinstance(node, ast.Attribute):
-                names = [_dotted(node)]
-            offenders += [f"{path.name}:{node.lineno} {n}" for n in names if n.startswith(private)]
-    assert offenders == []
+# The search package's imports and private torch names are checked over the whole import graph in
+# test_architecture.py.
 
 
 @pytest.mark.parametrize("boundary", [0, 1, 13, 42, 99])
