@@ -42,3 +42,20 @@ def test_normalise_removes_dead_code():
     e = s.with_outputs(s.original(), ["a"])
     assert e.computed == {"a"}
     assert s.inputs_of(e) == ["x", "w"]
+
+
+def test_graph_passes_cut_to_the_failing_node_through_the_problem():
+    """The graph passes propose edits; only the Problem decides the best (a pure predicate stands in for trials)."""
+    from reprokit.minify.graph import graph_passes, reduce_graph
+    from reprokit.search import Problem
+
+    s = shape()
+    improved = []
+    # "relu fails": any edit that still computes b.
+    problem = Problem(s.original(), lambda e: e is not None and "b" in e.computed, s.size, on_improve=improved.append)
+    best = reduce_graph(problem, s, width=2)
+    assert best == problem.best
+    assert best.computed == {"b"} and best.outputs == ("b",) and s.inputs_of(best) == ["a"]
+    assert s.size(best) == 3  # input a, relu, output
+    assert [s.size(e) for e in improved] == sorted({s.size(e) for e in improved}, reverse=True)
+    assert {name for name, _ in problem.improvements} <= {p.name for p in graph_passes(s, 2)}

@@ -1,11 +1,9 @@
 """The generic search knows nothing of torch: pure predicates over lists and integers."""
-import ast
-import os
-import pathlib
+import random
 
 import pytest
 
-from reprokit.search import ddmin, find_boundary, first_failing, run_to_fixpoint
+from reprokit.search import Pass, Problem, ddmin, find_boundary, first_failing, run_passes, run_to_fixpoint
 
 
 def test_ddmin_finds_single_culprit_in_few_questions():
@@ -63,49 +61,8 @@ def test_fixpoint_repeats_until_no_progress():
     assert run_to_fixpoint(100, [halve], size=lambda n: n) == 3
 
 
-def test_search_package_imports_nothing_of_torch_or_fx():
-    root = pathlib.Path(__file__).parent.parent / "reprokit" / "search"
-    for path in root.glob("*.py"):
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                names = [node.module or ""]
-            for name in names:
-                assert not name.startswith(("torch", "reprokit")), f"{path.name} imports {name}"
-
-
-def _dotted(node):
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
-
-
-def test_private_torch_apis_only_in_compat():
-    """Imports of, and attribute access to, torch._dynamo/_inductor/_functorch live in compat.py alone."""
-    root = pathlib.Path(__file__).parent.parent / "reprokit"
-    private = ("torch._dynamo", "torch._inductor", "torch._functorch", "torch._TorchCompile")
-    offenders = []
-    for path in root.rglob("*.py"):
-        if path.name == "compat.py":
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                names = [node.module or ""]
-            elif isinstance(node, ast.Attribute):
-                names = [_dotted(node)]
-            offenders += [f"{path.name}:{node.lineno} {n}" for n in names if n.startswith(private)]
-    assert offenders == []
+# The search package's imports and private torch names are checked over the whole import graph in
+# test_architecture.py.
 
 
 @pytest.mark.parametrize("boundary", [0, 1, 13, 42, 99])
@@ -129,3 +86,129 @@ def test_ddmin_with_batched_questions_gives_the_same_answer():
 
     assert ddmin(list(range(64)), lambda xs: 37 in xs and 5 in xs, first_failing_of=first_of) == [5, 37]
     assert max(batches) > 1
+
+
+# -- Problem: the one acceptance rule ----------------------------------------------------------------------
+# Candidates are tuples of ints; "fails the same way" means: contains every culprit (and, for a different
+# failure, contains a decoy instead). size is the length.
+
+def culprit_oracle(culprits, decoy=None):
+    asked = []
+
+    def fails_same(c):
+        asked.append(c)
+        return c is not None and set(culprits) <= set(c) and (decoy is None or decoy not in c)
+
+    return fails_same, asked
+
+
+def random_candidates(rng, universe, n):
+    return [tuple(sorted(rng.sample(universe, rng.randint(0, len(universe))))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_acceptance_never_grows_the_best_and_keeps_it_failing(seed):
+    rng = random.Random(seed)
+    universe = list(range(12))
+    culprits = rng.sample(universe, rng.randint(1, 3))
+    fails_same, _ = culprit_oracle(culprits)
+    improved = []
+    problem = Problem(tuple(universe), fails_same, size=len, on_improve=improved.append)
+    sizes = [len(problem.best)]
+    for c in random_candidates(rng, universe, 60):
+        before = problem.best
+        accepted = problem.consider(c)
+        assert accepted == (len(c) < len(before) and fails_same(c))
+        assert problem.best == (c if accepted else before)
+        assert len(problem.best) <= len(before)
+        sizes.append(len(problem.best))
+    assert sizes == sorted(sizes, reverse=True)
+    assert fails_same(problem.best)
+    # on_improve saw every new best, each strictly smaller than the one before.
+    assert [len(c) for c in improved] == sorted({len(c) for c in improved}, reverse=True)
+    assert (improved[-1] if improved else tuple(universe)) == problem.best
+
+
+def test_consider_refuses_a_smaller_candidate_that_fails_differently():
+    fails_same, _ = culprit_oracle([3], decoy=7)
+    problem = Problem((1, 2, 3, 4), fails_same, size=len)
+    assert not problem.consider((3, 7))  # smaller, but the failure is a different one
+    assert problem.best == (1, 2, 3, 4)
+    assert problem.consider((3,))
+    assert problem.best == (3,) and problem.improvements == [(None, 1)]
+
+
+def test_consider_does_not_ask_about_a_candidate_that_is_not_smaller():
+    fails_same, asked = culprit_oracle([1])
+    problem = Problem((1, 2), fails_same, size=len)
+    assert not problem.consider((1, 3)) and not problem.consider((1, 2, 3))
+    assert asked == []
+
+
+def test_test_answers_the_oracle_but_accepts_only_smaller():
+    fails_same, _ = culprit_oracle([1])
+    problem = Problem((1, 2), fails_same, size=len)
+    assert problem.test((1, 3)) is True  # fails the same way: said so, but not smaller, so not the best
+    assert problem.best == (1, 2)
+    assert problem.test((1,)) is True and problem.best == (1,)
+    assert problem.test((2,)) is False and problem.best == (1,)
+
+
+def test_batch_forms_ask_once_and_accept_through_the_same_rule():
+    fails_same, _ = culprit_oracle([5])
+    batches = []
+
+    def first_of(cands):
+        batches.append(list(cands))
+        return next((i for i, c in enumerate(cands) if fails_same(c)), None)
+
+    def mask(cands):
+        batches.append(list(cands))
+        return [fails_same(c) for c in cands]
+
+    problem = Problem((1, 5, 6, 7), lambda c: pytest.fail("the batch forms answer"), size=len,
+                      first_failing=first_of, failing_mask=mask)
+    assert problem.first_failing([(1, 6), (5, 6, 7), (5,)]) == 1
+    assert problem.best == (5, 6, 7)
+    assert problem.failing_mask([(5, 6, 7, 8, 9), (1,), (5, 6)]) == [True, False, True]
+    assert problem.best == (5, 6)  # the larger hit was not taken
+    assert len(batches) == 2
+    assert problem.first_failing([(1,), (6,)]) is None and problem.best == (5, 6)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_passes_reach_a_fixed_point_that_keeps_failing(seed):
+    rng = random.Random(seed)
+    universe = list(range(30))
+    culprits = rng.sample(universe, 3)
+    fails_same, _ = culprit_oracle(culprits)
+    problem = Problem(tuple(universe), fails_same, size=len)
+
+    def halves(p, state):  # proposes the first or second half
+        for part in (state[: len(state) // 2], state[len(state) // 2:]):
+            if part and p.consider(part):
+                return part
+        return state
+
+    def singles(p, state):  # proposes dropping each element in turn
+        for x in list(state):
+            smaller = tuple(y for y in state if y != x)
+            if p.consider(smaller):
+                state = smaller
+        return state
+
+    result = run_passes(problem, [Pass("halves", halves), Pass("drop-one", singles)])
+    assert result == problem.best == tuple(sorted(culprits))
+    assert {name for name, _ in problem.improvements} <= {"halves", "drop-one"}
+    assert problem.current_pass is None
+    sizes = [s for _, s in problem.improvements]
+    assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == len(sizes)
+
+
+def test_passes_with_ddmin_propose_through_the_problem():
+    fails_same, asked = culprit_oracle([4, 17])
+    problem = Problem(tuple(range(20)), fails_same, size=len)
+    shrink = Pass("ddmin", lambda p, s: tuple(ddmin(list(s), lambda xs: p.test(tuple(xs)),
+                                                     first_failing_of=lambda cs: p.first_failing(
+                                                         [tuple(c) for c in cs]))))
+    assert run_passes(problem, [shrink]) == (4, 17) == problem.best

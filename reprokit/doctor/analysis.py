@@ -185,8 +185,19 @@ def _guard_text(reason: str) -> str:
 
 def recompile_findings(obs: dict, compile_sites: list) -> list[Finding]:
     """One finding per user function: its frames (and the resume frames its graph breaks made) recompiled."""
-    metrics = obs.get("metrics") or []
     limit = obs.get("recompile_limit") or 8
+    out = []
+    for (path, name), g in _recompile_groups(obs.get("metrics") or []).items():
+        if not g["reasons"]:
+            continue
+        site = next((c for c in compile_sites if c["label"] == name), compile_sites[0] if compile_sites else None)
+        where = f" at {os.path.basename(site['file'])}:{site['line']}" if site else ""
+        out.append(_recompile_finding(path, name, g, where, limit))
+    return out
+
+
+def _recompile_groups(metrics: list) -> dict:
+    """(file, user function) -> its recompile reasons (readable and raw), first line, and whether it hit the limit."""
     frames: dict = {}  # frame id ("0" of "0/3") -> (file, first line, function)
     for m in metrics:
         if m.get("co_name") and m.get("compile_id"):
@@ -199,58 +210,54 @@ def recompile_findings(obs: dict, compile_sites: list) -> list[Finding]:
         if fid not in frames or not (m.get("recompile_reason") or fid in limited):
             continue
         path, first, name = frames[fid]
-        resume = RESUME.match(name)
-        base = user_function(name)
-        g = groups.setdefault((path, base), {"reasons": [], "raw": [], "first": None, "hit": False})
-        if not resume:
+        g = groups.setdefault((path, user_function(name)), {"reasons": [], "raw": [], "first": None, "hit": False})
+        if not RESUME.match(name):
             g["first"] = first
         if m.get("recompile_reason"):
             g["reasons"].append(_guard_text(m["recompile_reason"]))
             g["raw"].append(m["recompile_reason"])
         g["hit"] = g["hit"] or fid in limited
-    out = []
-    for (path, name), g in groups.items():
-        site = next((c for c in compile_sites if c["label"] == name), compile_sites[0] if compile_sites else None)
-        where = f" at {os.path.basename(site['file'])}:{site['line']}" if site else ""
-        reasons = g["reasons"]
-        if not reasons:
-            continue
-        line, file = g["first"], path
-        tail = (f"; the recompile limit ({limit}) was reached, so `{name}` now runs in eager for good"
-                if g["hit"] else "")
-        sizes = [m for m in map(SIZE_GUARD.search, reasons) if m]
-        scalars = [m for m in map(SCALAR_GUARD.match, reasons) if m]
-        if sizes:
-            var, dim = sizes[0].group(1), sizes[0].group(2)
-            seen = sorted({int(x.group(3)) for x in sizes if x.group(1) == var} |
-                          {int(x.group(4)) for x in sizes if x.group(1) == var})
-            if g["hit"] or len(seen) > 4:
-                fix = (f"compile with `dynamic=True`{where}, or call `torch._dynamo.mark_dynamic({var}, {dim})` on "
-                       f"the input before calling `{name}`")
-            else:
-                fix = (f"pad or bucket `{var}` dim {dim} to a few sizes (seen: {', '.join(map(str, seen))}), or call "
-                       f"`torch._dynamo.mark_dynamic({var}, {dim})` on the input before calling `{name}`")
-            title = f"`{name}` recompiled {len(reasons)}x: tensor '{var}' changes size at dim {dim}"
-        elif scalars:
-            x = scalars[0]
-            var, value = x.group(1) or x.group(2), x.group(3)
-            at = [m for m in (USER_LINE.findall(r) for r in g["raw"]) if m]
-            if at:
-                file, line = at[0][-1][0], int(at[0][-1][1])
-            if value in ("True", "False"):
-                fix = (f"`{var}` flips between True and False and each value gets its own graph; if it changes every "
-                       f"call, pass it as a bool tensor and use `torch.where`")
-            else:
-                fix = (f"pass `{var}` as a tensor (e.g. `torch.tensor({var})`) instead of a Python number that "
-                       f"changes between calls, or compile with `dynamic=True`{where}")
-            title = f"`{name}` recompiled {len(reasons)}x: the Python value `{var}` is baked into the graph"
+    return groups
+
+
+def _recompile_finding(path: str, name: str, g: dict, where: str, limit: int) -> Finding:
+    """What the guards that failed say changes between calls (a size, a Python value, other), and its fix."""
+    reasons = g["reasons"]
+    line, file = g["first"], path
+    tail = (f"; the recompile limit ({limit}) was reached, so `{name}` now runs in eager for good"
+            if g["hit"] else "")
+    sizes = [m for m in map(SIZE_GUARD.search, reasons) if m]
+    scalars = [m for m in map(SCALAR_GUARD.match, reasons) if m]
+    if sizes:
+        var, dim = sizes[0].group(1), sizes[0].group(2)
+        seen = sorted({int(x.group(3)) for x in sizes if x.group(1) == var} |
+                      {int(x.group(4)) for x in sizes if x.group(1) == var})
+        if g["hit"] or len(seen) > 4:
+            fix = (f"compile with `dynamic=True`{where}, or call `torch._dynamo.mark_dynamic({var}, {dim})` on "
+                   f"the input before calling `{name}`")
         else:
-            fix = f"keep the guarded value stable between calls, or compile with `dynamic=True`{where} if it is a shape"
-            title = f"`{name}` recompiled {len(reasons)}x: {reasons[0][:160]}"
-        out.append(Finding(kind="recompile_limit" if g["hit"] else "recompile", title=title + tail, file=file,
-                           line=line, count=len(reasons), fix=fix, owner="user",
-                           detail="guards that failed: " + "; ".join(dict.fromkeys(reasons))[:600]))
-    return out
+            fix = (f"pad or bucket `{var}` dim {dim} to a few sizes (seen: {', '.join(map(str, seen))}), or call "
+                   f"`torch._dynamo.mark_dynamic({var}, {dim})` on the input before calling `{name}`")
+        title = f"`{name}` recompiled {len(reasons)}x: tensor '{var}' changes size at dim {dim}"
+    elif scalars:
+        x = scalars[0]
+        var, value = x.group(1) or x.group(2), x.group(3)
+        at = [m for m in (USER_LINE.findall(r) for r in g["raw"]) if m]
+        if at:
+            file, line = at[0][-1][0], int(at[0][-1][1])
+        if value in ("True", "False"):
+            fix = (f"`{var}` flips between True and False and each value gets its own graph; if it changes every "
+                   f"call, pass it as a bool tensor and use `torch.where`")
+        else:
+            fix = (f"pass `{var}` as a tensor (e.g. `torch.tensor({var})`) instead of a Python number that "
+                   f"changes between calls, or compile with `dynamic=True`{where}")
+        title = f"`{name}` recompiled {len(reasons)}x: the Python value `{var}` is baked into the graph"
+    else:
+        fix = f"keep the guarded value stable between calls, or compile with `dynamic=True`{where} if it is a shape"
+        title = f"`{name}` recompiled {len(reasons)}x: {reasons[0][:160]}"
+    return Finding(kind="recompile_limit" if g["hit"] else "recompile", title=title + tail, file=file,
+                   line=line, count=len(reasons), fix=fix, owner="user",
+                   detail="guards that failed: " + "; ".join(dict.fromkeys(reasons))[:600])
 
 
 def fallback_findings(obs: dict, script_lines: dict, user_backend: Optional[str]) -> list[Finding]:

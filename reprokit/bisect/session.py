@@ -1,0 +1,73 @@
+"""What every step of a bisect run shares: its options, the runner, the failure being chased, other bugs seen."""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Callable, Optional
+
+from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict, file_hash
+from reprokit.trial.runner import Runner
+
+Emit = Callable[..., None]
+
+# Logging only: what torch compiled and why, in stderr and a TORCH_TRACE folder (tlparse reads it).
+TORCH_LOGS_ENV = {"TORCH_LOGS": "graph_breaks,recompiles,aot_graphs,output_code", "TORCH_TRACE": "{trial_dir}/trace"}
+
+
+@dataclasses.dataclass
+class BisectOptions:
+    script: str
+    argv: tuple = ()
+    cwd: str = ""
+    timeout: Optional[float] = None
+    jobs: int = 2
+    repeat: int = 1
+    check_accuracy: bool = False
+    configs: bool = True
+    subsystems: bool = True
+    kind: str = "failure"  # or "slow": compiled slower than eager by more than slow_threshold is the failure
+    slow_threshold: float = 0.10
+
+
+class Session:
+    """The state of one bisect run; every answer is a trial run by `runner`."""
+
+    def __init__(self, opts: BisectOptions, runner: Runner, emit: Emit):
+        self.opts = opts
+        self.runner = runner
+        self.emit = emit
+        self.target: Optional[Signature] = None
+        self.others: dict[str, dict] = {}
+        self.started = time.monotonic()
+        self.script_hash = file_hash(opts.script)
+        self.stage_outcomes: dict[str, Outcome] = {}
+
+    def spec(self, stage: str, label: str, **kw) -> TrialSpec:
+        """A trial of the user's script under `stage`, with the run's options."""
+        o = self.opts
+        return TrialSpec(mode="script", stage=stage, script=o.script, argv=tuple(o.argv), cwd=o.cwd,
+                         script_hash=self.script_hash, check_accuracy=o.check_accuracy, observe=o.kind == "slow",
+                         label=label, **kw)
+
+    def fails_same(self, outcome: Optional[Outcome]) -> bool:
+        """True when the trial fails the way the original did; other failures are noted as other bugs."""
+        if outcome is None:
+            return False
+        if self.target is not None and self.target.matches(outcome.signature):
+            return True
+        if outcome.failed:
+            key = outcome.signature.short()
+            self.others.setdefault(key, {"signature": outcome.signature.to_dict(), "trial": outcome.trial_dir})
+        return False
+
+    def torch_logs(self, stage: str) -> Outcome:
+        """The failing trial once more with torch's own structured logs on, for the report's logs/."""
+        return self.runner(self.spec(stage, "torch-logs", env=TORCH_LOGS_ENV))
+
+    def finish(self, v: Verdict, decisive: dict) -> Verdict:
+        """Stamp the verdict with the decisive trials, the other failures seen, trial count and time."""
+        v.decisive_trials = decisive
+        v.other_failures = list(self.others.values())
+        v.trials = self.runner.executed
+        v.seconds = round(time.monotonic() - self.started, 2)
+        return v

@@ -1,0 +1,79 @@
+"""The first round of a bisect run: the no-compile baseline, the original run(s), and whether there is
+anything compiler-specific to isolate at all."""
+from __future__ import annotations
+
+import os
+
+from reprokit.data.records import Outcome, Verdict
+from reprokit.data.stages import STAGES
+from reprokit.errors import NothingToIsolate, ReprokitError
+from reprokit.bisect.session import TORCH_LOGS_ENV, Session
+
+
+def start_round(s: Session) -> tuple[Outcome, list]:
+    """(baseline, originals): the script without compile, then as written (--repeat times)."""
+    o = s.opts
+    # Torch's own logs ride along on the original: when it is the failing stage, no extra run is needed for them.
+    first = [s.spec("none", "baseline-no-compile")] + [
+        s.spec("user", "original", attempt=i, env=TORCH_LOGS_ENV) for i in range(o.repeat)]
+    if o.kind == "failure":
+        # The ladder asks the stages before inductor whatever the original says, and they are cheap next to
+        # it: they start beside it. (--kind slow compares timings: one at a time, baseline first.)
+        first += [s.spec(stage, f"stage-{stage}") for stage in STAGES[1:-1]]
+
+    def limit_from_baseline(i, outcome):
+        if i == 0 and o.timeout is None:
+            # Compiling costs far more than running; leave room for it. --timeout overrides. Trials already
+            # running take the new limit too.
+            s.runner.timeout = max(120.0, 10 * outcome.seconds)
+        return False
+
+    started = s.runner.map(first, stop=limit_from_baseline)
+    return started[0], started[1:1 + o.repeat]
+
+
+def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
+    """The original run the search chases; raises when it gives nothing compiler-specific to isolate."""
+    o = s.opts
+    s.emit("stage", stage="none", outcome=baseline)
+    # With --repeat, a failing run is the reference even when the first run happened to pass.
+    original = next((x for x in originals if x is not None and x.failed), originals[0])
+    s.emit("original", outcome=original)
+    if not original.compiled:
+        raise ReprokitError(f"{os.path.basename(o.script)} never calls torch.compile (ran without it in "
+                            f"{baseline.seconds:.1f} s); reprokit bisects compiled code only")
+    if original.kind == "skip":
+        raise NothingToIsolate(f"the compiled run ran out of memory ({original.signature.exc_type}); that says "
+                               "nothing about the compiler: shrink the inputs or free the device, then run again")
+    if not original.failed:
+        if baseline.failed:
+            raise NothingToIsolate(f"the script fails without compile ({baseline.signature.short()}) but passes "
+                                   "compiled: nothing compiler-specific to isolate")
+        if o.kind == "slow":
+            raise NothingToIsolate(f"compiled is not slower than eager by more than {o.slow_threshold:.0%} "
+                                   f"({original.note or 'speed not measured'}): nothing to isolate")
+        hint = "" if o.check_accuracy else " (add --check-accuracy to compare every compiled graph with eager)"
+        raise NothingToIsolate(f"the script passes compiled and uncompiled: nothing to isolate{hint}")
+    return original
+
+
+def record_original(s: Session, v: Verdict, original: Outcome, originals: list, baseline: Outcome) -> int:
+    """Make the original's failure the target and note it in the verdict; how many originals failed that way.
+
+    Raises when the script fails without compile too: that is not a compiler bug.
+    """
+    s.target = original.signature
+    v.kind = original.kind
+    v.signature = original.signature.to_dict()
+    v.user_backend = original.user_backend
+    v.compile_args = original.compile_args
+    v.graph_count = original.graphs
+    fails = sum(1 for x in originals if x is not None and s.target.matches(x.signature))
+    v.repro_rate = fails / len(originals)
+    if baseline.failed:
+        same = s.target.matches(baseline.signature)
+        raise NothingToIsolate(
+            "the script fails without compile too" + (" in the same way" if same else
+                                                     f" ({baseline.signature.short()})")
+            + ": that is not a compiler bug")
+    return fails

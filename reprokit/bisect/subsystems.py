@@ -1,0 +1,85 @@
+"""Counted subsystems: which of torch's compiler_bisector subsystems, and which application of it, breaks it."""
+from __future__ import annotations
+
+from typing import Optional
+
+from reprokit.data.records import Outcome
+from reprokit.data.stages import SUBSYSTEMS
+from reprokit.search import find_boundary
+from reprokit.bisect.session import Session
+
+
+def consulted_subsystems(stage: str, counts: dict) -> list:
+    """Subsystems torch consulted in the failing run (cudagraphs on a CPU run is not): the only ones asked about."""
+    names = [n for n in SUBSYSTEMS[stage] if counts.get(f"{stage}/{n}", 0) > 0]
+    if not counts:
+        names = [n for n in SUBSYSTEMS[stage] if n != "cudagraphs"]
+    return names
+
+
+def subsystem(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
+    """The subsystem that fixes it when off, and the first of its applications that breaks it."""
+    counts = failing.counters or {}
+    names = consulted_subsystems(stage, counts)
+    if not names:
+        return None
+
+    def spec_for(name, max_, attempt=0, label=None):
+        return s.spec(stage, label or f"{name}-max{max_}", subsystem={"backend": stage, "name": name, "max": max_},
+                      attempt=attempt)
+
+    fixed = subsystems_that_fix(s, stage, names, spec_for)
+    s.emit("subsystems", tried=names, fixes=fixed)
+    if not fixed:
+        return None
+    # Torch's order: passes before lowerings. Turning every lowering off hides most codegen bugs,
+    # so a pass that fixes it alone is the more specific answer.
+    name = fixed[0]
+    total = counts.get(f"{stage}/{name}")
+    boundary = _first_breaking_application(s, lambda max_: spec_for(name, max_), total)
+    if boundary is None:
+        return None
+    # Checked twice: a boundary that moves on a re-run is noise, not an answer.
+    confirm = s.runner.map([spec_for(name, boundary, attempt=1), spec_for(name, boundary - 1, attempt=1)])
+    stable = s.fails_same(confirm[0]) and confirm[1] is not None and confirm[1].kind == "pass"
+    detail = s.runner(spec_for(name, boundary)).bisect_detail
+    result = {"name": name, "application": boundary, "applications": total, "detail": detail, "confirmed": stable}
+    s.emit("subsystem", **result)
+    return result
+
+
+def _first_breaking_application(s: Session, spec_at, total: Optional[int]) -> Optional[int]:
+    """The smallest application count at which the subsystem, allowed that many applications, fails the same way."""
+
+    def fails(max_):
+        return s.fails_same(s.runner(spec_at(max_)))
+
+    # Without a count (the process died before saving it) probe exponentially for an upper bound.
+    return find_boundary(fails, lo=-1, hi=total - 1 if total else None, width=s.runner.jobs,
+                         fails_many=lambda points: [s.fails_same(x) for x in
+                                                    s.runner.map([spec_at(p) for p in points])])
+
+
+def subsystems_that_fix(s: Session, stage: str, names: list, spec_for) -> list:
+    """The subsystems that, turned off alone, make the failure go away, in torch's order.
+
+    All passes off at once rides in the same round as the last subsystem (lowerings) off: when passes-off
+    still fails, no single pass is asked about, which saves a round for codegen bugs. When nothing fixes
+    it, every subsystem is asked alone after all, in case turning passes off together hid one that helps.
+    """
+
+    def passed(out):
+        return out is not None and out.kind == "pass"
+
+    singles: dict = {}
+    if len(names) > 2:
+        group, last = names[:-1], names[-1]
+        together = s.spec(stage, f"all-but-{last}-off", subsystem={"backend": stage, "names": group, "max": -1})
+        first = s.runner.map([together, spec_for(last, -1, label=f"{last}-off")])
+        singles[last] = passed(first[1])
+        pending = list(group) if passed(first[0]) or not singles[last] else []
+    else:
+        pending = list(names)
+    outcomes = s.runner.map([spec_for(n, -1, label=f"{n}-off") for n in pending])
+    singles.update({n: passed(out) for n, out in zip(pending, outcomes)})
+    return [n for n in names if singles.get(n)]

@@ -1,0 +1,115 @@
+"""The graph passes: cut a captured FX graph down while it fails the same way.
+
+The trials answer "does this edit fail the same way?" (GraphOracle); search.Problem decides what becomes the
+best edit; each pass proposes smaller edits of the graph it is given.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from reprokit.data.records import Signature, TrialSpec
+from reprokit.data.rundir import RunDir
+from reprokit.fx.graphcase import Edit, GraphShape
+from reprokit.search import Pass, Problem, ddmin, find_boundary, run_passes
+from reprokit.trial.runner import Runner
+
+Emit = Callable[..., None]
+REFUSED_KEPT = 20  # smaller graphs that failed differently, kept for minify_refused.json
+
+
+class GraphOracle:
+    """Runs edited graphs as trials; notes the smaller graphs that failed, but differently (refused slippage)."""
+
+    def __init__(self, runner: Runner, shape: GraphShape, case: str, stage: str, target: Signature,
+                 check_accuracy: bool, run_backward: bool):
+        self.runner, self.shape, self.case, self.stage, self.target = runner, shape, case, stage, target
+        self.check_accuracy, self.run_backward = check_accuracy, run_backward
+        self.refused: list = []
+
+    def spec(self, edit: Edit) -> TrialSpec:
+        return TrialSpec(mode="graph", stage=self.stage, case=self.case, edit=edit.to_dict(),
+                         check_accuracy=self.check_accuracy, run_backward=self.run_backward,
+                         label=f"minify-{self.shape.size(edit)}n")
+
+    def fails_same(self, edit: Optional[Edit]) -> bool:
+        return self.first_failing([edit]) == 0
+
+    def first_failing(self, edits: list) -> Optional[int]:
+        """Index of the first edit that fails the same way; up to `jobs` of them are tried at once."""
+        runnable = [(i, e) for i, e in enumerate(edits) if e is not None and e.computed]
+        outcomes = self.runner.map([self.spec(e) for _, e in runnable],
+                                   stop=lambda _, o: self.target.matches(o.signature))
+        for (i, edit), outcome in zip(runnable, outcomes):
+            if outcome is not None and self.judge(edit, outcome):
+                return i
+        return None
+
+    def failing_mask(self, edits: list) -> list:
+        """For a monotone search: all of them asked at once, each answer kept."""
+        runnable = [e for e in edits if e is not None and e.computed]
+        outcomes = iter(self.runner.map([self.spec(e) for e in runnable]))
+        return [bool(e is not None and e.computed and self.judge(e, next(outcomes))) for e in edits]
+
+    def judge(self, edit: Edit, outcome) -> bool:
+        if self.target.matches(outcome.signature):
+            return True
+        if outcome.failed and len(self.refused) < REFUSED_KEPT:
+            self.refused.append({"nodes": self.shape.size(edit), "signature": outcome.signature.to_dict()})
+        return False
+
+
+def graph_problem(oracle: GraphOracle, start: Edit, run: RunDir, emit: Emit) -> Problem:
+    """The reduction problem over edits of the oracle's graph, persisting every improvement to minify.json."""
+    shape = oracle.shape
+
+    def on_improve(edit: Edit) -> None:
+        # Written at every improvement: Ctrl-C or a crash keeps the smallest failing graph.
+        run.write_json("minify.json", {"case": oracle.case, "best": edit.to_dict(), "nodes": shape.size(edit)})
+        emit("minify_step", what="smaller graph fails the same way", nodes=shape.size(edit))
+
+    return Problem(start, oracle.fails_same, shape.size, first_failing=oracle.first_failing,
+                   failing_mask=oracle.failing_mask, on_improve=on_improve)
+
+
+def truncate(problem: Problem, edit: Edit, shape: GraphShape, width: int) -> Edit:
+    """Keep the shortest prefix of the graph that still fails (a boundary search, `width` points a round)."""
+    n = len([x for x in shape.body if x in edit.computed])
+    idx = find_boundary(lambda i: problem.test(shape.truncate_after(edit, i)), lo=-1, hi=n - 1,
+                        fails_many=lambda points: problem.failing_mask([shape.truncate_after(edit, i)
+                                                                        for i in points]),
+                        width=width)
+    if idx is None or idx >= n - 1:
+        return edit
+    cut = shape.truncate_after(edit, idx)
+    return cut if cut is not None and problem.test(cut) else edit
+
+
+def drop_outputs(problem: Problem, edit: Edit, shape: GraphShape) -> Edit:
+    """Keep a 1-minimal set of the graph's outputs."""
+    if len(edit.outputs) < 2:
+        return edit
+    keep = ddmin(list(edit.outputs), lambda outs: problem.test(shape.with_outputs(edit, outs)),
+                 first_failing_of=lambda cands: problem.first_failing([shape.with_outputs(edit, c) for c in cands]))
+    return shape.with_outputs(edit, keep)
+
+
+def nodes_to_inputs(problem: Problem, edit: Edit, shape: GraphShape) -> Edit:
+    """Cut computed nodes into inputs (fed their eager values), keeping a 1-minimal set computed."""
+    cuttable = shape.cuttable(edit)
+    if len(cuttable) < 2:
+        return edit
+    keep = ddmin(cuttable, lambda k: problem.test(shape.keep_computed(edit, k)),
+                 first_failing_of=lambda cands: problem.first_failing([shape.keep_computed(edit, c) for c in cands]))
+    return shape.keep_computed(edit, keep)
+
+
+def graph_passes(shape: GraphShape, width: int) -> list:
+    """The passes, in the order each round runs them."""
+    return [Pass("truncate", lambda p, e: truncate(p, e, shape, width)),
+            Pass("drop_outputs", lambda p, e: drop_outputs(p, e, shape)),
+            Pass("nodes_to_inputs", lambda p, e: nodes_to_inputs(p, e, shape))]
+
+
+def reduce_graph(problem: Problem, shape: GraphShape, width: int) -> Edit:
+    """Run the graph passes from the problem's best edit to a fixed point."""
+    return run_passes(problem, graph_passes(shape, width))

@@ -1,0 +1,41 @@
+"""Write repro.py for the smallest failing graph and check, in fresh processes, that it fails the same way."""
+from __future__ import annotations
+
+import os
+import shutil
+
+from reprokit.data.records import TrialSpec, file_hash
+from reprokit.data.rundir import read_json
+from reprokit.report.render import render_repro
+
+
+def write_verified_repro(run, runner, v, case, edit, stage, target, accuracy, run_backward, command) -> None:
+    """Render repro.py, run it twice in fresh processes, and record whether it fails the same way."""
+    parts_out = runner(TrialSpec(mode="repro", stage=stage, case=case, edit=edit.to_dict(), label="repro-parts"))
+    parts_path = os.path.join(parts_out.trial_dir, "repro_parts.json")
+    if not os.path.exists(parts_path):
+        v.repro_verified = False
+        v.message = f"could not write repro.py: {parts_out.signature.short()}"
+        return
+    parts = read_json(parts_path)
+    v.nodes = {"original": v.nodes["original"], "minified": parts["nodes"]}
+    # Random inputs make the shortest repro; real values only where they matter (or random ones fail to repro).
+    attempts = (True,) if accuracy or parts["attributes"] else (False, True)
+    for use_saved in attempts:
+        text = render_repro(parts, v, stage=stage, target=target, accuracy=accuracy, backward=run_backward,
+                            use_saved=use_saved, command=command, original_nodes=v.nodes["original"])
+        run.write_text("repro.py", text)
+        if use_saved:
+            shutil.copyfile(os.path.join(parts_out.trial_dir, "repro_inputs.pt"), run.file("repro_inputs.pt"))
+        elif os.path.exists(run.file("repro_inputs.pt")):
+            os.unlink(run.file("repro_inputs.pt"))
+        checks = runner.map([TrialSpec(mode="script", stage="user", script=run.file("repro.py"), cwd=run.path,
+                                       check_accuracy=accuracy, attempt=i, label=f"verify-repro-{i}",
+                                       script_hash=file_hash(run.file("repro.py")), fresh_interpreter=True)
+                          for i in range(2)])
+        same = [c is not None and target.matches(c.signature) for c in checks]
+        v.repro = run.file("repro.py")
+        v.repro_verified = all(same)
+        v.repro_signature = checks[0].signature.to_dict() if checks[0] else None
+        if v.repro_verified:
+            return

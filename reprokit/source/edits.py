@@ -1,0 +1,113 @@
+"""Smaller versions of a Python script, edited through its AST: statements deleted, helpers inlined,
+expressions replaced by a sub-expression. Plain text in, candidate texts out; nothing is run here."""
+from __future__ import annotations
+
+import ast
+import copy
+
+
+def statements(tree: ast.Module) -> list:
+    """Paths (tuples of (field, index) steps) of every statement, outermost first."""
+    out = []
+
+    def walk(node, path):
+        for fname in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(node, fname, None)
+            if isinstance(block, list):
+                for i, child in enumerate(block):
+                    if isinstance(child, (ast.stmt, ast.excepthandler)):
+                        p = path + ((fname, i),)
+                        if isinstance(child, ast.stmt):
+                            out.append(p)
+                        walk(child, p)
+
+    walk(tree, ())
+    return out
+
+
+def without(source: str, drop: set) -> str | None:
+    """The script with the statements at `drop` removed (an emptied block gets `pass`)."""
+    tree = ast.parse(source)
+
+    def rebuild(node, path):
+        for fname in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(node, fname, None)
+            if isinstance(block, list):
+                kept = []
+                for i, child in enumerate(block):
+                    p = path + ((fname, i),)
+                    if p in drop:
+                        continue
+                    if isinstance(child, (ast.stmt, ast.excepthandler)):
+                        rebuild(child, p)
+                    kept.append(child)
+                if not kept and fname in ("body", "finalbody") and not isinstance(node, ast.Module):
+                    kept = [ast.Pass()]
+                setattr(node, fname, kept)
+
+    rebuild(tree, ())
+    try:
+        return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    except Exception:
+        return None
+
+
+def _single_return_functions(tree: ast.Module) -> dict:
+    """name -> (params, return expression) of module-level functions whose body is one `return expr`."""
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and not node.decorator_list:
+            body = [b for b in node.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+            a = node.args
+            if (len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
+                    and not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs)):
+                out[node.name] = ([x.arg for x in a.args], body[0].value)
+    return out
+
+
+def inline_candidates(source: str) -> list:
+    """Versions of the script with one helper's calls replaced by its return expression (arguments substituted)."""
+    tree = ast.parse(source)
+    out = []
+    for name, (params, expr) in _single_return_functions(tree).items():
+
+        class Inline(ast.NodeTransformer):
+            def visit_Call(self, node):
+                self.generic_visit(node)
+                if isinstance(node.func, ast.Name) and node.func.id == name and len(node.args) == len(params) \
+                        and not node.keywords:
+                    mapping = dict(zip(params, node.args))
+
+                    class Subst(ast.NodeTransformer):
+                        def visit_Name(self, n):
+                            return copy.deepcopy(mapping[n.id]) if n.id in mapping else n
+
+                    return Subst().visit(copy.deepcopy(expr))
+                return node
+
+        new = Inline().visit(copy.deepcopy(tree))
+        text = ast.unparse(ast.fix_missing_locations(new)) + "\n"
+        if text != ast.unparse(tree) + "\n":
+            out.append(text)
+    return out
+
+
+def simplify_candidates(source: str, limit: int = 60) -> list:
+    """Versions of the script with one expression replaced by one of its sub-expressions (`a * b` -> `a`,
+    `f(x).sin()` -> `f(x)`), outermost first. Statement targets and callee names are left alone."""
+    tree = ast.parse(source)
+    spots = []
+    for node in ast.walk(tree):
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, ast.expr) and not isinstance(value, (ast.Name, ast.Constant)) and field not in (
+                    "func", "targets", "target", "annotation", "returns"):
+                for child in ast.iter_child_nodes(value):
+                    if isinstance(child, ast.expr) and not isinstance(child, (ast.Load, ast.Store)) and (
+                            not isinstance(value, ast.Call) or child is not value.func):
+                        spots.append((node, field, value, child))
+    out = []
+    for node, field, value, child in spots[:limit]:
+        setattr(node, field, child)
+        out.append(ast.unparse(ast.fix_missing_locations(copy.deepcopy(tree))) + "\n")
+        setattr(node, field, value)
+    return out

@@ -1,0 +1,249 @@
+"""The house rules, checked over the import graph of reprokit/ (every module parsed with ast, imports inside
+functions included, relative imports resolved): the layer map, a search package that is generic, private torch
+names only in compat.py, and no import circles. Each test lists every violation it finds."""
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent / "reprokit"
+
+# The layer map (lowest first): a module may import only from its own layer or lower ones. The longest
+# matching prefix names a module's layer; "reprokit" alone is the root package (its version string).
+LAYERS = {
+    "reprokit": 0, "reprokit.errors": 0, "reprokit.compat": 0, "reprokit.data": 0,
+    "reprokit.search": 1,
+    "reprokit.fx": 2, "reprokit.models": 2,
+    "reprokit.child": 3,
+    "reprokit.trial": 4,
+    "reprokit.report": 5,
+    "reprokit.bisect": 6, "reprokit.minify": 6, "reprokit.source": 6, "reprokit.doctor": 6,
+    "reprokit.app": 7,
+    "reprokit.cli": 8, "reprokit.__main__": 8,
+}
+COMPAT = "reprokit.compat"  # the only module that may name torch._anything
+SEARCH = "reprokit.search"  # generic: the standard library and itself only
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str  # module name
+    where: str  # path:line, for messages
+    target: str  # absolute dotted name as imported ("torch._dynamo", "reprokit.search.ddmin")
+    relative: bool
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict:
+    """module name -> (path, parsed tree) of every module under reprokit/."""
+    return {module_name(p): (p, ast.parse(p.read_text(), str(p))) for p in sorted(ROOT.rglob("*.py"))}
+
+
+MODULES = modules()
+
+
+def where(path: Path, node: ast.AST) -> str:
+    return f"{path.relative_to(ROOT.parent)}:{node.lineno}"
+
+
+def imports_of(name: str) -> list:
+    """Every import in the module, at any depth, as absolute names; `from p import x` gives p and, when x is a
+    module, p.x."""
+    path, tree = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [Import(name, where(path, node), a.name, False) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base_name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                base_name = node.module or ""
+            out.append(Import(name, where(path, node), base_name, bool(node.level)))
+            out += [Import(name, where(path, node), f"{base_name}.{a.name}", bool(node.level)) for a in node.names
+                    if f"{base_name}.{a.name}" in MODULES or base_name == "torch" and a.name.startswith("_")]
+    return out
+
+
+ALL_IMPORTS = [imp for name in MODULES for imp in imports_of(name)]
+
+
+def reprokit_target(imp: Import):
+    """The reprokit module an import runs, or None for anything else (an ancestor package of the importer, already
+    being imported, is not an edge)."""
+    if imp.target not in MODULES:
+        return None
+    if imp.importer == imp.target or imp.importer.startswith(imp.target + "."):
+        return None
+    return imp.target
+
+
+def layer_of(name: str):
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        key = ".".join(parts[:i])
+        if key in LAYERS and (key != "reprokit" or name == "reprokit"):
+            return key, LAYERS[key]
+    return None
+
+
+def report(title: str, violations: list) -> str:
+    return f"{len(violations)} {title}:\n  " + "\n  ".join(violations)
+
+
+# -- the rules ---------------------------------------------------------------------------------------------------
+
+def test_every_module_has_a_layer():
+    unplaced = [name for name in MODULES if layer_of(name) is None]
+    assert not unplaced, report("modules the layer map does not place (add their package to LAYERS)", unplaced)
+
+
+def test_search_is_generic_standard_library_and_itself_only():
+    violations = []
+    for imp in ALL_IMPORTS:
+        if not (imp.importer == SEARCH or imp.importer.startswith(SEARCH + ".")):
+            continue
+        top = imp.target.split(".")[0]
+        own = imp.target == SEARCH or imp.target.startswith(SEARCH + ".")
+        if own and not imp.relative:
+            violations.append(f"{imp.where} imports itself as {imp.target} (use a relative import)")
+        elif not own and top not in sys.stdlib_module_names:
+            violations.append(f"{imp.where} imports {imp.target}")
+    assert not violations, report("imports in reprokit/search of anything but the standard library and itself",
+                                  violations)
+
+
+def private(name: str) -> bool:
+    """torch._anything (dunders such as torch.__version__ are public)."""
+    parts = name.split(".")
+    return len(parts) > 1 and parts[0] == "torch" and parts[1].startswith("_") and not parts[1].startswith("__")
+
+
+def torch_aliases(tree: ast.AST) -> set:
+    """Names the module binds to torch itself: `import torch`, `import torch as th`, `import torch.fx`."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "torch" or a.name.startswith("torch.") and a.asname is None:
+                    names.add(a.asname or "torch")
+    return names
+
+
+def private_torch_uses(name: str) -> list:
+    path, tree = MODULES[name]
+    aliases = torch_aliases(tree) | {"torch"}
+    found = [f"{imp.where} import {imp.target}" for imp in imports_of(name) if private(imp.target)]
+    for node in ast.walk(tree):
+        # The innermost link of a chain (torch._dynamo of torch._dynamo.config.x) names it once per chain.
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases \
+                and private(f"torch.{node.attr}"):
+            found.append(f"{where(path, node)} torch.{node.attr}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+                and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id in aliases \
+                and isinstance(node.args[1], ast.Constant) and private(f"torch.{node.args[1].value}"):
+            found.append(f"{where(path, node)} {node.func.id}(torch, {node.args[1].value!r})")
+    return found
+
+
+def test_private_torch_names_only_in_compat():
+    violations = [v for name in MODULES if name != COMPAT for v in private_torch_uses(name)]
+    assert not violations, report("private torch names outside reprokit/compat.py", violations)
+
+
+def test_no_lower_layer_imports_a_higher_one():
+    violations = []
+    for imp in ALL_IMPORTS:
+        target = reprokit_target(imp)
+        if target is None:
+            continue
+        (mine, low), (theirs, high) = layer_of(imp.importer), layer_of(target)
+        if high > low:
+            violations.append(f"{imp.where} {imp.importer} (layer {low}, {mine}) imports {target} "
+                              f"(layer {high}, {theirs})")
+    assert not violations, report("imports of a higher layer", sorted(set(violations)))
+
+
+def import_graph() -> dict:
+    graph = {name: set() for name in MODULES}
+    for imp in ALL_IMPORTS:
+        target = reprokit_target(imp)
+        if target is not None and target != imp.importer:
+            graph[imp.importer].add(target)
+    return graph
+
+
+def circles(graph: dict) -> list:
+    """Every strongly connected group of two or more modules (Tarjan), each as a sorted list."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circles():
+    graph = import_graph()
+    found = []
+    for group in circles(graph):
+        members = set(group)
+        edges = [f"{a} -> {b}" for a in group for b in sorted(graph[a] & members)]
+        found.append(" | ".join(edges))
+    assert not found, report("import circles (imports inside functions count)", found)
+
+
+# -- the checker checks itself ----------------------------------------------------------------------------------
+
+def test_relative_imports_resolve_to_absolute_names():
+    assert ({imp.target for imp in imports_of("reprokit.search.fixpoint")} >=
+            {"reprokit.search.problem"})
+    assert {imp.target for imp in imports_of("reprokit.search")} >= {"reprokit.search.bisect",
+                                                                      "reprokit.search.problem"}
+
+
+def test_private_name_detection():
+    tree = ast.parse("import torch as th\nimport torch._dynamo\nfrom torch import _ops\nx = th._ops.ops.aten\n"
+                     "y = torch._dynamo.config.z\nv = torch.__version__\nz = getattr(torch, '_C')\n")
+    assert torch_aliases(tree) == {"th", "torch"}
+    MODULES["fake"] = (ROOT / "fake.py", tree)
+    try:
+        found = [f.split(" ", 1)[1] for f in private_torch_uses("fake")]
+    finally:
+        del MODULES["fake"]
+    assert sorted(found) == sorted(["import torch._dynamo", "import torch._ops", "torch._ops", "torch._dynamo",
+                                    "getattr(torch, '_C')"]), found
+
+
+def test_circle_finder():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
