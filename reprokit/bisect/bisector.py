@@ -9,7 +9,8 @@ from typing import Callable, Optional
 from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.data.stages import GPU_ONLY_FLAGS, STAGE_CONFIG_FLIPS, STAGES, SUBSYSTEMS
 from reprokit.data.records import Outcome, Signature, StageResult, TrialSpec, Verdict, file_hash
-from reprokit.trial.runner import Runner, trial_record
+from reprokit.data.trial_files import read_observed, trial_record
+from reprokit.trial.runner import Runner
 from reprokit.search import ddmin, find_boundary
 
 Emit = Callable[..., None]
@@ -56,7 +57,6 @@ class Bisector:
         """--kind slow: a passing compiled run whose calls are slower than eager's by more than the threshold
         fails with kind "slow". The eager reference is the no-compile baseline, the first trial."""
         from reprokit.doctor.analysis import measure_speed
-        from reprokit.trial.runner import read_observed
 
         if spec.stage == "none":
             if self.eager_observed is None and outcome.kind == "pass":

@@ -12,7 +12,8 @@ from reprokit.data.stages import STAGE_TITLES
 from reprokit.data.records import Signature, TrialSpec, Verdict, file_hash
 from reprokit.report.render import render_repro
 from reprokit.data.rundir import RunDir, read_json
-from reprokit.trial.runner import Runner, trial_record
+from reprokit.data.trial_files import trial_record
+from reprokit.trial.runner import Runner
 from reprokit.search import ddmin, find_boundary, run_to_fixpoint
 
 Emit = Callable[..., None]
