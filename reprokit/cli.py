@@ -87,7 +87,9 @@ def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, c
            no_subsystems, no_minify, no_pack, max_input_bytes, kind, slow_threshold, as_json, verbose):
     """Name the compiler stage, graph, config and pass that break SCRIPT, then minify and pack it.
 
-    Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4"""
+    Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4
+
+    An interrupted bisect continues with: reprokit bisect --resume RUN_DIR"""
     printer = Printer(verbose, quiet=False)
     if resume_dir and script:
         raise ReprokitError("--resume takes the run folder alone: the script and its options come from its run.json")
