@@ -52,6 +52,7 @@ def invoked(name: str) -> str:
 
 
 def echo_json(data) -> None:
+    """One JSON object on stdout, keys sorted."""
     click.echo(json.dumps(data, sort_keys=True))
 
 

@@ -68,12 +68,14 @@ class Printer:
 
 
 def verdict_json(v) -> dict:
+    """The verdict as --json prints it (without the failing graph's code, which stays in verdict.json)."""
     d = v.to_dict()
     d.pop("graph_code", None)
     return d
 
 
 def summary_table(v) -> str:
+    """The ladder as a table, then what the bisect isolated, one fact a line."""
     rows = [("stage", "result", "seconds")]
     for r in v.ladder:
         rows.append((STAGE_TITLES.get(r["stage"], r["stage"]), "pass" if r["kind"] == "pass" else

@@ -61,6 +61,8 @@ def run(run_dir: Optional[str], show: bool = False) -> dict:
 
 @dataclasses.dataclass
 class ModelRequest:
+    """What `pack --model` was asked for."""
+
     model: Optional[str]
     config_path: Optional[str] = None
     layers: Optional[int] = None  # layers actually compiled (default 2; the requested model keeps its depth)
