@@ -45,7 +45,7 @@ def test_warm_trials_survive_hangs_and_crashes(case, tmp_path, monkeypatch):
         first = runner(spec(case, "eager"))
         assert first.kind == "pass", first
         assert runner.warm is not None and runner.warm.alive()
-        from reprokit.trial.runner import trial_record
+        from reprokit.data.trial_files import trial_record
 
         # torch was imported by the worker, not by the trial
         assert trial_record(first.trial_dir)["import_seconds"] < 0.1
@@ -93,7 +93,7 @@ def test_which_trials_may_fork_from_the_warm_worker():
     ("import multiprocessing as mp\nmp.set_start_method('spawn')\n", False),
 ])
 def test_scripts_that_set_their_own_environment_run_cold(tmp_path, body, safe):
-    from reprokit.app.usecases import forks_cleanly
+    from reprokit.app.common import forks_cleanly
 
     script = tmp_path / "train.py"
     script.write_text(body)
@@ -105,7 +105,7 @@ def test_forked_script_trials_obey_dynamo_disable_bisect_counters_and_logs(tmp_p
     """The switches a fork cannot have had at import: TORCHDYNAMO_DISABLE, TORCH_BISECT_*, TORCH_LOGS/TRACE."""
     import shutil
 
-    from reprokit.trial.runner import trial_record
+    from reprokit.data.trial_files import trial_record
 
     monkeypatch.setenv("REPROKIT_WARM", "1")
     cases = os.path.join(REPO, "tests", "cases")

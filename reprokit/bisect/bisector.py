@@ -9,7 +9,8 @@ import dataclasses
 
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.stages import STAGES, SUBSYSTEMS
-from reprokit.trial.runner import Runner, trial_record
+from reprokit.data.trial_files import trial_record
+from reprokit.trial.runner import Runner
 from reprokit.bisect.configs import config_flips
 from reprokit.bisect.cuda import pin_cuda_fault
 from reprokit.bisect.graph import failing_graph, graph_code

@@ -6,7 +6,7 @@ from typing import Optional
 from reprokit.data.records import Outcome
 from reprokit.data.stages import GPU_ONLY_FLAGS, STAGE_CONFIG_FLIPS
 from reprokit.search import ddmin
-from reprokit.trial.runner import trial_record
+from reprokit.data.trial_files import trial_record
 from reprokit.bisect.session import Session
 
 

@@ -27,7 +27,7 @@ class SpeedJudge:
 
     def __call__(self, spec: TrialSpec, outcome: Outcome) -> Outcome:
         from reprokit.doctor.analysis import measure_speed
-        from reprokit.trial.runner import read_observed
+        from reprokit.data.trial_files import read_observed
 
         if spec.stage == "none":
             if self.eager_observed is None and outcome.kind == "pass":

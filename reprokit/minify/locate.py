@@ -5,7 +5,7 @@ import os
 
 from reprokit.data.records import TrialSpec, file_hash
 from reprokit.data.rundir import read_json
-from reprokit.trial.runner import trial_record
+from reprokit.data.trial_files import trial_record
 
 
 def find_failing_graph(runner, v, opts, info, stage, accuracy):

@@ -1,16 +1,16 @@
 """Pack a `reprokit pack --model` run: same tarball format as a bisect run, with the model inlined in repro.py."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from typing import Callable
 
 from reprokit import __version__
-from reprokit.report.render import environment
 from reprokit.data.rundir import RunDir
-from reprokit.report.pack import _read, environment_report, trim_traceback, write_pack
+from reprokit.errors import ReprokitError
+from reprokit.report.pack import (PackPlan, environment_report, env_texts, read_tail, short_digest, trial_logs,
+                                  trim_traceback)
 from reprokit.report.redact import Redactor
+from reprokit.report.render import environment
 
 LLAMA_SOURCE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "models", "llama.py")
 
@@ -45,38 +45,41 @@ def model_repro(v: dict) -> str:
         requested=v["requested"])
 
 
-def pack_model_run(run: RunDir, emit: Callable[..., None] = lambda *a, **k: None, dry: bool = False):
+def attempt_logs(trial: str) -> dict:
+    """logs/compile_attempt/: the attempt's output; under torchrun, ranks other than 0 write beside rank 0's files."""
+    ranks = sorted(d for d in os.listdir(trial) if d.startswith("rank")) if os.path.isdir(trial) else []
+    texts = {}
+    for sub in [""] + ranks:
+        prefix = "logs/compile_attempt" + (f"/{sub}" if sub else "")
+        texts.update(trial_logs(os.path.join(trial, sub), prefix,
+                                ("stdout.txt", "stderr.txt", "stacks.txt", "model.json", "spec.json")))
+    return texts
+
+
+def model_plan(run: RunDir) -> PackPlan:
+    """The pack of a model run: verdict, env, the compile attempt's logs, repro.py, ISSUE.md, depth chart."""
+    if not run.exists("verdict.json"):
+        raise ReprokitError(f"{run.path} has no verdict.json yet; run reprokit pack --model to completion first")
     v = run.read_json("verdict.json")
     info = run.read_json("run.json")
     redactor = Redactor.from_environment(None, argv=[info.get("command", "")])
-    digest = hashlib.sha256(json.dumps({k: val for k, val in v.items() if k not in ("tarball", "run_dir", "trial")},
-                                       sort_keys=True, default=str).encode()).hexdigest()[:8]
-    top = f"reprokit-{v['model']}-{digest}"
+    digest = short_digest({k: val for k, val in v.items() if k not in ("tarball", "run_dir", "trial")})
+    plan = PackPlan(top=f"reprokit-{v['model']}-{digest}", redactor=redactor)
     env_data = environment_report(run)
-    texts = {
-        "verdict.json": json.dumps({**v, "run_dir": os.path.basename(run.path), "trial": None, "tarball": None},
-                                   indent=2, sort_keys=True, default=str),
-        "env/collect_env.txt": env_data.get("text") or env_data.get("error", ""),
-        "env/collect_env.json": json.dumps(env_data.get("json") or {}, indent=2, sort_keys=True),
-        "env/packages.json": json.dumps(env_data.get("packages") or {}, indent=2, sort_keys=True),
-        "env/command.txt": (info.get("command") or "") + "\n",
-        "compile_vs_depth.svg": depth_svg(v.get("depth") or []),
-    }
-    if env_data.get("nvidia_smi"):
-        texts["env/nvidia-smi.txt"] = env_data["nvidia_smi"].get("text", "")
+    plan.texts["verdict.json"] = json.dumps({**v, "run_dir": os.path.basename(run.path), "trial": None,
+                                             "tarball": None}, indent=2, sort_keys=True, default=str)
+    plan.texts.update(env_texts(env_data, smi=("txt",)))
+    plan.texts["env/command.txt"] = (info.get("command") or "") + "\n"
+    plan.texts["compile_vs_depth.svg"] = depth_svg(v.get("depth") or [])
     if v.get("fields"):
-        texts["repro.py"] = model_repro(v)
-    ranks = sorted(d for d in os.listdir(v["trial"]) if d.startswith("rank")) if os.path.isdir(v["trial"]) else []
-    for sub in [""] + ranks:  # under torchrun, ranks other than 0 write beside rank 0's files
-        for fname in ("stdout.txt", "stderr.txt", "stacks.txt", "model.json", "spec.json"):
-            text = _read(os.path.join(v["trial"], sub, fname))
-            if text:
-                texts[f"logs/compile_attempt/{sub + '/' if sub else ''}{fname}"] = text
+        plan.texts["repro.py"] = model_repro(v)
+    plan.texts.update(attempt_logs(v["trial"]))
     error = ""
     if v["outcome"] != "pass":
-        error = trim_traceback((_read(os.path.join(v["trial"], "stderr.txt")) or "") + "\n" +
-                               (_read(os.path.join(v["trial"], "stacks.txt")) or ""))
-    texts["ISSUE.md"] = environment().get_template("MODEL_ISSUE.md.j2").render(
+        error = trim_traceback((read_tail(os.path.join(v["trial"], "stderr.txt")) or "") + "\n" +
+                               (read_tail(os.path.join(v["trial"], "stacks.txt")) or ""))
+    plan.texts["ISSUE.md"] = environment().get_template("MODEL_ISSUE.md.j2").render(
         v=v, error=error, versions=env_data.get("text") or "unavailable", reprokit_version=__version__,
-        command=info.get("command") or "reprokit pack --model", repro=texts.get("repro.py"), tarball=top + ".tar.gz")
-    return write_pack(run, texts, top, redactor, emit, dry)
+        command=info.get("command") or "reprokit pack --model", repro=plan.texts.get("repro.py"),
+        tarball=plan.top + ".tar.gz")
+    return plan

@@ -164,21 +164,6 @@ def _dump_stacks_and_kill(pid: int, ranks: int = 1) -> None:
         pass
 
 
-def read_observed(trial_dir: str) -> dict:
-    """What an observing trial (doctor, bisect --kind slow) recorded: calls' seconds, graph breaks, metrics."""
-    path = os.path.join(trial_dir, "observed.json")
-    return read_json(path) if os.path.exists(path) else {}
-
-
-def trial_record(trial_dir: str) -> dict:
-    """What the trial child wrote: result.json when it finished, else state.json (up to a crash or hang)."""
-    for name in ("result.json", "state.json"):
-        path = os.path.join(trial_dir, name)
-        if os.path.exists(path):
-            return read_json(path)
-    return {}
-
-
 def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float) -> Outcome:
     """Outcome of a finished trial from its result.json, or from how the process ended."""
     result_path = os.path.join(trial_dir, "result.json")

@@ -1,0 +1,89 @@
+"""`reprokit bisect`: a fresh run, or the continuation of an interrupted one (--resume) from its journal."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import Optional
+
+from reprokit.app import minify as minify_case
+from reprokit.app.common import Emit, check_script, default_jobs, forks_cleanly, noop, recorded_environment, run_kind
+from reprokit.app.pack import write_pack
+from reprokit.bisect.bisector import BisectOptions, Bisector
+from reprokit.data.records import Verdict
+from reprokit.data.rundir import RunDir
+from reprokit.errors import ReprokitError
+from reprokit.trial.devices import cuda_devices
+from reprokit.trial.runner import Runner
+
+
+def pinned_devices() -> Optional[list]:
+    """Several GPUs: one trial per GPU at a time (the list). Otherwise None: the CPU cores set the pace."""
+    gpus = cuda_devices()
+    return gpus if len(gpus) > 1 else None
+
+
+def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
+        jobs: Optional[int] = None, repeat: int = 1, check_accuracy: bool = False, configs: bool = True,
+        subsystems: bool = True, minify: bool = True, pack: bool = True, max_input_bytes: int = 64 << 20,
+        kind: str = "failure", slow_threshold: float = 0.10, command: str = "", emit: Emit = noop) -> Verdict:
+    """Run the whole bisect: ladder, graph, configs, subsystems; then minify and pack unless told not to."""
+    script = check_script(script)
+    cwd = os.getcwd()
+    run_dir = RunDir.create(output_dir or os.path.join(cwd, "artifacts"), os.path.splitext(os.path.basename(script))[0])
+    devices = pinned_devices()
+    if jobs is None:
+        jobs = len(devices) if devices else default_jobs()
+    if kind == "slow" and jobs > 1:
+        # Trials side by side would slow each other down and make the timings lie.
+        jobs = 1
+        emit("note", text="--kind slow runs one trial at a time: parallel trials would distort the timings")
+    opts = BisectOptions(script=script, argv=tuple(argv), cwd=cwd, timeout=timeout, jobs=jobs, repeat=max(1, repeat),
+                         check_accuracy=check_accuracy, configs=configs, subsystems=subsystems, kind=kind,
+                         slow_threshold=slow_threshold)
+    # steps: what --resume does after the verdict, as this run was asked to.
+    run_dir.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
+                                    "max_input_bytes": max_input_bytes, "environment": recorded_environment(),
+                                    "steps": {"minify": minify, "pack": pack}})
+    emit("run_dir", path=run_dir.path)
+    return bisect_in(run_dir, opts, devices, minify=minify, pack=pack, emit=emit)
+
+
+def resume(run_dir: str, *, minify: bool = True, pack: bool = True, emit: Emit = noop) -> Verdict:
+    """Continue an interrupted bisect in its own folder, with the options run.json recorded: trials the journal
+    holds are answered from it, the rest run. --no-minify / --no-pack may still turn those steps off."""
+    run = RunDir.open(run_dir)
+    kind = run_kind(run)
+    info = run.read_json("run.json")
+    if kind != "bisect" or "options" not in info:
+        raise ReprokitError(f"{run.path} is a {kind} run folder; --resume continues a folder reprokit bisect wrote")
+    recorded = info["options"]
+    opts = BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())})
+    check_script(opts.script)
+    steps = info.get("steps") or {}
+    emit("run_dir", path=run.path)
+    emit("note", text=f"resuming: {len(run.journal())} finished trials in the journal are not run again")
+    return bisect_in(run, opts, pinned_devices(), minify=minify and steps.get("minify", True),
+                     pack=pack and steps.get("pack", True), emit=emit)
+
+
+def bisect_in(run: RunDir, opts: BisectOptions, devices: Optional[list], *, minify: bool, pack: bool,
+              emit: Emit) -> Verdict:
+    """The bisect proper in a prepared run folder, then minify (when allowed) and pack."""
+    # --kind slow compares the timings of whole runs: those stay plain interpreters, like the user's own runs.
+    runner = Runner(run, timeout=opts.timeout or 600.0, jobs=opts.jobs, devices=devices,
+                    warm_scripts=opts.kind == "failure" and forks_cleanly(opts.script),
+                    on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
+    verdict = Bisector(opts, runner, emit).run()
+    verdict.run_dir = run.path
+    run.write_json("verdict.json", verdict.to_dict())
+    if minify and verdict.failing_stage:
+        reason = minify_case.refusal(verdict)
+        if reason is None:
+            verdict = minify_case.run(run, runner=runner, emit=emit)
+        elif reason == minify_case.SLOW_REASON:
+            emit("note", text="not minified: " + reason)
+    if pack:
+        verdict.tarball = write_pack(run, emit=emit)
+        run.write_json("verdict.json", verdict.to_dict())
+    return verdict

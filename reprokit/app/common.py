@@ -1,0 +1,68 @@
+"""What every command's use case shares: the script check, the fork check, the recorded environment, Emit."""
+from __future__ import annotations
+
+import ast
+import os
+from typing import Callable
+
+from reprokit.data.rundir import RunDir
+from reprokit.errors import ReprokitError
+from reprokit.report.env import allowed_env
+from reprokit.report.redact import SECRET_NAME
+
+# Use cases report progress as events (name, keyword data) and never print; the CLI renders them.
+Emit = Callable[..., None]
+
+
+def noop(*_a, **_k) -> None:
+    """The Emit of a caller that wants no progress."""
+
+
+def check_script(path: str) -> str:
+    """Absolute path of a runnable Python script, or a ReprokitError saying what is wrong with it."""
+    if not os.path.exists(path):
+        raise ReprokitError(f"no such script: {path}")
+    if os.path.isdir(path):
+        raise ReprokitError(f"{path} is a directory; pass the Python script that calls torch.compile")
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError as e:
+        raise ReprokitError(f"cannot read {path}: {e.strerror}")
+    try:
+        ast.parse(source, filename=path)
+    except SyntaxError as e:
+        raise ReprokitError(f"{path}:{e.lineno}: syntax error: {e.msg}; fix the script, then run reprokit again")
+    return os.path.abspath(path)
+
+
+def forks_cleanly(script: str) -> bool:
+    """Whether the script may run as a fork of a worker that imported torch already: not when it sets
+    environment variables (torch reads many at import, so in a fork they would come too late) or re-executes
+    itself. A script that hides such things in a local module is not caught; REPROKIT_WARM=0 runs it cold."""
+    try:
+        with open(script, encoding="utf-8", errors="replace") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+        if name in ("environ", "putenv", "execv", "execve", "execvp", "execl", "execle", "set_start_method"):
+            return False
+    return True
+
+
+def recorded_environment() -> dict:
+    """The allowlisted environment for run.json; secret-named values are never written, not even locally."""
+    return {k: ("<set, value withheld>" if SECRET_NAME.search(k) else v) for k, v in allowed_env().items()}
+
+
+def default_jobs() -> int:
+    """Trials at once on a machine without several GPUs: the CPU cores this process may use, at most 4."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(4, cores))
+
+
+def run_kind(run: RunDir) -> str:
+    """What made a run folder: "bisect", "doctor" or "model" (run.json's kind; bisect runs record none)."""
+    return run.read_json("run.json").get("kind") or "bisect"

@@ -1,0 +1,75 @@
+"""`reprokit doctor`: run the script once eager and once compiled, and explain what Dynamo did."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+from reprokit.app.common import Emit, check_script, noop, recorded_environment
+from reprokit.data.doctor import DoctorReport
+from reprokit.data.records import Outcome, TrialSpec, file_hash
+from reprokit.data.rundir import RunDir
+from reprokit.data.trial_files import read_observed, trial_record
+from reprokit.doctor.analysis import analyze
+from reprokit.errors import NothingToIsolate, ReprokitError
+from reprokit.report.render import environment as templates
+from reprokit.trial.runner import Runner
+
+
+def source_lines(paths: list) -> dict:
+    """{path: its lines} of the script and its local modules, for the findings' code quotes."""
+    lines = {}
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines[path] = f.read().splitlines()
+        except OSError:
+            pass
+    return lines
+
+
+def eager_then_compiled(runner: Runner, script: str, argv: tuple, cwd: str, timeout: Optional[float],
+                        emit: Emit) -> tuple[Outcome, Outcome]:
+    """The two runs, one after the other, never in parallel: their step times are compared."""
+    def spec(stage, label):
+        return TrialSpec(mode="script", stage=stage, script=script, argv=tuple(argv), cwd=cwd,
+                         script_hash=file_hash(script), observe=True, label=label)
+
+    eager = runner(spec("none", "eager"))
+    emit("stage", stage="none", outcome=eager)
+    if eager.failed:
+        raise NothingToIsolate(f"the script fails without torch.compile ({eager.signature.short()}); "
+                               "fix that first, doctor explains compiled runs of a working script")
+    if timeout is None:
+        runner.timeout = max(300.0, 10 * eager.seconds)
+    compiled = runner(spec("user", "compiled"))
+    emit("stage", stage="user", outcome=compiled)
+    if not compiled.compiled:
+        raise ReprokitError(f"{os.path.basename(script)} never calls torch.compile; doctor explains compiled code")
+    return eager, compiled
+
+
+def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
+        command: str = "", emit: Emit = noop) -> DoctorReport:
+    """Run the script once eager and once compiled (isolated), and explain what Dynamo did: breaks,
+    recompilations, fall-backs and speed, each finding with a fix. Writes doctor.json and DOCTOR.md."""
+    script = check_script(script)
+    cwd = os.getcwd()
+    run_dir = RunDir.create(output_dir or os.path.join(cwd, "artifacts"),
+                            "doctor-" + os.path.splitext(os.path.basename(script))[0])
+    run_dir.write_json("run.json", {"kind": "doctor", "command": command, "script": script, "argv": list(argv),
+                                    "cwd": cwd, "python": sys.executable, "environment": recorded_environment()})
+    emit("run_dir", path=run_dir.path)
+    runner = Runner(run_dir, timeout=timeout or 600.0, jobs=1,
+                    on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
+    eager, compiled = eager_then_compiled(runner, script, argv, cwd, timeout, emit)
+    observed = [read_observed(o.trial_dir) for o in (eager, compiled)]
+    lines = source_lines([script] + (trial_record(compiled.trial_dir).get("local_modules") or []))
+    outcome = {"kind": compiled.kind, "message": compiled.signature.short(), "user_backend": compiled.user_backend}
+    report = analyze(script, tuple(argv), observed[0], observed[1], outcome, lines)
+    report.run_dir = run_dir.path
+    report.trials = {"eager": eager.trial_dir, "compiled": compiled.trial_dir}
+    run_dir.write_json("doctor.json", report.to_dict())
+    run_dir.write_text("DOCTOR.md", templates().get_template("DOCTOR.md.j2").render(
+        r=report, name=os.path.basename(script), command=command))
+    return report

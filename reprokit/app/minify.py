@@ -1,0 +1,40 @@
+"""`reprokit minify RUN_DIR` (and bisect's minify step): the guards, then the graph or source minifier."""
+from __future__ import annotations
+
+from typing import Optional, Union
+
+from reprokit.app.common import Emit, noop, run_kind
+from reprokit.data.records import Verdict
+from reprokit.data.rundir import RunDir
+from reprokit.errors import ReprokitError
+from reprokit.minify.run import minify_run
+from reprokit.report.bisect_report import load_verdict
+from reprokit.trial.runner import Runner
+
+# Said (after "not minified: ") when a slowdown is bisected: there is no failing graph to cut.
+SLOW_REASON = "minify cuts graphs that fail; a slowdown is reported with its stage, config and mode"
+
+
+def refusal(v: Verdict) -> Optional[str]:
+    """Why this verdict must not be minified, or None: a flaky failure would send the search astray, and a
+    slowdown (bisect --kind slow) has no failure to keep while cutting."""
+    if v.flaky:
+        return (f"the failure is flaky (it reproduced in {v.repro_rate or 0:.0%} of runs); minify needs a failure "
+                "that reproduces every time")
+    if v.kind == "slow":
+        return SLOW_REASON
+    return None
+
+
+def run(run_dir: Union[str, RunDir], *, runner: Optional[Runner] = None, emit: Emit = noop,
+        resume: bool = False) -> Verdict:
+    """Minify the failing graph (or source) of a finished bisect run and write a verified repro.py."""
+    run = run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)
+    kind = run_kind(run)
+    if kind != "bisect":
+        raise ReprokitError(f"{run.path} is a {kind} run folder; minify works on the folder reprokit bisect wrote")
+    v = load_verdict(run)
+    reason = refusal(v)
+    if reason:
+        raise ReprokitError(f"not minified: {reason}")
+    return minify_run(run, runner=runner, emit=emit, resume=resume)

@@ -1,0 +1,151 @@
+"""How the CLI shows things: progress lines, the bisect summary table, the doctor table, the models table."""
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from reprokit.data.stages import STAGE_TITLES
+
+
+class Printer:
+    """Renders app events as progress lines on stderr (stdout stays clean for --json)."""
+
+    def __init__(self, verbose: bool, quiet: bool):
+        self.verbose = verbose
+        self.quiet = quiet
+
+    def line(self, text: str) -> None:
+        if not self.quiet:
+            click.echo(text, err=True)
+
+    def __call__(self, event: str, **d) -> None:
+        if event == "trial" and self.verbose:
+            o, s = d["outcome"], d["spec"]
+            self.line(f"    · {s.label or s.stage:<38} {o.kind:<9} {o.seconds:6.1f} s"
+                      f"{'  (journal)' if d['cached'] else ''}  {o.signature.short()[:70]}")
+        elif event == "run_dir":
+            self.line(f"run folder {d['path']}")
+        elif event == "stage":
+            o = d["outcome"]
+            mark = "✓" if o.kind == "pass" else "✗"
+            same = "" if o.kind == "pass" else ("  (same as the original)" if d.get("same", True) else "  (a different failure)")
+            self.line(f"  {mark} {STAGE_TITLES.get(d['stage'], d['stage']):<28} {o.signature.short()[:60]:<60} "
+                      f"{o.seconds:5.1f} s{same}")
+        elif event == "original":
+            o = d["outcome"]
+            self.line(f"  ✗ original run ({o.user_backend or '?'})  {o.signature.short()[:70]}  {o.seconds:.1f} s")
+        elif event == "graph":
+            self.line(f"  ✗ graph {d['graph']} of {d['count']} fails alone")
+        elif event == "configs":
+            fixes = ", ".join(d["fixes"]) or "none"
+            self.line(f"  · {d['tried']} config flips tried; flips that make it pass: {fixes}")
+        elif event == "subsystems":
+            self.line(f"  · subsystems turned off: {', '.join(d['tried'])}; off alone, these make it pass: "
+                      f"{', '.join(d['fixes']) or 'none'}")
+        elif event == "subsystem":
+            self.line(f"  ✗ {d['name']} application #{d['application']} of {d['applications']}: {d['detail']}"
+                      f"{'' if d['confirmed'] else '  (boundary not stable on re-run)'}")
+        elif event == "minify_start":
+            self.line(f"  minifying graph {d['graph']} ({d['nodes']} nodes) ...")
+        elif event == "minify_step":
+            if self.verbose:
+                self.line(f"    minify: {d['what']} → {d['nodes']} nodes")
+        elif event == "minified":
+            self.line(f"  minified graph {d['before']} → {d['after']} nodes in {d['trials']} trials, "
+                      f"{d['seconds']:.1f} s; repro.py {'verified in a fresh process' if d['verified'] else 'NOT verified'}")
+        elif event == "modes":
+            for r in d["rows"]:
+                mark = "✓" if r["kind"] == "pass" else "✗"
+                what = r["speed"] if r["kind"] in ("pass", "slow") else r["kind"] + (
+                    " (same failure)" if r.get("same") else " (a different failure)")
+                self.line(f"  {mark} mode={r['mode'] or 'default'} dynamic={r['dynamic']}: {what}")
+        elif event == "note":
+            self.line(f"  {d['text']}")
+        elif event == "packed":
+            self.line(f"wrote {d['path']}")
+
+
+def verdict_json(v) -> dict:
+    """The verdict as --json prints it (without the failing graph's code, which stays in verdict.json)."""
+    d = v.to_dict()
+    d.pop("graph_code", None)
+    return d
+
+
+def summary_table(v) -> str:
+    """The ladder as a table, then what the bisect isolated, one fact a line."""
+    rows = [("stage", "result", "seconds")]
+    for r in v.ladder:
+        rows.append((STAGE_TITLES.get(r["stage"], r["stage"]), "pass" if r["kind"] == "pass" else
+                     ("FAIL (same)" if r["same"] else f"fail ({r['kind']}, different)"), f"{r['seconds']:.1f}"))
+    width = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = ["  ".join(c.ljust(width[i]) for i, c in enumerate(r)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in width))
+    facts = [("failing stage", v.failing_stage), ("failure", (v.signature or {}).get("kind")),
+             ("graph", None if v.graph is None else f"{v.graph} of {v.graph_count}"),
+             ("config that makes it pass", json.dumps(v.config) if v.config else None),
+             ("subsystem", None if not v.subsystem else
+              f"{v.subsystem['name']} #{v.subsystem['application']}: {v.subsystem['detail']}"),
+             ("cuda fault", None if not v.cuda_fault else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel']}; "
+              f"device afterwards: {v.cuda_fault.get('device_check') or 'not checked'}"),
+             ("speed", (v.speed or {}).get("original")),
+             ("modes that pass", None if v.modes is None else
+              ", ".join(f"mode={r['mode'] or 'default'} dynamic={r['dynamic']}" for r in v.modes
+                        if r["kind"] == "pass") or "none"),
+             ("repro", v.repro), ("tarball", v.tarball),
+             ("trials", f"{v.trials} in {v.seconds:.1f} s")]
+    lines.append("")
+    lines += [f"{k:<26} {val}" for k, val in facts if val is not None]
+    if v.other_failures:
+        lines.append(f"{'other failures seen':<26} " + "; ".join(
+            f"{o['signature'].get('exc_type') or o['signature']['kind']}: {o['signature'].get('message', '')[:50]}"
+            for o in v.other_failures))
+    if v.message:
+        lines.append(v.message)
+    return "\n".join(lines)
+
+
+def doctor_table(r, verbose: bool = False) -> str:
+    """The findings as a terminal table: where, what, fix."""
+    s = r.speed
+    lines = [f"speed: {s['verdict']}"]
+    if s.get("speedup") is not None:
+        lines.append(f"       eager {s['eager_step_seconds'] * 1e3:.3f} ms/call, compiled "
+                     f"{s['compiled_step_seconds'] * 1e3:.3f} ms/call ({s['steps_timed']} calls after warm-up); "
+                     f"compile {s['compile_seconds']:.1f} s; {r.graphs} graph(s)")
+    if not r.findings:
+        lines.append("no graph breaks, recompilations or fall-backs")
+    for i, f in enumerate(r.findings, 1):
+        where = f"{os.path.basename(f['file'])}:{f['line']}" if f.get("file") else "-"
+        lines.append("")
+        lines.append(f"{i:>2}. {where:<22} {f['title']}")
+        if f.get("code"):
+            lines.append(f"    {'':<22} > {f['code']}")
+        lines.append(f"    {'':<22} fix: {f['fix']}")
+        if verbose and f.get("detail"):
+            lines.append(f"    {'':<22} {f['detail']}")
+        if f["owner"] == "compiler":
+            lines.append(f"    {'':<22} torch.compile's limitation: `reprokit issue {r.run_dir}` writes the issue")
+    lines.append("")
+    lines.append(f"report {os.path.join(r.run_dir or '', 'DOCTOR.md')}")
+    return "\n".join(lines)
+
+
+def models_table(rows: list) -> str:
+    """The registry as a table: shape, parameters in all and per rank, risk class."""
+    lines = [f"{'model':<10} {'hidden':>6} {'layers':>6} {'heads':>5} {'kv':>3} {'inter':>6} {'params':>16} "
+             f"{'per rank':>16}  risk"]
+    for r in rows:
+        lines.append(f"{r['model']:<10} {r['hidden']:>6} {r['layers']:>6} {r['heads']:>5} {r['kv_heads']:>3} "
+                     f"{r['intermediate']:>6} {r['params']:>16,} {r['params_per_rank']:>16,}  {r['risk'].split(':')[0]}")
+    return "\n".join(lines)
+
+
+def pack_show(shown: dict) -> str:
+    """`pack --show`: each member with its size, then what was redacted where."""
+    lines = [f"{f['path']}  {f['bytes']} bytes" for f in shown["files"]]
+    lines.append(f"redacted: {len(shown['redacted'])}")
+    lines += [f"  {r['kind']} in {r['place']}" for r in shown["redacted"]]
+    return "\n".join(lines)

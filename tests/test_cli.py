@@ -1,0 +1,220 @@
+"""The command line as a user sees it: exact help texts, exact one-line errors with their exit codes, the
+bisect summary table of a real run, minify's refusal of a flaky run, and bisect --resume from the journal.
+
+CliRunner runs reprokit in this process; the trials are subprocesses as always.
+"""
+import json
+import os
+import pathlib
+import re
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from reprokit.cli import main
+
+CASES = pathlib.Path(__file__).parent / "cases"
+
+GROUP_HELP = """\
+Usage: reprokit [OPTIONS] COMMAND [ARGS]...
+
+  Turn a torch.compile failure into a minimal repro and an upstream-ready
+  report.
+
+Options:
+  --version  Show the version and exit.
+  --help     Show this message and exit.
+
+Commands:
+  bisect  Name the compiler stage, graph, config and pass that break...
+  doctor  Explain why compiled SCRIPT is not faster: graph breaks,...
+  env     Print the environment report alone (torch, CUDA, driver, GPU,...
+  issue   Print the GitHub issue text of a run, ready for PyTorch's...
+  minify  Minify the failing graph of an earlier bisect run and write a...
+  models  What the model registry holds, with exact sizes (counted on the...
+  pack    Pack an earlier run folder (RUN_DIR), or build --model and pack a...
+"""
+
+BISECT_HELP = """\
+Usage: reprokit bisect [OPTIONS] [SCRIPT] [SCRIPT_ARGS]...
+
+  Name the compiler stage, graph, config and pass that break SCRIPT, then minify
+  and pack it.
+
+  Arguments after -- are passed to the script: reprokit bisect train.py -- --lr
+  3e-4
+
+  An interrupted bisect continues with: reprokit bisect --resume RUN_DIR
+
+Options:
+  --resume RUN_DIR           Continue an interrupted bisect from its journal,
+                             with the options it was started with.
+  -o, --output-dir TEXT      Where run folders go (default ./artifacts).
+  --timeout FLOAT            Seconds per trial (default: from the baseline run).
+  -j, --jobs INTEGER         Trials at once (default: one per GPU on a machine
+                             with several, else the CPU cores, at most 4).
+  --repeat INTEGER           Run the original N times to measure how often it
+                             fails.
+  --check-accuracy           Compare every compiled graph's outputs with eager.
+  --no-configs               Skip the inductor config flips.
+  --no-subsystems            Skip bisecting torch's pass and lowering counters.
+  --no-minify                Stop after the verdict.
+  --no-pack                  Do not write the tarball.
+  --max-input-bytes INTEGER  Budget for saved real graph inputs.
+  --kind [failure|slow]      slow: compiled slower than eager (per call, after
+                             warm-up) is the failure to bisect.
+  --slow-threshold FLOAT     --kind slow: percent slower that counts.
+  --json                     Print one JSON object on stdout.
+  -v, --verbose              One line per trial.
+  --help                     Show this message and exit.
+"""
+
+# The run-specific parts of a summary table: each stage's seconds and the run's total seconds.
+STAGE_SECONDS = re.compile(r"\d+\.\d +$", re.M)
+TOTAL_SECONDS = re.compile(r" in \d+\.\d s$", re.M)
+
+USER_BACKEND_TABLE = """\
+stage                       result  seconds
+--------------------------  ------  -------
+dynamo (backend=eager)      pass    <s>
+aot_eager                   pass    <s>
+aot_eager_decomp_partition  pass    <s>
+inductor                    pass    <s>
+
+failing stage              relu_compile_error_TESTING_ONLY
+failure                    exception
+trials                     6 in <s> s
+every stock stage passes; the user's backend 'relu_compile_error_TESTING_ONLY' fails
+"""
+
+
+def reprokit(*args, env=None):
+    """`reprokit ARGS` in this process: (exit code, stdout, stderr)."""
+    result = CliRunner().invoke(main, list(args), prog_name="reprokit", terminal_width=80, env=env)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+    return result.exit_code, result.stdout, result.stderr
+
+
+def normalised(table: str) -> str:
+    return TOTAL_SECONDS.sub(" in <s> s", STAGE_SECONDS.sub("<s>", table))
+
+
+def test_help_of_the_group_and_of_bisect():
+    assert reprokit("--help") == (0, GROUP_HELP, "")
+    assert reprokit("bisect", "--help") == (0, BISECT_HELP, "")
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def bisect_run_folder(base: pathlib.Path) -> pathlib.Path:
+    """A folder that looks like a bisect run that has not reached its verdict yet."""
+    folder = base / "unfinished"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({"command": "reprokit bisect s.py", "options": {}}))
+    return folder
+
+
+def test_every_bad_input_is_one_line_and_exit_2(in_tmp):
+    (in_tmp / "broken.py").write_text("def f(:\n")
+    (in_tmp / "s.py").write_text("import torch\n")
+    (in_tmp / "blocker").write_text("x")
+    unfinished = bisect_run_folder(in_tmp)
+    cases = [
+        (["bisect", "missing.py"], "no such script: missing.py"),
+        (["bisect", str(in_tmp)], f"{in_tmp} is a directory; pass the Python script that calls torch.compile"),
+        (["bisect", "broken.py"], "broken.py:1: syntax error: invalid syntax; fix the script, then run reprokit again"),
+        (["bisect", "s.py", "-o", str(in_tmp / "blocker" / "sub")],
+         f"cannot write to output dir {in_tmp / 'blocker' / 'sub'}: Not a directory; pass --output-dir to a "
+         "writable folder"),
+        (["bisect"], "pass the script to bisect, or --resume RUN_DIR to continue an interrupted bisect"),
+        (["bisect", "s.py", "--resume", str(unfinished)],
+         "--resume takes the run folder alone: the script and its options come from its run.json"),
+        (["doctor", "missing.py"], "no such script: missing.py"),
+        (["pack", "--model", "llama7b", "--set", "no-equals-sign"],
+         "--set takes NAME=VALUE (an inductor config), got 'no-equals-sign'"),
+        (["pack"], "pass a run folder to pack, or --model NAME (see reprokit models)"),
+        (["minify", str(unfinished)],
+         f"{unfinished} has no verdict.json yet; run reprokit bisect to completion first"),
+        (["issue", str(unfinished)], f"{unfinished} has no verdict.json yet; run reprokit bisect to completion first"),
+        (["pack", str(unfinished), "--show"],
+         f"{unfinished} has no verdict.json yet; run reprokit bisect to completion first"),
+    ]
+    for command in ("pack", "minify", "issue"):
+        cases.append(([command, str(in_tmp)], f"{in_tmp} is not a reprokit run folder (no run.json); pass the folder "
+                                             "bisect printed"))
+    cases.append((["bisect", "--resume", str(in_tmp)],
+                  f"{in_tmp} is not a reprokit run folder (no run.json); pass the folder bisect printed"))
+    for args, line in cases:
+        assert reprokit(*args) == (2, "", f"reprokit: {line}\n"), args
+
+
+def test_passing_script_has_nothing_to_isolate_exit_3(in_tmp):
+    shutil.copy(CASES / "passes.py", in_tmp / "passes.py")
+    code, out, err = reprokit("bisect", "passes.py", "--json", "--no-pack", "-o", str(in_tmp / "artifacts"))
+    message = ("the script passes compiled and uncompiled: nothing to isolate (add --check-accuracy to compare every "
+               "compiled graph with eager)")
+    assert code == 3
+    assert err.splitlines()[-1] == f"reprokit: {message}" and "Traceback" not in err
+    assert json.loads(out) == {"failing_stage": None, "message": message, "exit_code": 3}
+    assert out.count("\n") == 1
+
+
+@pytest.fixture(scope="module")
+def user_backend_run(tmp_path_factory):
+    """One real bisect of a script whose own backend fails (quick: no minify, no pack, no config flips)."""
+    work = tmp_path_factory.mktemp("user_backend")
+    shutil.copy(CASES / "user_backend.py", work / "user_backend.py")
+    code, out, err = reprokit("bisect", str(work / "user_backend.py"), "--no-minify", "--no-pack", "--no-configs",
+                              "--no-subsystems", "-o", str(work / "artifacts"))
+    assert code == 0, err
+    (run_dir,) = (work / "artifacts").iterdir()
+    return out, err, run_dir
+
+
+def test_bisect_summary_table(user_backend_run):
+    out, err, run_dir = user_backend_run
+    assert normalised(out) == USER_BACKEND_TABLE
+    assert err.splitlines()[0] == f"run folder {run_dir}"
+
+
+@pytest.mark.slow
+def test_resume_answers_finished_trials_from_the_journal(user_backend_run, tmp_path):
+    _, _, first_dir = user_backend_run
+    run_dir = tmp_path / first_dir.name
+    shutil.copytree(first_dir, run_dir)
+    first = json.loads((run_dir / "verdict.json").read_text())
+    # Interrupted: no verdict yet, and the last two trials never made it into the journal.
+    (run_dir / "verdict.json").unlink()
+    journal = (run_dir / "journal.jsonl").read_text().splitlines(keepends=True)
+    (run_dir / "journal.jsonl").write_text("".join(journal[:-2]))
+    code, out, err = reprokit("bisect", "--resume", str(run_dir), "--json")
+    assert code == 0, err
+    resumed = json.loads(out)
+    assert "resuming: 4 finished trials in the journal are not run again" in err
+    for key in ("failing_stage", "kind", "signature", "graph", "last_passing_stage", "message"):
+        assert resumed[key] == first[key], key
+    assert [(r["stage"], r["kind"]) for r in resumed["ladder"]] == [(r["stage"], r["kind"]) for r in first["ladder"]]
+    assert resumed["trials"] == 2 < first["trials"]
+    assert len((run_dir / "journal.jsonl").read_text().splitlines()) == len(journal)
+    assert json.loads((run_dir / "verdict.json").read_text())["failing_stage"] == first["failing_stage"]
+
+
+@pytest.mark.slow
+def test_minify_refuses_a_flaky_run(tmp_path):
+    work = tmp_path / "project"
+    work.mkdir()
+    shutil.copy(CASES / "flaky.py", work / "flaky.py")
+    code, out, err = reprokit("bisect", str(work / "flaky.py"), "--repeat", "4", "--jobs", "1", "--no-pack",
+                              "--json", "-o", str(work / "artifacts"), env={"FLAKY_DIR": str(tmp_path)})
+    assert code == 0, err
+    verdict = json.loads(out)
+    assert verdict["flaky"] is True and verdict["repro"] is None
+    line = ("reprokit: not minified: the failure is flaky (it reproduced in 50% of runs); minify needs a failure "
+            "that reproduces every time\n")
+    assert reprokit("minify", verdict["run_dir"]) == (2, "", line)
+    assert reprokit("minify", verdict["run_dir"], "--json") == (2, "", line)
