@@ -23,7 +23,9 @@ def preload(cpu: bool = False) -> None:
     C++ backend may use: asked once here, so forks inherit the answer instead of paying ~2 s each."""
     import torch.fx  # noqa: F401
 
+    import reprokit.child.graph  # noqa: F401
     import reprokit.child.main  # noqa: F401
+    import reprokit.child.router  # noqa: F401
     import reprokit.fx.materialize  # noqa: F401
     from reprokit import compat
 
