@@ -21,14 +21,6 @@ def lookup_backend(name: str) -> Callable:
     return torch._dynamo.lookup_backend(name)
 
 
-def backend_name(backend: Any) -> str:
-    """A readable name for whatever the user passed as `backend=`."""
-    if isinstance(backend, str):
-        return backend
-    inner = getattr(backend, "compiler_name", None) or getattr(backend, "__name__", None)
-    return inner or type(backend).__name__
-
-
 def inductor_backend(mode: Optional[str], options: Optional[dict], dynamic: Optional[bool]) -> Callable:
     """Inductor as torch.compile would build it for these arguments (mode and options both honoured)."""
     return torch._TorchCompileInductorWrapper(mode, options or {}, dynamic)
@@ -50,6 +42,24 @@ def inductor_backend_observing(mode: Optional[str], options: Optional[dict], dyn
         return compile_fx(gm, example_inputs, inner_compile=inner, config_patches=dict(wrapper.config))
 
     return backend
+
+
+def is_higher_order_op(target) -> bool:
+    """Whether an FX node's target is a higher-order operator (cond, autograd.Function bodies, ...)."""
+    return isinstance(target, torch._ops.HigherOrderOperator)
+
+
+def op_qualname(fn) -> str:
+    """The dotted name an FX target can be found again by: torch.ops.ns.op.overload for operators."""
+    if isinstance(fn, torch._ops.OpOverload):
+        return f"torch.ops.{fn.namespace}.{fn._opname}.{fn._overloadname}"
+    if isinstance(fn, torch._ops.OpOverloadPacket):
+        return f"torch.ops.{fn._qualified_op_name.replace('::', '.')}"
+    if isinstance(fn, torch._ops.HigherOrderOperator):
+        return f"torch.ops.higher_order.{fn.name()}"
+    from torch.fx.node import _get_qualified_name
+
+    return _get_qualified_name(fn)
 
 
 def is_fake(t) -> bool:
@@ -129,16 +139,6 @@ def _plain(value) -> bool:
         isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float, str)) for v in value))
 
 
-# Set by reprokit's own trial environment (runner.trial_env), not by the user: never copied into a repro.
-INDUCED_BY_REPROKIT = {"torch._inductor.config.fx_graph_cache", "torch._functorch.config.enable_autograd_cache"}
-
-
-def config_assignment_lines() -> list[str]:
-    """Python lines that recreate the user's non-default compiler config (for repro.py)."""
-    return [f"{name} = {value!r}" for name, value in sorted(non_default_configs().items())
-            if name not in INDUCED_BY_REPROKIT]
-
-
 def set_inductor_config(name: str, value) -> None:
     """torch._inductor.config.<dotted name> = value (e.g. "cpp.inject_relu_bug_TESTING_ONLY")."""
     import torch._inductor.config as icfg
@@ -215,12 +215,6 @@ def format_import_block(globals_: dict) -> str:
     from torch.package import sys_importer
 
     return _format_import_block(globals_, sys_importer)
-
-
-def graph_python_code(gm):
-    """(source of forward(), globals it needs) as FX would generate them."""
-    pc = gm.graph.python_code(root_module="self")
-    return pc.src, pc.globals
 
 
 # -- what Dynamo did: graph breaks, recompilations, fall-backs (reprokit doctor, bisect --kind slow) --------
@@ -345,12 +339,43 @@ def fork_poisoned_for_cuda() -> bool:
     return bool(check()) if check is not None else False
 
 
+# Functions torch caches (functools.cache / lru_cache) that read the environment: a fork of the warm worker
+# must not answer from the worker's environment. (module, function) as of torch 2.13; absent ones are skipped.
+_CACHED_ENV_READS = (
+    ("torch._inductor.compiler_bisector", "get_env_val"),  # TORCH_BISECT_BACKEND / _SUBSYSTEM / _MAX
+    ("torch._inductor.runtime.caching.config", "_env_var_val"),
+    ("torch._inductor.runtime.caching.config", "_env_var_config"),
+    ("torch._inductor.runtime.caching.config", "_versioned_config"),
+    ("torch._inductor.select_algorithm", "get_mm_log_filename"),
+    ("torch._inductor.select_algorithm", "get_flex_attention_log_filename"),
+    ("torch._inductor.select_algorithm", "get_conv_log_filename"),
+    ("torch._inductor.select_algorithm", "get_num_workers"),
+    ("torch._dynamo.utils", "_is_tensorify_enabled"),
+)
+
+
+def clear_cached_env_reads() -> list[str]:
+    """Forget what torch's cached environment readers answered (in modules already imported); the names of
+    those cleared."""
+    import sys
+
+    cleared = []
+    for module, name in _CACHED_ENV_READS:
+        fn = getattr(sys.modules.get(module), name, None)
+        if hasattr(fn, "cache_clear"):
+            fn.cache_clear()
+            cleared.append(f"{module}.{name}")
+    return cleared
+
+
 def reread_env_switches() -> None:
     """In a forked warm trial: re-read the switches torch took from the environment at import.
 
-    CompilerBisector decides once, at import, whether TORCH_BISECT_* are set, and torch's logging reads
-    TORCH_LOGS and TORCH_TRACE once; TORCHDYNAMO_DISABLE is read at each torch.compile call and needs nothing.
+    CompilerBisector decides once, at import, whether TORCH_BISECT_* are set (through get_env_val, which caches
+    each answer), and torch's logging reads TORCH_LOGS and TORCH_TRACE once; TORCHDYNAMO_DISABLE is read at each
+    torch.compile call and needs nothing.
     """
+    clear_cached_env_reads()
     from torch._inductor import compiler_bisector
 
     if os.environ.get("TORCH_LOGS") or os.environ.get("TORCH_TRACE"):
@@ -361,3 +386,15 @@ def reread_env_switches() -> None:
     again = getattr(compiler_bisector, "get_is_bisection_enabled", None)
     compiler_bisector.CompilerBisector.bisection_enabled = bool(
         again() if again else (os.environ.get("TORCH_BISECT_SUBSYSTEM") or os.environ.get("TORCH_BISECT_BACKEND")))
+
+
+def wrap_dynamo_optimize(wrap: Callable[[Callable], Callable]) -> bool:
+    """torch._dynamo.optimize = wrap(torch._dynamo.optimize), for scripts that call it instead of torch.compile;
+    False where this torch has none."""
+    import torch._dynamo
+
+    original = getattr(torch._dynamo, "optimize", None)
+    if original is None:
+        return False
+    torch._dynamo.optimize = wrap(original)
+    return True

@@ -171,3 +171,56 @@ def test_a_running_trial_takes_a_limit_set_after_it_started(tmp_path, monkeypatc
     assert time.monotonic() - started < 200
     with open(os.path.join(out.trial_dir, "stacks.txt")) as f:
         assert "sleeps.py" in f.read()  # the stack dump shows where it hung
+
+
+def test_a_fork_sees_its_own_bisect_switches_though_torch_cached_the_workers():
+    """torch caches each TORCH_BISECT_* read (compiler_bisector.get_env_val): when the worker imported that module
+    early, a forked trial must still obey the variables its runner set."""
+    code = textwrap.dedent("""
+        import os
+        from torch._inductor import compiler_bisector as cb  # the worker's (empty) answers are cached now
+        from reprokit import compat
+
+        assert cb.CompilerBisector.get_subsystem() is None
+        os.environ.update(TORCH_BISECT_BACKEND="inductor", TORCH_BISECT_SUBSYSTEM="lowerings", TORCH_BISECT_MAX="3")
+        compat.reread_env_switches()  # what a forked trial does first
+        assert cb.CompilerBisector.bisection_enabled
+        assert cb.CompilerBisector.get_backend() == "inductor"
+        assert cb.CompilerBisector.get_subsystem() == "lowerings"
+        assert cb.get_env_val("TORCH_BISECT_MAX") == "3"
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_BISECT")}
+    subprocess.run([sys.executable, "-c", code], check=True, env={**env, "PYTHONPATH": REPO}, cwd=REPO)
+
+
+def test_a_fork_that_cannot_prepare_torch_runs_its_trial_cold(tmp_path, monkeypatch):
+    """reprokit failing to reuse the worker's torch (here: a compat call torch no longer supports) is not the
+    user's failure: the trial runs cold and says so, and later trials no longer fork."""
+    from reprokit.trial.runner import trial_record
+
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(textwrap.dedent("""
+        import reprokit.compat
+
+        def reread_env_switches():
+            raise AttributeError("this torch has no CompilerBisector")
+
+        reprokit.compat.reread_env_switches = reread_env_switches
+    """))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(hook), REPO]))
+    monkeypatch.setenv("REPROKIT_WARM", "1")
+    script = tmp_path / "passes.py"
+    script.write_text("import torch\nprint(torch.compile(lambda x: x + 1)(torch.ones(2)))\n")
+    runner = Runner(RunDir.create(str(tmp_path / "artifacts"), "fork-setup"), timeout=300, warm_scripts=True)
+    try:
+        first = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="a"))
+        assert runner.warm is not None and not runner.warm.alive()  # every fork would fail alike: no more forks
+        second = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="b",
+                                  attempt=1))
+    finally:
+        runner.close()
+    assert first.kind == "pass", first
+    assert "started cold" in first.note and "no CompilerBisector" in first.note
+    assert trial_record(first.trial_dir)["kind"] == "pass"
+    assert second.kind == "pass" and "started cold" not in second.note

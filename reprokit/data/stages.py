@@ -43,3 +43,20 @@ SUBSYSTEMS = {
 STAGE_CONFIG_FLIPS = {
     "aot_eager_decomp_partition": ({"name": "cse", "value": False},)  # functorch config,
 }
+
+# Stages a graph can be compiled with ("none" compiles nothing: Dynamo is off).
+COMPILING_STAGES = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor", "user")
+
+
+def compile_choice(stage: str, compile_args: dict | None, patches: dict | None = None) -> dict:
+    """How a graph is compiled under `stage`, given the user's torch.compile arguments: the one decision that
+    trials (script and graph) and repro.py share. Returns {"backend": name, "mode", "options" (the user's, when
+    kept), "patches" (config flips of the trial), "dynamic", "keep_user"}. The user's mode and options are
+    inductor's arguments: they go with the graph only when both the stage and the user chose inductor."""
+    args = compile_args or {}
+    user = args.get("backend") or "inductor"
+    backend = user if stage == "user" else stage
+    keep_user = backend == "inductor" and user == "inductor"
+    options = args.get("options") if keep_user and isinstance(args.get("options"), dict) else None
+    return {"backend": backend, "mode": args.get("mode") if keep_user else None, "options": options,
+            "patches": dict(patches or {}), "dynamic": args.get("dynamic"), "keep_user": keep_user}

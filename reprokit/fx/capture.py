@@ -12,6 +12,7 @@ import torch
 import torch.fx
 
 from reprokit.data.rundir import write_atomic, write_json_atomic
+from reprokit.fx.inputs import synthetic_inputs
 
 
 def tensor_meta(t) -> dict:
@@ -72,6 +73,18 @@ def describe_nodes(gm: torch.fx.GraphModule, values: dict) -> tuple[list, list]:
     return nodes, outputs
 
 
+# Set by reprokit's own trial environment (runner.trial_env), not by the user: never copied into a repro.
+INDUCED_BY_REPROKIT = {"torch._inductor.config.fx_graph_cache", "torch._functorch.config.enable_autograd_cache"}
+
+
+def config_assignment_lines() -> list[str]:
+    """Python lines that recreate the user's non-default compiler config (for repro.py)."""
+    from reprokit import compat
+
+    return [f"{name} = {value!r}" for name, value in sorted(compat.non_default_configs().items())
+            if name not in INDUCED_BY_REPROKIT]
+
+
 def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compile_args=None) -> str:
     """Write the case folder; returns a note for the report (e.g. that input values were synthesised)."""
     from reprokit import compat
@@ -99,8 +112,6 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
     # Describe exactly the graph that trials will load.
     gm = serialize.load(os.path.join(out_dir, "graph.pt"))
     write_atomic(os.path.join(out_dir, "graph.py"), gm.code)
-    from reprokit.fx.materialize import synthetic_inputs
-
     probe_inputs = inputs if saved_values else synthetic_inputs(inputs_meta)
     try:
         with torch.no_grad():
@@ -112,7 +123,7 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
     write_json_atomic(os.path.join(out_dir, "meta.json"), {
         "nodes": nodes, "outputs": outputs, "inputs": inputs_meta, "values_saved": saved_values,
         "input_names": [n.name for n in gm.graph.nodes if n.op == "placeholder"],
-        "config_lines": compat.config_assignment_lines(), "compile_args": compile_args,
+        "config_lines": config_assignment_lines(), "compile_args": compile_args,
         "torch_version": compat.TORCH_VERSION, "note": note,
         "node_count": len(gm.graph.nodes),
     })

@@ -1,4 +1,5 @@
-"""Turn a captured case plus an edit into a runnable GraphModule and its inputs (trial child only)."""
+"""Turn a captured case plus an edit into a runnable GraphModule and its inputs, and the parts repro.py needs
+(trial child only; running the case is reprokit.child.graph)."""
 from __future__ import annotations
 
 import json
@@ -7,36 +8,11 @@ import os
 import torch
 import torch.fx
 
-_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16,
-           "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
-           "uint8": torch.uint8, "bool": torch.bool, "complex64": torch.complex64}
-
-
-def synthetic_inputs(inputs_meta: list, seed: int = 0) -> list:
-    """Inputs matched on shape, stride, dtype and value statistics, for when real values were not kept."""
-    gen = torch.Generator().manual_seed(seed)
-    out = []
-    for m in inputs_meta:
-        if m["kind"] != "tensor":
-            out.append(m.get("value"))
-            continue
-        dtype = _DTYPES.get(m["dtype"], torch.float32)
-        shape = m["shape"]
-        if dtype.is_floating_point or dtype.is_complex:
-            t = torch.randn(shape, generator=gen, dtype=torch.float32) * m.get("std", 1.0) + m.get("mean", 0.0)
-        elif dtype == torch.bool:
-            t = torch.rand(shape, generator=gen) < 0.5
-        else:
-            lo, hi = int(m.get("min", 0)), int(m.get("max", 1))
-            t = torch.randint(lo, hi + 1, shape, generator=gen)
-        t = t.to(dtype)
-        if not m.get("contiguous", True):
-            t = torch.empty_strided(shape, m["stride"], dtype=dtype).copy_(t)
-        out.append(t.requires_grad_(m.get("requires_grad", False)) if t.is_floating_point() else t)
-    return out
+from reprokit.fx.inputs import synthetic_inputs
 
 
 def load_case(case_dir: str):
+    """(GraphModule, inputs, meta) of a captured case folder; synthetic inputs where values were not kept."""
     with open(os.path.join(case_dir, "meta.json")) as f:
         meta = json.load(f)
     from reprokit.fx import serialize
@@ -84,61 +60,11 @@ def build(gm: torch.fx.GraphModule, inputs: list, edit: dict | None):
     return new_gm, new_inputs
 
 
-def stage_backend(stage: str, compile_args: dict | None, config: dict | None):
-    """The backend a graph trial compiles with: the failing stage, with the user's mode and options."""
-    from reprokit import compat
-
-    args = compile_args or {}
-    user = args.get("backend") or "inductor"
-    patches = dict(config or {})
-    if stage == "inductor" or (stage == "user" and user == "inductor"):
-        keep_user = user == "inductor"
-        options = args.get("options") if keep_user and isinstance(args.get("options"), dict) else {}
-        return compat.inductor_backend(args.get("mode") if keep_user else None, {**options, **patches},
-                                       args.get("dynamic"))
-    return user if stage == "user" else stage
-
-
 def has_higher_order_ops(gm) -> bool:
-    return any(n.op == "call_function" and isinstance(n.target, torch._ops.HigherOrderOperator)
-               for n in gm.graph.nodes)
-
-
-def _callable_backend(backend):
+    """Whether the graph calls a higher-order op (an autograd.Function's or a control-flow body)."""
     from reprokit import compat
 
-    return compat.lookup_backend(backend) if isinstance(backend, str) else backend
-
-
-def run_case(case_dir, edit, stage, config, check_accuracy, run_backward, trial, out_dir):
-    """Compile the edited graph with `stage`, run it (and its backward when asked), check accuracy."""
-    from reprokit.child.main import AccuracyFailure, compare_outputs, eager_reference
-
-    gm, inputs, meta = load_case(case_dir)
-    for line in meta.get("config_lines", []):
-        exec(line, {"torch": torch})  # the user's own non-default compiler config, as captured
-    gm, inputs = build(gm, inputs, edit)
-    reference = eager_reference(gm, inputs) if check_accuracy else None
-    backend = stage_backend(stage, meta.get("compile_args"), config)
-    if has_higher_order_ops(gm):
-        # Dynamo cannot re-trace its own higher-order ops: hand the graph to the backend as Dynamo does.
-        compiled = gm if backend == "eager" else _callable_backend(backend)(gm, inputs)
-    else:
-        # Not fullgraph=True: under it torch reports a kernel's runtime error as "Attempt to trace generator".
-        compiled = torch.compile(gm, backend=backend)
-    trial.graphs = 1
-    out = compiled(*inputs)
-    if reference is not None:
-        mismatch = compare_outputs(reference, out)
-        if mismatch:
-            trial.accuracy_failure = mismatch
-            raise AccuracyFailure(mismatch)
-    if run_backward:
-        outs = [o for o in (out if isinstance(out, (list, tuple)) else (out,))
-                if isinstance(o, torch.Tensor) and o.requires_grad]
-        if outs:
-            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
-    return ""
+    return any(n.op == "call_function" and compat.is_higher_order_op(n.target) for n in gm.graph.nodes)
 
 
 def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
@@ -148,7 +74,7 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
 
     gm, inputs, meta = load_case(case_dir)
     gm, inputs = build(gm, inputs, edit)
-    src, globals_ = compat.graph_python_code(gm)
+    src, globals_ = graph_python_code(gm)
     submodules, children = _submodule_classes(gm)
     attrs = sorted({n.target for n in gm.graph.nodes if n.op == "get_attr"
                     and not isinstance(_fetch_attr(gm, n.target), torch.nn.Module)})
@@ -173,6 +99,12 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
     }
 
 
+def graph_python_code(gm):
+    """(source of forward(), globals it needs) as FX would generate them."""
+    pc = gm.graph.python_code(root_module="self")
+    return pc.src, pc.globals
+
+
 def _tidy(src: str) -> str:
     return "\n".join(line.rstrip() for line in src.strip("\n").splitlines())
 
@@ -191,7 +123,7 @@ def _submodule_classes(gm, prefix: str = "") -> tuple[list, list]:
             inner, grandchildren = _submodule_classes(sub, name + "_")
             cls = "".join(p.capitalize() for p in name.split("_") if p)
             classes += inner + [{"cls": cls, "children": grandchildren,
-                                 "forward": _tidy(compat.graph_python_code(sub)[0])}]
+                                 "forward": _tidy(graph_python_code(sub)[0])}]
             children.append({"attr": n.target, "cls": cls})
     return classes, children
 

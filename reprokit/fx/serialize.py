@@ -25,15 +25,9 @@ class Target:
 
 
 def _qualname(fn) -> str:
-    if isinstance(fn, torch._ops.OpOverload):  # noqa: SLF001 - public type, private module path
-        return f"torch.ops.{fn.namespace}.{fn._opname}.{fn._overloadname}"
-    if isinstance(fn, torch._ops.OpOverloadPacket):
-        return f"torch.ops.{fn._qualified_op_name.replace('::', '.')}"
-    if isinstance(fn, torch._ops.HigherOrderOperator):
-        return f"torch.ops.higher_order.{fn.name()}"
-    from torch.fx.node import _get_qualified_name
+    from reprokit import compat
 
-    return _get_qualified_name(fn)
+    return compat.op_qualname(fn)
 
 
 def resolve(qualname: str):

@@ -7,7 +7,7 @@ import os
 import jinja2
 
 from reprokit import __version__
-from reprokit.data.stages import STAGE_TITLES
+from reprokit.data.stages import STAGE_TITLES, compile_choice
 
 def template_dir() -> str:
     """templates/ as installed (the wheel maps it to reprokit.templates) or beside the package in a checkout."""
@@ -49,17 +49,13 @@ def input_line(meta: dict) -> str:
 
 def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, backward: bool, use_saved: bool,
                  command: str, original_nodes: int) -> str:
-    args = dict(parts.get("compile_args") or {})
-    user_backend = args.get("backend") or "inductor"
-    backend = user_backend if stage == "user" else stage
-    keep_user = backend == "inductor" and user_backend == "inductor"
-    options = args.get("options") if keep_user and isinstance(args.get("options"), dict) else None
+    choice = compile_choice(stage, parts.get("compile_args"))
     return environment().get_template("repro.py.j2").render(
         reprokit_version=__version__, torch_version=parts["torch_version"], command=command or "reprokit",
         stage_title=STAGE_TITLES.get(stage, stage), expected=target.short(), nodes=parts["nodes"],
         original_nodes=original_nodes, graph=verdict.graph, imports=parts["imports"],
         config_lines=parts["config_lines"], attributes=parts["attributes"], forward=parts["forward"],
-        use_saved=use_saved, input_lines=[input_line(m) for m in parts["inputs"]], backend=backend,
-        mode=args.get("mode") if keep_user else None, options=json.dumps(options) if options else None,
+        use_saved=use_saved, input_lines=[input_line(m) for m in parts["inputs"]], backend=choice["backend"],
+        mode=choice["mode"], options=json.dumps(choice["options"]) if choice["options"] else None,
         accuracy=accuracy, backward=backward, submodules=parts.get("submodules", []),
         children=parts.get("children", []), graph_kind=parts.get("graph_kind", "forward"))

@@ -6,8 +6,10 @@ would hang on it. The server never touches CUDA, so each
 forked child initialises its own CUDA context (or none). A child lives exactly one trial, in its own session, so
 a crash or hang takes that trial down and nothing else.
 
-Protocol, one JSON line each way per connection: the runner sends {"argv", "env", "cwd", "stdout", "stderr"};
-the server answers {"pid"} at once and {"returncode"} when the child is reaped (-N for death by signal N).
+Protocol, one JSON line each way per connection: the runner sends {"argv", "env", "cwd", "stdout", "stderr",
+"setup_error"}; the server answers {"pid"} at once and {"returncode"} when the child is reaped (-N for death by
+signal N). A fork that cannot make the worker's torch fit its trial (a compat call failed) writes why to the
+"setup_error" path and exits SETUP_FAILED before the trial starts: the runner then runs the trial cold.
 """
 from __future__ import annotations
 
@@ -17,13 +19,18 @@ import select
 import socket
 import sys
 
+# Exit status of a fork that could not prepare the worker's torch for its trial (it wrote why to "setup_error").
+SETUP_FAILED = 75
+
 
 def preload(cpu: bool = False) -> None:
     """What every trial imports anyway (~3.5 s on a 2-core machine), and with cpu the vector ISAs inductor's
     C++ backend may use: asked once here, so forks inherit the answer instead of paying ~2 s each."""
     import torch.fx  # noqa: F401
 
+    import reprokit.child.graph  # noqa: F401
     import reprokit.child.main  # noqa: F401
+    import reprokit.child.router  # noqa: F401
     import reprokit.fx.materialize  # noqa: F401
     from reprokit import compat
 
@@ -46,11 +53,15 @@ def run_child(request: dict) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
-        from reprokit import compat
-        from reprokit.child import main as _child
+        try:
+            from reprokit import compat
+            from reprokit.child import main as _child
 
-        compat.reread_env_switches()
-
+            compat.reread_env_switches()
+        except Exception as e:  # reprokit's failure to reuse this torch, not the trial's: the runner goes cold
+            _report_setup_failure(request.get("setup_error"), e)
+            code = SETUP_FAILED
+            return
         sys.argv = ["reprokit.child.main", *request["argv"]]
         code = _child.main(sys.argv)
     except SystemExit as e:
@@ -65,6 +76,16 @@ def run_child(request: dict) -> None:
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _report_setup_failure(path, error: BaseException) -> None:
+    """Say why this fork could not become a trial, where the runner looks (WarmPool.run)."""
+    import traceback
+
+    traceback.print_exc()
+    if path:
+        with open(path, "w") as f:
+            f.write(f"{type(error).__name__}: {error}")
 
 
 def forks_can_use_cuda() -> bool:

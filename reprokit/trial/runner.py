@@ -78,13 +78,29 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[f
         if os.path.exists(os.path.join(trial_dir, stale)):
             os.unlink(os.path.join(trial_dir, stale))
     env = _with_device(trial_env(spec, cache_root, trial_dir), device)
-    ranks = _ranks(spec)
     started = time.monotonic()
+    cold_note = ""
     if warm is not None and _comparable(env) == warm.env and warm.alive():
-        returncode, timed_out = warm.run(
-            [spec_path, trial_dir], env, spec.cwd or trial_dir, os.path.join(trial_dir, "stdout.txt"),
-            os.path.join(trial_dir, "stderr.txt"), lambda: limit_of(timeout), on_timeout=_dump_stacks_and_kill)
-        return classify(trial_dir, returncode, timed_out, time.monotonic() - started)
+        from reprokit.trial.warm import ForkSetupFailed
+
+        try:
+            returncode, timed_out = warm.run(
+                [spec_path, trial_dir], env, spec.cwd or trial_dir, os.path.join(trial_dir, "stdout.txt"),
+                os.path.join(trial_dir, "stderr.txt"), lambda: limit_of(timeout), on_timeout=_dump_stacks_and_kill)
+            return classify(trial_dir, returncode, timed_out, time.monotonic() - started)
+        except ForkSetupFailed as e:
+            cold_note = f"started cold: the warm worker's fork could not prepare torch ({e})"
+            started = time.monotonic()
+    outcome = _run_cold(spec, spec_path, trial_dir, env, python, timeout, started)
+    if cold_note:
+        outcome = dataclasses.replace(outcome, note="; ".join(n for n in (outcome.note, cold_note) if n))
+    return outcome
+
+
+def _run_cold(spec: TrialSpec, spec_path: str, trial_dir: str, env: dict, python: str,
+              timeout: Union[float, Callable[[], float]], started: float) -> Outcome:
+    """The trial in a fresh interpreter (or under torchrun), cut at the limit with a stack dump."""
+    ranks = _ranks(spec)
     with open(os.path.join(trial_dir, "stdout.txt"), "wb") as out, \
             open(os.path.join(trial_dir, "stderr.txt"), "wb") as err:
         proc = subprocess.Popen(child_command(spec, spec_path, trial_dir, python),
@@ -110,8 +126,7 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[f
         finally:
             # Children the script left behind (compile workers) must not outlive the trial.
             _kill_group(proc)
-    seconds = time.monotonic() - started
-    return classify(trial_dir, proc.returncode, timed_out, seconds)
+    return classify(trial_dir, proc.returncode, timed_out, time.monotonic() - started)
 
 
 def limit_of(timeout: Union[float, Callable[[], float]]) -> float:

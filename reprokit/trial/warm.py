@@ -10,7 +10,13 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from typing import Callable, Optional
+
+
+class ForkSetupFailed(Exception):
+    """A fork of the warm worker could not prepare torch for its trial (reprokit's problem, not the trial's):
+    run the trial cold. The message says why."""
 
 
 class WarmPool:
@@ -38,11 +44,13 @@ class WarmPool:
     def run(self, argv: list, env: dict, cwd: str, stdout: str, stderr: str,
             limit: Callable[[], float], on_timeout) -> tuple[Optional[int], bool]:
         """(returncode, timed_out) of one forked trial. limit() is the seconds it may run, asked again while it
-        runs; on_timeout(pid) dumps stacks and kills its group."""
+        runs; on_timeout(pid) dumps stacks and kills its group. Raises ForkSetupFailed when the fork could not
+        prepare torch for the trial (nothing of the trial ran)."""
+        setup_error = os.path.join(self._dir, f"setup-{uuid.uuid4().hex}.txt")
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(self.path)
-        conn.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd, "stdout": stdout,
-                                 "stderr": stderr}).encode() + b"\n")
+        conn.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd, "stdout": stdout, "stderr": stderr,
+                                 "setup_error": setup_error}).encode() + b"\n")
         buf = bytearray()
 
         def read_line(deadline: Callable[[], float]) -> Optional[bytes]:
@@ -82,7 +90,19 @@ class WarmPool:
         finally:
             _killpg(pid)  # workers the trial left behind go with it
             conn.close()
+        self._raise_setup_failure(setup_error)
         return (json.loads(line)["returncode"] if line else None), timed_out
+
+    def _raise_setup_failure(self, path: str) -> None:
+        """ForkSetupFailed when the fork wrote why it could not start the trial; the worker is then not used
+        again (every fork of it would fail the same way)."""
+        if not os.path.exists(path):
+            return
+        with open(path) as f:
+            reason = f.read().strip()
+        os.unlink(path)
+        self.ready = False
+        raise ForkSetupFailed(reason)
 
     def close(self) -> None:
         try:

@@ -1,0 +1,51 @@
+"""What a trial's ending means: an exception or an exit turned into a result kind and a signature."""
+from __future__ import annotations
+
+import traceback
+
+from reprokit.child.accuracy import AccuracyFailure
+from reprokit.child.state import TrialState
+from reprokit.data import signature as sig
+
+
+def passed() -> dict:
+    return {"kind": "pass", "signature": sig.PASS.to_dict()}
+
+
+def classify_exit(state: TrialState, e: SystemExit) -> tuple[dict, int]:
+    """(result, exit code) of a script that called sys.exit: 0 passes, anything else is an "exit" failure."""
+    code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    if state.accuracy_failure:
+        result = classify_exception(state, AccuracyFailure(state.accuracy_failure))
+    elif code == 0:
+        result = passed()
+    else:
+        if not isinstance(e.code, int):
+            import sys
+
+            print(e.code, file=sys.stderr)
+        result = {"kind": "exit", "signature": sig.for_exit(code).to_dict()}
+    return result, 1 if code else 0
+
+
+def classify_exception(state: TrialState, exc: BaseException) -> dict:
+    """The result of a trial that raised: accuracy, out of memory (skip), a CUDA fault, or an exception."""
+    from reprokit import compat
+
+    if state.accuracy_failure or isinstance(exc, AccuracyFailure):
+        s = sig.Signature("accuracy", None, "compiled output differs from eager", None)
+        return {"kind": "accuracy", "signature": s.to_dict(), "note": state.accuracy_failure or str(exc)}
+    frames = [(f.filename, f.name) for f in traceback.extract_tb(exc.__traceback__)]
+    s = sig.for_exception(type(exc).__name__, str(exc), frames, compat.TORCH_ROOT)
+    text = str(exc)
+    if type(exc).__name__ == "OutOfMemoryError" or "out of memory" in text.lower() or \
+            "can't allocate memory" in text:  # CUDA's and the CPU allocator's words for it
+        # Not the user's bug nor the compiler's: this trial could not say anything.
+        return {"kind": "skip", "signature": sig.Signature("skip", type(exc).__name__, "out of memory").to_dict(),
+                "note": "out of memory: the trial was skipped, not counted as the bug"}
+    if any(m in text for m in sig.CUDA_FAULTS):
+        # A device-side assert or illegal access poisons the CUDA context: its own kind, named by the fault.
+        fault = next(m for m in sig.CUDA_FAULTS if m in text)
+        s = sig.Signature("cuda_fault", type(exc).__name__, fault, s.frame)
+        return {"kind": "cuda_fault", "signature": s.to_dict()}
+    return {"kind": "exception", "signature": s.to_dict()}

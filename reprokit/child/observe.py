@@ -1,0 +1,86 @@
+"""What doctor and `bisect --kind slow` observe in a script trial: each call of a compiled callable timed, the
+graph breaks Dynamo logged, Dynamo's own metrics and counters."""
+from __future__ import annotations
+
+import functools
+import os
+import time
+
+
+class Observer:
+    """Timings per compiled callable and graph breaks, gathered while the script runs."""
+
+    def __init__(self):
+        self.callables: list[dict] = []
+        self.breaks: list[dict] = []
+        self._depth = 0
+
+    def watch_breaks(self) -> None:
+        """Record every graph break Dynamo logs from now on."""
+        from reprokit import compat
+
+        compat.watch_graph_breaks(self.breaks.append)
+
+    def timed(self, compiled, original, site):
+        """The compiled callable, timing each outermost call and noting whether it compiled anything."""
+        import torch
+
+        owner = getattr(original, "__self__", original)  # model.compile() hands torch.compile a bound method
+        label = type(owner).__name__ if isinstance(owner, torch.nn.Module) else getattr(original, "__qualname__",
+                                                                                          repr(original))
+        record = {"label": label, "site": site, "seconds": [], "compiled": []}
+        self.callables.append(record)
+        if isinstance(compiled, torch.nn.Module):
+            inner = compiled.forward
+            compiled.forward = lambda *a, **k: self._call(record, inner, *a, **k)
+            return compiled
+
+        @functools.wraps(compiled)
+        def timed_fn(*args, **kwargs):
+            return self._call(record, compiled, *args, **kwargs)
+
+        return timed_fn
+
+    def _call(self, record, fn, *args, **kwargs):
+        import torch
+
+        from reprokit import compat
+
+        if self._depth:  # a compiled callable calling another: only the outermost is timed
+            return fn(*args, **kwargs)
+        self._depth += 1
+        frames = compat.frames_compiled()
+        sync = torch.cuda.synchronize if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+        try:
+            if sync:
+                sync()
+            t0 = time.perf_counter()
+            out = fn(*args, **kwargs)
+            if sync:
+                sync()
+            record["seconds"].append(time.perf_counter() - t0)
+            record["compiled"].append(compat.frames_compiled() != frames)
+            return out
+        finally:
+            self._depth -= 1
+
+    def observations(self) -> dict:
+        """Everything observed, as plain data (observed.json)."""
+        from reprokit import compat
+
+        return {"callables": self.callables, "breaks": self.breaks, "metrics": compat.compilation_metrics(),
+                "counters": compat.dynamo_counters(), "recompile_limit": compat.recompile_limit()}
+
+
+def user_frame(frame) -> list | None:
+    """[file, line] of the innermost caller outside torch and reprokit: where the user called torch.compile."""
+    import torch
+
+    skip = (os.path.dirname(os.path.abspath(torch.__file__)),
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(skip) and not frame.f_code.co_filename.startswith("<"):
+            return [frame.f_code.co_filename, frame.f_lineno]
+        frame = frame.f_back
+    return None

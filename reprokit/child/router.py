@@ -1,0 +1,158 @@
+"""The torch.compile stand-in and the per-graph router of a script trial.
+
+The script's torch.compile (and torch._dynamo.optimize) calls go to torch as the script made them, except that
+the backend is a router: every graph Dynamo hands over is compiled with the trial's stage, captured when the spec
+asks, and checked against eager when it asks.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Optional
+
+from reprokit.child.accuracy import AccuracyFailure, compare_outputs, eager_reference
+from reprokit.child.backends import backend_for, backend_name, inductor_observing
+from reprokit.child.observe import Observer, user_frame
+from reprokit.child.state import TrialState
+
+
+def install_router(state: TrialState, observer: Optional[Observer] = None) -> None:
+    """Replace torch.compile and torch._dynamo.optimize by stand-ins that route every graph through the stage."""
+    import torch
+
+    from reprokit import compat
+
+    original_compile = torch.compile
+    inside = [0]  # our own torch.compile calls in progress: torch.compile calls torch._dynamo.optimize itself
+
+    def compile(model=None, **kwargs):
+        """torch.compile with the router as the backend. backend, mode and options are the router's to apply;
+        every other keyword, whatever this torch knows, reaches torch.compile unchanged."""
+        backend = kwargs.pop("backend", None) or "inductor"
+        mode, options = kwargs.pop("mode", None), kwargs.pop("options", None)
+        state.record_compile(backend_name(backend), mode, options, kwargs.get("dynamic"),
+                             kwargs.get("fullgraph", False))
+        # `bisect --kind slow` asks what another mode or dynamic setting would do
+        overrides = state.spec.compile_overrides
+        kwargs["dynamic"] = overrides.get("dynamic", kwargs.get("dynamic"))
+        router = GraphRouter(state, backend, overrides.get("mode", mode), options, kwargs["dynamic"])
+        site = user_frame(sys._getframe(1)) if observer else None
+
+        def build(m):
+            inside[0] += 1
+            try:
+                compiled = compat.compile_keeping_backend(original_compile, m, backend=router, **kwargs)
+            finally:
+                inside[0] -= 1
+            return observer.timed(compiled, m, site) if observer else compiled
+
+        return build if model is None else build(model)
+
+    def wrap_optimize(original_optimize):
+        def optimize(*args, **kwargs):
+            """torch._dynamo.optimize(backend, ...) with the router as the backend (not timed: it may be a
+            context manager as well as a decorator)."""
+            if inside[0]:
+                return original_optimize(*args, **kwargs)
+            backend = (args[0] if args else kwargs.pop("backend", None)) or "inductor"
+            state.record_compile(backend_name(backend), None, None, kwargs.get("dynamic"),
+                                 kwargs.get("nopython", False))
+            overrides = state.spec.compile_overrides
+            kwargs["dynamic"] = overrides.get("dynamic", kwargs.get("dynamic"))
+            router = GraphRouter(state, backend, overrides.get("mode"), None, kwargs["dynamic"])
+            return original_optimize(router, *args[1:], **kwargs)
+
+        return optimize
+
+    torch.compile = compile
+    compat.wrap_dynamo_optimize(wrap_optimize)
+
+
+class GraphRouter:
+    """The backend torch.compile gets: graph k is compiled with the stage (only_graph: that graph with the
+    stage, the others with other_stage), captured when the spec asks, checked against eager when it asks."""
+
+    def __init__(self, state: TrialState, user_backend: Any, mode, options, dynamic):
+        self.state = state
+        self.user_backend = user_backend  # as the script passed it: a name or a callable
+        self.args = {"backend": backend_name(user_backend), "mode": mode, "options": options,
+                     "dynamic": dynamic}
+
+    def __call__(self, gm, example_inputs):
+        state, spec = self.state, self.state.spec
+        k = state.graphs
+        state.graphs += 1
+        stage = spec.stage if spec.only_graph in (None, k) else spec.other_stage
+        state.save_graph_code(k, gm)
+        if state.flag_values is None:
+            state.record_configs(self.args["options"])
+        backward_capture = spec.capture == k and spec.capture_backward
+        if spec.capture == k and not backward_capture:
+            from reprokit.fx.capture import capture_graph
+
+            state.note = capture_graph(gm, example_inputs, os.path.join(state.dir, "case"),
+                                       max_input_bytes=spec.max_input_bytes, compile_args=state.compile_args)
+        state.save_state()
+        try:
+            if backward_capture:
+                compiled = self.capturing_backward()(gm, example_inputs)
+            else:
+                compiled = backend_for(stage, self.args, spec.config, self.user_backend)(gm, example_inputs)
+        except BaseException:
+            state.fail(k)
+            raise
+        state.save_state()  # counters after compile survive a crash at run time
+        check = spec.check_accuracy and stage != "none" and spec.only_graph in (None, k)
+        return checked(state, k, gm, compiled, check)
+
+    def capturing_backward(self):
+        """Inductor, saving the backward graph AOT autograd hands it (compiled when backward first runs)."""
+        from reprokit.fx.capture import capture_graph
+
+        state = self.state
+
+        def on_graph(aten_gm, inputs, is_backward):
+            if is_backward:
+                state.note = capture_graph(aten_gm, inputs, os.path.join(state.dir, "case"),
+                                           max_input_bytes=state.spec.max_input_bytes,
+                                           compile_args={**(state.compile_args or {}), "graph": "backward"})
+                state.save_state()
+
+        return inductor_observing(self.args, state.spec.config, on_graph)
+
+
+def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool):
+    """Graph k's compiled callable, noting a failure at run time, comparing its first two calls with eager when
+    asked, and noting when its backward runs."""
+    calls = [0]
+
+    def run(*args):
+        calls[0] += 1
+        reference = eager_reference(gm, args) if check_accuracy and calls[0] <= 2 else None
+        try:
+            out = compiled(*args)
+        except BaseException:
+            state.fail(k)
+            raise
+        if reference is not None:
+            mismatch = compare_outputs(reference, out)
+            if mismatch:
+                state.fail(k, accuracy=f"graph {k}: {mismatch}")
+                raise AccuracyFailure(state.accuracy_failure)
+        watch_backward(state, k, out)
+        return out
+
+    return run
+
+
+def watch_backward(state: TrialState, k: int, out) -> None:
+    """Note in state.backward_ran when graph k's backward runs."""
+    import torch
+
+    def mark(grad):
+        state.backward_ran.add(k)
+        return grad
+
+    for t in out if isinstance(out, (list, tuple)) else (out,):
+        if isinstance(t, torch.Tensor) and t.requires_grad and k not in state.backward_ran:
+            t.register_hook(mark)

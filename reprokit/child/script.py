@@ -1,0 +1,31 @@
+"""Whole-script trials: run the user's script as __main__, and say which of its own modules it imported."""
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+
+from reprokit.data.records import TrialSpec
+
+
+def run_script(spec: TrialSpec) -> None:
+    """Run the script as `python script.py argv...` would, from its folder (or the spec's cwd)."""
+    sys.argv = [spec.script, *spec.argv]
+    os.chdir(spec.cwd or os.path.dirname(spec.script))
+    sys.path[0] = os.path.dirname(os.path.abspath(spec.script))
+    runpy.run_path(spec.script, run_name="__main__")
+
+
+def local_modules(script: str) -> list:
+    """Files of modules the script imported from its own folder tree (not site-packages, not reprokit)."""
+    root = os.path.dirname(os.path.abspath(script))
+    out = set()
+    for mod in list(sys.modules.values()):
+        path = getattr(mod, "__file__", None)
+        if not path:
+            continue
+        path = os.path.abspath(path)
+        if path.startswith(root + os.sep) and "site-packages" not in path and path.endswith(".py"):
+            out.add(path)
+    out.discard(os.path.abspath(script))
+    return sorted(out)

@@ -1,0 +1,95 @@
+"""What one trial records as it goes: graphs compiled, torch's bisect counters, the failing graph, the config in
+force. Written to TRIAL_DIR/state.json at every step (a crash or hang leaves it behind) and merged into
+result.json at the end."""
+from __future__ import annotations
+
+import json
+import os
+
+from reprokit.data.records import TrialSpec
+from reprokit.data.rundir import write_json_atomic
+
+
+class TrialState:
+    """The trial's recorded state; the router, the probe and the graph runner update it."""
+
+    def __init__(self, spec: TrialSpec, trial_dir: str):
+        self.spec = spec
+        self.dir = trial_dir
+        self.graphs = 0
+        self.compiled = False
+        self.user_backend = None
+        self.compile_args = None
+        self.counters: dict = {}
+        self.bisect_detail = None
+        self.failed_graph = None
+        self.accuracy_failure = None
+        self.flag_values = None
+        self.user_configs = None
+        self.config_defaults = None
+        self.note = ""
+        self.backward_ran = set()
+
+    def save_state(self) -> None:
+        """state.json as of now (atomic: a kill mid-write leaves the previous one)."""
+        write_json_atomic(os.path.join(self.dir, "state.json"), self.state())
+
+    def state(self) -> dict:
+        """The recorded state as plain data."""
+        return {
+            "graphs": self.graphs,
+            "compiled": self.compiled,
+            "user_backend": self.user_backend,
+            "compile_args": self.compile_args,
+            "counters": {f"{b}/{s}": n for (b, s), n in self.counters.items()},
+            "bisect_detail": self.bisect_detail,
+            "failed_graph": self.failed_graph,
+            "flag_values": self.flag_values,
+            "user_configs": self.user_configs,
+            "config_defaults": self.config_defaults,
+            "backward_graphs": sorted(self.backward_ran),
+            "note": self.note,
+        }
+
+    def record_compile(self, backend_name: str, mode, options, dynamic, fullgraph) -> None:
+        """The script called torch.compile (or torch._dynamo.optimize) with these arguments."""
+        self.compiled = True
+        self.user_backend = backend_name
+        self.compile_args = {"backend": backend_name, "mode": mode, "options": plain(options),
+                             "dynamic": dynamic, "fullgraph": fullgraph}
+
+    def fail(self, k: int, accuracy: str | None = None) -> None:
+        """Graph k failed (to compile, to run, or to match eager): remember which, at once."""
+        self.failed_graph = k
+        if accuracy is not None:
+            self.accuracy_failure = accuracy
+        self.save_state()
+
+    def save_graph_code(self, k: int, gm) -> None:
+        """graphs/graph_<k>.py: the code of the k-th graph Dynamo handed over."""
+        path = os.path.join(self.dir, "graphs", f"graph_{k}.py")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(gm.code)
+
+    def record_configs(self, options) -> None:
+        """The inductor flags in force (the user's options win), and the user's non-default compiler config."""
+        from reprokit import compat
+        from reprokit.data.stages import INDUCTOR_FLAGS
+
+        values = compat.inductor_config_values(INDUCTOR_FLAGS)
+        for name, value in (options or {}).items():
+            if name in values:
+                values[name] = value
+        self.flag_values = {k: v for k, v in values.items() if isinstance(v, bool)}
+        self.user_configs = compat.non_default_configs()
+        self.config_defaults = compat.config_defaults(self.user_configs)
+
+
+def plain(value):
+    """value when it is JSON, else its repr (options may hold callables)."""
+    try:
+        json.dumps(value)
+        return value
+    except TypeError:
+        return repr(value)
