@@ -196,7 +196,7 @@ def test_a_fork_sees_its_own_bisect_switches_though_torch_cached_the_workers():
 def test_a_fork_that_cannot_prepare_torch_runs_its_trial_cold(tmp_path, monkeypatch):
     """reprokit failing to reuse the worker's torch (here: a compat call torch no longer supports) is not the
     user's failure: the trial runs cold and says so, and later trials no longer fork."""
-    from reprokit.trial.runner import trial_record
+    from reprokit.data.trial_files import trial_record
 
     hook = tmp_path / "hook"
     hook.mkdir()
