@@ -5,6 +5,7 @@ children and in the repro writer's child, never by the parent process.
 """
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Callable, Optional
 
@@ -84,8 +85,9 @@ def inductor_config_values(names) -> dict:
     return out
 
 
-def non_default_configs() -> dict:
-    """Non-default config entries of dynamo, inductor and functorch as {"module.name": value}."""
+def non_default_configs(objects: bool = False) -> dict:
+    """Non-default config entries of dynamo, inductor and functorch as {"module.name": value}; with `objects`,
+    also the entries holding a callable or object the script set (custom passes), as live values."""
     import torch._dynamo.config as dcfg
     import torch._functorch.config as fcfg
     import torch._inductor.config as icfg
@@ -95,21 +97,22 @@ def non_default_configs() -> dict:
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _collect_non_default(out, dcfg, fcfg, icfg)
+        _collect_non_default(out, dcfg, fcfg, icfg, objects)
     return out
 
 
-def _collect_non_default(out, dcfg, fcfg, icfg):
+def _collect_non_default(out, dcfg, fcfg, icfg, objects):
     for prefix, mod in (("torch._dynamo.config", dcfg), ("torch._inductor.config", icfg),
                         ("torch._functorch.config", fcfg)):
         entries = getattr(mod, "_config", {})
         for name, entry in entries.items():
             try:
-                value = getattr(mod, name) if "." not in name else _dotted(mod, name)
+                value = functools.reduce(getattr, name.split("."), mod)
             except Exception:
                 continue
             default = getattr(entry, "default", None)
-            if _plain(value) and value != default and _plain(default):
+            plain = _plain(value) and _plain(default)
+            if (plain and value != default) or (objects and not plain and value is not default and value):
                 out[f"{prefix}.{name}"] = value
 
 
@@ -125,13 +128,6 @@ def config_defaults(full_names) -> dict:
             if entry is not None:
                 out[full[len(prefix):]] = getattr(entry, "default", None)
     return out
-
-
-def _dotted(mod, name):
-    obj = mod
-    for p in name.split("."):
-        obj = getattr(obj, p)
-    return obj
 
 
 def _plain(value) -> bool:

@@ -1,41 +1,123 @@
-"""Graph trials: compile a captured graph (cut down by the spec's edit) with the stage, run it, check it."""
+"""Graph trials: compile a captured graph (cut down by the spec's edit) with the stage, run it, check it.
+
+The graph runs as it ran in the script: the script's prelude (custom ops it registered, compiler hooks) is run
+first, and the call-time context (autocast, grad mode, default dtype, deterministic algorithms) is replayed.
+With an accuracy check, an edit is judged spliced into the whole graph (child/splice): the same outputs the
+original run compared must diverge, not some intermediate value a cut happened to expose.
+"""
 from __future__ import annotations
+
+import json
+import os
 
 from reprokit.child.accuracy import AccuracyFailure, compare_outputs, eager_reference
 from reprokit.child.backends import backend_for
 from reprokit.child.state import TrialState
 
 
+def run_prelude(case_dir: str) -> None:
+    """Run the script's prelude and hook assignments saved with the case, in a namespace of their own."""
+    import torch
+
+    with open(os.path.join(case_dir, "meta.json")) as f:
+        meta = json.load(f)
+    path = os.path.join(case_dir, "prelude.py")
+    namespace = {"__name__": "__main__", "torch": torch}
+    if os.path.exists(path):
+        with open(path) as f:
+            exec(compile(f.read(), "<the script's prelude>", "exec"), namespace)
+    for line in meta.get("hook_lines", []):
+        exec(line, namespace)
+
+
 def run_graph(state: TrialState) -> None:
     """Compile the edited graph with the spec's stage, run it (and its backward when asked), check accuracy."""
     import torch
 
-    from reprokit.fx.materialize import build, has_higher_order_ops, load_case
+    from reprokit.child import context
+    from reprokit.fx.materialize import load_case
 
     spec = state.spec
     state.compiled = True
+    run_prelude(spec.case)  # before loading: the graph may call ops the prelude registers
     gm, inputs, meta = load_case(spec.case)
     for line in meta.get("config_lines", []):
         exec(line, {"torch": torch})  # the user's own non-default compiler config, as captured
-    gm, inputs = build(gm, inputs, spec.edit)
-    reference = eager_reference(gm, inputs) if spec.check_accuracy else None
-    backend = backend_for(spec.stage, meta.get("compile_args"), spec.config)
+    with context.replay(meta.get("context")):
+        _compile_and_check(state, gm, inputs, meta)
+    state.note = ""
+
+
+def compile_graph(gm, inputs, backend):
+    """The graph compiled by `backend` as Dynamo would hand it over."""
+    import torch
+
+    from reprokit.fx.materialize import has_higher_order_ops
+
     if has_higher_order_ops(gm):
         # Dynamo cannot re-trace its own higher-order ops: hand the graph to the backend as Dynamo does.
-        compiled = backend(gm, inputs)
+        return backend(gm, inputs)
+    # Not fullgraph=True: under it torch reports a kernel's runtime error as "Attempt to trace generator".
+    return torch.compile(gm, backend=backend)
+
+
+def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
+    from reprokit.child.splice import spliced
+    from reprokit.fx.materialize import build
+
+    spec = state.spec
+    backend = backend_for(spec.stage, meta.get("compile_args"), spec.config)
+    if spec.check_accuracy and spec.edit is not None:
+        compiled = spliced(gm, spec.edit, lambda sub, sub_inputs: compile_graph(sub, sub_inputs, backend))
     else:
-        # Not fullgraph=True: under it torch reports a kernel's runtime error as "Attempt to trace generator".
-        compiled = torch.compile(gm, backend=backend)
+        gm, inputs = build(gm, inputs, spec.edit)
+        compiled = compile_graph(gm, inputs, backend)
     state.graphs = 1
+    if spec.check_accuracy and spec.run_backward:
+        _check_gradients(state, gm, compiled, inputs)
+    reference = eager_reference(gm, inputs) if spec.check_accuracy else None
     out = compiled(*inputs)
     if reference is not None:
-        mismatch = compare_outputs(reference, out)
-        if mismatch:
-            state.accuracy_failure = mismatch
-            raise AccuracyFailure(mismatch)
+        _raise_on_mismatch(state, compare_outputs(reference, out))
     if spec.run_backward:
-        outs = [o for o in (out if isinstance(out, (list, tuple)) else (out,))
-                if isinstance(o, torch.Tensor) and o.requires_grad]
-        if outs:
-            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
-    state.note = ""
+        _backward(out)
+
+
+def _raise_on_mismatch(state: TrialState, mismatch) -> None:
+    if mismatch:
+        state.accuracy_failure = mismatch
+        raise AccuracyFailure(mismatch)
+
+
+def _backward(out) -> list:
+    import torch
+
+    outs = [o for o in (out if isinstance(out, (list, tuple)) else (out,))
+            if isinstance(o, torch.Tensor) and o.requires_grad]
+    if outs:
+        torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+    return outs
+
+
+def _input_grads(fn, inputs) -> list:
+    """Gradients of fn's outputs (each weighted by ones) with respect to fresh copies of the inputs."""
+    import torch
+
+    copies = [a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a
+              for a in inputs]
+    _backward(fn(*copies))
+    return [a.grad if isinstance(a, torch.Tensor) and a.grad is not None else None for a in copies]
+
+
+def _check_gradients(state: TrialState, gm, compiled, inputs) -> None:
+    """A bug only in backward: the inputs' gradients, eager against compiled, judged like outputs."""
+    eager = _input_grads(gm, inputs)
+    got = _input_grads(compiled, inputs)
+    pairs = [(i, e, g) for i, (e, g) in enumerate(zip(eager, got)) if e is not None or g is not None]
+    if not pairs:
+        return
+    mismatch = compare_outputs(([e for _, e, _ in pairs], None), [g for _, _, g in pairs])
+    if mismatch:
+        index, rest = mismatch.split(":", 1) if ":" in mismatch else ("", mismatch)
+        which = pairs[int(index.split()[-1])][0] if index.split()[-1:] and index.split()[-1].isdigit() else "?"
+        _raise_on_mismatch(state, f"gradient of input {which}:{rest}")

@@ -100,7 +100,10 @@ def dispatch(state: TrialState, observer) -> None:
         os.chdir(spec.cwd or os.getcwd())
         run_model_trial(spec.model, state.dir)
     elif spec.mode == "repro":
+        from reprokit.child.graph import run_prelude
         from reprokit.fx.materialize import repro_parts
+
+        run_prelude(spec.case)  # the graph may call ops the script registered
 
         write_json_atomic(os.path.join(state.dir, "repro_parts.json"), repro_parts(spec.case, spec.edit, state.dir))
     else:

@@ -88,10 +88,13 @@ class GraphRouter:
             state.record_configs(self.args["options"])
         backward_capture = spec.capture == k and spec.capture_backward
         if spec.capture == k and not backward_capture:
+            from reprokit.child import context
             from reprokit.fx.capture import capture_graph
 
+            # Dynamo calls the backend inside the script's call: the ambient state now is the graph's context.
             state.note = capture_graph(gm, example_inputs, os.path.join(state.dir, "case"),
-                                       max_input_bytes=spec.max_input_bytes, compile_args=state.compile_args)
+                                       max_input_bytes=spec.max_input_bytes, compile_args=state.compile_args,
+                                       script=spec.script, context=context.capture())
         state.save_state()
         try:
             if backward_capture:
@@ -115,7 +118,8 @@ class GraphRouter:
             if is_backward:
                 state.note = capture_graph(aten_gm, inputs, os.path.join(state.dir, "case"),
                                            max_input_bytes=state.spec.max_input_bytes,
-                                           compile_args={**(state.compile_args or {}), "graph": "backward"})
+                                           compile_args={**(state.compile_args or {}), "graph": "backward"},
+                                           script=state.spec.script)
                 state.save_state()
 
         return inductor_observing(self.args, state.spec.config, on_graph)

@@ -85,8 +85,68 @@ def config_assignment_lines() -> list[str]:
             if name not in INDUCED_BY_REPROKIT]
 
 
-def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compile_args=None) -> str:
-    """Write the case folder; returns a note for the report (e.g. that input values were synthesised)."""
+# Namespaces of ops torch itself defines; any other namespace in a graph is an op the script registered.
+BUILTIN_NAMESPACES = {"aten", "prims", "prim", "higher_order", "_c10d_functional", "c10d_functional", "c10d",
+                      "quantized", "_quantized", "profiler", "rngprims", "mkldnn", "onednn", "inductor",
+                      "debugprims", "_quantized_decomposed", "quantized_decomposed", "_dtensor", "symm_mem"}
+
+
+def config_hooks() -> tuple[list, list]:
+    """(lines, names): assignments of the compiler hooks (custom passes) the script installed, by the name the
+    script gave them, and those names. Hooks not defined by the script itself (lambdas, torch's own) are left out."""
+    from reprokit import compat
+
+    lines, names = [], []
+    for key, value in sorted(compat.non_default_configs(objects=True).items()):
+        if value is None or isinstance(value, (bool, int, float, str, list, tuple)):
+            continue
+        if isinstance(value, type) or not getattr(value, "__name__", "<").isidentifier():
+            owner = type(value)
+            if owner.__module__ != "__main__":
+                continue
+            expr, name = f"{owner.__name__}()", owner.__name__
+        elif getattr(value, "__module__", None) == "__main__":
+            expr = name = value.__name__
+        else:
+            continue
+        lines.append(f"{key} = {expr}")
+        names.append(name)
+    return lines, names
+
+
+def op_namespaces(gm) -> list:
+    """Namespaces of the non-builtin ops (torch.ops.<ns>.*) the graph calls: ops the script registered."""
+    from reprokit import compat
+
+    found = set()
+    for n in gm.graph.nodes:
+        if n.op == "call_function":
+            parts = compat.op_qualname(n.target).split(".")
+            if parts[:2] == ["torch", "ops"] and len(parts) > 2 and parts[2] not in BUILTIN_NAMESPACES:
+                found.add(parts[2])
+    return sorted(found)
+
+
+def script_prelude(script: str | None, gm, hook_names: list) -> str | None:
+    """The statements of the script the graph needs elsewhere (custom ops it calls, hooks), or None."""
+    from reprokit.fx.prelude import prelude_for
+
+    if not script:
+        return None
+    try:
+        with open(script, encoding="utf-8", errors="replace") as f:
+            source = f.read()
+    except OSError:
+        return None
+    return prelude_for(source, hook_names=hook_names, op_namespaces=op_namespaces(gm))
+
+
+def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compile_args=None, script=None,
+                  context=None) -> str:
+    """Write the case folder; returns a note for the report (e.g. that input values were synthesised).
+
+    script: the user's script, whose custom-op registrations and hooks the graph needs go into prelude.py;
+    context: the call-time state (child.context.capture) the graph ran under."""
     from reprokit import compat
 
     os.makedirs(out_dir, exist_ok=True)
@@ -120,7 +180,12 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
         values = {}
         note = (note + "; " if note else "") + f"graph does not run eagerly ({type(e).__name__}); no node can be cut"
     nodes, outputs = describe_nodes(gm, values)
+    hook_lines, hook_names = config_hooks()
+    prelude = script_prelude(script, gm, hook_names)
+    if prelude:
+        write_atomic(os.path.join(out_dir, "prelude.py"), prelude)
     write_json_atomic(os.path.join(out_dir, "meta.json"), {
+        "context": context, "prelude": bool(prelude), "hook_lines": hook_lines,
         "nodes": nodes, "outputs": outputs, "inputs": inputs_meta, "values_saved": saved_values,
         "input_names": [n.name for n in gm.graph.nodes if n.op == "placeholder"],
         "config_lines": config_assignment_lines(), "compile_args": compile_args,

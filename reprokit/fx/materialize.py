@@ -25,15 +25,16 @@ def load_case(case_dir: str):
     return gm, inputs, meta
 
 
-def build(gm: torch.fx.GraphModule, inputs: list, edit: dict | None):
-    """The edited GraphModule and its inputs; cut nodes become inputs holding their eager value."""
+def build(gm: torch.fx.GraphModule, inputs: list, edit: dict | None, cut_values: dict | None = None):
+    """The edited GraphModule and its inputs; cut nodes become inputs holding their eager value (detached copies,
+    or with `cut_values` those very values, autograd history kept, as a graph spliced into a run needs)."""
     if edit is None:
         return gm, list(inputs)
     from reprokit.fx.capture import node_values
 
     computed, cut, outputs = set(edit["computed"]), set(edit["cut"]), list(edit["outputs"])
     # With the real inputs (grad kept) a cut node's value knows whether it required grad.
-    values = node_values(gm, inputs) if cut else {}
+    values = cut_values if cut_values is not None else node_values(gm, inputs) if cut else {}
     needed = set(outputs)
     for n in gm.graph.nodes:
         if n.name in computed:
@@ -48,9 +49,8 @@ def build(gm: torch.fx.GraphModule, inputs: list, edit: dict | None):
             remap[n] = graph.placeholder(n.name, type_expr=n.type)
             new_inputs.append(inputs[placeholders.index(n)])
         elif n.name in cut:
-            v = values[n.name].detach().clone()
             remap[n] = graph.placeholder(n.name)
-            new_inputs.append(v.requires_grad_(bool(values[n.name].requires_grad) and v.is_floating_point()))
+            new_inputs.append(values[n.name] if cut_values is not None else _detached(values[n.name]))
     for n in gm.graph.nodes:
         if n.name in computed:
             remap[n] = graph.node_copy(n, lambda a: remap[a])
@@ -58,6 +58,13 @@ def build(gm: torch.fx.GraphModule, inputs: list, edit: dict | None):
     graph.output(tuple(remap[by_name[o]] for o in outputs))
     new_gm = torch.fx.GraphModule(gm, graph)
     return new_gm, new_inputs
+
+
+def _detached(value):
+    if not isinstance(value, torch.Tensor):
+        return value
+    v = value.detach().clone()
+    return v.requires_grad_(bool(value.requires_grad) and v.is_floating_point())
 
 
 def has_higher_order_ops(gm) -> bool:
@@ -93,10 +100,21 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
         "attributes": attrs,
         "call_modules": sorted({str(n.target) for n in gm.graph.nodes if n.op == "call_module"}),
         "config_lines": meta.get("config_lines", []),
+        "prelude": _read_text(os.path.join(case_dir, "prelude.py")),
+        "hook_lines": meta.get("hook_lines", []),
+        "context": meta.get("context"),
         "compile_args": meta.get("compile_args"),
         "nodes": len(gm.graph.nodes),
         "torch_version": compat.TORCH_VERSION,
     }
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read().rstrip("\n")
+    except OSError:
+        return None
 
 
 def graph_python_code(gm):

@@ -47,9 +47,26 @@ def input_line(meta: dict) -> str:
     return expr
 
 
+def context_parts(ctx: dict | None) -> tuple[list, str | None]:
+    """(statements run first, with-items around the run) that replay a graph's captured call-time context."""
+    if not ctx:
+        return [], None
+    setup = []
+    if ctx.get("default_dtype", "float32") != "float32":
+        setup.append(f"torch.set_default_dtype(torch.{ctx['default_dtype']})")
+    if ctx.get("deterministic"):
+        setup.append("torch.use_deterministic_algorithms(True)")
+    items = [f"torch.autocast({device!r}, dtype=torch.{dtype})" for device, dtype in
+             sorted((ctx.get("autocast") or {}).items())]
+    if not ctx.get("grad_enabled", True):
+        items.append("torch.no_grad()")
+    return setup, ", ".join(items) or None
+
+
 def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, backward: bool, use_saved: bool,
                  command: str, original_nodes: int) -> str:
     choice = compile_choice(stage, parts.get("compile_args"))
+    setup, with_items = context_parts(parts.get("context"))
     return environment().get_template("repro.py.j2").render(
         reprokit_version=__version__, torch_version=parts["torch_version"], command=command or "reprokit",
         stage_title=STAGE_TITLES.get(stage, stage), expected=target.short(), nodes=parts["nodes"],
@@ -58,4 +75,6 @@ def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, ba
         use_saved=use_saved, input_lines=[input_line(m) for m in parts["inputs"]], backend=choice["backend"],
         mode=choice["mode"], options=json.dumps(choice["options"]) if choice["options"] else None,
         accuracy=accuracy, backward=backward, submodules=parts.get("submodules", []),
-        children=parts.get("children", []), graph_kind=parts.get("graph_kind", "forward"))
+        children=parts.get("children", []), graph_kind=parts.get("graph_kind", "forward"),
+        prelude=parts.get("prelude"), hook_lines=parts.get("hook_lines") or [], context_setup=setup,
+        context_with=with_items)
