@@ -31,12 +31,6 @@ def capture() -> dict:
             "deterministic": torch.are_deterministic_algorithms_enabled(), "autocast": autocast}
 
 
-def differs_from_default(ctx: Optional[dict]) -> bool:
-    """Whether replaying `ctx` changes anything in a fresh interpreter."""
-    return bool(ctx) and (not ctx.get("grad_enabled", True) or ctx.get("default_dtype", "float32") != "float32"
-                          or bool(ctx.get("deterministic")) or bool(ctx.get("autocast")))
-
-
 @contextlib.contextmanager
 def replay(ctx: Optional[dict]):
     """Run the body under the captured state; everything is restored afterwards."""

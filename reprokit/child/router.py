@@ -99,6 +99,8 @@ class GraphRouter:
         try:
             if backward_capture:
                 compiled = self.capturing_backward()(gm, example_inputs)
+            elif spec.edit is not None and k == (spec.only_graph or 0):
+                compiled = self.spliced(gm, stage)
             else:
                 compiled = backend_for(stage, self.args, spec.config, self.user_backend)(gm, example_inputs)
         except BaseException:
@@ -107,6 +109,14 @@ class GraphRouter:
         state.save_state()  # counters after compile survive a crash at run time
         check = spec.check_accuracy and stage != "none" and spec.only_graph in (None, k)
         return checked(state, k, gm, compiled, check)
+
+    def spliced(self, gm, stage: str):
+        """Graph k with only the spec's edit compiled by the stage and the rest eager: the minifier's candidate
+        judged by the script itself (its own check, its own tolerance)."""
+        from reprokit.child.splice import spliced
+
+        backend = backend_for(stage, self.args, self.state.spec.config, self.user_backend)
+        return spliced(gm, self.state.spec.edit, lambda sub, inputs: backend(sub, inputs))
 
     def capturing_backward(self):
         """Inductor, saving the backward graph AOT autograd hands it (compiled when backward first runs)."""

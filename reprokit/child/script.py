@@ -13,6 +13,7 @@ def run_script(spec: TrialSpec) -> None:
     sys.argv = [spec.script, *spec.argv]
     os.chdir(spec.cwd or os.path.dirname(spec.script))
     sys.path[0] = os.path.dirname(os.path.abspath(spec.script))
+    sys.path[1:1] = [d for d in spec.path_dirs if d not in sys.path]
     runpy.run_path(spec.script, run_name="__main__")
 
 

@@ -69,6 +69,9 @@ class TrialSpec(JsonData):
     cwd: str = ""
     # The script's content hash: the same path with other content is another question (journal key).
     script_hash: str = ""
+    # Folders put on sys.path after the script's own: a reduced copy of the script, written in the run folder,
+    # still imports the modules that sit beside the original.
+    path_dirs: tuple = ()
     # Compiler config for the stage: inductor names as they are, functorch ones as "functorch.<name>"
     config: dict = field(default_factory=dict)
     # {"backend", "name", "max"} for torch's bisect counters; {"backend", "names"}: those subsystems all off
@@ -192,6 +195,11 @@ class Verdict(JsonData):
     repro: Optional[str] = None
     repro_verified: Optional[bool] = None
     repro_signature: Optional[dict] = None
+    # Which repro repro.py is: "graph" (the captured graph alone), "graph_in_context" (replayed with the script's
+    # call-time context, custom ops or hooks), "graph_in_script" (minified inside the running script, the script's
+    # own check the oracle), "source" (the script reduced); each kind tried, with what came of it
+    repro_kind: Optional[str] = None
+    repro_attempts: list = field(default_factory=list)
     nodes: Optional[dict] = None
     minify_trials: int = 0
     minify_seconds: float = 0.0

@@ -60,3 +60,9 @@ def compile_choice(stage: str, compile_args: dict | None, patches: dict | None =
     options = args.get("options") if keep_user and isinstance(args.get("options"), dict) else None
     return {"backend": backend, "mode": args.get("mode") if keep_user else None, "options": options,
             "patches": dict(patches or {}), "dynamic": args.get("dynamic"), "keep_user": keep_user}
+
+
+def context_differs(ctx) -> bool:
+    """Whether a captured call-time context (child.context.capture) differs from a fresh interpreter's."""
+    return bool(ctx) and (not ctx.get("grad_enabled", True) or ctx.get("default_dtype", "float32") != "float32"
+                          or bool(ctx.get("deterministic")) or bool(ctx.get("autocast")))

@@ -59,6 +59,21 @@ def node_values(gm: torch.fx.GraphModule, inputs) -> dict:
     return values
 
 
+# Python's in-place operators as Dynamo records them (x += y is operator.iadd; x[i] = y is operator.setitem)
+_INPLACE_OPERATORS = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor",
+                      "ilshift", "irshift", "imatmul", "setitem"}
+
+
+def mutates(n: torch.fx.Node) -> bool:
+    """Whether the node writes into one of its inputs (an in-place method or op, or a mutating schema)."""
+    t = n.target
+    name = t if isinstance(t, str) else getattr(t, "__name__", "")
+    if (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_OPERATORS:
+        return True
+    schema = getattr(t, "_schema", None)
+    return bool(getattr(schema, "is_mutable", False))
+
+
 def describe_nodes(gm: torch.fx.GraphModule, values: dict) -> tuple[list, list]:
     nodes, outputs = [], []
     for n in gm.graph.nodes:
@@ -69,7 +84,7 @@ def describe_nodes(gm: torch.fx.GraphModule, values: dict) -> tuple[list, list]:
         deps = [a.name for a in n.all_input_nodes]
         target = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", str(n.target))
         nodes.append({"name": n.name, "op": n.op, "target": str(target), "deps": deps,
-                      "tensor": isinstance(values.get(n.name), torch.Tensor)})
+                      "tensor": isinstance(values.get(n.name), torch.Tensor), "mutates": mutates(n)})
     return nodes, outputs
 
 

@@ -17,6 +17,7 @@ class NodeInfo:
     target: str
     deps: tuple  # names of the nodes it reads
     tensor: bool  # its eager value is a single tensor, so it can be cut into an input or be an output
+    mutates: bool = False  # writes into one of its inputs: live even when nothing reads its result
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ class GraphShape:
 
     @classmethod
     def from_meta(cls, meta: dict) -> "GraphShape":
-        nodes = [NodeInfo(n["name"], n["op"], n["target"], tuple(n["deps"]), bool(n["tensor"])) for n in meta["nodes"]]
+        nodes = [NodeInfo(n["name"], n["op"], n["target"], tuple(n["deps"]), bool(n["tensor"]),
+                          bool(n.get("mutates"))) for n in meta["nodes"]]
         return cls(nodes=nodes, outputs=tuple(meta["outputs"]))
 
     @property
@@ -57,9 +59,9 @@ class GraphShape:
 
     # -- the one place that decides what an edit really contains -----------------------------------
     def normalise(self, edit: Edit) -> Edit:
-        """Drop dead code: keep only computed and cut nodes that some output depends on."""
+        """Drop dead code: keep only computed and cut nodes that some output or in-place write depends on."""
         live: set = set()
-        stack = list(edit.outputs)
+        stack = list(edit.outputs) + [n for n in edit.computed if self.by_name[n].mutates]
         while stack:
             name = stack.pop()
             if name in live:

@@ -1,50 +1,76 @@
-"""Find the failing graph a minify run cuts: captured from the script, and failing when run alone."""
+"""Find the failing graph a minify run cuts: captured from the script, then run alone."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from typing import Optional
 
-from reprokit.data.records import TrialSpec, file_hash
+from reprokit.data.records import Signature, TrialSpec, file_hash
 from reprokit.data.rundir import read_json
 from reprokit.data.trial_files import trial_record
 
 
+@dataclass
+class Located:
+    """A captured graph, and how it fails alone (signature None: it passes alone; `why` says how it was run)."""
+
+    case: str
+    meta: dict
+    signature: Optional[Signature]
+    run_backward: bool
+    why: str = ""
+
+    @property
+    def in_context(self) -> bool:
+        """Whether the graph runs with something of the script's besides its inputs: context, ops, hooks."""
+        from reprokit.data.stages import context_differs
+
+        m = self.meta
+        return bool(m.get("prelude") or m.get("hook_lines")) or context_differs(m.get("context"))
+
+
+def capture_spec(v, opts: dict, info: dict, stage: str, backward: bool, label: str) -> TrialSpec:
+    """The script trial that saves graph v.graph (or its backward) with everything it needs to run elsewhere."""
+    return TrialSpec(mode="script", script=v.script, argv=tuple(v.argv), cwd=opts["cwd"],
+                     script_hash=file_hash(v.script), stage=stage,
+                     only_graph=v.graph if v.graph_count > 1 else None, other_stage=v.last_passing_stage or "eager",
+                     capture=v.graph, check_accuracy=opts.get("check_accuracy", False),
+                     max_input_bytes=info.get("max_input_bytes", 64 << 20), capture_backward=backward, label=label)
+
+
 def find_failing_graph(runner, v, opts, info, stage, accuracy):
-    """(case folder, meta, graph-level signature, run_backward) of a captured graph that fails alone, or why not.
+    """A Located graph, failing alone where it can; or a string saying why no graph could be captured.
 
     Forward first. When only the backward fails, the backward graph AOT autograd hands inductor is captured
     and minified as a graph of its own; failing that, the Dynamo graph is run forward and backward.
     """
-    base = dict(mode="script", script=v.script, argv=tuple(v.argv), cwd=opts["cwd"], script_hash=file_hash(v.script))
-    budget = info.get("max_input_bytes", 64 << 20)
-
     def capture(backward: bool, label: str):
-        out = runner(TrialSpec(stage=stage, only_graph=v.graph if v.graph_count > 1 else None,
-                               other_stage=v.last_passing_stage or "eager", capture=v.graph,
-                               check_accuracy=opts.get("check_accuracy", False), max_input_bytes=budget,
-                               capture_backward=backward, label=label, **base))
+        out = runner(capture_spec(v, opts, info, stage, backward, label))
         case = os.path.join(out.trial_dir, "case")
         return out, case if os.path.exists(os.path.join(case, "meta.json")) else None
 
-    def alone(case, backward, label):
-        return runner(TrialSpec(mode="graph", stage=stage, case=case, check_accuracy=accuracy, run_backward=backward,
-                                label=label))
+    def alone(case, backward, label) -> Located:
+        out = runner(TrialSpec(mode="graph", stage=stage, case=case, check_accuracy=accuracy, run_backward=backward,
+                               label=label))
+        return Located(case, read_json(os.path.join(case, "meta.json")), out.signature if out.failed else None,
+                       backward)
 
     cap, case = capture(False, f"capture-graph-{v.graph}")
     if case is None:
         return f"capturing graph {v.graph} failed ({cap.signature.short()})"
-    out = alone(case, False, "graph-alone")
-    if out.failed:
-        return case, read_json(os.path.join(case, "meta.json")), out.signature, False
-    state = trial_record(cap.trial_dir)
-    if v.graph not in (state.get("backward_graphs") or []):
-        return f"graph {v.graph} passes when run alone through {stage}; the failure needs the rest of the script"
+    forward = alone(case, False, "graph-alone")
+    if forward.signature is not None:
+        return forward
+    if v.graph not in (trial_record(cap.trial_dir).get("backward_graphs") or []):
+        forward.why = f"graph {v.graph} passes when run alone through {stage}"
+        return forward
     if stage == "inductor":
-        bw_cap, bw_case = capture(True, f"capture-backward-{v.graph}")
+        _, bw_case = capture(True, f"capture-backward-{v.graph}")
         if bw_case is not None:
-            out = alone(bw_case, False, "backward-graph-alone")
-            if out.failed:
-                return bw_case, read_json(os.path.join(bw_case, "meta.json")), out.signature, False
-    out = alone(case, True, "graph-alone-bw")
-    if out.failed:
-        return case, read_json(os.path.join(case, "meta.json")), out.signature, True
-    return f"graph {v.graph} passes alone, forward and backward, through {stage}"
+            found = alone(bw_case, False, "backward-graph-alone")
+            if found.signature is not None:
+                return found
+    both = alone(case, True, "graph-alone-bw")
+    if both.signature is None:
+        both.why = f"graph {v.graph} passes alone, forward and backward, through {stage}"
+    return both

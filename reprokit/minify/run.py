@@ -10,7 +10,7 @@ from reprokit.data.rundir import RunDir
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.fx.graphcase import Edit, GraphShape
 from reprokit.minify.graph import GraphOracle, graph_problem, reduce_graph
-from reprokit.minify.locate import find_failing_graph
+from reprokit.minify.locate import capture_spec, find_failing_graph
 from reprokit.minify.repro import write_verified_repro
 from reprokit.trial.runner import Runner
 
@@ -28,50 +28,99 @@ def make_runner(run: RunDir, emit: Emit, jobs: int = 1) -> Runner:
 
 
 def minify_run(run: RunDir, runner: Optional[Runner] = None, emit: Emit = _noop, resume: bool = False) -> Verdict:
-    """Minify the failing graph of a finished bisect run and write a verified repro.py into its folder."""
+    """Minify a finished bisect run into a verified repro.py, trying each kind of repro smallest first:
+    the graph alone (or in the script's context), the graph minified inside the running script, the script
+    reduced at source level. Every kind tried is recorded with what came of it (verdict.repro_attempts)."""
     v = Verdict.from_dict(run.read_json("verdict.json"))
     info = run.read_json("run.json")
-    opts = info["options"]
     runner = runner or make_runner(run, emit)
     started, before = time.monotonic(), runner.executed
     if not v.failing_stage:
         raise ReprokitError(f"{run.path} has no failing stage to minify")
-    if v.failing_stage == "eager":
-        from reprokit.source.reduce import minify_source
+    v.repro_attempts = []
+    if v.failing_stage != "eager" and v.graph is not None:
+        notes: list = []
+        if _graph_repros(run, runner, v, info, emit, resume, notes):
+            return _finish(run, v, runner, before, started, notes, emit)
+    elif v.failing_stage != "eager":
+        v.repro_attempts.append({"kind": "graph", "result": "no single graph fails alone: no graph to cut"})
+    from reprokit.source.reduce import minify_source
 
-        return minify_source(run, v, runner, emit, started, before)
-    if v.graph is None:
-        v.message = (v.message + " " if v.message else "") + "no single graph fails alone: nothing to minify"
-        run.write_json("verdict.json", v.to_dict())
-        return v
+    stage = "eager" if v.failing_stage == "eager" else "user"
+    v = minify_source(run, v, runner, emit, started, before, stage=stage)
+    v.repro_attempts.append({"kind": "source", "result": "verified" if v.repro_verified else
+                             (v.message or "the reduced script does not fail the same way")})
+    if not v.repro_verified:
+        v.repro_kind = None
+        v.message = "no verified repro: " + "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts)
+    run.write_json("verdict.json", v.to_dict())
+    return v
+
+
+def _graph_repros(run, runner, v, info, emit, resume, notes) -> bool:
+    """The graph-level kinds in order; True once one of them wrote a verified repro.py."""
+    opts = info["options"]
     stage = v.failing_stage if v.failing_stage in STAGE_TITLES else "user"
     original = Signature.from_dict(v.signature)
     accuracy = original.kind in ("accuracy", "exit") or original.exc_type == "AssertionError" or opts.get(
         "check_accuracy", False)
     found = find_failing_graph(runner, v, opts, info, stage, accuracy)
     if isinstance(found, str):
-        return _give_up(run, v, found)
-    case, meta, target, run_backward = found
-    shape = GraphShape.from_meta(meta)
-    emit("minify_start", graph=v.graph, nodes=meta["node_count"])
-    notes = [meta.get("note")] if meta.get("note") else []
-    if original.kind in ("exception", "crash") and not target.matches(original):
-        notes.append(f"the graph alone fails as {target.short()!r}, not exactly as the script did")
+        v.repro_attempts.append({"kind": "graph", "result": found})
+        return False
+    if found.meta.get("note"):
+        notes.append(found.meta["note"])
+    if found.signature is not None:
+        kind = "graph_in_context" if found.in_context else "graph"
+        if original.kind in ("exception", "crash") and not found.signature.matches(original):
+            notes.append(f"the graph alone fails as {found.signature.short()!r}, not exactly as the script did")
+        oracle = GraphOracle(runner, GraphShape.from_meta(found.meta), found.case, stage, found.signature,
+                             accuracy, found.run_backward)
+        if _reduce_and_write(run, runner, v, info, emit, resume, oracle, found, kind, accuracy, notes):
+            return True
+    else:
+        v.repro_attempts.append({"kind": "graph", "result": found.why})
+    return _in_script(run, runner, v, info, emit, found, stage, original, accuracy, notes)
 
-    oracle = GraphOracle(runner, shape, case, stage, target, accuracy, run_backward)
-    problem = graph_problem(oracle, _start(run, shape, case, resume), run, emit)
+
+def _in_script(run, runner, v, info, emit, found, stage, original, accuracy, notes) -> bool:
+    """Minify graph k inside the running script (the script's own check decides), then a standalone repro."""
+    from reprokit.minify.inscript import ScriptOracle
+
+    base = capture_spec(v, info["options"], info, stage, False, "in-script")
+    shape = GraphShape.from_meta(found.meta)
+    oracle = ScriptOracle(runner, shape, found.case, stage, original, base)
+    if not oracle.fails_same(shape.original()):
+        v.repro_attempts.append({"kind": "graph_in_script", "result": "the script no longer fails the same way "
+                                                                    "with graph k spliced back in"})
+        return False
+    return _reduce_and_write(run, runner, v, info, emit, False, oracle, found, "graph_in_script", accuracy, notes,
+                             strict=accuracy)
+
+
+def _reduce_and_write(run, runner, v, info, emit, resume, oracle, found, kind, accuracy, notes,
+                      strict=False) -> bool:
+    """Reduce with the oracle, write repro.py for the best edit and verify it; record the attempt."""
+    shape = oracle.shape
+    emit("minify_start", graph=v.graph, nodes=found.meta["node_count"])
+    problem = graph_problem(oracle, _start(run, shape, found.case, resume), run, emit)
     try:
         best = reduce_graph(problem, shape, width=runner.jobs)
     except KeyboardInterrupt:
         best = problem.best
-        v.message = "minify interrupted; repro.py is the smallest failing graph found so far"
-    v.nodes = {"original": meta["node_count"], "minified": shape.size(best)}
-    write_verified_repro(run, runner, v, case, best, stage, target, accuracy, run_backward, info.get("command", ""))
+        notes.append("minify interrupted; repro.py is the smallest failing graph found so far")
+    v.nodes = {"original": found.meta["node_count"], "minified": shape.size(best)}
+    target = found.signature or Signature("accuracy", None, "compiled output differs from eager", None)
+    write_verified_repro(run, runner, v, found.case, best, oracle.stage, target, accuracy or strict,
+                         found.run_backward, info.get("command", ""), strict=strict)
     if oracle.refused:
         notes.append(f"{len(oracle.refused)} smaller graphs failed differently and were refused "
                      "(see minify_refused.json)")
         run.write_json("minify_refused.json", oracle.refused)
-    return _finish(run, v, runner, before, started, notes, emit)
+    v.repro_attempts.append({"kind": kind, "result": "verified" if v.repro_verified else
+                             f"repro.py of {v.nodes['minified']} nodes does not fail the same way alone"})
+    v.repro_kind = kind if v.repro_verified else None
+    return bool(v.repro_verified)
 
 
 def _start(run: RunDir, shape: GraphShape, case: str, resume: bool) -> Edit:
@@ -91,11 +140,4 @@ def _finish(run: RunDir, v: Verdict, runner: Runner, before: int, started: float
     run.write_json("verdict.json", v.to_dict())
     emit("minified", before=v.nodes["original"], after=v.nodes["minified"], trials=v.minify_trials,
          seconds=v.minify_seconds, verified=v.repro_verified)
-    return v
-
-
-def _give_up(run: RunDir, v: Verdict, why: str) -> Verdict:
-    v.repro_verified = False
-    v.message = (v.message + "; " if v.message else "") + why
-    run.write_json("verdict.json", v.to_dict())
     return v

@@ -64,7 +64,7 @@ def context_parts(ctx: dict | None) -> tuple[list, str | None]:
 
 
 def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, backward: bool, use_saved: bool,
-                 command: str, original_nodes: int) -> str:
+                 command: str, original_nodes: int, strict: bool = False) -> str:
     choice = compile_choice(stage, parts.get("compile_args"))
     setup, with_items = context_parts(parts.get("context"))
     return environment().get_template("repro.py.j2").render(
@@ -77,4 +77,4 @@ def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, ba
         accuracy=accuracy, backward=backward, submodules=parts.get("submodules", []),
         children=parts.get("children", []), graph_kind=parts.get("graph_kind", "forward"),
         prelude=parts.get("prelude"), hook_lines=parts.get("hook_lines") or [], context_setup=setup,
-        context_with=with_items)
+        context_with=with_items, strict=strict)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import time
 
 from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
@@ -14,8 +15,9 @@ from reprokit.source.edits import inline_candidates, simplify_candidates, statem
 INLINE_SLACK = 200
 
 
-def source_problem(run: RunDir, v: Verdict, runner, start: str) -> Problem:
-    """The reduction problem over texts of the script: each is run as a trial; every improvement is repro.py."""
+def source_problem(run: RunDir, v: Verdict, runner, start: str, stage: str = "eager") -> Problem:
+    """The reduction problem over texts of the script: each is run as a trial under `stage` ("eager" for a
+    Dynamo-stage failure, "user" for the script's own compile); every improvement is repro.py."""
     target = Signature.from_dict(v.signature)
     opts = run.read_json("run.json")["options"]
     candidate_path = run.file("source_candidate.py")
@@ -24,9 +26,9 @@ def source_problem(run: RunDir, v: Verdict, runner, start: str) -> Problem:
         if source is None:
             return False
         run.write_text("source_candidate.py", source)
-        out = runner(TrialSpec(mode="script", stage="eager", script=candidate_path, argv=tuple(v.argv),
+        out = runner(TrialSpec(mode="script", stage=stage, script=candidate_path, argv=tuple(v.argv),
                                cwd=opts["cwd"], label=f"source-{len(source.splitlines())}l",
-                               script_hash=text_hash(source)))
+                               path_dirs=(os.path.dirname(v.script),), script_hash=text_hash(source)))
         return target.matches(out.signature)
 
     return Problem(start, fails_same, size=len, on_improve=lambda source: run.write_text("repro.py", source))
@@ -62,11 +64,13 @@ SOURCE_PASSES = [Pass("delete_statements", delete_statements), Pass("inline_help
                  Pass("simplify_expressions", simplify_expressions)]
 
 
-def minify_source(run: RunDir, v: Verdict, runner, emit, started: float, before: int) -> Verdict:
+def minify_source(run: RunDir, v: Verdict, runner, emit, started: float, before: int,
+                  stage: str = "eager") -> Verdict:
     """Reduce the script with the source passes while it fails the same way, then verify repro.py twice."""
     with open(v.script) as f:
         original = f.read()
-    problem = source_problem(run, v, runner, ast.unparse(ast.parse(original)) + "\n")
+    v.repro_kind = "source"
+    problem = source_problem(run, v, runner, ast.unparse(ast.parse(original)) + "\n", stage)
     emit("minify_start", graph="source", nodes=len(original.splitlines()))
     if not problem.test(problem.best):
         v.repro_verified = False
@@ -92,7 +96,8 @@ def _verify(run: RunDir, v: Verdict, runner, result: str) -> None:
     opts = run.read_json("run.json")["options"]
     checks = runner.map([TrialSpec(mode="script", stage="user", script=run.file("repro.py"), cwd=opts["cwd"],
                                    argv=tuple(v.argv), attempt=i, label=f"verify-repro-{i}",
-                                   script_hash=text_hash(result), fresh_interpreter=True) for i in range(2)])
+                                   path_dirs=(os.path.dirname(v.script),), script_hash=text_hash(result),
+                                   fresh_interpreter=True) for i in range(2)])
     v.repro = run.file("repro.py")
     v.repro_verified = all(c is not None and target.matches(c.signature) for c in checks)
     v.repro_signature = checks[0].signature.to_dict() if checks[0] else None
