@@ -59,3 +59,18 @@ def test_graph_passes_cut_to_the_failing_node_through_the_problem():
     assert s.size(best) == 3  # input a, relu, output
     assert [s.size(e) for e in improved] == sorted({s.size(e) for e in improved}, reverse=True)
     assert {name for name, _ in problem.improvements} <= {p.name for p in graph_passes(s, 2)}
+
+
+def test_a_tensor_written_in_place_is_never_cut_into_an_input():
+    """x.unfold(...).mul_(2) writes into x through the view: cutting the view into an input (a copy) would
+    make the write vanish, and a minifier would mistake that for the bug (pytorch/pytorch#198102)."""
+    meta = {"nodes": [{"name": "x", "op": "placeholder", "target": "x", "deps": [], "tensor": True},
+                      {"name": "frames", "op": "call_method", "target": "unfold", "deps": ["x"], "tensor": True},
+                      {"name": "mul_", "op": "call_method", "target": "mul_", "deps": ["frames"], "tensor": True,
+                       "mutates": True}],
+            "outputs": ["x"]}
+    shape = GraphShape.from_meta(meta)
+    edit = shape.original()
+    assert edit.computed == {"frames", "mul_"}  # the write is live though nothing reads its result
+    assert "frames" not in shape.cuttable(edit)
+    assert shape.keep_computed(edit, ["mul_"]).cut == frozenset()

@@ -109,14 +109,32 @@ def _input_grads(fn, inputs) -> list:
     return [a.grad if isinstance(a, torch.Tensor) and a.grad is not None else None for a in copies]
 
 
+def _fp64_grads(gm, inputs) -> list | None:
+    """The inputs' gradients computed in float64 with autocast off: the reference both others are judged by."""
+    import copy
+
+    import torch
+
+    from reprokit import compat
+
+    try:
+        with torch.autocast("cpu", enabled=False):
+            m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), list(inputs))
+            return _input_grads(m64, a64)
+    except Exception:  # a graph that cannot run in float64 is judged against eager alone
+        return None
+
+
 def _check_gradients(state: TrialState, gm, compiled, inputs) -> None:
-    """A bug only in backward: the inputs' gradients, eager against compiled, judged like outputs."""
+    """A bug only in backward: the inputs' gradients, eager against compiled, judged like outputs (with a float64
+    reference, so a gradient that is merely rounded differently is not a bug)."""
     eager = _input_grads(gm, inputs)
     got = _input_grads(compiled, inputs)
-    pairs = [(i, e, g) for i, (e, g) in enumerate(zip(eager, got)) if e is not None or g is not None]
+    fp64 = _fp64_grads(gm, inputs) or [None] * len(eager)
+    pairs = [(i, e, g, r) for i, (e, g, r) in enumerate(zip(eager, got, fp64)) if e is not None or g is not None]
     if not pairs:
         return
-    mismatch = compare_outputs(([e for _, e, _ in pairs], None), [g for _, _, g in pairs])
+    mismatch = compare_outputs(([e for _, e, _, _ in pairs], [r for *_, r in pairs]), [g for _, _, g, _ in pairs])
     if mismatch:
         index, rest = mismatch.split(":", 1) if ":" in mismatch else ("", mismatch)
         which = pairs[int(index.split()[-1])][0] if index.split()[-1:] and index.split()[-1].isdigit() else "?"

@@ -107,9 +107,12 @@ class GraphShape:
 
     def keep_computed(self, edit: Edit, keep) -> Edit:
         """Cut every computed tensor node not in `keep` into an input (non-tensor nodes stay computed)."""
-        keep = set(keep)
+        keep = set(keep) | (set(edit.computed) - set(self.cuttable(edit)))
         to_cut = {n for n in edit.computed if n not in keep and self.by_name[n].tensor}
         return self.normalise(Edit(edit.computed - to_cut, edit.cut | to_cut, edit.outputs))
 
     def cuttable(self, edit: Edit) -> list:
-        return [n for n in self.body if n in edit.computed and self.by_name[n].tensor]
+        """Computed tensor nodes that may become inputs. Not a tensor an in-place op writes into: as an input
+        it would be a copy, no longer the view of what the graph returns, and the write would go nowhere."""
+        written = {self.by_name[n].deps[0] for n in edit.computed if self.by_name[n].mutates and self.by_name[n].deps}
+        return [n for n in self.body if n in edit.computed and self.by_name[n].tensor and n not in written]
