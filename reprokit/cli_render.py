@@ -94,7 +94,10 @@ def summary_table(v) -> str:
              ("modes that pass", None if v.modes is None else
               ", ".join(f"mode={r['mode'] or 'default'} dynamic={r['dynamic']}" for r in v.modes
                         if r["kind"] == "pass") or "none"),
-             ("repro", v.repro), ("tarball", v.tarball),
+             ("repro", v.repro and f"{v.repro} ({v.repro_kind or 'not verified'})"),
+             ("no repro because", None if v.repro_verified or not v.repro_attempts else
+              "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts)),
+             ("tarball", v.tarball),
              ("trials", f"{v.trials} in {v.seconds:.1f} s")]
     lines.append("")
     lines += [f"{k:<26} {val}" for k, val in facts if val is not None]

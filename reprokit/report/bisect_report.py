@@ -61,13 +61,28 @@ def summary(v: Verdict) -> str:
     return " ".join(parts)
 
 
+# What each kind of repro is, in the words ISSUE.md uses.
+REPRO_KINDS = {
+    "graph": "the failing FX graph alone",
+    "graph_in_context": "the failing FX graph replayed with the script's call-time context (autocast, grad mode, "
+                        "dtype), the ops it registered and the compiler hooks it set",
+    "graph_in_script": "the FX graph minified inside the running script, whose own check decided; standalone, it "
+                       "checks compiled against eager and a float64 reference",
+    "source": "the script itself, reduced statement by statement",
+}
+
+
 def repro_note(v: Verdict, repro: Optional[str], inline: Optional[str]) -> str:
-    """What ISSUE.md says about the repro: its size and whether it was verified."""
-    if not repro:
-        return "no standalone repro was produced; the original script is in the pack under source/"
+    """What ISSUE.md says about the repro: what kind it is, its size and whether it was verified."""
+    if not repro or not v.repro_verified and v.repro_attempts:
+        tried = "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts or [])
+        return ("no verified standalone repro" + (f" ({tried})" if tried else "")
+                + "; the original script is in the pack under source/")
     nodes = v.nodes or {}
-    note = (f"{nodes.get('minified')} of {nodes.get('original')} {nodes.get('unit', 'FX nodes')}, "
-            + ("verified to fail the same way in two fresh processes" if v.repro_verified else
+    kind = REPRO_KINDS.get(v.repro_kind or "", "")
+    note = (f"{kind + ', ' if kind else ''}{nodes.get('minified')} of {nodes.get('original')} "
+            f"{nodes.get('unit', 'FX nodes')}, "
+            + ("verified to fail the same way in two fresh interpreters" if v.repro_verified else
                f"NOT verified: it gave {Signature.from_dict(v.repro_signature).short() if v.repro_signature else 'nothing'}"))
     return note if inline else note + "; too long to inline, see repro.py in the pack"
 
