@@ -221,3 +221,95 @@ def test_nan_in_compiled_only_fails_every_level(level):
 
     line = acc.judge(check(f, [x], nan_at_3), level)
     assert line.startswith("output 0: max abs diff inf") and "at [3]" in line and "compiled nan" in line
+
+
+def unfold_gapped_inplace(signal):
+    """pytorch#198102: an in-place update through a gapped unfold view; under AOT autograd's functionalization
+    the base's elements between the windows come back zero. The output (the windows' mean) is right."""
+    frames = signal.unfold(1, 1, 5)
+    frames.mul_(2.0)
+    return frames.mean()
+
+
+def test_a_real_wrong_input_mutation_is_caught():
+    x = torch.randn(4, 12)
+    gm = dynamo_graph(unfold_gapped_inplace, [x.clone()])
+    reference = acc.eager_reference(gm, [x.clone()])
+    args = [x.clone()]
+    out = torch.compile(unfold_gapped_inplace, backend="aot_eager")(*args)  # the call the router sees
+    measures = acc.measure(reference, out, args)
+    assert acc.judge([by_name(measures)["output 0"]]) is None  # the output is right: only the input is wrong
+    line = acc.judge(measures)
+    assert line.startswith("input 0 (mutated): max abs diff ") and ", compiled 0, float64 " in line
+
+
+def dynamo_graph(fn, args):
+    """The graph Dynamo hands a backend for fn(*args)."""
+    graphs = []
+
+    def keep(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch.compile(fn, backend=keep)(*args)
+    return graphs[0]
+
+
+def repro_for(tmp_path, fn, args, backend, strict=False):
+    """repro.py (accuracy block on, saved inputs) for the graph of fn, as reprokit writes it."""
+    import types
+
+    from reprokit.fx.capture import capture_graph
+    from reprokit.fx.materialize import repro_parts
+    from reprokit.report.render import render_repro
+
+    gm = dynamo_graph(fn, args)
+    compile_args = {"backend": backend, "mode": None, "options": None, "dynamic": None, "fullgraph": False}
+    capture_graph(gm, args, str(tmp_path / "case"), max_input_bytes=1 << 30, compile_args=compile_args)
+    parts = repro_parts(str(tmp_path / "case"), None, str(tmp_path))
+    text = render_repro(parts, types.SimpleNamespace(graph=0), stage=backend,
+                        target=types.SimpleNamespace(short=lambda: "wrong values"), accuracy=True, backward=False,
+                        use_saved=True, command="reprokit bisect x.py", original_nodes=parts["nodes"],
+                        strict=strict)
+    (tmp_path / "repro.py").write_text(text)
+    return tmp_path / "repro.py"
+
+
+def run_repro(path):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600,
+                          cwd=path.parent)
+
+
+@pytest.mark.slow
+def test_repro_compares_mutated_inputs(tmp_path):
+    repro = repro_for(tmp_path, unfold_gapped_inplace, [torch.randn(4, 12)], "aot_eager")
+    text = repro.read_text()
+    assert "reprokit" not in text.split("import torch", 1)[1]  # torch-only
+    p = run_repro(repro)
+    assert p.returncode == 1, p.stdout + p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("AssertionError: input 0 (mutated): compiled differs from eager, max abs diff ")
+    assert ", compiled 0, float64 " in last and "error vs float64: compiled " in last
+
+
+def probit(p):
+    return torch.erfinv(2.0 * p - 1.0) * (2.0 ** 0.5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strict", [False, True])
+def test_repro_of_float64_erfinv_fails_only_at_the_strict_level(tmp_path, strict):
+    """pytorch#198133: inductor's float64 erfinv is 6e-5 off near 1, eager exact: under rtol 1e-3 that passes;
+    the strict rule (farther from float64 than eager, beyond 64 ulp) fails it and shows the three values."""
+    p = torch.tensor([0.9995, 1 - 5e-10, 1 - 5e-13, 1 - 5e-15, 0.3, 0.6], dtype=torch.float64)
+    proc = run_repro(repro_for(tmp_path, probit, [p], "inductor", strict=strict))
+    if not strict:
+        assert proc.returncode == 0 and "no failure" in proc.stdout, proc.stdout + proc.stderr
+        return
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("AssertionError: output 0: compiled differs from eager, max abs diff ")
+    assert "float64 " in last and "; error vs float64: compiled " in last and ", eager 0" in last
