@@ -196,6 +196,22 @@ def test_silent_accuracy_bug_needs_check_accuracy(workdir):
 
 
 @pytest.mark.slow
+def test_backward_only_silent_accuracy_bug_is_caught_by_the_gradient_check(workdir):
+    """A real inductor bug (pytorch#185509) in backward only, the script checking nothing: --check-accuracy
+    compares the input gradients with eager's and names the wrong one."""
+    exp = expect("backward_silent_accuracy.py")
+    p, _ = bisect(workdir, "backward_silent_accuracy.py", "--no-pack", "--no-minify")
+    assert p.returncode == 3 and "--check-accuracy" in p.stderr
+    p, data = bisect(workdir, "backward_silent_accuracy.py", *exp["args"], "--no-configs", "--no-subsystems",
+                     "--no-pack", "--no-minify")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    assert [s["kind"] for s in data["ladder"]] == ["pass", "pass", "pass", "accuracy"]
+    stderr = pathlib.Path(data["decisive_trials"]["first_failing"], "stderr.txt").read_text()
+    assert "AccuracyFailure: graph 0: gradient of input 0: max abs diff " in stderr
+
+
+@pytest.mark.slow
 def test_flaky_failure_is_reported_not_bisected(workdir, tmp_path):
     exp = expect("flaky.py")
     p, data = bisect(workdir, "flaky.py", *exp["args"], "--no-pack", env={"FLAKY_DIR": str(tmp_path)})

@@ -1,67 +1,362 @@
-"""The one accuracy check of compiled graphs: outputs against eager, judged with a float64 reference."""
+"""The one accuracy check of compiled graphs: compiled against eager, judged with a float64 reference.
+
+`eager_reference` runs the graph eagerly (and in float64) on copies of the inputs; `measure` turns one compiled
+call into plain data per output and per mutated input; `judge` reads that data at one of two levels;
+`compiled_more_accurate` says when a divergence is compiled being the better of the two (as PyTorch's after_aot
+accuracy check does, that is no compiler bug). `gradient_measures` does the same for input gradients. Measures
+are JSON, so a graph trial can leave them in its folder (`write_measures`).
+"""
 from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+DEFAULT, STRICT = "default", "strict"
+TOL = 1e-3  # the default level's tolerance, as torch's accuracy minifier uses it
+ULPS = 64  # strict level: a difference under this many ulp of the output's magnitude is rounding, never a bug
+WORSE = 2.0  # strict level: compiled's float64 error must exceed eager's by this factor (torch's multiplier)
+MORE_ACCURATE = "compiled is more accurate than eager here (float64 reference): not a compiler bug"
 
 
 class AccuracyFailure(Exception):
     """A compiled graph's outputs differ from the same graph run eagerly."""
 
 
-def eager_reference(gm, args):
-    """(eager result, float64 result) of the graph on copies of args; None where it cannot be had."""
+@dataclasses.dataclass
+class Reference:
+    """Eager's side of one call: its outputs, its copies of the inputs after the call (the graph may mutate
+    them), the same two in float64 (None when the float64 run failed), and the inputs eager mutated."""
+    outputs: Any
+    fp64_outputs: Any
+    inputs: list
+    fp64_inputs: Optional[list]
+    mutated: frozenset
+
+
+def copies(args, keep_grad: bool = False) -> list:
+    """Detached copies of the tensors in args (leaves that require grad as the originals do, when asked)."""
+    import torch
+
+    def copy(a):
+        if not isinstance(a, torch.Tensor):
+            return a
+        c = a.detach().clone()
+        return c.requires_grad_(a.requires_grad) if keep_grad else c
+
+    return [copy(a) for a in args]
+
+
+def same_rng(args):
+    """A context in which random ops draw what they would draw outside it, and leave the script's stream as it
+    was: every reference run starts from the state the compiled call starts from."""
+    import torch
+
+    cuda = sorted({a.device.index or 0 for a in args if isinstance(a, torch.Tensor) and a.is_cuda})
+    return torch.random.fork_rng(devices=cuda)
+
+
+def eager_reference(gm, args) -> Optional[Reference]:
+    """Eager's results (and float64 ones) of the graph on copies of args; None when eager itself fails."""
+    import torch
+
+    try:
+        with torch.no_grad():
+            inputs = copies(args)
+            before = [a._version if isinstance(a, torch.Tensor) else None for a in inputs]
+            with same_rng(args):
+                outputs = gm(*inputs)
+            mutated = frozenset(i for i, (a, v) in enumerate(zip(inputs, before))
+                                if v is not None and a._version != v)  # the version counter: in-place writes
+            with same_rng(args):
+                fp64_outputs, fp64_inputs = fp64_run(gm, args)
+        return Reference(outputs, fp64_outputs, inputs, fp64_inputs, mutated)
+    except Exception:
+        return None
+
+
+def fp64_run(gm, args):
+    """(outputs, inputs after the call) of the graph in float64 on float64 copies of args (as torch's accuracy
+    minifier casts them), or (None, None) when the graph cannot run in float64."""
+    import copy
+
+    from reprokit import compat
+
+    try:
+        m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), copies(args))
+        return m64(*a64), a64
+    except Exception:
+        return None, None
+
+
+def measure(reference: Reference, out, args=None) -> list:
+    """Plain data per output of the compiled call (and per input it or eager mutated, when args, the compiled
+    call's inputs after the call, are given): see tensor_measure."""
+    import torch
+
+    refs, outs = as_list(reference.outputs), as_list(out)
+    f64s = as_list(reference.fp64_outputs) if reference.fp64_outputs is not None else [None] * len(refs)
+    found = []
+    if len(refs) != len(outs):
+        found.append({"name": "outputs", "kind": "output", "index": None, "float": False, "same": False,
+                      "problem": f"{len(outs)} outputs vs eager {len(refs)}"})
+    for i, (r, o) in enumerate(zip(refs, outs)):
+        r64 = f64s[i] if i < len(f64s) else None
+        found += pair_measure(f"output {i}", "output", i, r, o, r64)
+    eager_in, fp64_in = reference.inputs, reference.fp64_inputs or [None] * len(reference.inputs)
+    for i, (e, c) in enumerate(zip(eager_in, args or [])):
+        if isinstance(e, torch.Tensor) and isinstance(c, torch.Tensor) and (
+                i in reference.mutated or not exactly_equal(e, c.detach())):
+            found += pair_measure(f"input {i} (mutated)", "input", i, e, c, fp64_in[i])
+    return found
+
+
+def pair_measure(name: str, kind: str, index: int, r, o, r64) -> list:
+    """[] when neither side is a tensor (None beside None); else the one measure of the pair."""
+    import torch
+
+    if not isinstance(r, torch.Tensor) and not isinstance(o, torch.Tensor):
+        return []
+    if not isinstance(r, torch.Tensor) or not isinstance(o, torch.Tensor):
+        return [{"name": name, "kind": kind, "index": index, "float": False, "same": False,
+                 "problem": f"{type(o).__name__} vs eager {type(r).__name__}"}]
+    return [tensor_measure(name, kind, index, r.detach(), o.detach(),
+                           r64.detach() if isinstance(r64, torch.Tensor) and r64.shape == r.shape else None)]
+
+
+def tensor_measure(name: str, kind: str, index: int, r, o, r64) -> dict:
+    """One compiled tensor o against eager's r (and float64's r64): name, kind, index, dtype, shape, float, same
+    (the default level's verdict), problem (what differs beyond numbers), and for floats max_abs, max_rel,
+    compiled_vs_fp64, eager_vs_fp64 (max abs errors; None without float64) and their root mean squares,
+    magnitude (of float64, else eager), noise_floor (64 ulp of it) and the worst element's values."""
+    import torch
+
+    from reprokit import compat
+
+    m = {"name": name, "kind": kind, "index": index, "dtype": dtype_name(o.dtype), "shape": list(o.shape),
+         "float": o.is_floating_point() or o.is_complex(), "problem": None}
+    if r.dtype != o.dtype or r.shape != o.shape:
+        m.update(same=False, problem=f"{m['dtype']}{m['shape']} vs eager {dtype_name(r.dtype)}{list(r.shape)}")
+    elif not m["float"]:
+        # torch's after_aot accuracy check skips non-float outputs; a wrong index is still wrong.
+        differ = int((r != o).sum())
+        m.update(same=differ == 0, problem=f"{differ} of {r.numel()} {m['dtype']} elements differ" if differ else None)
+    else:
+        m.update(float_numbers(r, o, r64))
+        m["same"] = m["max_abs"] == 0 or compat.same(r, o, fp64_ref=r64, tol=TOL)
+    return m
+
+
+def float_numbers(r, o, r64) -> dict:
+    """The numbers of a float measure (see tensor_measure)."""
+    import torch
+
+    wr, wo = wide(r), wide(o)
+    diff = error(wo, wr)
+    finfo = torch.finfo(r.real.dtype if r.is_complex() else r.dtype)
+    nums = {"max_abs": top(diff), "max_rel": top(diff / (wr.abs() + finfo.tiny)),
+            "compiled_vs_fp64": None, "eager_vs_fp64": None}
+    if r64 is not None:
+        w64 = wide(r64)
+        ec, ee = error(wo, w64), error(wr, w64)
+        nums.update(compiled_vs_fp64=top(ec), eager_vs_fp64=top(ee), compiled_rms_vs_fp64=rms(ec),
+                    eager_rms_vs_fp64=rms(ee))
+    base = wide(r64) if r64 is not None else wr
+    finite = base.abs()[torch.isfinite(base.abs())]
+    nums["magnitude"] = top(finite)
+    nums["noise_floor"] = ULPS * finfo.eps * max(nums["magnitude"], finfo.tiny)
+    if diff.numel():
+        j = int(diff.flatten().argmax())
+        at = [int(x) for x in torch.unravel_index(torch.tensor(j), tuple(r.shape))] if r.dim() else []
+        nums["worst"] = {"at": at, "eager": number(r.flatten()[j]), "compiled": number(o.flatten()[j]),
+                         "fp64": number(r64.flatten()[j]) if r64 is not None else None}
+    return nums
+
+
+def judge(measures: list, level: str = DEFAULT) -> Optional[str]:
+    """A one-line description of the first mismatch, or None when compiled agrees with eager.
+
+    default: torch's `same` with a float64 reference (tolerance 1e-3; compiled may be up to twice as far from
+    float64 as eager). strict, for when the script's own tolerance is unknown: also a mismatch when compiled's
+    error against float64 is more than twice eager's and more than 64 ulp of the output's magnitude. Without a
+    float64 reference the strict level keeps the default verdict. Non-float tensors must be equal at both."""
+    for m in measures:
+        if m.get("problem"):
+            return f"{m['name']}: {m['problem']}"
+        if m["float"] and (not m["same"] or (level == STRICT and strictly_worse(m))):
+            return f"{m['name']}: {describe(m)}"
+    return None
+
+
+def strictly_worse(m: dict) -> bool:
+    """The strict rule: compiled farther from float64 than twice eager's error, and beyond rounding."""
+    ec, ee = m.get("compiled_vs_fp64"), m.get("eager_vs_fp64")
+    if ec is None or ee is None:
+        return False
+    return ec > WORSE * ee and ec > m["noise_floor"]
+
+
+def compiled_more_accurate(measures: list) -> bool:
+    """True when compiled and eager diverge (beyond rounding) and every diverging output is a float one where
+    compiled is closer to the float64 reference than eager is (a smaller worst error, and no larger root mean
+    square error: compiled off a little everywhere is not better than eager off a lot at one element)."""
+    diverging = [m for m in measures if m.get("problem") or (m["float"] and m["max_abs"] > m["noise_floor"])]
+    return bool(diverging) and all(
+        not m.get("problem") and m["float"] and m.get("compiled_vs_fp64") is not None
+        and m["compiled_vs_fp64"] < m["eager_vs_fp64"] and m["compiled_rms_vs_fp64"] <= m["eager_rms_vs_fp64"]
+        for m in diverging)
+
+
+def verdict(measures: Optional[list], level: str = DEFAULT) -> tuple:
+    """(mismatch, note): the judge's mismatch, unless compiled is the more accurate one; then (None, note)."""
+    mismatch = judge(measures, level) if measures else None
+    if mismatch and compiled_more_accurate(measures):
+        return None, MORE_ACCURATE
+    return mismatch, None
+
+
+def describe(m: dict) -> str:
+    """max abs/rel diff compiled vs eager, where, the values there, and both errors against float64."""
+    text = f"max abs diff {m['max_abs']:.3g}, max rel diff {m['max_rel']:.3g}"
+    w = m.get("worst")
+    if w:
+        fp64 = f", float64 {w['fp64']:.17g}" if isinstance(w["fp64"], float) else ""
+        text += f" at {w['at']} (eager {w['eager']:.9g}, compiled {w['compiled']:.9g}{fp64})" \
+            if isinstance(w["eager"], float) else f" at {w['at']}"
+    if m.get("compiled_vs_fp64") is not None:
+        text += f"; error vs float64: compiled {m['compiled_vs_fp64']:.3g}, eager {m['eager_vs_fp64']:.3g}"
+    return text
+
+
+def gradient_measures(gm, compiled, args) -> Optional[list]:
+    """Measures of the input gradients, compiled against eager (and float64), after a backward with a grad of
+    ones for every float output that requires grad; each side runs on its own detached copies of args. None
+    when no input requires grad, grad mode is off, or a side cannot run (the script's own calls will show why)."""
+    import torch
+
+    if not torch.is_grad_enabled() or not any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+        return None
+    try:
+        with same_rng(args):
+            eager = input_grads(gm, copies(args, keep_grad=True))
+        with same_rng(args):
+            fp64 = fp64_grads(gm, args)
+        with same_rng(args):
+            comp = input_grads(compiled, copies(args, keep_grad=True))
+    except Exception:
+        return None
+    if eager is None or comp is None:
+        return None
+    # A gradient autograd never reached is None on one side and may be zeros on the other: the same thing.
+    eager = [torch.zeros_like(c) if e is None and c is not None else e for e, c in zip(eager, comp)]
+    comp = [torch.zeros_like(e) if c is None and e is not None else c for e, c in zip(eager, comp)]
+    found = measure(Reference(eager, fp64, [], None, frozenset()), comp)
+    return [dict(m, name=f"gradient of input {m['index']}", kind="gradient") for m in found if m["index"] is not None]
+
+
+def input_grads(fn, inputs) -> Optional[list]:
+    """The .grad of every input after fn's forward and a backward with ones; None when no output needs grad."""
+    import torch
+
+    outs = [o for o in as_list(fn(*inputs)) if isinstance(o, torch.Tensor) and o.requires_grad
+            and (o.is_floating_point() or o.is_complex())]
+    if not outs:
+        return None
+    torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+    return [a.grad if isinstance(a, torch.Tensor) and a.requires_grad else None for a in inputs]
+
+
+def fp64_grads(gm, args) -> Optional[list]:
+    """input_grads of the graph in float64, or None when it cannot run in float64."""
     import copy
 
     import torch
 
     from reprokit import compat
 
-    def clone(a):
-        return a.detach().clone() if isinstance(a, torch.Tensor) else a
-
     try:
-        with torch.no_grad():
-            ref = gm(*[clone(a) for a in args])
-            fp64 = None
-            try:
-                m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), [clone(a) for a in args])
-                fp64 = m64(*a64)
-            except Exception:
-                fp64 = None
-        return (ref, fp64)
+        m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), copies(args))
+        a64 = [b.detach().requires_grad_(a.requires_grad) if isinstance(b, torch.Tensor) and b.is_floating_point()
+               else b for a, b in zip(args, a64)]
+        return input_grads(m64, a64)
     except Exception:
         return None
 
 
-def compare_outputs(reference, out) -> str | None:
-    """A one-line description of the mismatch, or None when the outputs agree."""
+def compare_outputs(reference, out, args=None) -> Optional[str]:
+    """The default level's mismatch of one compiled call (None when it agrees or is the more accurate one).
+    reference may also be an (eager outputs, float64 outputs) pair, as before measures: then pairs where
+    either side is not a tensor are not compared."""
     import torch
 
-    ref, fp64 = reference
-    refs = ref if isinstance(ref, (list, tuple)) else (ref,)
-    outs = out if isinstance(out, (list, tuple)) else (out,)
-    f64s = fp64 if isinstance(fp64, (list, tuple)) else (fp64,) * len(refs)
-    for i, (r, o, r64) in enumerate(zip(refs, outs, f64s)):
-        if not isinstance(r, torch.Tensor) or not isinstance(o, torch.Tensor):
-            continue
-        mismatch = _compare_tensor(r, o.detach(), r64 if isinstance(r64, torch.Tensor) else None)
-        if mismatch:
-            return f"output {i}: {mismatch}"
-    return None
+    if reference is None:
+        return None
+    if isinstance(reference, tuple):
+        refs, outs = as_list(reference[0]), as_list(out)
+        keep = [i for i, (r, o) in enumerate(zip(refs, outs))
+                if isinstance(r, torch.Tensor) and isinstance(o, torch.Tensor)]
+        found = measure(Reference(refs, reference[1], [], None, frozenset()),
+                        [o if i in keep else refs[i] for i, o in enumerate(outs)])
+        return verdict([m for m in found if m["index"] in keep])[0]
+    return verdict(measure(reference, out, args))[0]
 
 
-def _compare_tensor(r, o, r64) -> str | None:
+def write_measures(path: str, measures: list) -> None:
+    """accuracy.json: the measures and what each level, and the more-accurate rule, make of them."""
+    from reprokit.data.rundir import write_json_atomic
+
+    write_json_atomic(path, {"measures": measures, "default": judge(measures, DEFAULT),
+                             "strict": judge(measures, STRICT),
+                             "compiled_more_accurate": compiled_more_accurate(measures)})
+
+
+def as_list(out) -> list:
+    """A graph's outputs as a list (a single tensor is one output)."""
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def wide(t):
+    """t in float64 (complex128 for complex): differences without rounding of their own."""
     import torch
 
-    from reprokit import compat
+    return t.to(torch.complex128 if t.is_complex() else torch.float64)
 
-    if r.dtype != o.dtype or r.shape != o.shape:
-        return f"{o.dtype}{list(o.shape)} vs eager {r.dtype}{list(r.shape)}"
-    if r.is_floating_point() or r.is_complex():
-        if not compat.same(r, o, fp64_ref=r64):
-            diff = (o.double() - r.double()).abs()
-            diff = diff[~torch.isnan(diff)] if diff.numel() else diff
-            worst = float(diff.max()) if diff.numel() else float("nan")
-            return f"max abs diff {worst:.3g}"
-    elif not torch.equal(r, o):
-        # torch's after_aot accuracy check skips non-float outputs; a wrong index is still wrong.
-        return f"{int((r != o).sum())} of {r.numel()} {r.dtype} elements differ"
-    return None
+
+def error(x, ref):
+    """|x - ref| per element: 0 where both are the same infinity or both NaN, inf where only one is NaN."""
+    import torch
+
+    e = (x - ref).abs()
+    agree = (x == ref) | (torch.isnan(x) & torch.isnan(ref))
+    return torch.nan_to_num(torch.where(agree, torch.zeros_like(e), e), nan=float("inf"))
+
+
+def top(t) -> float:
+    """The largest element as a float (0.0 for an empty tensor)."""
+    return float(t.max()) if t.numel() else 0.0
+
+
+def rms(t) -> float:
+    """Root mean square of the elements (0.0 for an empty tensor)."""
+    return float(t.square().mean().sqrt()) if t.numel() else 0.0
+
+
+def exactly_equal(a, b) -> bool:
+    """Same dtype, shape and values (NaN equal to NaN)."""
+    import torch
+
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if torch.equal(a, b):
+        return True
+    return (a.is_floating_point() or a.is_complex()) and bool(torch.all(error(wide(a), wide(b)) == 0))
+
+
+def number(t):
+    """One element as JSON: a float, an int, a bool, or a complex number's repr."""
+    v = t.item()
+    return repr(v) if isinstance(v, complex) else v
+
+
+def dtype_name(dtype) -> str:
+    """torch.float32 -> 'float32'."""
+    return str(dtype).replace("torch.", "")

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any, Optional
 
-from reprokit.child.accuracy import AccuracyFailure, compare_outputs, eager_reference
+from reprokit.child.accuracy import AccuracyFailure, eager_reference, gradient_measures, measure, verdict
 from reprokit.child.backends import backend_for, backend_name, inductor_observing
 from reprokit.child.observe import Observer, user_frame
 from reprokit.child.state import TrialState
@@ -137,19 +137,25 @@ class GraphRouter:
 
 def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool):
     """Graph k's compiled callable, noting a failure at run time, comparing its first two calls with eager when
-    asked, and noting when its backward runs."""
+    asked (outputs, mutated inputs, and on the first call the input gradients, from runs on copies: the
+    script's own call is unchanged), and noting when its backward runs."""
     calls = [0]
 
     def run(*args):
         calls[0] += 1
-        reference = eager_reference(gm, args) if check_accuracy and calls[0] <= 2 else None
+        check = check_accuracy and calls[0] <= 2
+        reference = eager_reference(gm, args) if check else None
+        grads = gradient_measures(gm, compiled, args) if check and calls[0] == 1 else None
         try:
             out = compiled(*args)
         except BaseException:
             state.fail(k)
             raise
-        if reference is not None:
-            mismatch = compare_outputs(reference, out)
+        for found in (measure(reference, out, args) if reference is not None else None, grads):
+            mismatch, note = verdict(found)
+            if note:  # compiled is the closer one to float64: no bug to report
+                state.note = note
+                state.save_state()
             if mismatch:
                 state.fail(k, accuracy=f"graph {k}: {mismatch}")
                 raise AccuracyFailure(state.accuracy_failure)

@@ -65,6 +65,8 @@ def context_parts(ctx: dict | None) -> tuple[list, str | None]:
 
 def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, backward: bool, use_saved: bool,
                  command: str, original_nodes: int, strict: bool = False) -> str:
+    """repro.py's text. accuracy: compare compiled with eager and a float64 reference (strict: with the strict
+    rule, for when the script's own tolerance is unknown); backward: run the backward too."""
     choice = compile_choice(stage, parts.get("compile_args"))
     setup, with_items = context_parts(parts.get("context"))
     return environment().get_template("repro.py.j2").render(
@@ -74,7 +76,7 @@ def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, ba
         config_lines=parts["config_lines"], attributes=parts["attributes"], forward=parts["forward"],
         use_saved=use_saved, input_lines=[input_line(m) for m in parts["inputs"]], backend=choice["backend"],
         mode=choice["mode"], options=json.dumps(choice["options"]) if choice["options"] else None,
-        accuracy=accuracy, backward=backward, submodules=parts.get("submodules", []),
+        accuracy=accuracy, strict=strict, backward=backward, submodules=parts.get("submodules", []),
         children=parts.get("children", []), graph_kind=parts.get("graph_kind", "forward"),
         prelude=parts.get("prelude"), hook_lines=parts.get("hook_lines") or [], context_setup=setup,
-        context_with=with_items, strict=strict)
+        context_with=with_items)
