@@ -65,7 +65,10 @@ _INPLACE_OPERATORS = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "
 
 
 def mutates(n: torch.fx.Node) -> bool:
-    """Whether the node writes into one of its inputs (an in-place method or op, or a mutating schema)."""
+    """Whether the node has an effect beyond its result: it writes into one of its inputs (an in-place method or
+    op, a mutating schema) or changes state, as entering and leaving an autocast region does (FX's is_impure)."""
+    if n.op == "call_function" and n.is_impure():
+        return True
     t = n.target
     name = t if isinstance(t, str) else getattr(t, "__name__", "")
     if (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_OPERATORS:

@@ -38,7 +38,8 @@ def write_verified_repro(run, runner, v, case, edit, stage, target, accuracy, ru
                                        check_accuracy=accuracy and not strict, attempt=i, label=f"verify-repro-{i}",
                                        script_hash=file_hash(run.file("repro.py")), fresh_interpreter=True)
                           for i in range(2)])
-        same = [c is not None and (target.matches(c.signature) or strict and _fails_its_check(c.signature))
+        # An accuracy repro reports through its own check (an AssertionError) or the router's: the same failure.
+        same = [c is not None and (target.matches(c.signature) or (strict or accuracy) and _fails_its_check(c.signature))
                 for c in checks]
         v.repro = run.file("repro.py")
         v.repro_verified = all(same)
