@@ -82,10 +82,24 @@ def fp64_run(gm, args):
     from reprokit import compat
 
     try:
-        m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), copies(args))
-        return m64(*a64), a64
+        with no_autocast():  # an outer autocast region would round the reference to bfloat16
+            m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), copies(args))
+            return m64(*a64), a64
     except Exception:
         return None, None
+
+
+def no_autocast():
+    """A context with autocast off on every device type this build knows (for float64 references)."""
+    import contextlib
+
+    import torch
+
+    stack = contextlib.ExitStack()
+    for device in ("cpu", "cuda"):
+        if device == "cpu" or torch.cuda.is_available():
+            stack.enter_context(torch.autocast(device, enabled=False))
+    return stack
 
 
 def measure(reference: Reference, out, args=None) -> list:
@@ -274,10 +288,11 @@ def fp64_grads(gm, args) -> Optional[list]:
     from reprokit import compat
 
     try:
-        m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), copies(args))
-        a64 = [b.detach().requires_grad_(a.requires_grad) if isinstance(b, torch.Tensor) and b.is_floating_point()
-               else b for a, b in zip(args, a64)]
-        return input_grads(m64, a64)
+        with no_autocast():
+            m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), copies(args))
+            a64 = [b.detach().requires_grad_(a.requires_grad) if isinstance(b, torch.Tensor) and b.is_floating_point()
+                   else b for a, b in zip(args, a64)]
+            return input_grads(m64, a64)
     except Exception:
         return None
 

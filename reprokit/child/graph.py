@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import os
 
-from reprokit.child.accuracy import AccuracyFailure, compare_outputs, eager_reference
+from reprokit.child.accuracy import (AccuracyFailure, eager_reference, gradient_measures, measure, verdict,
+                                     write_measures)
 from reprokit.child.backends import backend_for
 from reprokit.child.state import TrialState
 
@@ -43,9 +44,9 @@ def run_graph(state: TrialState) -> None:
     gm, inputs, meta = load_case(spec.case)
     for line in meta.get("config_lines", []):
         exec(line, {"torch": torch})  # the user's own non-default compiler config, as captured
+    state.note = ""
     with context.replay(meta.get("context")):
         _compile_and_check(state, gm, inputs, meta)
-    state.note = ""
 
 
 def compile_graph(gm, inputs, backend):
@@ -73,20 +74,21 @@ def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
         gm, inputs = build(gm, inputs, spec.edit)
         compiled = compile_graph(gm, inputs, backend)
     state.graphs = 1
-    if spec.check_accuracy and spec.run_backward:
-        _check_gradients(state, gm, compiled, inputs)
-    reference = eager_reference(gm, inputs) if spec.check_accuracy else None
+    if not spec.check_accuracy:
+        _backward(compiled(*inputs)) if spec.run_backward else compiled(*inputs)
+        return
+    grads = gradient_measures(gm, compiled, inputs) if spec.run_backward else None
+    reference = eager_reference(gm, inputs)
     out = compiled(*inputs)
-    if reference is not None:
-        _raise_on_mismatch(state, compare_outputs(reference, out))
-    if spec.run_backward:
-        _backward(out)
-
-
-def _raise_on_mismatch(state: TrialState, mismatch) -> None:
+    found = (measure(reference, out, inputs) if reference is not None else []) + (grads or [])
+    write_measures(os.path.join(state.dir, "accuracy.json"), found)
+    mismatch, note = verdict(found)
+    state.note = note or ""  # compiled closer to float64 than eager: said, and not a failure
     if mismatch:
         state.accuracy_failure = mismatch
         raise AccuracyFailure(mismatch)
+    if spec.run_backward:
+        _backward(out)
 
 
 def _backward(out) -> list:
@@ -97,45 +99,3 @@ def _backward(out) -> list:
     if outs:
         torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
     return outs
-
-
-def _input_grads(fn, inputs) -> list:
-    """Gradients of fn's outputs (each weighted by ones) with respect to fresh copies of the inputs."""
-    import torch
-
-    copies = [a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a
-              for a in inputs]
-    _backward(fn(*copies))
-    return [a.grad if isinstance(a, torch.Tensor) and a.grad is not None else None for a in copies]
-
-
-def _fp64_grads(gm, inputs) -> list | None:
-    """The inputs' gradients computed in float64 with autocast off: the reference both others are judged by."""
-    import copy
-
-    import torch
-
-    from reprokit import compat
-
-    try:
-        with torch.autocast("cpu", enabled=False):
-            m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), list(inputs))
-            return _input_grads(m64, a64)
-    except Exception:  # a graph that cannot run in float64 is judged against eager alone
-        return None
-
-
-def _check_gradients(state: TrialState, gm, compiled, inputs) -> None:
-    """A bug only in backward: the inputs' gradients, eager against compiled, judged like outputs (with a float64
-    reference, so a gradient that is merely rounded differently is not a bug)."""
-    eager = _input_grads(gm, inputs)
-    got = _input_grads(compiled, inputs)
-    fp64 = _fp64_grads(gm, inputs) or [None] * len(eager)
-    pairs = [(i, e, g, r) for i, (e, g, r) in enumerate(zip(eager, got, fp64)) if e is not None or g is not None]
-    if not pairs:
-        return
-    mismatch = compare_outputs(([e for _, e, _, _ in pairs], [r for *_, r in pairs]), [g for _, _, g, _ in pairs])
-    if mismatch:
-        index, rest = mismatch.split(":", 1) if ":" in mismatch else ("", mismatch)
-        which = pairs[int(index.split()[-1])][0] if index.split()[-1:] and index.split()[-1].isdigit() else "?"
-        _raise_on_mismatch(state, f"gradient of input {which}:{rest}")

@@ -114,7 +114,10 @@ def dispatch(state: TrialState, observer) -> None:
 
 def write_result(state: TrialState, observer, result: dict, started: float, import_seconds) -> None:
     """result.json: the verdict, the recorded state, observations (observed.json) and timings."""
+    said = result.get("note")  # the classifier's line (e.g. the accuracy mismatch) and the state's note both stay
     result.update(state.state())
+    if said and said not in (result.get("note") or ""):
+        result["note"] = "; ".join(x for x in (said, result.get("note")) if x)
     if observer:
         try:
             write_json_atomic(os.path.join(state.dir, "observed.json"), observer.observations())

@@ -19,6 +19,7 @@ class Located:
     signature: Optional[Signature]
     run_backward: bool
     why: str = ""
+    note: str = ""  # what the graph trial said, e.g. that compiled is the more accurate one
 
     @property
     def in_context(self) -> bool:
@@ -53,7 +54,7 @@ def find_failing_graph(runner, v, opts, info, stage, accuracy):
         out = runner(TrialSpec(mode="graph", stage=stage, case=case, check_accuracy=accuracy, run_backward=backward,
                                label=label))
         return Located(case, read_json(os.path.join(case, "meta.json")), out.signature if out.failed else None,
-                       backward)
+                       backward, note=out.note or "")
 
     cap, case = capture(False, f"capture-graph-{v.graph}")
     if case is None:
