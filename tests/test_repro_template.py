@@ -9,7 +9,7 @@ BASE = dict(reprokit_version="0", torch_version="2", command="reprokit bisect s.
             expected="accuracy", nodes=3, original_nodes=9, graph=0, imports="", config_lines=[], attributes=[],
             forward="def forward(self, x):\n    return (x.relu(),)", use_saved=False, input_lines=["torch.randn(3)"],
             backend="inductor", mode=None, options=None, submodules=[], children=[], graph_kind="forward",
-            prelude=None, hook_lines=[], context_setup=[], context_with=None)
+            prelude=None, hook_lines=[], context_setup=[], context_with=None, dynamic=False)
 
 
 @pytest.mark.parametrize("accuracy, backward, strict", list(itertools.product([True, False], repeat=3)))

@@ -49,8 +49,8 @@ def run_graph(state: TrialState) -> None:
         _compile_and_check(state, gm, inputs, meta)
 
 
-def compile_graph(gm, inputs, backend):
-    """The graph compiled by `backend` as Dynamo would hand it over."""
+def compile_graph(gm, inputs, backend, dynamic=None):
+    """The graph compiled by `backend` as Dynamo would hand it over (dynamic: its sizes symbolic, as they were)."""
     import torch
 
     from reprokit.fx.materialize import has_higher_order_ops
@@ -59,7 +59,7 @@ def compile_graph(gm, inputs, backend):
         # Dynamo cannot re-trace its own higher-order ops: hand the graph to the backend as Dynamo does.
         return backend(gm, inputs)
     # Not fullgraph=True: under it torch reports a kernel's runtime error as "Attempt to trace generator".
-    return torch.compile(gm, backend=backend)
+    return torch.compile(gm, backend=backend, dynamic=dynamic)
 
 
 def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
@@ -68,11 +68,12 @@ def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
 
     spec = state.spec
     backend = backend_for(spec.stage, meta.get("compile_args"), spec.config)
+    dynamic = True if any(m.get("symbolic") for m in meta.get("inputs", [])) else None
     if spec.check_accuracy and spec.edit is not None:
-        compiled = spliced(gm, spec.edit, lambda sub, sub_inputs: compile_graph(sub, sub_inputs, backend))
+        compiled = spliced(gm, spec.edit, lambda sub, sub_inputs: compile_graph(sub, sub_inputs, backend, dynamic))
     else:
         gm, inputs = build(gm, inputs, spec.edit)
-        compiled = compile_graph(gm, inputs, backend)
+        compiled = compile_graph(gm, inputs, backend, dynamic)
     state.graphs = 1
     if not spec.check_accuracy:
         _backward(compiled(*inputs)) if spec.run_backward else compiled(*inputs)

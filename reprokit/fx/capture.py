@@ -18,7 +18,9 @@ from reprokit.fx.inputs import synthetic_inputs
 def tensor_meta(t) -> dict:
     """Shape, stride, dtype, device, requires_grad and value statistics of one input."""
     if isinstance(t, torch.SymInt) or isinstance(t, int) and not isinstance(t, bool):
-        return {"kind": "int", "value": int(t)}
+        # A size Dynamo made symbolic (a recompile with automatic dynamic shapes, or dynamic=True): the graph
+        # was compiled for any size, and is replayed so.
+        return {"kind": "int", "value": int(t), "symbolic": isinstance(t, torch.SymInt)}
     if isinstance(t, (float, bool)):
         return {"kind": type(t).__name__, "value": t}
     if not isinstance(t, torch.Tensor):
@@ -159,6 +161,18 @@ def script_prelude(script: str | None, gm, hook_names: list) -> str | None:
     return prelude_for(source, hook_names=hook_names, op_namespaces=op_namespaces(gm))
 
 
+def symbolic_placeholders(gm) -> list:
+    """Per placeholder: whether Dynamo traced it with a symbolic size (a SymInt, or a tensor of symbolic shape)."""
+    out = []
+    for n in gm.graph.nodes:
+        if n.op != "placeholder":
+            continue
+        v = n.meta.get("example_value")
+        shape = getattr(v, "shape", ())
+        out.append(isinstance(v, torch.SymInt) or any(isinstance(d, torch.SymInt) for d in shape))
+    return out
+
+
 def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compile_args=None, script=None,
                   context=None) -> str:
     """Write the case folder; returns a note for the report (e.g. that input values were synthesised).
@@ -169,7 +183,8 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
 
     os.makedirs(out_dir, exist_ok=True)
     inputs = list(example_inputs)
-    inputs_meta = [tensor_meta(t) for t in inputs]
+    inputs_meta = [dict(tensor_meta(t), **({"symbolic": True} if sym else {}))
+                   for t, sym in zip(inputs, symbolic_placeholders(gm) + [False] * len(inputs))]
     total = sum(m.get("bytes", 0) for m in inputs_meta)
     traced = any(compat.is_fake(t) for t in inputs if isinstance(t, torch.Tensor))
     saved_values = total <= max_input_bytes and not traced

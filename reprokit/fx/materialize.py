@@ -103,6 +103,7 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
         "prelude": _read_text(os.path.join(case_dir, "prelude.py")),
         "hook_lines": meta.get("hook_lines", []),
         "context": meta.get("context"),
+        "dynamic": any(m.get("symbolic") for m in meta.get("inputs", [])),
         "compile_args": meta.get("compile_args"),
         "nodes": len(gm.graph.nodes),
         "torch_version": compat.TORCH_VERSION,

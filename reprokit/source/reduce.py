@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import time
 
@@ -26,10 +27,13 @@ def source_problem(run: RunDir, v: Verdict, runner, start: str, stage: str = "ea
         if source is None:
             return False
         run.write_text("source_candidate.py", source)
-        out = runner(TrialSpec(mode="script", stage=stage, script=candidate_path, argv=tuple(v.argv),
-                               cwd=opts["cwd"], label=f"source-{len(source.splitlines())}l",
-                               path_dirs=(os.path.dirname(v.script),), script_hash=text_hash(source)))
-        return target.matches(out.signature)
+        spec = TrialSpec(mode="script", stage=stage, script=candidate_path, argv=tuple(v.argv), cwd=opts["cwd"],
+                         label=f"source-{len(source.splitlines())}l", path_dirs=(os.path.dirname(v.script),),
+                         script_hash=text_hash(source))
+        compiled, plain = runner.map([spec, dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile")])
+        # Failing the same way is not enough: a candidate that also fails with compile off has lost the bug (the
+        # user's assert kept, the compiled call cut; or the script broken in a way that happens to match).
+        return compiled is not None and target.matches(compiled.signature) and plain is not None and plain.kind == "pass"
 
     return Problem(start, fails_same, size=len, on_improve=lambda source: run.write_text("repro.py", source))
 
@@ -94,10 +98,12 @@ def _verify(run: RunDir, v: Verdict, runner, result: str) -> None:
     """Run repro.py twice in fresh interpreters: verified when both fail the same way."""
     target = Signature.from_dict(v.signature)
     opts = run.read_json("run.json")["options"]
-    checks = runner.map([TrialSpec(mode="script", stage="user", script=run.file("repro.py"), cwd=opts["cwd"],
-                                   argv=tuple(v.argv), attempt=i, label=f"verify-repro-{i}",
-                                   path_dirs=(os.path.dirname(v.script),), script_hash=text_hash(result),
-                                   fresh_interpreter=True) for i in range(2)])
+    specs = [TrialSpec(mode="script", stage="user", script=run.file("repro.py"), cwd=opts["cwd"],
+                       argv=tuple(v.argv), attempt=i, label=f"verify-repro-{i}",
+                       path_dirs=(os.path.dirname(v.script),), script_hash=text_hash(result),
+                       fresh_interpreter=True) for i in range(2)]
+    *checks, plain = runner.map(specs + [dataclasses.replace(specs[0], stage="none", label="verify-repro-no-compile")])
     v.repro = run.file("repro.py")
-    v.repro_verified = all(c is not None and target.matches(c.signature) for c in checks)
+    v.repro_verified = all(c is not None and target.matches(c.signature) for c in checks) and (
+        plain is not None and plain.kind == "pass")
     v.repro_signature = checks[0].signature.to_dict() if checks[0] else None
