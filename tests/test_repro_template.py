@@ -29,6 +29,6 @@ def test_context_prelude_and_hooks_are_in_the_repro():
            "context_setup": setup, "context_with": with_items}, accuracy=True, backward=False, strict=False)
     compile(src, "repro.py", "exec")
     assert "torch.set_default_dtype(torch.float64)" in src and "torch.use_deterministic_algorithms(True)" in src
-    assert "with torch.autocast('cpu', dtype=torch.bfloat16), torch.no_grad():" in src
+    assert "with torch.autocast('cpu', dtype=torch.bfloat16), torch.no_grad():\n        return fn(*args)" in src
     assert "@torch.library.custom_op('rk::f'" in src
     assert "torch._inductor.config.post_grad_custom_post_pass = my_pass" in src

@@ -55,8 +55,9 @@ def same_rng(args):
     return torch.random.fork_rng(devices=cuda)
 
 
-def eager_reference(gm, args) -> Optional[Reference]:
-    """Eager's results (and float64 ones) of the graph on copies of args; None when eager itself fails."""
+def eager_reference(gm, args, run_eager=None) -> Optional[Reference]:
+    """Eager's results (and float64 ones) of the graph on copies of args; None when eager itself fails.
+    run_eager: how to call the graph eagerly, when not plainly (e.g. inside the script's autocast region)."""
     import torch
 
     try:
@@ -64,7 +65,7 @@ def eager_reference(gm, args) -> Optional[Reference]:
             inputs = copies(args)
             before = [a._version if isinstance(a, torch.Tensor) else None for a in inputs]
             with same_rng(args):
-                outputs = gm(*inputs)
+                outputs = (run_eager or gm)(*inputs)
             mutated = frozenset(i for i, (a, v) in enumerate(zip(inputs, before))
                                 if v is not None and a._version != v)  # the version counter: in-place writes
             with same_rng(args):
@@ -241,7 +242,7 @@ def describe(m: dict) -> str:
     return text
 
 
-def gradient_measures(gm, compiled, args) -> Optional[list]:
+def gradient_measures(gm, compiled, args, run_eager=None) -> Optional[list]:
     """Measures of the input gradients, compiled against eager (and float64), after a backward with a grad of
     ones for every float output that requires grad; each side runs on its own detached copies of args. None
     when no input requires grad, grad mode is off, or a side cannot run (the script's own calls will show why)."""
@@ -251,7 +252,7 @@ def gradient_measures(gm, compiled, args) -> Optional[list]:
         return None
     try:
         with same_rng(args):
-            eager = input_grads(gm, copies(args, keep_grad=True))
+            eager = input_grads(run_eager or gm, copies(args, keep_grad=True))
         with same_rng(args):
             fp64 = fp64_grads(gm, args)
         with same_rng(args):

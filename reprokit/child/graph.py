@@ -35,7 +35,6 @@ def run_graph(state: TrialState) -> None:
     """Compile the edited graph with the spec's stage, run it (and its backward when asked), check accuracy."""
     import torch
 
-    from reprokit.child import context
     from reprokit.fx.materialize import load_case
 
     spec = state.spec
@@ -45,8 +44,19 @@ def run_graph(state: TrialState) -> None:
     for line in meta.get("config_lines", []):
         exec(line, {"torch": torch})  # the user's own non-default compiler config, as captured
     state.note = ""
-    with context.replay(meta.get("context")):
-        _compile_and_check(state, gm, inputs, meta)
+    _compile_and_check(state, gm, inputs, meta)
+
+
+def in_context(fn, ctx):
+    """fn called in the script's call-time state. Only the forward: the script's backward ran after it left
+    its autocast region, as autocast's documentation recommends, and a replay must not put it back in."""
+    from reprokit.child import context
+
+    def call(*args):
+        with context.replay(ctx):
+            return fn(*args)
+
+    return call
 
 
 def compile_graph(gm, inputs, backend, dynamic=None):
@@ -63,6 +73,7 @@ def compile_graph(gm, inputs, backend, dynamic=None):
 
 
 def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
+    from reprokit.child import context
     from reprokit.child.splice import spliced
     from reprokit.fx.materialize import build
 
@@ -72,14 +83,17 @@ def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
     if spec.check_accuracy and spec.edit is not None:
         compiled = spliced(gm, spec.edit, lambda sub, sub_inputs: compile_graph(sub, sub_inputs, backend, dynamic))
     else:
-        gm, inputs = build(gm, inputs, spec.edit)
+        with context.replay(meta.get("context")):  # cut nodes' values as the script computed them
+            gm, inputs = build(gm, inputs, spec.edit)
         compiled = compile_graph(gm, inputs, backend, dynamic)
+    ctx = meta.get("context")
+    compiled, eager = in_context(compiled, ctx), in_context(gm, ctx)  # compiled on its first call: in context
     state.graphs = 1
     if not spec.check_accuracy:
         _backward(compiled(*inputs)) if spec.run_backward else compiled(*inputs)
         return
-    grads = gradient_measures(gm, compiled, inputs) if spec.run_backward else None
-    reference = eager_reference(gm, inputs)
+    grads = gradient_measures(gm, compiled, inputs, run_eager=eager) if spec.run_backward else None
+    reference = eager_reference(gm, inputs, run_eager=eager)
     out = compiled(*inputs)
     found = (measure(reference, out, inputs) if reference is not None else []) + (grads or [])
     write_measures(os.path.join(state.dir, "accuracy.json"), found)
