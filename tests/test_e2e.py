@@ -271,3 +271,18 @@ def test_minimizer_refuses_a_smaller_graph_that_fails_differently(workdir):
     assert "log1p" in repro and "relu" not in repro.split("class Repro")[1]
     refused = json.loads(pathlib.Path(data["run_dir"], "minify_refused.json").read_text())
     assert any(r["signature"].get("exc_type") == "RuntimeError" for r in refused)
+
+
+@pytest.mark.slow
+def test_accuracy_repro_keeps_the_bug_that_reaches_the_output(workdir):
+    """Of two silent errors in one graph, only relu's reaches the output: candidates are judged spliced into the
+    whole graph, so the one that only exposes log1p's error is refused and the repro keeps relu."""
+    exp = expect("two_accuracy_bugs.py")
+    p, data = bisect(workdir, "two_accuracy_bugs.py", "--no-configs", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    assert "relu" in (data["subsystem"] or {}).get("detail", "")
+    check_repro(data, exp)
+    assert data["repro_kind"] == "graph"
+    forward = pathlib.Path(data["repro"]).read_text().split("class Repro")[1]
+    assert "relu" in forward and "log1p" not in forward
