@@ -5,10 +5,13 @@ children and in the repro writer's child, never by the parent process.
 """
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Callable, Optional
 
 import torch
+
+from reprokit.data.values import dotted, is_plain
 
 TORCH_ROOT = os.path.dirname(os.path.abspath(torch.__file__))
 TORCH_VERSION = torch.__version__
@@ -105,11 +108,11 @@ def _collect_non_default(out, dcfg, fcfg, icfg):
         entries = getattr(mod, "_config", {})
         for name, entry in entries.items():
             try:
-                value = getattr(mod, name) if "." not in name else _dotted(mod, name)
+                value = getattr(mod, name) if "." not in name else dotted(mod, name)
             except Exception:
                 continue
             default = getattr(entry, "default", None)
-            if _plain(value) and value != default and _plain(default):
+            if is_plain(value) and value != default and is_plain(default):
                 out[f"{prefix}.{name}"] = value
 
 
@@ -125,18 +128,6 @@ def config_defaults(full_names) -> dict:
             if entry is not None:
                 out[full[len(prefix):]] = getattr(entry, "default", None)
     return out
-
-
-def _dotted(mod, name):
-    obj = mod
-    for p in name.split("."):
-        obj = getattr(obj, p)
-    return obj
-
-
-def _plain(value) -> bool:
-    return value is None or isinstance(value, (bool, int, float, str)) or (
-        isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float, str)) for v in value))
 
 
 def set_inductor_config(name: str, value) -> None:
@@ -288,19 +279,6 @@ def frames_compiled() -> int:
     return int(counters["frames"].get("total", 0))
 
 
-def inductor_backend_recording(mode: Optional[str], dynamic: Optional[bool], ops: list) -> Callable:
-    """Inductor as torch.compile(mode=...) builds it, appending "<graph>" and each call_function target of every
-    graph Dynamo hands it to `ops`."""
-    wrapper = inductor_backend(mode, None, dynamic)
-
-    def backend(gm, example_inputs):
-        ops.append("<graph>")
-        ops.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
-        return wrapper(gm, example_inputs)
-
-    return backend
-
-
 def import_compiler() -> None:
     """Import Dynamo and inductor's compile path now (the warm worker does, once, before it forks trials)."""
     import torch._dynamo  # noqa: F401
@@ -398,3 +376,25 @@ def wrap_dynamo_optimize(wrap: Callable[[Callable], Callable]) -> bool:
         return False
     torch._dynamo.optimize = wrap(original)
     return True
+
+
+def watching_inductor_compiles(backend: Callable, on_compile: Callable) -> Callable:
+    """backend, reporting each graph inductor compiles while it or what it returned runs (a backend that hands
+    pieces of its graph to inductor, at once or on first call): on_compile(gm, None) before, (gm, error) on raise."""
+    import torch._inductor.compile_fx as cfx
+    def watching(fn, *args, **kwargs):
+        inner = cfx._compile_fx_inner  # read when called, however the backend reached inductor
+
+        def compile_piece(gm, example_inputs, **kw):
+            on_compile(gm, None)
+            try:
+                return inner(gm, example_inputs, **kw)
+            except BaseException as e:
+                on_compile(gm, e)
+                raise
+        cfx._compile_fx_inner = compile_piece
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            cfx._compile_fx_inner = inner
+    return lambda gm, inputs: functools.partial(watching, watching(backend, gm, inputs))

@@ -97,7 +97,8 @@ class GraphRouter:
             if backward_capture:
                 compiled = self.capturing_backward()(gm, example_inputs)
             else:
-                compiled = backend_for(stage, self.args, spec.config, self.user_backend)(gm, example_inputs)
+                compiled = backend_for(stage, self.args, spec.config, self.user_backend,
+                                       on_piece=state.record_piece)(gm, example_inputs)
         except BaseException:
             state.fail(k)
             raise
