@@ -19,10 +19,12 @@ META_MISMATCH = "MetadataMismatchError"
 
 def ladder_stages(s: Session, original: Outcome) -> list[str]:
     """The stages after `none` worth asking: only Dynamo's when it hung before any graph reached a backend (every
-    later stage would hang the same way, a timeout each), and crossref only when a graph calls a custom op."""
+    later stage would hang the same way, a timeout each), and crossref only when a graph calls a custom op and a
+    failure is chased (a checking mode's speed says nothing)."""
     if dynamo_hang(original):
         return ["eager"]
-    return [st for st in STAGES[1:] if st != CROSSREF or custom_ops(s, original)]
+    crossref = s.opts.kind == "failure" and bool(custom_ops(s, original))
+    return [st for st in STAGES[1:] if st != CROSSREF or crossref]
 
 
 def dynamo_hang(original: Outcome) -> bool:

@@ -67,8 +67,11 @@ class TrialState:
         """The user's backend had inductor compile `gm` (a piece of its graph), or (error) that compile raised.
         Saved at once: a crash or hang in the piece's compile leaves it as the last one recorded."""
         if error is not None and self.pieces:
-            lines = str(error).strip().splitlines()
-            self.pieces[-1]["failed"] = type(error).__name__ + (f": {lines[0][:200]}" if lines else "")
+            from reprokit.data.signature import root_cause
+
+            name, message, _ = root_cause(error)  # the cause behind inductor's wrappers
+            lines = message.strip().splitlines()
+            self.pieces[-1]["failed"] = name + (f": {lines[0][:200]}" if lines else "")
         else:
             ops = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
             self.pieces.append({"piece": len(self.pieces) + 1, "graph": self.graphs - 1, "nodes": len(ops),
