@@ -78,16 +78,20 @@ def summary_table(v) -> str:
     """The ladder as a table, then what the bisect isolated, one fact a line."""
     rows = [("stage", "result", "seconds")]
     for r in v.ladder:
-        rows.append((STAGE_TITLES.get(r["stage"], r["stage"]), "pass" if r["kind"] == "pass" else
-                     ("FAIL (same)" if r["same"] else f"fail ({r['kind']}, different)"), f"{r['seconds']:.1f}"))
+        rows.append((STAGE_TITLES.get(r["stage"], r["stage"]), _stage_result(v, r), f"{r['seconds']:.1f}"))
     width = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = ["  ".join(c.ljust(width[i]) for i, c in enumerate(r)) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in width))
-    facts = [("failing stage", v.failing_stage), ("failure", (v.signature or {}).get("kind")),
+    facts = [("failing stage", v.failing_stage), ("failure", v.kind or (v.signature or {}).get("kind")),
              ("graph", None if v.graph is None else f"{v.graph} of {v.graph_count}"),
              ("config that makes it pass", json.dumps(v.config) if v.config else None),
              ("subsystem", None if not v.subsystem else
               f"{v.subsystem['name']} #{v.subsystem['application']}: {v.subsystem['detail']}"),
+             ("fake kernel", None if not v.meta_kernel else
+              f"{v.meta_kernel['op'] or '?'}: {v.meta_kernel['mismatch'] or 'fake and real kernels disagree'}"),
+             ("memory", None if not v.memory else f"compiled peak {_mib(v.memory['compiled_peak_mib'])}, eager "
+              f"peak {_mib(v.memory['eager_peak_mib'])} ({v.memory['measure']})"),
+             ("inductor pieces", _pieces(v.inductor_pieces)),
              ("cuda fault", None if not v.cuda_fault else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel']}; "
               f"device afterwards: {v.cuda_fault.get('device_check') or 'not checked'}"),
              ("speed", (v.speed or {}).get("original")),
@@ -108,6 +112,33 @@ def summary_table(v) -> str:
     if v.message:
         lines.append(v.message)
     return "\n".join(lines)
+
+
+def _stage_result(v, r: dict) -> str:
+    """A ladder row's result: pass, the same failure as the original, the crossref check's own (a wrong fake
+    kernel, chased in its place), or a different failure."""
+    if r["kind"] == "pass":
+        return "pass"
+    if r["same"]:
+        return "FAIL (same)"
+    if v.meta_kernel and r["stage"] == v.failing_stage:
+        return "FAIL (fake kernel)"
+    return f"fail ({r['kind']}, different)"
+
+
+def _mib(value) -> str:
+    return "?" if value is None else f"{value:.0f} MiB"
+
+
+def _pieces(pieces) -> str | None:
+    """"piece 2 of 2 failed: 3 nodes (relu, add)" for a user backend that had inductor compile pieces."""
+    if not pieces:
+        return None
+    failed = pieces.get("failed")
+    if not failed:
+        return f"{pieces['count']} compiled, none failed"
+    ops = ", ".join(op.split(".")[1] if op.startswith("aten.") else op for op in failed["ops"][:6])
+    return f"piece {failed['piece']} of {pieces['count']} failed: {failed['nodes']} nodes ({ops})"
 
 
 def doctor_table(r, verbose: bool = False) -> str:

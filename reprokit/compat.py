@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from typing import Any, Callable, Optional
 
 import torch
+
+from reprokit.data.values import is_plain
 
 TORCH_ROOT = os.path.dirname(os.path.abspath(torch.__file__))
 TORCH_VERSION = torch.__version__
@@ -92,8 +95,6 @@ def non_default_configs(objects: bool = False) -> dict:
     import torch._functorch.config as fcfg
     import torch._inductor.config as icfg
 
-    import warnings
-
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -111,7 +112,7 @@ def _collect_non_default(out, dcfg, fcfg, icfg, objects):
             except Exception:
                 continue
             default = getattr(entry, "default", None)
-            plain = _plain(value) and _plain(default)
+            plain = is_plain(value) and is_plain(default)
             if (plain and value != default) or (objects and not plain and value is not default and value):
                 out[f"{prefix}.{name}"] = value
 
@@ -128,11 +129,6 @@ def config_defaults(full_names) -> dict:
             if entry is not None:
                 out[full[len(prefix):]] = getattr(entry, "default", None)
     return out
-
-
-def _plain(value) -> bool:
-    return value is None or isinstance(value, (bool, int, float, str)) or (
-        isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float, str)) for v in value))
 
 
 def set_inductor_config(name: str, value) -> None:
@@ -284,19 +280,6 @@ def frames_compiled() -> int:
     return int(counters["frames"].get("total", 0))
 
 
-def inductor_backend_recording(mode: Optional[str], dynamic: Optional[bool], ops: list) -> Callable:
-    """Inductor as torch.compile(mode=...) builds it, appending "<graph>" and each call_function target of every
-    graph Dynamo hands it to `ops`."""
-    wrapper = inductor_backend(mode, None, dynamic)
-
-    def backend(gm, example_inputs):
-        ops.append("<graph>")
-        ops.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
-        return wrapper(gm, example_inputs)
-
-    return backend
-
-
 def import_compiler() -> None:
     """Import Dynamo and inductor's compile path now (the warm worker does, once, before it forks trials)."""
     import torch._dynamo  # noqa: F401
@@ -394,3 +377,25 @@ def wrap_dynamo_optimize(wrap: Callable[[Callable], Callable]) -> bool:
         return False
     torch._dynamo.optimize = wrap(original)
     return True
+
+
+def watching_inductor_compiles(backend: Callable, on_compile: Callable) -> Callable:
+    """backend, reporting each graph inductor compiles while it or what it returned runs (a backend that hands
+    pieces of its graph to inductor, at once or on first call): on_compile(gm, None) before, (gm, error) on raise."""
+    import torch._inductor.compile_fx as cfx
+    def watching(fn, *args, **kwargs):
+        inner = cfx._compile_fx_inner  # read when called, however the backend reached inductor
+
+        def compile_piece(gm, example_inputs, **kw):
+            on_compile(gm, None)
+            try:
+                return inner(gm, example_inputs, **kw)
+            except BaseException as e:
+                on_compile(gm, e)
+                raise
+        cfx._compile_fx_inner = compile_piece
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            cfx._compile_fx_inner = inner
+    return lambda gm, inputs: functools.partial(watching, watching(backend, gm, inputs))

@@ -13,16 +13,20 @@ from reprokit.trial.runner import Runner
 
 # Said (after "not minified: ") when a slowdown is bisected: there is no failing graph to cut.
 SLOW_REASON = "minify cuts graphs that fail; a slowdown is reported with its stage, config and mode"
+# An out-of-memory depends on all the process holds: a graph cut out of it would not run out alone.
+MEMORY_REASON = "an out-of-memory is reported with its stage and both peaks; a graph alone would not run out"
 
 
 def refusal(v: Verdict) -> Optional[str]:
-    """Why this verdict must not be minified, or None: a flaky failure would send the search astray, and a
-    slowdown (bisect --kind slow) has no failure to keep while cutting."""
+    """Why this verdict must not be minified, or None: a flaky failure would send the search astray, a
+    slowdown (bisect --kind slow) has no failure to keep while cutting, nor has memory only compiled code needs."""
     if v.flaky:
         return (f"the failure is flaky (it reproduced in {v.repro_rate or 0:.0%} of runs); minify needs a failure "
                 "that reproduces every time")
     if v.kind == "slow":
         return SLOW_REASON
+    if v.memory is not None:
+        return MEMORY_REASON
     return None
 
 

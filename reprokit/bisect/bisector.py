@@ -6,15 +6,18 @@ runs them in order and decides what goes into the verdict.
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
-from reprokit.data.records import Outcome, Verdict
-from reprokit.data.stages import STAGES, SUBSYSTEMS
+from reprokit.data.records import Outcome, StageResult, Verdict
+from reprokit.data.stages import CROSSREF, STAGES, SUBSYSTEMS
 from reprokit.data.trial_files import trial_record
 from reprokit.trial.runner import Runner
 from reprokit.bisect.configs import config_flips
 from reprokit.bisect.cuda import pin_cuda_fault
 from reprokit.bisect.graph import failing_graph, graph_code
-from reprokit.bisect.ladder import run_ladder
+from reprokit.bisect.findings import (dynamo_message, memory_finding, meta_kernel_finding, pieces_finding,
+                                      say)
+from reprokit.bisect.ladder import meta_mismatch, previous_stage, run_ladder
 from reprokit.bisect.session import TORCH_LOGS_ENV, BisectOptions, Emit, Session
 from reprokit.bisect.speed import SLOW_STAGE_MEANING, SpeedJudge, modes
 from reprokit.bisect.start import record_original, reference_run, start_round
@@ -44,25 +47,47 @@ class Bisector(Session):
                          "flaky failure would send the search astray")
             return self.finish(v, decisive={"first_failing": original.trial_dir})
 
+        if original.kind == "skip":
+            memory_finding(v, original, baseline)
         ladder = run_ladder(self, original)
         v.ladder = [dataclasses.asdict(r) for r in ladder]
-        failing = next((r for r in ladder if r.same), None)
+        pieces_finding(v, original)
+        failing = self.first_failing(v, ladder, original)
         if failing is None:
             # Every stock stage passes: the user's own backend is what breaks.
             v.failing_stage = original.user_backend or "user"
             v.last_passing_stage = ladder[-1].stage if ladder and ladder[-1].kind == "pass" else None
-            v.message = f"every stock stage passes; the user's backend {v.failing_stage!r} fails"
+            v.message = "; ".join(x for x in (f"every stock stage passes; the user's backend {v.failing_stage!r} "
+                                              "fails", v.message) if x)
             return self.finish(v, decisive={"first_failing": original.trial_dir})
         v.failing_stage = failing.stage
-        v.last_passing_stage = STAGES[STAGES.index(failing.stage) - 1]
+        v.last_passing_stage = previous_stage(self, failing.stage)
         stage_outcome = self.stage_outcomes[failing.stage]
         decisive = {"first_failing": stage_outcome.trial_dir,
                     "last_passing": self.stage_outcomes[v.last_passing_stage].trial_dir}
         self.narrow(v, original, stage_outcome)
-        decisive["torch_logs"] = (original if stage_outcome is original else self.torch_logs(failing.stage)).trial_dir
+        # Dynamo failing before any graph reached a backend did so in the original as in its own stage: the
+        # original's logs tell it (a hang would cost a whole timeout more).
+        in_dynamo = failing.stage == "eager" and dynamo_message(original) is not None
+        decisive["torch_logs"] = (original if stage_outcome is original or in_dynamo
+                                  else self.torch_logs(failing.stage)).trial_dir
         if stage_outcome.kind == "cuda_fault":
             v.cuda_fault = pin_cuda_fault(self, failing.stage, stage_outcome)
         return self.finish(v, decisive=decisive)
+
+    def first_failing(self, v: Verdict, ladder: list, original: Outcome) -> Optional[StageResult]:
+        """The first stage that fails the same way; or crossref, when its own check fails before that (a wrong
+        fake kernel, which the compiled run's failure most likely follows from)."""
+        failing = next((r for r in ladder if r.same), None)
+        meta = meta_mismatch(self, ladder)
+        if meta is not None and (failing is None or STAGES.index(meta.stage) < STAGES.index(failing.stage)):
+            meta_kernel_finding(self, v, original)
+            return meta
+        if failing is not None and failing.stage == CROSSREF:
+            say(v, "the crossref stage fails first: a fake (meta) kernel disagrees with its real kernel")
+        elif failing is not None and failing.stage == "eager" and dynamo_message(original):
+            say(v, dynamo_message(original))
+        return failing
 
     def narrow(self, v: Verdict, original: Outcome, failing: Outcome) -> None:
         """Within the failing stage: which graph, which config flips, which subsystem, which compile modes."""
@@ -73,6 +98,8 @@ class Bisector(Session):
             code = graph_code(failing, graph)
             if code is not None:
                 v.graph_code = code
+        if v.memory is not None:
+            return  # config flips and counted passes are about failures, not the memory a program needs
         if o.configs and stage in ("inductor", "aot_eager_decomp_partition"):
             v.config = config_flips(self, stage, failing)
         if o.kind == "slow":

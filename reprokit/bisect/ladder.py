@@ -1,15 +1,53 @@
 """The stage ladder: the script under each stock stage, to name the first that fails the same way."""
 from __future__ import annotations
 
+import os
+import re
+from typing import Optional
+
 from reprokit.data.records import Outcome, StageResult
-from reprokit.data.stages import STAGES
+from reprokit.data.stages import CROSSREF, STAGES
 from reprokit.bisect.session import Session
+
+# An operator outside torch's own namespaces, as Dynamo writes it into a graph's code: the crossref stage checks
+# only these (torch's default for it), so without one it would repeat the stage before it.
+CUSTOM_OP = re.compile(r"\btorch\.ops\.(?!aten\.|prims\.|prim\.|higher_order\.)(\w+\.\w+)")
+
+# What the crossref check raises when a fake kernel disagrees with its real kernel.
+META_MISMATCH = "MetadataMismatchError"
+
+
+def ladder_stages(s: Session, original: Outcome) -> list[str]:
+    """The stages after `none` worth asking: only Dynamo's when it hung before any graph reached a backend (every
+    later stage would hang the same way, a timeout each), and crossref only when a graph calls a custom op and a
+    failure is chased (a checking mode's speed says nothing)."""
+    if dynamo_hang(original):
+        return ["eager"]
+    crossref = s.opts.kind == "failure" and bool(custom_ops(s, original))
+    return [st for st in STAGES[1:] if st != CROSSREF or crossref]
+
+
+def dynamo_hang(original: Outcome) -> bool:
+    """The compiled run hung after torch.compile was called and before any graph reached the backend."""
+    return original.kind == "hang" and original.compiled and original.graphs == 0
+
+
+def custom_ops(s: Session, original: Outcome) -> list[str]:
+    """Custom operators ("ns.op") the graphs Dynamo made call, read from the graph code trials saved."""
+    found: set = set()
+    for outcome in (original, s.stage_outcomes.get("eager")):
+        folder = os.path.join(outcome.trial_dir, "graphs") if outcome is not None and outcome.trial_dir else ""
+        for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
+            with open(os.path.join(folder, name), errors="replace") as f:
+                found.update(CUSTOM_OP.findall(f.read()))
+    return sorted(found)
 
 
 def run_ladder(s: Session, original: Outcome) -> list[StageResult]:
-    """One result per stage after `none`; fills s.stage_outcomes (the baseline included)."""
-    stages = list(STAGES[1:])
+    """One result per stage asked after `none`; fills s.stage_outcomes (the baseline included)."""
     s.stage_outcomes = {}
+    s.stage_outcomes["eager"] = s.runner(s.spec("eager", "stage-eager"))  # answered by the first round
+    stages = ladder_stages(s, original)
     specs = []
     for stage in stages:
         if stage == "inductor" and original.user_backend == "inductor":
@@ -30,3 +68,22 @@ def run_ladder(s: Session, original: Outcome) -> list[StageResult]:
         s.emit("stage", stage=stage, outcome=outcome, same=same)
     s.stage_outcomes["none"] = s.runner(s.spec("none", "baseline-no-compile"))
     return out
+
+
+def meta_mismatch(s: Session, ladder: list[StageResult]) -> Optional[StageResult]:
+    """The crossref stage's result when it is the first failure of the ladder and its failure is the check's own
+    (a fake kernel that disagrees with the real one): that is a finding even though the compiled run failed
+    otherwise, since inductor plans its buffers from fake kernels."""
+    for r in ladder:
+        if r.stage == CROSSREF and r.kind == "exception":
+            sig = s.stage_outcomes[CROSSREF].signature
+            return r if sig.exc_type == META_MISMATCH else None
+        if r.kind != "pass":
+            return None
+    return None
+
+
+def previous_stage(s: Session, stage: str) -> str:
+    """The stage before `stage` that the ladder asked (crossref is asked only for graphs with custom ops)."""
+    before = [st for st in STAGES[:STAGES.index(stage)] if st in s.stage_outcomes]
+    return before[-1]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 from reprokit.data.records import Outcome, Verdict
-from reprokit.data.stages import STAGES
+from reprokit.data.stages import CROSSREF, STAGES
 from reprokit.errors import NothingToIsolate, ReprokitError
+from reprokit.bisect.ladder import dynamo_hang
 from reprokit.bisect.session import TORCH_LOGS_ENV, Session
 
 
@@ -18,17 +19,23 @@ def start_round(s: Session) -> tuple[Outcome, list]:
         s.spec("user", "original", attempt=i, env=TORCH_LOGS_ENV) for i in range(o.repeat)]
     if o.kind == "failure":
         # The ladder asks the stages before inductor whatever the original says, and they are cheap next to
-        # it: they start beside it. (--kind slow compares timings: one at a time, baseline first.)
-        first += [s.spec(stage, f"stage-{stage}") for stage in STAGES[1:-1]]
+        # it: they start beside it. (--kind slow compares timings: one at a time, baseline first.) Crossref
+        # is not among them: it is asked only when a graph calls a custom op, which the graphs tell later.
+        first += [s.spec(stage, f"stage-{stage}") for stage in STAGES[1:-1] if stage != CROSSREF]
 
-    def limit_from_baseline(i, outcome):
+    done: list = [None] * len(first)
+
+    def stop(i, outcome):
+        done[i] = outcome
         if i == 0 and o.timeout is None:
             # Compiling costs far more than running; leave room for it. --timeout overrides. Trials already
             # running take the new limit too.
             s.runner.timeout = max(120.0, 10 * outcome.seconds)
-        return False
+        # Dynamo hung before any graph reached a backend: every stage would hang the same way, a timeout each.
+        # The ladder asks Dynamo's stage alone; the stages after it are not started.
+        return i == o.repeat and any(x is not None and dynamo_hang(x) for x in done[1:])
 
-    started = s.runner.map(first, stop=limit_from_baseline)
+    started = s.runner.map(first, stop=stop)
     return started[0], started[1:1 + o.repeat]
 
 
@@ -42,6 +49,8 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
     if not original.compiled:
         raise ReprokitError(f"{os.path.basename(o.script)} never calls torch.compile (ran without it in "
                             f"{baseline.seconds:.1f} s); reprokit bisects compiled code only")
+    if original.kind == "skip" and baseline.kind == "pass":
+        return original  # out of memory compiled only: compiled needs more memory than eager, a finding
     if original.kind == "skip":
         raise NothingToIsolate(f"the compiled run ran out of memory ({original.signature.exc_type}); that says "
                                "nothing about the compiler: shrink the inputs or free the device, then run again")

@@ -8,10 +8,12 @@ from reprokit.data.stages import COMPILING_STAGES, compile_choice
 
 
 def backend_for(stage: str, compile_args: Optional[dict], patches: Optional[dict],
-                user_backend: Any = None) -> Callable:
+                user_backend: Any = None, on_piece: Optional[Callable] = None) -> Callable:
     """A Dynamo backend, backend(gm, example_inputs) -> callable, for `stage` given the user's torch.compile
     arguments (compile_args: backend name, mode, options, dynamic) and the trial's config patches. user_backend:
-    the object the user passed as backend=, used under stage "user" when it is not a registered name."""
+    the object the user passed as backend=, used under stage "user" when it is not a registered name. on_piece:
+    called (gm, error or None) for each graph inductor compiles inside a user backend other than inductor (one
+    that hands pieces of its graph to inductor), so the failing piece can be named."""
     from reprokit import compat
 
     if stage not in COMPILING_STAGES:
@@ -23,8 +25,10 @@ def backend_for(stage: str, compile_args: Optional[dict], patches: Optional[dict
         return compat.inductor_backend(choice["mode"], {**(choice["options"] or {}), **choice["patches"]},
                                        choice["dynamic"])
     if stage == "user" and user_backend is not None and not isinstance(user_backend, str):
-        return user_backend
-    return compat.lookup_backend(choice["backend"])
+        backend = user_backend
+    else:
+        backend = compat.lookup_backend(choice["backend"])
+    return compat.watching_inductor_compiles(backend, on_piece) if stage == "user" and on_piece else backend
 
 
 def inductor_observing(compile_args: Optional[dict], patches: Optional[dict],

@@ -17,7 +17,7 @@ import traceback
 
 from reprokit.child.accuracy import AccuracyFailure
 from reprokit.child.classify import classify_exception, classify_exit, passed
-from reprokit.child.state import TrialState
+from reprokit.child.state import TrialState, peak_memory
 from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import write_json_atomic
 
@@ -127,6 +127,7 @@ def write_result(state: TrialState, observer, result: dict, started: float, impo
         from reprokit.child.script import local_modules
 
         result["local_modules"] = local_modules(state.spec.script)
+    result["peak_memory"] = peak_memory()
     result["seconds"] = time.monotonic() - started
     result["import_seconds"] = import_seconds
     try:

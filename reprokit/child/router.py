@@ -102,7 +102,8 @@ class GraphRouter:
             elif spec.edit is not None and k == (spec.only_graph or 0):
                 compiled = self.spliced(gm, stage)
             else:
-                compiled = backend_for(stage, self.args, spec.config, self.user_backend)(gm, example_inputs)
+                compiled = backend_for(stage, self.args, spec.config, self.user_backend,
+                                       on_piece=state.record_piece)(gm, example_inputs)
         except BaseException:
             state.fail(k)
             raise

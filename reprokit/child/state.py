@@ -29,6 +29,7 @@ class TrialState:
         self.config_defaults = None
         self.note = ""
         self.backward_ran = set()
+        self.pieces: list = []  # inductor compiles the user's own backend asked for, in order
 
     def save_state(self) -> None:
         """state.json as of now (atomic: a kill mid-write leaves the previous one)."""
@@ -48,6 +49,7 @@ class TrialState:
             "user_configs": self.user_configs,
             "config_defaults": self.config_defaults,
             "backward_graphs": sorted(self.backward_ran),
+            "inductor_pieces": self.pieces,
             "note": self.note,
         }
 
@@ -57,6 +59,24 @@ class TrialState:
         self.user_backend = backend_name
         self.compile_args = {"backend": backend_name, "mode": mode, "options": plain(options),
                              "dynamic": dynamic, "fullgraph": fullgraph}
+        # At once: Dynamo may hang or crash tracing before any graph reaches the router, and the parent must
+        # still know that torch.compile was called (a failure of Dynamo, not a script without compile).
+        self.save_state()
+
+    def record_piece(self, gm, error: BaseException | None = None) -> None:
+        """The user's backend had inductor compile `gm` (a piece of its graph), or (error) that compile raised.
+        Saved at once: a crash or hang in the piece's compile leaves it as the last one recorded."""
+        if error is not None and self.pieces:
+            from reprokit.data.signature import root_cause
+
+            name, message, _ = root_cause(error)  # the cause behind inductor's wrappers
+            lines = message.strip().splitlines()
+            self.pieces[-1]["failed"] = name + (f": {lines[0][:200]}" if lines else "")
+        else:
+            ops = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+            self.pieces.append({"piece": len(self.pieces) + 1, "graph": self.graphs - 1, "nodes": len(ops),
+                                "ops": sorted(set(ops)), "failed": None})
+        self.save_state()
 
     def fail(self, k: int, accuracy: str | None = None) -> None:
         """Graph k failed (to compile, to run, or to match eager): remember which, at once."""
@@ -93,3 +113,19 @@ def plain(value):
         return value
     except TypeError:
         return repr(value)
+
+
+def peak_memory() -> dict:
+    """This process's peak memory so far: resident set (ru_maxrss) in MiB, and CUDA's peak allocation when
+    CUDA is in use. A fork of the warm worker starts from the worker's resident set, as every trial does."""
+    import resource
+    import sys
+
+    peak = {"rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            peak["cuda_mib"] = round(torch.cuda.max_memory_allocated() / 2 ** 20, 1)
+    except Exception:  # a broken CUDA context must not cost the trial its result
+        pass
+    return peak

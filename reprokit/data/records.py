@@ -208,3 +208,9 @@ class Verdict(JsonData):
     # --kind slow: the original's speed, and each torch.compile mode / dynamic setting tried
     speed: Optional[dict] = None
     modes: Optional[list] = None
+    # a fake (meta) kernel that disagrees with its real kernel, from the crossref stage: {"op", "mismatch", ...}
+    meta_kernel: Optional[dict] = None
+    # out of memory compiled only: {"compiled_peak_mib", "eager_peak_mib", "measure"}
+    memory: Optional[dict] = None
+    # a user backend that had inductor compile pieces of its graph: {"count", "failed": {"piece", "ops", ...}}
+    inductor_pieces: Optional[dict] = None

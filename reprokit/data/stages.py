@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 # Each stage adds one layer of the torch.compile stack to the one before.
-STAGES = ("none", "eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
+# aot_eager_decomp_partition_crossref runs the same graphs as the stage before it, checking each custom operator's
+# fake (meta) kernel against its real kernel at run time: a failure first seen there is a wrong fake kernel.
+CROSSREF = "aot_eager_decomp_partition_crossref"
+STAGES = ("none", "eager", "aot_eager", "aot_eager_decomp_partition", CROSSREF, "inductor")
 
 STAGE_TITLES = {
     "none": "eager (no compile)",
     "eager": "dynamo (backend=eager)",
     "aot_eager": "aot_eager",
     "aot_eager_decomp_partition": "aot_eager_decomp_partition",
+    CROSSREF: "crossref (fake kernels)",
     "inductor": "inductor",
     "user": "user backend",
 }
@@ -45,7 +49,7 @@ STAGE_CONFIG_FLIPS = {
 }
 
 # Stages a graph can be compiled with ("none" compiles nothing: Dynamo is off).
-COMPILING_STAGES = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor", "user")
+COMPILING_STAGES = ("eager", "aot_eager", "aot_eager_decomp_partition", CROSSREF, "inductor", "user")
 
 
 def compile_choice(stage: str, compile_args: dict | None, patches: dict | None = None) -> dict:

@@ -99,7 +99,7 @@ def run_model_trial(c: dict, out_dir: str) -> None:
         record["phase"] = "compile"
         save()
         # inductor as torch.compile builds it, noting the ops Dynamo put in each graph (collectives among them)
-        backend = compat.inductor_backend_recording(c.get("mode"), c.get("dynamic"), graph_ops)
+        backend = _inductor_recording(compat.inductor_backend(c.get("mode"), None, c.get("dynamic")), graph_ops)
         compiled = torch.compile(model, backend=backend, dynamic=c.get("dynamic"))
         t = time.perf_counter()
         compiled(*inputs)
@@ -115,3 +115,15 @@ def run_model_trial(c: dict, out_dir: str) -> None:
     record["peak_memory_bytes"] = (torch.cuda.max_memory_allocated() if device.startswith("cuda")
                                    else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     save()
+
+
+def _inductor_recording(inductor, ops: list):
+    """The inductor backend, appending "<graph>" and each call_function target of every graph Dynamo hands it to
+    `ops`."""
+
+    def backend(gm, example_inputs):
+        ops.append("<graph>")
+        ops.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+        return inductor(gm, example_inputs)
+
+    return backend

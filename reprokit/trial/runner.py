@@ -330,16 +330,27 @@ class Runner:
                 if stop and stop(i, results[i]):
                     break
             return results
+        results = [None] * len(specs)
+        finished = [False] * len(specs)
+        state = {"next": 0, "halted": False}
+        lock = threading.Lock()
+
+        def run(i):
+            # stop() is asked in spec order, by the worker that completes the order, before that worker takes
+            # another spec: a spec not started when it says stop is never started.
+            with lock:
+                if state["halted"]:
+                    return
+            outcome = self(specs[i])
+            with lock:
+                results[i], finished[i] = outcome, True
+                while not state["halted"] and state["next"] < len(specs) and finished[state["next"]]:
+                    j = state["next"]
+                    state["next"] += 1
+                    if stop and stop(j, results[j]):
+                        state["halted"] = True
+
         with cf.ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            futures = [pool.submit(self, s) for s in specs]
-            results = []
-            stopped = False
-            for i, fut in enumerate(futures):
-                if stopped:
-                    fut.cancel()
-                    results.append(fut.result() if fut.done() and not fut.cancelled() else None)
-                    continue
-                results.append(fut.result())
-                if stop and stop(i, results[i]):
-                    stopped = True
-            return results
+            for fut in [pool.submit(run, i) for i in range(len(specs))]:
+                fut.result()
+        return results

@@ -1,0 +1,110 @@
+"""The ladder's newer answers, end to end on CPU with the real compiler: a wrong fake kernel caught by the crossref
+stage, Dynamo hanging or crashing before any graph reaches a backend, memory only compiled code needs, and the
+piece a user backend handed inductor.
+
+The scripts are in tests/cases/ (first line: # EXPECT = {...}); each bisect is `reprokit bisect --json`.
+"""
+import json
+import pathlib
+import time
+
+import pytest
+
+from reprokit.cli_render import summary_table
+from reprokit.data.records import Verdict
+from test_e2e import bisect, check_repro, check_verdict, expect, workdir  # noqa: F401 (workdir: a fixture)
+
+
+def table_lines(data: dict) -> list:
+    """The summary table the CLI prints for this verdict, as lines."""
+    return summary_table(Verdict.from_dict(data)).splitlines()
+
+
+@pytest.mark.slow
+def test_wrong_fake_kernel_is_named_at_the_crossref_stage(workdir):
+    """The compiled run fails the script's own dtype check; aot_eager_decomp_partition passes; the crossref stage
+    names the op whose fake kernel disagrees with its real one, and that is the verdict."""
+    exp = expect("wrong_fake_kernel.py")
+    p, data = bisect(workdir, "wrong_fake_kernel.py", "--no-pack", "--no-minify")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    assert data["last_passing_stage"] == "aot_eager_decomp_partition"
+    rows = {r["stage"]: r["kind"] for r in data["ladder"]}
+    assert rows == {"eager": "pass", "aot_eager": "pass", "aot_eager_decomp_partition": "pass",
+                    "aot_eager_decomp_partition_crossref": "exception", "inductor": "exception"}
+    meta = data["meta_kernel"]
+    assert meta["op"] == exp["op"] and "torch.float32 and torch.float64" in meta["mismatch"]
+    assert meta["compiled_failure"].startswith("AssertionError: compiled returns torch.float64")
+    assert "fake (meta) kernel of rk.scale.default disagrees with its real kernel" in data["message"]
+    # The check's own failure is the one chased now, not "another failure seen".
+    assert data["other_failures"] == [] and data["graph"] == 0
+    lines = table_lines(data)
+    assert "crossref (fake kernels)     FAIL (fake kernel)  " in "\n".join(lines)
+    assert (f"{'fake kernel':<26} rk.scale.default: Dtypes torch.float32 and torch.float64 are not equal!"
+            in lines)
+
+
+@pytest.mark.slow
+def test_dynamo_hang_before_any_graph_is_the_eager_stage(workdir):
+    """Dynamo's tracing never ends: staged as eager after two timeouts side by side, not "never calls
+    torch.compile", and no later stage is started (each would hang a timeout more)."""
+    exp = expect("dynamo_hang.py")
+    started = time.monotonic()
+    p, data = bisect(workdir, "dynamo_hang.py", "--timeout", str(exp["timeout"]), "--no-pack", "--no-minify")
+    seconds = time.monotonic() - started
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    assert [r["stage"] for r in data["ladder"]] == ["eager"] and data["graph_count"] == 0
+    assert "torch.compile hung before any graph reached a backend" in data["message"]
+    # baseline, original, Dynamo's stage; the original's logs serve as the failing stage's
+    assert data["trials"] == 3 and seconds < 60, (data["trials"], seconds)
+    stacks = pathlib.Path(data["decisive_trials"]["first_failing"], "stacks.txt").read_text()
+    assert "dynamo_hang.py" in stacks and "torch/_dynamo/" in stacks
+
+
+@pytest.mark.slow
+def test_dynamo_crash_before_any_graph_is_the_eager_stage_and_reduced(workdir):
+    """A segfault while Dynamo traces: staged as eager, then reduced at source level like any Dynamo failure."""
+    exp = expect("dynamo_crash.py")
+    p, data = bisect(workdir, "dynamo_crash.py", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    assert "torch.compile crashed before any graph reached a backend" in data["message"]
+    assert data["nodes"]["unit"] == "lines"
+    check_repro(data, {"max_nodes": 20})
+    assert "os.kill(os.getpid(), signal.SIGSEGV)" in pathlib.Path(data["repro"]).read_text()
+
+
+@pytest.mark.slow
+def test_out_of_memory_only_compiled_is_a_finding_with_both_peaks(workdir):
+    exp = expect("compiled_out_of_memory.py")
+    p, data = bisect(workdir, "compiled_out_of_memory.py", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    memory = data["memory"]
+    # Both runs hold the 512 MiB input; the compiled one ran out before its extra buffer existed.
+    assert memory["eager_peak_mib"] > 512 and memory["compiled_peak_mib"] > 512
+    assert memory["measure"] == "peak resident set (ru_maxrss)"
+    assert data["message"].startswith("compiled needs more memory than eager: the compiled run runs out of memory "
+                                      "(RuntimeError; peak ")
+    assert [r["kind"] for r in data["ladder"]] == ["pass", "skip", "skip", "skip"]
+    assert data["repro"] is None and data["config"] is None and data["subsystem"] is None
+    assert "not minified: an out-of-memory is reported with its stage and both peaks" in p.stderr
+    assert (f"{'memory':<26} compiled peak {memory['compiled_peak_mib']:.0f} MiB, eager peak "
+            f"{memory['eager_peak_mib']:.0f} MiB (peak resident set (ru_maxrss))") in table_lines(data)
+
+
+@pytest.mark.slow
+def test_user_backend_that_compiles_pieces_with_inductor_names_the_failing_piece(workdir):
+    exp = expect("split_backend.py")
+    p, data = bisect(workdir, "split_backend.py", "--no-pack", "--no-minify", "--no-configs", "--no-subsystems")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    pieces = data["inductor_pieces"]
+    assert pieces["count"] == exp["pieces"] and pieces["failed"]["piece"] == exp["failed_piece"]
+    assert "aten.relu.default" in pieces["failed"]["ops"]
+    assert "aten.relu.default" not in pieces["pieces"][0]["ops"] and pieces["pieces"][0]["failed"] is None
+    assert pieces["failed"]["failed"] == "CppCompileError: C++ compile error"
+    assert "the backend 'two_pieces' had inductor compile 2 pieces; piece 2 (2 nodes: add, relu) failed" in (
+        data["message"])
+    assert f"{'inductor pieces':<26} piece 2 of 2 failed: 2 nodes (add, relu)" in table_lines(data)
