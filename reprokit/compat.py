@@ -158,9 +158,8 @@ def same(ref, res, fp64_ref=None, tol: float = 1e-3) -> bool:
 
 def cast_to_fp64(model, inputs):
     """Model and inputs in float64 for an honest reference (as torch's accuracy minifier does)."""
-    from torch._dynamo.debug_utils import cast_to_fp64 as _cast
-
-    return _cast(model, inputs)
+    from torch._dynamo.debug_utils import cast_to_fp64
+    return cast_to_fp64(model, inputs)
 
 
 def probe_bisect_counters(on_call: Callable[[str, str, int, Callable[[], str] | None], bool]) -> None:
