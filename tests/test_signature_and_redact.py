@@ -113,3 +113,14 @@ def test_signature_sees_through_compiler_wrappers():
     messages = {sig.normalise_message(sig.root_cause(e)[1]) for e in (bare, via_dynamo, lowering)}
     assert names == {"ValueError"} and messages == {"expected size N but got N"}
     assert sig.root_cause(wrapped(KeyError("x")))[0] == "KeyError"
+
+
+def test_signatures_with_one_root_cause_match_whatever_the_wrapper():
+    wrapped = Signature("exception", "BackendCompilerFailed", "backend='aot_eager' raised: ValueError: bad",
+                        "torch/_dynamo/x.py:f", cause="ValueError: bad @ torch/_refs/y.py:g")
+    bare = Signature("exception", "ValueError", "bad", "torch/_refs/y.py:g", cause="ValueError: bad @ torch/_refs/y.py:g")
+    other = Signature("exception", "ValueError", "bad", "torch/_refs/z.py:h", cause="ValueError: bad @ torch/_refs/z.py:h")
+    assert wrapped.matches(bare) and bare.matches(wrapped)
+    assert not other.matches(bare)
+    # a record written before causes were kept still compares as it always did
+    assert Signature("exception", "ValueError", "bad", "torch/_refs/y.py:g").matches(bare)

@@ -1,6 +1,7 @@
 """What a trial's ending means: an exception or an exit turned into a result kind and a signature."""
 from __future__ import annotations
 
+import dataclasses
 import traceback
 
 from reprokit.child.accuracy import AccuracyFailure
@@ -36,7 +37,10 @@ def classify_exception(state: TrialState, exc: BaseException) -> dict:
         s = sig.Signature("accuracy", None, "compiled output differs from eager", None)
         return {"kind": "accuracy", "signature": s.to_dict(), "note": state.accuracy_failure or str(exc)}
     frames = [(f.filename, f.name) for f in traceback.extract_tb(exc.__traceback__)]
-    s = sig.for_exception(type(exc).__name__, str(exc), frames, compat.TORCH_ROOT)
+    name, message, inner = sig.root_cause(exc)
+    inner_frames = frames if inner is exc else [(f.filename, f.name) for f in traceback.extract_tb(inner.__traceback__)]
+    cause = f"{name}: {sig.normalise_message(message)} @ {sig.innermost_torch_frame(inner_frames, compat.TORCH_ROOT)}"
+    s = dataclasses.replace(sig.for_exception(type(exc).__name__, str(exc), frames, compat.TORCH_ROOT), cause=cause)
     text = str(exc)
     if type(exc).__name__ == "OutOfMemoryError" or "out of memory" in text.lower() or \
             "can't allocate memory" in text:  # CUDA's and the CPU allocator's words for it

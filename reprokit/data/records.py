@@ -41,12 +41,17 @@ class Signature(JsonData):
     exc_type: Optional[str] = None
     message: str = ""
     frame: Optional[str] = None
+    # "Type: message @ frame" of the root cause behind Dynamo's and inductor's wrappers (signature.root_cause):
+    # when both sides have one, it alone decides, so one bug seen through different wrappers is one bug.
+    cause: Optional[str] = None
 
     def matches(self, other: Optional["Signature"]) -> bool:
         if other is None or self.kind != other.kind:
             return False
         if self.kind in ("hang", "accuracy", "slow"):
             return True
+        if self.cause and other.cause:
+            return self.cause == other.cause
         if self.exc_type != other.exc_type or self.message != other.message:
             return False
         return self.frame is None or other.frame is None or self.frame == other.frame

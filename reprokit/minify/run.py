@@ -75,10 +75,14 @@ def _graph_repros(run, runner, v, info, emit, resume, notes) -> bool:
         v.message = found.note
         run.write_json("verdict.json", v.to_dict())
         raise NothingToIsolate(f"graph {v.graph} compiled differs from eager, but {found.note}")
-    if found.signature is not None:
+    neighbour = found.signature is not None and original.kind in ("exception", "crash") and not (
+        found.signature.matches(original) or accuracy and found.signature.kind == "accuracy")
+    if neighbour:
+        # Another failure, even through the wrappers' root cause: minifying it would report a neighbour.
+        v.repro_attempts.append({"kind": "graph", "result": f"the graph alone fails differently "
+                                                            f"({found.signature.short()})"})
+    elif found.signature is not None:
         kind = "graph_in_context" if found.in_context else "graph"
-        if original.kind in ("exception", "crash") and not found.signature.matches(original):
-            notes.append(f"the graph alone fails as {found.signature.short()!r}, not exactly as the script did")
         oracle = GraphOracle(runner, GraphShape.from_meta(found.meta), found.case, stage, found.signature,
                              accuracy, found.run_backward)
         if _reduce_and_write(run, runner, v, info, emit, resume, oracle, found, kind, accuracy, notes):
