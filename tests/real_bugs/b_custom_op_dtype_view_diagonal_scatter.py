@@ -1,4 +1,4 @@
-# EXPECT = {"failing_stage": "inductor", "kinds": ["exception"], "class": "custom op", "issue": 197408, "repro_kinds": ["graph_in_context", "graph", "source"], "max_nodes": 10, "max_lines": 35}
+# EXPECT = {"failing_stage": "inductor", "kinds": ["exception"], "class": "custom op", "issue": 197408, "repro_kinds": ["graph_in_context", "graph", "graph_in_script", "source"], "max_nodes": 10, "max_lines": 35}
 # pytorch/pytorch#197408: [Inductor] dtype-view custom op followed by diagonal_scatter returns wrong values and aliases input
 # CLASS: custom op
 # WHY: a mutating torch.library.custom_op applied to a float32 .view() of an int32 buffer, followed by diagonal_scatter, is mis-reinplaced by inductor: the diagonal comes back as 0 instead of `diag`, and the returned tensor aliases the input buffer

@@ -1,4 +1,4 @@
-# EXPECT = {"failing_stage": "aot_eager", "kinds": ["exception"], "class": "input mutation", "issue": 195422, "repro_kinds": ["graph"], "max_nodes": 6, "max_lines": 30}
+# EXPECT = {"failing_stage": "aot_eager", "kinds": ["exception"], "class": "input mutation", "issue": 195422, "repro_kinds": ["graph", "graph_in_script", "source"], "max_nodes": 6, "max_lines": 30}
 # pytorch/pytorch#195422: [inductor] torch.compile silently drops an in-place mutation of an input made through F.dropout's identity return
 # CLASS: input mutation
 # WHY: in eval mode F.dropout returns its input itself; an in-place op on that alias must update the caller's tensor, but compiled code never writes it back

@@ -1,4 +1,4 @@
-# EXPECT = {"failing_stage": "inductor", "kinds": ["exception"], "class": "input mutation", "issue": 198270, "repro_kinds": ["graph"], "max_nodes": 10, "max_lines": 25}
+# EXPECT = {"failing_stage": "inductor", "kinds": ["exception"], "class": "input mutation", "issue": 198270, "repro_kinds": ["graph", "graph_in_script", "source"], "max_nodes": 10, "max_lines": 25}
 # pytorch/pytorch#198270: [inductor] x.index_put_(...) followed by x.add_(x.flip(0)): the copy back into x is fused with a read of x at other positions (silent wrong results, CUDA and CPU)
 # CLASS: input mutation
 # WHY: inductor fuses the write-back of the index_put_ into x with the later in-place add that reads x.flip(0), so some rows read stale/new values in the wrong order
