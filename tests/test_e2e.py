@@ -286,3 +286,18 @@ def test_accuracy_repro_keeps_the_bug_that_reaches_the_output(workdir):
     assert data["repro_kind"] == "graph"
     forward = pathlib.Path(data["repro"]).read_text().split("class Repro")[1]
     assert "relu" in forward and "log1p" not in forward
+
+
+@pytest.mark.slow
+def test_compiler_hook_set_at_run_time_travels_into_the_repro(workdir):
+    """A custom post-grad pass set through inductor's config is part of the bug: the graph is replayed with it
+    (graph_in_context) and repro.py carries its source and the assignment."""
+    exp = expect("custom_pass_bug.py")
+    p, data = bisect(workdir, "custom_pass_bug.py", "--no-configs", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_verdict(data, exp)
+    check_repro(data, exp)
+    assert data["repro_kind"] == "graph_in_context", data["repro_attempts"]
+    repro = pathlib.Path(data["repro"]).read_text()
+    assert "def break_relu(graph):" in repro
+    assert "torch._inductor.config.post_grad_custom_post_pass = break_relu" in repro
