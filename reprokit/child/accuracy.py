@@ -91,12 +91,16 @@ def fp64_run(gm, args):
 
 
 def no_autocast():
-    """A context with autocast off on every device type this build knows (for float64 references)."""
+    """The context of a float64 reference run: autocast off on every device type this build knows, and float64
+    the default dtype, so tensors the graph itself creates (torch.ones(...)) are float64 like everything else."""
     import contextlib
 
     import torch
 
     stack = contextlib.ExitStack()
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    stack.callback(torch.set_default_dtype, old)
     for device in ("cpu", "cuda"):
         if device == "cpu" or torch.cuda.is_available():
             stack.enter_context(torch.autocast(device, enabled=False))
