@@ -80,17 +80,19 @@ def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
     spec = state.spec
     backend = backend_for(spec.stage, meta.get("compile_args"), spec.config)
     dynamic = True if any(m.get("symbolic") for m in meta.get("inputs", [])) else None
+    ctx = meta.get("context")
     if spec.check_accuracy and spec.edit is not None:
         compiled = spliced(gm, spec.edit, lambda sub, sub_inputs: compile_graph(sub, sub_inputs, backend, dynamic))
     else:
-        with context.replay(meta.get("context")):  # cut nodes' values as the script computed them
+        with context.replay(ctx):  # cut nodes' values as the script computed them
             gm, inputs = build(gm, inputs, spec.edit)
         compiled = compile_graph(gm, inputs, backend, dynamic)
-    ctx = meta.get("context")
     compiled, eager = in_context(compiled, ctx), in_context(gm, ctx)  # compiled on its first call: in context
     state.graphs = 1
     if not spec.check_accuracy:
-        _backward(compiled(*inputs)) if spec.run_backward else compiled(*inputs)
+        out = compiled(*inputs)
+        if spec.run_backward:
+            _backward(out)
         return
     grads = gradient_measures(gm, compiled, inputs, run_eager=eager) if spec.run_backward else None
     reference = eager_reference(gm, inputs, run_eager=eager)

@@ -19,8 +19,6 @@ def _clone(a):
 def spliced(gm, edit: dict, compile_part: Callable) -> Callable:
     """A callable like gm(*args) in which the nodes `edit["computed"]` run compiled (compile_part(sub_gm, inputs)
     is called once, on the first call) and every other node runs eagerly."""
-    import torch.fx
-
     from reprokit.fx.materialize import build
 
     outputs = list(edit["outputs"])
