@@ -1,18 +1,22 @@
 """reprokit against PyTorch's own tools, on the same machine in the same run (by hand, not in CI).
 
-    python bench/compare.py [--cases relu_compile_error,relu_runtime_error] [--jobs 2] [--skip-torch]
+    python bench/compare.py [--cases relu_compile_error,cnn_runtime_error] [--jobs 2] [--skip-torch] [--no-warm]
 
-Per case: verdict right?, wall seconds, trials, nodes before → after, repro reproduces?, and the ratios
-reprokit / PyTorch, for
-  - the verdict: `python -m torch._inductor.compiler_bisector run python CASE` vs `reprokit bisect --no-minify`;
-  - the minimal repro: TORCHDYNAMO_REPRO_AFTER=aot + `minifier_launcher.py minify` vs reprokit's minify.
-Also the per-trial overhead: a trial's wall time minus the time its child spent after `import torch` (graph and
-repro trials fork from a warm worker that imported torch already; whole-script trials start a fresh interpreter),
-and with --compare-jobs the same run with -j 1, for the --jobs speedup.
+reprokit runs exactly as the README tells users to: `reprokit bisect CASE` (default flags: config flips,
+subsystems, minify and pack all on), plus the arguments a case's EXPECT line asks for (--check-accuracy for a
+silent mismatch). Per case, one run each of:
+  - reprokit, cold: an empty compile cache (REPROKIT_CACHE_DIR set to a fresh folder), as on a new machine;
+  - reprokit, warm (a labelled extra row; --no-warm skips it): the same again with the cache the cold run left;
+  - `python -m torch._inductor.compiler_bisector run python CASE` (fresh TORCHINDUCTOR_CACHE_DIR) for the verdict;
+  - TORCHDYNAMO_REPRO_AFTER=aot + `minifier_launcher.py minify` for the minimal repro.
+It prints the verdict's time, trials and right-or-wrong, time to a verified repro, nodes, the split of trials
+and trial-seconds per phase (start, ladder, graph, configs, subsystems, logs, minify), and the ratios against
+PyTorch's tools (cold rows only). --extra "--no-configs" adds another labelled reprokit row.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import pathlib
@@ -24,7 +28,11 @@ import tempfile
 import time
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-CASES = REPO / "tests" / "cases"
+CASE_DIRS = (REPO / "tests" / "cases", REPO / "bench" / "cases")
+DEFAULT_CASES = ("relu_compile_error,cnn_runtime_error,relu_accuracy,backward_only,third_graph,"
+                 "wrong_decomposition")
+# What the verdict must name, per case: (failing stage, a word of the subsystem detail or None).
+RIGHT = {"wrong_decomposition": ("aot_eager_decomp_partition", "hardswish")}
 
 COUNTER = """import os, subprocess, sys
 with open(os.environ["BENCH_COUNT"], "a") as f:
@@ -33,10 +41,14 @@ sys.exit(subprocess.run([sys.executable] + sys.argv[1:]).returncode)
 """
 
 
+def case_path(case: str) -> pathlib.Path:
+    return next(d / case for d in CASE_DIRS if (d / case).exists())
+
+
 def workdir(case: str) -> pathlib.Path:
     d = pathlib.Path(tempfile.mkdtemp(prefix="bench-"))
-    shutil.copy(CASES / case, d / case)
-    shutil.copy(CASES / "_blocks.py", d / "_blocks.py")
+    shutil.copy(case_path(case), d / case)
+    shutil.copy(CASE_DIRS[0] / "_blocks.py", d / "_blocks.py")
     return d
 
 
@@ -49,37 +61,54 @@ def env_for(d: pathlib.Path) -> dict:
 
 def case_args(case: str) -> list:
     """The arguments a case asks for on its EXPECT line (--check-accuracy, --timeout ...)."""
-    import ast
-
-    first = (CASES / case).read_text().splitlines()[0]
+    first = case_path(case).read_text().splitlines()[0]
     exp = ast.literal_eval(first.split("=", 1)[1]) if first.startswith("# EXPECT") else {}
-    return list(exp.get("args", [])) + (["--timeout", str(exp["timeout"]), "--no-minify"] if "timeout" in exp else [])
+    return list(exp.get("args", [])) + (["--timeout", str(exp["timeout"])] if "timeout" in exp else [])
 
 
-def run_reprokit(case: str, jobs: int) -> dict:
+def phase_of(label: str) -> str:
+    """The bisect phase a trial label belongs to (minify trials are counted apart, from the verdict)."""
+    if label.startswith(("baseline", "original")):
+        return "start"
+    if label.startswith("stage-"):
+        return "ladder"
+    for prefix, phase in (("graph-", "graph"), ("config-", "configs"), ("torch-logs", "logs")):
+        if label.startswith(prefix):
+            return phase
+    if re.search(r"-(off|max-?\d+)$", label):
+        return "subsystems"
+    return "other"
+
+
+def phases(run_dir: str, verdict_trials: int) -> dict:
+    """phase -> [trials, trial-seconds] over the journal's bisect trials, then minify's."""
+    out: dict = {}
+    lines = pathlib.Path(run_dir, "journal.jsonl").read_text().splitlines()
+    for i, line in enumerate(lines):
+        entry = json.loads(line)
+        phase = phase_of(entry.get("label") or "") if i < verdict_trials else "minify"
+        row = out.setdefault(phase, [0, 0.0])
+        row[0] += 1
+        row[1] += entry["outcome"]["seconds"]
+    return out
+
+
+def run_reprokit(case: str, jobs: int, cache: pathlib.Path, extra: tuple = ()) -> dict:
+    """One `reprokit bisect CASE` as the README says, with the compile cache in `cache`."""
     d = workdir(case)
     env = env_for(d)
     env["FLAKY_DIR"] = str(d)
+    env["REPROKIT_CACHE_DIR"] = str(cache)
     t = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", case, "--json", "--no-pack", "--no-configs",
-                        "-j", str(jobs), "-o", str(d / "artifacts"), *case_args(case)], cwd=d, capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", case, "--json", "-j", str(jobs),
+                        "-o", str(d / "artifacts"), *case_args(case), *extra], cwd=d, capture_output=True,
                        text=True, env=env)
     wall = time.monotonic() - t
     data = json.loads(p.stdout) if p.stdout.strip() else {}
-    overheads: dict = {"graph": [], "script": []}
-    for line in pathlib.Path(data.get("run_dir", d), "journal.jsonl").read_text().splitlines() if data else []:
-        entry = json.loads(line)
-        res = pathlib.Path(entry["outcome"]["trial_dir"], "result.json")
-        if res.exists():
-            r = json.loads(res.read_text())
-            if r.get("import_seconds") is not None:
-                inside = r["seconds"] - r["import_seconds"]
-                kind = "graph" if entry["spec"]["mode"] in ("graph", "repro") else "script"
-                overheads[kind].append(entry["outcome"]["seconds"] - inside)
-    mean = {k: (sum(v) / len(v) if v else None) for k, v in overheads.items()}
-    return {"data": data, "wall": wall, "overhead": mean["graph"], "overhead_script": mean["script"],
-            "verdict_ok": data.get("failing_stage") == "inductor" and "relu" in str(data.get("subsystem")),
-            "dir": d}
+    stage, word = RIGHT.get(case[:-3], ("inductor", "relu"))
+    ok = data.get("failing_stage") == stage and (word is None or word in json.dumps(data.get("subsystem")))
+    split = phases(data["run_dir"], data.get("trials") or 0) if data.get("run_dir") else {}
+    return {"data": data, "wall": wall, "verdict_ok": ok, "phases": split, "error": p.stderr[-300:]}
 
 
 def run_bisector(case: str) -> dict:
@@ -94,8 +123,9 @@ def run_bisector(case: str) -> dict:
     runs = len((d / "runs").read_text()) if (d / "runs").exists() else 0
     m = re.search(r"Bisection complete: (.*)", p.stdout)
     result = m.group(1) if m else p.stdout[-300:]
+    stage, word = RIGHT.get(case[:-3], ("inductor", "relu"))
     return {"wall": wall, "runs": runs, "result": result,
-            "verdict_ok": "inductor" in result and "lowerings" in result and "relu" in result}
+            "verdict_ok": stage in result and (word is None or word in result)}
 
 
 def count_forward_nodes(repro: str) -> int | None:
@@ -138,68 +168,65 @@ def ratio(a, b):
     return f"{a / b:.2f}" if a and b else "-"
 
 
+def ours_row(case: str, who: str, ours: dict) -> dict:
+    v = ours["data"]
+    n = v.get("nodes") or {}
+    return {"case": case, "who": who, "verdict_ok": ours["verdict_ok"], "verdict_s": v.get("seconds"),
+            "trials": v.get("trials"), "repro_s": v.get("minify_seconds"), "minify_trials": v.get("minify_trials"),
+            "nodes": f"{n.get('original')}→{n.get('minified')}" if n else "-", "verified": v.get("repro_verified"),
+            "repro_kind": v.get("repro_kind"), "stage": v.get("failing_stage"),
+            "culprit": (v.get("subsystem") or {}).get("detail") or v.get("config"), "phases": ours["phases"],
+            "wall": ours["wall"], "error": "" if v else ours["error"]}
+
+
+def print_table(rows: list) -> None:
+    print(f"{'case':<22} {'who':<22} {'right':<5} {'verdict s':>9} {'trials':>6} {'repro s':>8} {'nodes':>9} "
+          f"{'verified':>8} {'ratio verdict':>13} {'ratio repro':>11}")
+    for r in rows:
+        print(f"{r['case']:<22} {r['who']:<22} {str(r['verdict_ok']):<5} {r['verdict_s'] or 0:>9.1f} "
+              f"{str(r['trials']):>6} {r['repro_s'] or 0:>8.1f} {r['nodes']:>9} {str(r['verified']):>8} "
+              f"{r.get('ratio_verdict', ''):>13} {r.get('ratio_repro', ''):>11}")
+        if r.get("phases"):
+            print(f"{'':<22} phases (trials, trial-s): " + ", ".join(
+                f"{k} {n} / {sec:.0f}" for k, (n, sec) in sorted(r["phases"].items(), key=lambda kv: -kv[1][1])))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cases", default="relu_compile_error.py")
+    ap.add_argument("--cases", default=DEFAULT_CASES)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--skip-torch", action="store_true", help="reprokit only (no PyTorch tools)")
-    ap.add_argument("--compare-jobs", action="store_true", help="also run reprokit with -j 1")
+    ap.add_argument("--no-warm", action="store_true", help="skip the warm-cache reprokit row")
+    ap.add_argument("--extra", default="", help="flags for one more, labelled reprokit row (e.g. --no-configs)")
     args = ap.parse_args()
     rows = []
     for case in args.cases.split(","):
         case = case if case.endswith(".py") else case + ".py"
-        ours = run_reprokit(case, args.jobs)
-        v = ours["data"]
-        verdict_s = v.get("seconds", 0.0)
-        minify_s = v.get("minify_seconds", 0.0)
-        row = {"case": case, "stage": v.get("failing_stage"), "kind": v.get("kind"), "graph": v.get("graph"),
-               "subsystem": (v.get("subsystem") or {}).get("detail"), "flaky": v.get("flaky"),
-               "ours_verdict_ok": ours["verdict_ok"], "ours_verdict_s": verdict_s,
-               "ours_trials": v.get("trials"), "ours_minify_s": minify_s, "ours_minify_trials": v.get("minify_trials"),
-               "ours_nodes": v.get("nodes"), "ours_verified": v.get("repro_verified"), "overhead_s": ours["overhead"],
-               "overhead_script_s": ours["overhead_script"], "ours_wall": ours["wall"]}
-        if args.compare_jobs:
-            one = run_reprokit(case, 1)
-            row.update({"jobs1_wall": one["wall"], "jobs1_verdict_s": one["data"].get("seconds"),
-                        "jobs1_minify_s": one["data"].get("minify_seconds")})
+        cache = pathlib.Path(tempfile.mkdtemp(prefix="bench-cache-"))
+        cold = ours_row(case, "reprokit (cold cache)", run_reprokit(case, args.jobs, cache))
+        rows.append(cold)
+        if not args.no_warm:
+            rows.append(ours_row(case, "reprokit (warm cache)", run_reprokit(case, args.jobs, cache)))
+        if args.extra:
+            fresh = pathlib.Path(tempfile.mkdtemp(prefix="bench-cache-"))
+            rows.append(ours_row(case, f"reprokit {args.extra}", run_reprokit(case, args.jobs, fresh,
+                                                                             tuple(args.extra.split()))))
         if not args.skip_torch:
             b = run_bisector(case)
             a = run_after_aot(case)
-            row.update({"torch_verdict_ok": b["verdict_ok"], "torch_verdict_s": b["wall"], "torch_runs": b["runs"],
-                        "torch_result": b["result"], "torch_minify_s": a["wall"], "torch_nodes": a["nodes"],
-                        "torch_reproduces": a["reproduces"], "torch_minify_note": a.get("note", "")})
-        rows.append(row)
-        print(json.dumps(row, default=str), flush=True)
-    print()
-    if args.skip_torch:
-        print(f"{'case':<28} {'stage':<30} {'kind':<10} {'graph':>5} {'trials':>6} {'verdict s':>9} "
-              f"{'nodes':>9} {'minify':>7} {'minify s':>8} {'repro':>6}")
+            torch_row = {"case": case, "who": "pytorch", "verdict_ok": b["verdict_ok"], "verdict_s": b["wall"],
+                         "trials": b["runs"], "repro_s": a["wall"], "nodes": f"?→{a['nodes']}",
+                         "verified": a["reproduces"], "result": b["result"][:200], "note": a.get("note", "")}
+            rows.append(torch_row)
+            for r in rows:
+                if r["case"] == case and r["who"] != "pytorch":
+                    r["ratio_verdict"] = ratio(r["verdict_s"], b["wall"])
+                    r["ratio_repro"] = ratio(r["repro_s"], a["wall"])
         for r in rows:
-            n = r["ours_nodes"] or {}
-            nodes = f"{n.get('original')}→{n.get('minified')}" + ("L" if n.get("unit") == "lines" else "") if n else "-"
-            print(f"{r['case']:<28} {str(r['stage']):<30} {str(r['kind']):<10} {str(r['graph']):>5} "
-                  f"{str(r['ours_trials']):>6} {r['ours_verdict_s']:>9.1f} {nodes:>9} {str(r['ours_minify_trials']):>7} "
-                  f"{r['ours_minify_s'] or 0:>8.1f} {str(r['ours_verified']):>6}")
-        return
-    head = f"{'case':<24} {'who':<9} {'verdict?':<8} {'seconds':>8} {'runs':>5} {'minify s':>9} {'nodes':>10} {'repro?':>6}"
-    print(head)
-    for r in rows:
-        n = r["ours_nodes"] or {}
-        ov = f"{r['overhead_s']:.2f}" if r["overhead_s"] is not None else "-"
-        ovs = f"{r['overhead_script_s']:.2f}" if r.get("overhead_script_s") is not None else "-"
-        print(f"{r['case']:<24} {'reprokit':<9} {str(r['ours_verdict_ok']):<8} {r['ours_verdict_s']:>8.1f} "
-              f"{r['ours_trials']!s:>5} {r['ours_minify_s']:>9.1f} {str(n.get('original')) + '→' + str(n.get('minified')):>10} "
-              f"{str(r['ours_verified']):>6}   per-trial overhead: graph/repro {ov} s, whole script {ovs} s")
-        if "jobs1_wall" in r:
-            print(f"{'':<24} -j 1: {r['jobs1_wall']:.1f} s wall vs -j {args.jobs}: {r['ours_wall']:.1f} s "
-                  f"({r['jobs1_wall'] / r['ours_wall']:.2f}x; target >= 1.6)")
-        if "torch_verdict_s" in r:
-            print(f"{'':<24} {'pytorch':<9} {str(r['torch_verdict_ok']):<8} {r['torch_verdict_s']:>8.1f} "
-                  f"{r['torch_runs']:>5} {r['torch_minify_s']:>9.1f} {'?→' + str(r['torch_nodes']):>10} "
-                  f"{str(r['torch_reproduces']):>6}")
-            print(f"{'':<24} {'ratio':<9} {'':<8} {ratio(r['ours_verdict_s'], r['torch_verdict_s']):>8} {'':>5} "
-                  f"{ratio(r['ours_minify_s'], r['torch_minify_s']):>9}   (targets: ≤ 0.20 each)")
-            print(f"{'':<24} bisector said: {r['torch_result'][:150]}")
+            if r["case"] == case:
+                print(json.dumps(r, default=str), flush=True)
+    print()
+    print_table(rows)
 
 
 if __name__ == "__main__":

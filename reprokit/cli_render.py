@@ -40,7 +40,9 @@ class Printer:
             self.line(f"  ✗ graph {d['graph']} of {d['count']} fails alone")
         elif event == "configs":
             fixes = ", ".join(d["fixes"]) or "none"
-            self.line(f"  · {d['tried']} config flips tried; flips that make it pass: {fixes}")
+            together = "pass" if d.get("together") else "still fail"
+            self.line(f"  · {d['tried']} config flips: all together {together}; the script's own settings that "
+                      f"make it pass reset alone: {fixes}")
         elif event == "subsystems":
             self.line(f"  · subsystems turned off: {', '.join(d['tried'])}; off alone, these make it pass: "
                       f"{', '.join(d['fixes']) or 'none'}")

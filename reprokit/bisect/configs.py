@@ -4,10 +4,12 @@ from __future__ import annotations
 from typing import Optional
 
 from reprokit.data.records import Outcome
-from reprokit.data.stages import GPU_ONLY_FLAGS, STAGE_CONFIG_FLIPS
+from reprokit.data.stages import GPU_ONLY_FLAGS, INDUCED_BY_REPROKIT, STAGE_CONFIG_FLIPS
 from reprokit.search import ddmin
 from reprokit.data.trial_files import trial_record
 from reprokit.bisect.session import Session
+
+_INDUCTOR = "torch._inductor.config."  # config names as the child reports them
 
 
 def candidate_flips(stage: str, state: dict) -> dict:
@@ -19,41 +21,51 @@ def candidate_flips(stage: str, state: dict) -> dict:
             if name in GPU_ONLY_FLAGS and not on_gpu:
                 continue
             flips[name] = not value
-        prefix = "torch._inductor.config."  # config names as the child reports them
-        for name, value in (state.get("user_configs") or {}).items():
-            if name.startswith(prefix):
-                short = name[len(prefix):]
-                flips[short] = _default_of(short, value, state)
+        flips.update({name: _default_of(name, value, state) for name, value in script_settings(state).items()})
     else:
         for row in STAGE_CONFIG_FLIPS.get(stage, ()):
             flips["functorch." + row["name"]] = row["value"]
     return flips
 
 
+def script_settings(state: dict) -> dict:
+    """short name -> value of the inductor settings the script itself changed (reprokit's own left out)."""
+    return {name[len(_INDUCTOR):]: value for name, value in (state.get("user_configs") or {}).items()
+            if name.startswith(_INDUCTOR) and name not in INDUCED_BY_REPROKIT}
+
+
 def config_flips(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
-    """Flips that fix it alone; failing that, a minimal set that fixes it together; None when none does."""
-    flips = candidate_flips(stage, trial_record(failing.trial_dir))
+    """Flips that fix it alone; failing that, a minimal set that fixes it together; None when none does.
+
+    The first round asks every flip at once, beside each setting the script changed reset alone (the likeliest
+    fix, and usually none or one). When every flip together still fails the same way, no flip is asked alone:
+    that costs one trial where asking each costs ten or more, for the common answer "no setting helps". It would
+    miss a flip that fixes the failure only while the others stay at their values, which we accept.
+    """
+    state = trial_record(failing.trial_dir)
+    flips = candidate_flips(stage, state)
     if not flips:
         return None
     names = list(flips)
-    specs = [s.spec(stage, f"config-{n}", config={n: flips[n]}) for n in names]
-    outcomes = s.runner.map(specs)
-    fixes = [n for n, out in zip(names, outcomes) if out is not None and out.kind == "pass"]
-    s.emit("configs", tried=len(names), fixes=fixes)
+    own = [n for n in script_settings(state) if n in flips]
+    specs = [s.spec(stage, "config-all", config=dict(flips))] + [
+        s.spec(stage, f"config-{n}", config={n: flips[n]}) for n in own]
+    everything, *singles = s.runner.map(specs)
+    fixes = [n for n, out in zip(own, singles) if _passes(out)]
+    s.emit("configs", tried=len(names), fixes=fixes, together=_passes(everything))
     if fixes:
         return {n: flips[n] for n in fixes}
-    everything = s.runner(s.spec(stage, "config-all", config=dict(flips)))
-    if everything.kind != "pass":
+    if not _passes(everything):
         return None
-
-    def still_passes(subset):
-        if not subset:
-            return False
-        return s.runner(s.spec(stage, "config-set", config={n: flips[n] for n in subset})).kind == "pass"
-
-    # ddmin looks for a minimal subset that *passes*.
-    minimal = ddmin(names, still_passes)
+    # ddmin looks for a minimal subset that *passes*; the settings already asked alone go last.
+    order = [n for n in names if n not in own] + own
+    minimal = ddmin(order, lambda subset: bool(subset) and _passes(
+        s.runner(s.spec(stage, "config-set", config={n: flips[n] for n in subset}))))
     return {n: flips[n] for n in minimal}
+
+
+def _passes(outcome: Optional[Outcome]) -> bool:
+    return outcome is not None and outcome.kind == "pass"
 
 
 def _default_of(name: str, current, state: dict):

@@ -12,6 +12,7 @@ import torch
 import torch.fx
 
 from reprokit.data.rundir import write_atomic, write_json_atomic
+from reprokit.data.stages import INDUCED_BY_REPROKIT
 from reprokit.fx.inputs import synthetic_inputs
 
 
@@ -91,10 +92,6 @@ def describe_nodes(gm: torch.fx.GraphModule, values: dict) -> tuple[list, list]:
         nodes.append({"name": n.name, "op": n.op, "target": str(target), "deps": deps,
                       "tensor": isinstance(values.get(n.name), torch.Tensor), "mutates": mutates(n)})
     return nodes, outputs
-
-
-# Set by reprokit's own trial environment (runner.trial_env), not by the user: never copied into a repro.
-INDUCED_BY_REPROKIT = {"torch._inductor.config.fx_graph_cache", "torch._functorch.config.enable_autograd_cache"}
 
 
 def config_assignment_lines() -> list[str]:

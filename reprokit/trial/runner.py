@@ -16,6 +16,7 @@ from typing import Callable, Iterable, Optional, Union
 from reprokit.data import signature as sig
 from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.data.rundir import RunDir, read_json, write_json_atomic
+from reprokit.trial.cache import compile_cache_root
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -242,6 +243,7 @@ class Runner:
                  judge: Optional[Callable[[TrialSpec, Outcome], Outcome]] = None,
                  devices: Optional[list] = None, warm_scripts: bool = False):
         self.run = run
+        self.cache_root = compile_cache_root(run.file("cache"))
         # On a machine with several GPUs each running trial has one to itself (CUDA_VISIBLE_DEVICES).
         self.devices = queue.Queue()
         for d in devices or ():
@@ -275,7 +277,7 @@ class Runner:
         healthy = True
         try:
             trial_dir = self.run.trial_dir(key, spec.label or spec.stage)
-            outcome = run_trial(spec, trial_dir, self.run.file("cache"), lambda: self.timeout, device=device,
+            outcome = run_trial(spec, trial_dir, self.cache_root, lambda: self.timeout, device=device,
                                 warm=self._warm_for(spec, trial_dir))
             if device is not None:
                 outcome = dataclasses.replace(outcome, device=device)
@@ -308,7 +310,7 @@ class Runner:
                 from reprokit.trial.devices import cuda_devices
                 from reprokit.trial.warm import WarmPool
 
-                self.warm = WarmPool(_comparable(trial_env(spec, self.run.file("cache"), trial_dir)),
+                self.warm = WarmPool(_comparable(trial_env(spec, self.cache_root, trial_dir)),
                                      cpu=not cuda_devices())
                 atexit.register(self.warm.close)
             return self.warm if self.warm.alive() else None
