@@ -78,6 +78,8 @@ def main():
 @click.option("--no-minify", is_flag=True, help="Stop after the verdict.")
 @click.option("--no-pack", is_flag=True, help="Do not write the tarball.")
 @click.option("--max-input-bytes", type=int, default=64 << 20, help="Budget for saved real graph inputs.")
+@click.option("--include-data", is_flag=True,
+              help="Pack the real input values when the repro needs them (default: synthetic inputs only).")
 @click.option("--kind", type=click.Choice(["failure", "slow"]), default="failure",
               help="slow: compiled slower than eager (per call, after warm-up) is the failure to bisect.")
 @click.option("--slow-threshold", type=float, default=10.0, help="--kind slow: percent slower that counts.")
@@ -85,7 +87,7 @@ def main():
 @click.option("--verbose", "-v", is_flag=True, help="One line per trial.")
 @one_line_errors("failing_stage")
 def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, check_accuracy, no_configs,
-           no_subsystems, no_minify, no_pack, max_input_bytes, kind, slow_threshold, as_json, verbose):
+           no_subsystems, no_minify, no_pack, max_input_bytes, include_data, kind, slow_threshold, as_json, verbose):
     """Name the compiler stage, graph, config and pass that break SCRIPT, then minify and pack it.
 
     Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4
@@ -100,7 +102,7 @@ def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, c
         v = bisect_case.run(
             script, tuple(script_args), output_dir=output_dir, timeout=timeout, jobs=jobs, repeat=repeat,
             check_accuracy=check_accuracy, configs=not no_configs, subsystems=not no_subsystems,
-            minify=not no_minify, pack=not no_pack, max_input_bytes=max_input_bytes, kind=kind,
+            minify=not no_minify, pack=not no_pack, max_input_bytes=max_input_bytes, include_data=include_data, kind=kind,
             slow_threshold=slow_threshold / 100.0, command=invoked("bisect"), emit=printer)
     else:
         raise ReprokitError("pass the script to bisect, or --resume RUN_DIR to continue an interrupted bisect")
@@ -162,6 +164,8 @@ def parse_sets(sets) -> dict:
 @main.command()
 @click.argument("run_dir", required=False)
 @click.option("--show", is_flag=True, help="Print what would be packed and what was redacted; write nothing.")
+@click.option("--include-data", is_flag=True, help="Attach the real input values (repro_inputs.pt) when the repro "
+                                                  "needs them; by default they stay out.")
 @click.option("--model", default=None, help="A registry name (see reprokit models) or package.module:factory.")
 @click.option("--config", "config_path", default=None, help="A Hugging Face style Llama config.json.")
 @click.option("--layers", type=int, default=None, help="Layers to compile (default 2; the requested depth is kept).")
@@ -180,8 +184,8 @@ def parse_sets(sets) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True)
 @one_line_errors("tarball")
-def pack(run_dir, show, model, config_path, layers, sequence_length, batch_size, tensor_parallel_gpus, device, dtype,
-         mode, dynamic, timeout, sets, exact, launch, output_dir, as_json, verbose):
+def pack(run_dir, show, include_data, model, config_path, layers, sequence_length, batch_size, tensor_parallel_gpus,
+         device, dtype, mode, dynamic, timeout, sets, exact, launch, output_dir, as_json, verbose):
     """Pack an earlier run folder (RUN_DIR), or build --model and pack a safe compile attempt of it."""
     if model or config_path:
         req = pack_case.ModelRequest(
@@ -194,7 +198,7 @@ def pack(run_dir, show, model, config_path, layers, sequence_length, batch_size,
         else:
             click.echo(f"{v['model']}: {v['outcome']}; tarball {v['tarball']}")
         return
-    result = pack_case.run(run_dir, show=show)
+    result = pack_case.run(run_dir, show=show, include_data=include_data)
     if as_json:
         click.echo(json.dumps(result))
     else:
