@@ -26,7 +26,7 @@ def pinned_devices() -> Optional[list]:
 def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
         jobs: Optional[int] = None, repeat: int = 1, check_accuracy: bool = False, configs: bool = True,
         subsystems: bool = True, minify: bool = True, pack: bool = True, max_input_bytes: int = 64 << 20,
-        include_data: bool = False, kind: str = "failure", slow_threshold: float = 0.10, command: str = "", emit: Emit = noop) -> Verdict:
+        kind: str = "failure", slow_threshold: float = 0.10, command: str = "", emit: Emit = noop) -> Verdict:
     """Run the whole bisect: ladder, graph, configs, subsystems; then minify and pack unless told not to."""
     script = check_script(script)
     cwd = os.getcwd()
@@ -45,7 +45,6 @@ def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, time
     # steps: what --resume does after the verdict, as this run was asked to.
     run_dir.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
                                     "max_input_bytes": max_input_bytes, "environment": recorded_environment(),
-                                    "include_data": include_data,
                                     "steps": {"minify": minify, "pack": pack}})
     emit("run_dir", path=run_dir.path)
     return bisect_in(run_dir, opts, devices, minify=minify, pack=pack, emit=emit)

@@ -180,10 +180,9 @@ def add_repro(plan: PackPlan, run: RunDir, v: Verdict, include_data: bool) -> No
 
 def bisect_plan(run: RunDir, include_data: bool = False) -> PackPlan:
     """Everything the tarball of a bisect run holds, named reprokit-<script>-<hash of the verdict>; real input data
-    only with include_data (or when the bisect was run with --include-data)."""
+    only with include_data (`reprokit pack --include-data RUN_DIR`)."""
     v = load_verdict(run)
     info = run.read_json("run.json")
-    include_data = include_data or bool(info.get("include_data"))
     # Secret values: found by the keyed hashes bisect recorded (never the values), so any shell packs the same.
     redactor = Redactor.for_run(run.path, argv=list(v.argv) + [info.get("command", "")])
     name = os.path.splitext(os.path.basename(v.script))[0]
