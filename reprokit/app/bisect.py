@@ -7,7 +7,8 @@ import sys
 from typing import Optional
 
 from reprokit.app import minify as minify_case
-from reprokit.app.common import Emit, check_script, default_jobs, forks_cleanly, noop, recorded_environment, record_secrets, run_kind
+from reprokit.app.common import (Emit, check_script, default_jobs, forks_cleanly, noop, record_secrets,
+                                 recorded_environment, run_kind)
 from reprokit.app.pack import write_pack
 from reprokit.bisect.bisector import BisectOptions, Bisector
 from reprokit.data.records import Verdict
