@@ -73,7 +73,7 @@ def members(blob):
 
 @pytest.mark.slow
 def test_no_planted_secret_in_any_byte(packed):
-    _, _, blob, _ = packed
+    _, result, blob, _ = packed
     files, _ = members(blob)
     planted = list(SECRETS.values()) + [ARG_SECRET, REMOTE_TOKEN, DIFF_SECRET]
     for name, data in files.items():
@@ -86,7 +86,7 @@ def test_no_planted_secret_in_any_byte(packed):
     kinds = {r["kind"] for r in manifest["redacted"]}
     assert "secret-named variable" in kinds and "github token" in kinds
     assert not any(name.endswith(("secret.key", "secrets.json")) for name in files)
-    run_dir = data["run_dir"]
+    run_dir = result["run_dir"]
     assert os.stat(run_dir).st_mode & 0o777 == 0o700 and os.stat(os.path.join(run_dir, "secret.key")).st_mode & 0o777 == 0o600
     recorded = open(os.path.join(run_dir, "secrets.json")).read()
     assert "TORCH_PRIVATE_TOKEN" in recorded and not any(s in recorded for s in SECRETS.values())
