@@ -162,6 +162,8 @@ def parse_sets(sets) -> dict:
 @main.command()
 @click.argument("run_dir", required=False)
 @click.option("--show", is_flag=True, help="Print what would be packed and what was redacted; write nothing.")
+@click.option("--include-data", is_flag=True, help="Attach the real input values (repro_inputs.pt) when the repro "
+                                                  "needs them; by default they stay out.")
 @click.option("--model", default=None, help="A registry name (see reprokit models) or package.module:factory.")
 @click.option("--config", "config_path", default=None, help="A Hugging Face style Llama config.json.")
 @click.option("--layers", type=int, default=None, help="Layers to compile (default 2; the requested depth is kept).")
@@ -180,8 +182,8 @@ def parse_sets(sets) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True)
 @one_line_errors("tarball")
-def pack(run_dir, show, model, config_path, layers, sequence_length, batch_size, tensor_parallel_gpus, device, dtype,
-         mode, dynamic, timeout, sets, exact, launch, output_dir, as_json, verbose):
+def pack(run_dir, show, include_data, model, config_path, layers, sequence_length, batch_size, tensor_parallel_gpus,
+         device, dtype, mode, dynamic, timeout, sets, exact, launch, output_dir, as_json, verbose):
     """Pack an earlier run folder (RUN_DIR), or build --model and pack a safe compile attempt of it."""
     if model or config_path:
         req = pack_case.ModelRequest(
@@ -194,7 +196,7 @@ def pack(run_dir, show, model, config_path, layers, sequence_length, batch_size,
         else:
             click.echo(f"{v['model']}: {v['outcome']}; tarball {v['tarball']}")
         return
-    result = pack_case.run(run_dir, show=show)
+    result = pack_case.run(run_dir, show=show, include_data=include_data)
     if as_json:
         click.echo(json.dumps(result))
     else:

@@ -172,7 +172,7 @@ def user_backend_run(tmp_path_factory):
     code, out, err = reprokit("bisect", str(work / "user_backend.py"), "--no-minify", "--no-pack", "--no-configs",
                               "--no-subsystems", "-o", str(work / "artifacts"))
     assert code == 0, err
-    (run_dir,) = (work / "artifacts").iterdir()
+    (run_dir,) = [p for p in (work / "artifacts").iterdir() if p.is_dir()]  # beside it: its .gitignore
     return out, err, run_dir
 
 

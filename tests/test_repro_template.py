@@ -9,7 +9,8 @@ BASE = dict(reprokit_version="0", torch_version="2", command="reprokit bisect s.
             expected="accuracy", nodes=3, original_nodes=9, graph=0, imports="", config_lines=[], attributes=[],
             forward="def forward(self, x):\n    return (x.relu(),)", use_saved=False, input_lines=["torch.randn(3)"],
             backend="inductor", mode=None, options=None, submodules=[], children=[], graph_kind="forward",
-            prelude=None, hook_lines=[], context_setup=[], context_with=None, dynamic=False)
+            prelude=None, hook_lines=[], context_setup=[], context_with=None, dynamic=False, inline=None,
+            attribute_lines=[])
 
 
 @pytest.mark.parametrize("accuracy, backward, strict", list(itertools.product([True, False], repeat=3)))
@@ -32,3 +33,30 @@ def test_context_prelude_and_hooks_are_in_the_repro():
     assert "with torch.autocast('cpu', dtype=torch.bfloat16), torch.no_grad():\n        return fn(*args)" in src
     assert "@torch.library.custom_op('rk::f'" in src
     assert "torch._inductor.config.post_grad_custom_post_pass = my_pass" in src
+
+
+@pytest.mark.parametrize("mode", ["synthetic", "inline", "file"])
+def test_each_input_mode_renders_and_makes_its_inputs(mode, tmp_path):
+    """Synthetic inputs (and buffers) from statistics, the real values inline, or the data file."""
+    import torch
+
+    parts = dict(BASE, attributes=["w"], input_lines=["synthetic((2, 3), torch.float32, mean=1.0, std=0.5, lo=0.0, "
+                                                      "hi=2.0, special=('nan',))"],
+                 attribute_lines=[("w", "synthetic((3,), torch.float32)")],
+                 forward="def forward(self, x):\n    return (x + self.w,)",
+                 inline={"inputs": ["torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], dtype=torch.float32).reshape((2, 3))"],
+                         "attributes": {"w": "torch.tensor([0.5, 0.5, 0.5], dtype=torch.float32).reshape((3,))"}}
+                 if mode == "inline" else None, use_saved=mode == "file")
+    src = environment().get_template("repro.py.j2").render(**parts, accuracy=False, backward=False, strict=False)
+    assert ("def synthetic(" in src) == (mode == "synthetic") and ("repro_inputs.pt" in src) == (mode == "file")
+    (tmp_path / "repro.py").write_text(src)
+    if mode == "file":
+        torch.save({"inputs": [torch.ones(2, 3)], "attributes": {"w": torch.ones(3)}}, tmp_path / "repro_inputs.pt")
+    namespace = {"__file__": str(tmp_path / "repro.py"), "__name__": "not_main"}
+    exec(compile(src, "repro.py", "exec"), namespace)
+    inputs, attributes = namespace["make_inputs"]()
+    assert inputs[0].shape == (2, 3) and attributes["w"].shape == (3,)
+    if mode == "synthetic":
+        assert torch.isnan(inputs[0]).sum() == 1 and inputs[0].nan_to_num(1.0).min() >= 0.0
+    if mode == "inline":
+        assert inputs[0].sum() == 21

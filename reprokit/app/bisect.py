@@ -7,7 +7,8 @@ import sys
 from typing import Optional
 
 from reprokit.app import minify as minify_case
-from reprokit.app.common import Emit, check_script, default_jobs, forks_cleanly, noop, recorded_environment, run_kind
+from reprokit.app.common import (Emit, check_script, default_jobs, forks_cleanly, noop, record_secrets,
+                                 recorded_environment, run_kind)
 from reprokit.app.pack import write_pack
 from reprokit.bisect.bisector import BisectOptions, Bisector
 from reprokit.data.records import Verdict
@@ -31,6 +32,7 @@ def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, time
     script = check_script(script)
     cwd = os.getcwd()
     run_dir = RunDir.create(output_dir or os.path.join(cwd, "artifacts"), os.path.splitext(os.path.basename(script))[0])
+    record_secrets(run_dir)
     devices = pinned_devices()
     if jobs is None:
         jobs = len(devices) if devices else default_jobs()

@@ -8,7 +8,8 @@ from typing import Callable
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
 from reprokit.report.env import allowed_env
-from reprokit.report.redact import SECRET_NAME
+from reprokit.report import keyed
+from reprokit.report.redact import SECRET_NAME, live_identity
 
 # Use cases report progress as events (name, keyword data) and never print; the CLI renders them.
 Emit = Callable[..., None]
@@ -55,6 +56,12 @@ def forks_cleanly(script: str) -> bool:
 def recorded_environment() -> dict:
     """The allowlisted environment for run.json; secret-named values are never written, not even locally."""
     return {k: ("<set, value withheld>" if SECRET_NAME.search(k) else v) for k, v in allowed_env().items()}
+
+
+def record_secrets(run: RunDir) -> None:
+    """Keyed hashes of the secret-named variables' values and the identity to scrub, kept in the run folder, so
+    that `pack` redacts the same from any shell, later (report/keyed.py says why this design)."""
+    keyed.record(run.path, identity=live_identity())
 
 
 def default_jobs() -> int:

@@ -5,7 +5,7 @@ import os
 import sys
 from typing import Optional
 
-from reprokit.app.common import Emit, check_script, noop, recorded_environment
+from reprokit.app.common import Emit, check_script, noop, record_secrets, recorded_environment
 from reprokit.data.doctor import DoctorReport
 from reprokit.data.records import Outcome, TrialSpec, file_hash
 from reprokit.data.rundir import RunDir
@@ -57,6 +57,7 @@ def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, time
     cwd = os.getcwd()
     run_dir = RunDir.create(output_dir or os.path.join(cwd, "artifacts"),
                             "doctor-" + os.path.splitext(os.path.basename(script))[0])
+    record_secrets(run_dir)
     run_dir.write_json("run.json", {"kind": "doctor", "command": command, "script": script, "argv": list(argv),
                                     "cwd": cwd, "python": sys.executable, "environment": recorded_environment()})
     emit("run_dir", path=run_dir.path)

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Optional
 
-from reprokit.app.common import Emit, noop, run_kind
+from reprokit.app.common import Emit, noop, record_secrets, run_kind
 from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import RunDir, read_json
 from reprokit.errors import ReprokitError
@@ -33,25 +33,26 @@ MODEL_SUMMARY_KEYS = ("model", "params_total", "params_per_rank", "risk", "outco
                       "depth", "message", "run_dir", "signature", "peak_memory_bytes", "ranks", "collectives_in_graph")
 
 
-def pack_plan(run: RunDir) -> PackPlan:
+def pack_plan(run: RunDir, include_data: bool = False) -> PackPlan:
     """The pack of a run folder, built by the report of its kind (bisect, doctor or model)."""
-    return PLANS[run_kind(run)](run)
+    kind = run_kind(run)
+    return bisect_plan(run, include_data) if kind == "bisect" else PLANS[kind](run)
 
 
-def write_pack(run: RunDir, emit: Emit = noop) -> str:
+def write_pack(run: RunDir, emit: Emit = noop, include_data: bool = False) -> str:
     """Write the run's tarball beside its folder; returns the path."""
-    return pack_plan(run).write(os.path.dirname(run.path), emit)
+    return pack_plan(run, include_data).write(os.path.dirname(run.path), emit)
 
 
-def run(run_dir: Optional[str], show: bool = False) -> dict:
+def run(run_dir: Optional[str], show: bool = False, include_data: bool = False) -> dict:
     """Pack a run folder: {"tarball": path}; with show, {"files": [{"path", "bytes"}], "redacted": [...]} and
     nothing written."""
     if not run_dir:
         raise ReprokitError("pass a run folder to pack, or --model NAME (see reprokit models)")
     run = RunDir.open(run_dir)
     if not show:
-        return {"tarball": write_pack(run)}
-    plan = pack_plan(run)
+        return {"tarball": write_pack(run, include_data=include_data)}
+    plan = pack_plan(run, include_data)
     members = plan.members()
     return {"files": [{"path": f"{plan.top}/{path}", "bytes": len(members[path])} for path in sorted(members)],
             "redacted": plan.redactions}
@@ -196,6 +197,7 @@ def pack_model(req: ModelRequest, output_dir: Optional[str] = None, command: str
     """Sizes from the meta device, an isolated compile attempt (and a depth scan), then the tarball."""
     a = plan_attempt(req)
     run = RunDir.create(output_dir or os.path.join(os.getcwd(), "artifacts"), f"model-{a.name}")
+    record_secrets(run)
     run.write_json("run.json", {"kind": "model", "command": command, "python": sys.executable,
                                 "request": dataclasses.asdict(req), "environment": {}})
     emit("run_dir", path=run.path)

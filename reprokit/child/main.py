@@ -19,7 +19,7 @@ from reprokit.child.accuracy import AccuracyFailure
 from reprokit.child.classify import classify_exception, classify_exit, passed
 from reprokit.child.state import TrialState, peak_memory
 from reprokit.data.records import TrialSpec
-from reprokit.data.rundir import write_json_atomic
+from reprokit.data.rundir import private_opener, write_json_atomic
 
 # Importing torch is deliberately deferred until after faulthandler is armed: a hang in import is a hang too.
 
@@ -70,7 +70,7 @@ def read_spec(spec_path: str, trial_dir: str) -> tuple[TrialSpec, str]:
 def arm_faulthandler(trial_dir: str) -> None:
     """Fatal signals print every thread's stack to stderr; SIGUSR1 (the runner's timeout) dumps them to
     stacks.txt."""
-    stacks = open(os.path.join(trial_dir, "stacks.txt"), "w")
+    stacks = open(os.path.join(trial_dir, "stacks.txt"), "w", opener=private_opener)
     faulthandler.enable(file=sys.stderr, all_threads=True)
     faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=True)
 
@@ -124,9 +124,10 @@ def write_result(state: TrialState, observer, result: dict, started: float, impo
         except Exception as e:  # the verdict still stands without the observations
             result["note"] = (result.get("note") or "") + f" (observations unavailable: {type(e).__name__}: {e})"
     if state.spec.mode == "script":
-        from reprokit.child.script import local_modules
+        from reprokit.child.script import local_files_read, local_modules
 
         result["local_modules"] = local_modules(state.spec.script)
+        result["local_files_read"] = local_files_read(state.spec.script)
     result["peak_memory"] = peak_memory()
     result["seconds"] = time.monotonic() - started
     result["import_seconds"] = import_seconds

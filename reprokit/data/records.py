@@ -205,6 +205,12 @@ class Verdict(JsonData):
     # own check the oracle), "source" (the script reduced); each kind tried, with what came of it
     repro_kind: Optional[str] = None
     repro_attempts: list = field(default_factory=list)
+    # repro.py's inputs: "synthetic" (matched on recorded statistics), "inline" (the few real values written into
+    # it) or "file" (real values in repro_inputs.pt, packed only with --include-data); why real data was needed
+    repro_inputs: Optional[str] = None
+    repro_inputs_note: str = ""
+    repro_input_bytes: int = 0
+    repro_scrubbed: bool = False  # the redactor changed repro.py, which was then verified again
     nodes: Optional[dict] = None
     minify_trials: int = 0
     minify_seconds: float = 0.0

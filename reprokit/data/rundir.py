@@ -12,9 +12,26 @@ from typing import Optional
 from reprokit.errors import ReprokitError
 
 
+PRIVATE_FILE, PRIVATE_DIR = 0o600, 0o700
+IGNORE_ALL = "# written by reprokit: raw run folders may hold secrets and data; never commit them\n*\n"
+
+
+def private_opener(path: str, flags: int) -> int:
+    """open(..., opener=private_opener): a new file is created 0600 whatever the umask."""
+    return os.open(path, flags, PRIVATE_FILE)
+
+
+def ignored_by_git(folder: str) -> None:
+    """A .gitignore of `*` in folder (kept when one is there), so `git add -A` in the user's project skips it."""
+    path = os.path.join(folder, ".gitignore")
+    if not os.path.exists(path):
+        with open(path, "w", opener=private_opener) as f:
+            f.write(IGNORE_ALL)
+
+
 def write_atomic(path: str, data: str | bytes) -> None:
     """Write a file so that readers see the old content or the new, never a torn one."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), PRIVATE_DIR, exist_ok=True)
     mode = "wb" if isinstance(data, bytes) else "w"
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".tmp-")
     try:
@@ -22,7 +39,7 @@ def write_atomic(path: str, data: str | bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would make shared artifacts unreadable to others
+        os.chmod(tmp, PRIVATE_FILE)  # raw logs and inputs may hold secrets: the owner's alone
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -55,7 +72,8 @@ class RunDir:
         now = now or _dt.datetime.now(_dt.timezone.utc)
         stamp = now.strftime("%Y-%m-%dT%H-%M-%S")
         try:
-            os.makedirs(base, exist_ok=True)
+            os.makedirs(base, PRIVATE_DIR, exist_ok=True)
+            ignored_by_git(base)
             probe = tempfile.NamedTemporaryFile(dir=base, prefix=".probe-", delete=True)
             probe.close()
         except OSError as e:
@@ -63,7 +81,9 @@ class RunDir:
         for n in range(1000):
             path = os.path.join(base, f"{stamp}-{_slug(name)}" + (f"-{n}" if n else ""))
             try:
-                os.makedirs(path)
+                os.makedirs(path, PRIVATE_DIR)
+                os.chmod(path, PRIVATE_DIR)  # whatever the umask
+                ignored_by_git(path)
                 return cls(path)
             except FileExistsError:
                 continue
@@ -92,14 +112,14 @@ class RunDir:
 
     def trial_dir(self, key: str, label: str) -> str:
         path = self.file("trials", f"{_slug(label)[:60]}-{key}")
-        os.makedirs(path, exist_ok=True)
+        os.makedirs(path, PRIVATE_DIR, exist_ok=True)
         return path
 
     # -- journal -------------------------------------------------------------------------------
     def journal_append(self, entry: dict) -> None:
         line = json.dumps(entry, sort_keys=True, default=str) + "\n"
         with self._lock:
-            with open(self.file("journal.jsonl"), "a") as f:
+            with open(self.file("journal.jsonl"), "a", opener=private_opener) as f:
                 f.write(line)
                 f.flush()
                 os.fsync(f.fileno())

@@ -13,7 +13,7 @@ import torch.fx
 
 from reprokit.data.rundir import write_atomic, write_json_atomic
 from reprokit.data.stages import INDUCED_BY_REPROKIT
-from reprokit.fx.inputs import synthetic_inputs
+from reprokit.fx.inputs import synthetic_inputs, value_stats
 
 
 def tensor_meta(t) -> dict:
@@ -35,16 +35,7 @@ def tensor_meta(t) -> dict:
     if fake:
         return meta  # a traced (fake) tensor has metadata but no values
     with torch.no_grad():
-        d = t.detach()
-        if d.numel():
-            if d.is_floating_point():
-                f = d.float()
-                finite = f[torch.isfinite(f)]
-                meta.update(mean=float(finite.mean()) if finite.numel() else 0.0,
-                            std=float(finite.std()) if finite.numel() > 1 else 0.0,
-                            nonfinite=int((~torch.isfinite(f)).sum()))
-            if not d.is_complex():
-                meta.update(min=float(d.min()), max=float(d.max()))
+        meta.update(value_stats(t))  # what synthetic inputs are matched on: no values
     return meta
 
 

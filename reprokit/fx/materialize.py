@@ -8,7 +8,7 @@ import os
 import torch
 import torch.fx
 
-from reprokit.fx.inputs import synthetic_inputs
+from reprokit.fx.inputs import inline_exprs, synthetic_inputs
 
 
 def load_case(case_dir: str):
@@ -87,6 +87,8 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
                     and not isinstance(_fetch_attr(gm, n.target), torch.nn.Module)})
     state = {name: _fetch_attr(gm, name).detach().clone() for name in attrs}
     torch.save({"inputs": inputs, "attributes": state}, os.path.join(out_dir, "repro_inputs.pt"))
+    input_metas = [tensor_meta(t) for t in inputs]
+    attribute_metas = {name: tensor_meta(value) for name, value in state.items()}
     all_src = src + "".join(m["forward"] for m in submodules)
     return {
         "forward": _tidy(src),
@@ -95,7 +97,10 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
         "graph_kind": (meta.get("compile_args") or {}).get("graph", "forward"),
         "direct": has_higher_order_ops(gm),
         "imports": _used_imports(compat.format_import_block(globals_), all_src),
-        "inputs": [tensor_meta(t) for t in inputs],
+        "inputs": input_metas,
+        "attribute_meta": attribute_metas,
+        "inline": inline_exprs(inputs, input_metas, state, attribute_metas),
+        "input_bytes": sum(m.get("bytes", 0) for m in input_metas + list(attribute_metas.values())),
         "input_names": [n.name for n in gm.graph.nodes if n.op == "placeholder"],
         "attributes": attrs,
         "call_modules": sorted({str(n.target) for n in gm.graph.nodes if n.op == "call_module"}),

@@ -1,4 +1,8 @@
-"""Write repro.py for the smallest failing graph and check, in fresh processes, that it fails the same way."""
+"""Write repro.py for the smallest failing graph and check, in fresh processes, that it fails the same way.
+
+Its inputs are synthetic by default (matched on the recorded shapes, dtypes, strides and value statistics); real
+values only when synthetic ones do not reproduce: inline when few, else from repro_inputs.pt (which the pack
+attaches only with --include-data). The repro is scrubbed as the pack would scrub it, and verified as scrubbed."""
 from __future__ import annotations
 
 import os
@@ -6,7 +10,11 @@ import shutil
 
 from reprokit.data.records import TrialSpec, file_hash
 from reprokit.data.rundir import read_json
+from reprokit.report.redact import Redactor
 from reprokit.report.render import render_repro
+
+# How repro.py gets its inputs, in the order tried: (name, use_saved, inline).
+INPUT_MODES = (("synthetic", False, False), ("inline", False, True), ("file", True, False))
 
 
 def write_verified_repro(run, runner, v, case, edit, stage, target, accuracy, run_backward, command,
@@ -24,28 +32,67 @@ def write_verified_repro(run, runner, v, case, edit, stage, target, accuracy, ru
         return
     parts = read_json(parts_path)
     v.nodes = {"original": v.nodes["original"], "minified": parts["nodes"]}
-    # Random inputs make the shortest repro; real values only where they matter (or random ones fail to repro).
-    attempts = (True,) if accuracy or parts["attributes"] else (False, True)
-    for use_saved in attempts:
+    v.repro_input_bytes = int(parts.get("input_bytes") or 0)
+    redactor = Redactor.for_run(run.path, argv=list(v.argv or ()))
+    synthetic_gave = None
+    for name, use_saved, inline in INPUT_MODES:
+        if inline and not parts.get("inline"):
+            continue
         text = render_repro(parts, v, stage=stage, target=target, accuracy=accuracy, backward=run_backward,
-                            use_saved=use_saved, command=command, original_nodes=v.nodes["original"], strict=strict)
-        run.write_text("repro.py", text)
-        if use_saved:
-            shutil.copyfile(os.path.join(parts_out.trial_dir, "repro_inputs.pt"), run.file("repro_inputs.pt"))
-        elif os.path.exists(run.file("repro_inputs.pt")):
-            os.unlink(run.file("repro_inputs.pt"))
-        checks = runner.map([TrialSpec(mode="script", stage="user", script=run.file("repro.py"), cwd=run.path,
-                                       check_accuracy=accuracy and not strict, attempt=i, label=f"verify-repro-{i}",
-                                       script_hash=file_hash(run.file("repro.py")), fresh_interpreter=True)
-                          for i in range(2)])
-        # An accuracy repro reports through its own check (an AssertionError) or the router's: the same failure.
-        same = [c is not None and (target.matches(c.signature) or (strict or accuracy) and _fails_its_check(c.signature))
-                for c in checks]
-        v.repro = run.file("repro.py")
-        v.repro_verified = all(same)
-        v.repro_signature = checks[0].signature.to_dict() if checks[0] else None
+                            use_saved=use_saved, inline=inline, command=command,
+                            original_nodes=v.nodes["original"], strict=strict)
+        _place_inputs(run, parts_out.trial_dir, use_saved)
+        first = _write_and_verify(run, runner, text, target, accuracy, strict, v)
+        scrubbed = redactor.scrub(text, "repro.py")
+        # The pack scrubs repro.py: when that changes it, the scrubbed file is the one verified (and packed).
+        v.repro_scrubbed = scrubbed != text
+        if v.repro_verified and v.repro_scrubbed:
+            _write_and_verify(run, runner, scrubbed, target, accuracy, strict, v)
+        if name == "synthetic":
+            synthetic_gave = first
         if v.repro_verified:
+            v.repro_inputs = name
+            v.repro_inputs_note = _why_real_data(name, synthetic_gave, v.repro_input_bytes)
             return
+    v.repro_inputs = None
+    v.repro_inputs_note = "no input mode reproduced the failure (synthetic, then the real values)"
+
+
+def _place_inputs(run, trial_dir: str, use_saved: bool) -> None:
+    """repro_inputs.pt beside repro.py for the real-values attempt, and nowhere otherwise."""
+    if use_saved:
+        shutil.copyfile(os.path.join(trial_dir, "repro_inputs.pt"), run.file("repro_inputs.pt"))
+        os.chmod(run.file("repro_inputs.pt"), 0o600)
+    elif os.path.exists(run.file("repro_inputs.pt")):
+        os.unlink(run.file("repro_inputs.pt"))
+
+
+def _write_and_verify(run, runner, text, target, accuracy, strict, v):
+    """Write repro.py, run it in two fresh interpreters; v says whether both failed the same way. Returns the
+    first run's signature."""
+    run.write_text("repro.py", text)
+    checks = runner.map([TrialSpec(mode="script", stage="user", script=run.file("repro.py"), cwd=run.path,
+                                   check_accuracy=accuracy and not strict, attempt=i, label=f"verify-repro-{i}",
+                                   script_hash=file_hash(run.file("repro.py")), fresh_interpreter=True)
+                         for i in range(2)])
+    # An accuracy repro reports through its own check (an AssertionError) or the router's: the same failure.
+    same = [c is not None and (target.matches(c.signature) or (strict or accuracy) and _fails_its_check(c.signature))
+            for c in checks]
+    v.repro = run.file("repro.py")
+    v.repro_verified = all(same)
+    v.repro_signature = checks[0].signature.to_dict() if checks[0] else None
+    return checks[0].signature if checks[0] else None
+
+
+def _why_real_data(mode: str, synthetic_gave, nbytes: int) -> str:
+    """Why repro.py carries real values, in ISSUE.md's words ("" when its inputs are synthetic)."""
+    if mode == "synthetic":
+        return ""
+    gave = "passed" if synthetic_gave is None or synthetic_gave.kind == "pass" else \
+        f"failed differently ({synthetic_gave.short()})"
+    where = "written into repro.py" if mode == "inline" else f"in repro_inputs.pt ({nbytes} bytes)"
+    return (f"the failure needs the real input values ({where}): with synthetic inputs matched on shape, dtype, "
+            f"stride, range and special values (NaN/inf/zero) the repro {gave}")
 
 
 def _fails_its_check(signature) -> bool:

@@ -103,7 +103,17 @@ def isolated_lines(v: Verdict) -> list:
     return isolated
 
 
-def issue_text(run: RunDir, v: Verdict, tarball_name: str, redactor: Redactor) -> str:
+def data_note(v: Verdict, attached: bool) -> str:
+    """What ISSUE.md says of real input data: none, inline, attached, or needed but not attached (and why)."""
+    if v.repro_inputs in (None, "synthetic") or not v.repro_inputs_note:
+        return ""
+    if v.repro_inputs == "file" and not attached:
+        return (f"Real data needed: {v.repro_inputs_note}. The data file is not attached (it may hold activations "
+                f"or weights); `reprokit pack --include-data RUN_DIR` attaches it.")
+    return f"Real data included: {v.repro_inputs_note}."
+
+
+def issue_text(run: RunDir, v: Verdict, tarball_name: str, redactor: Redactor, data: str = "") -> str:
     """ISSUE.md: the text for PyTorch's bug-report form, scrubbed."""
     env_data = environment_report(run)
     repro = read_tail(run.file("repro.py")) if v.repro and os.path.exists(run.file("repro.py")) else None
@@ -116,7 +126,7 @@ def issue_text(run: RunDir, v: Verdict, tarball_name: str, redactor: Redactor) -
                "seconds": r["seconds"]} for r in v.ladder]
     text = environment().get_template("ISSUE.md.j2").render(
         title=title, summary=summary(v), ladder=ladder, isolated=isolated_lines(v), repro_inline=inline,
-        repro_note=repro_note(v, repro, inline),
+        repro_note=repro_note(v, repro, inline) + (f". {data}" if data else ""),
         graph_code=(v.graph_code or "").strip() if v.graph_code and len(v.graph_code.splitlines()) <= 80 else None,
         graph=v.graph, error_log=error_log(v), versions=env_data.get("text") or env_data.get("error", "unavailable"),
         reprokit_version=__version__, command=run.read_json("run.json").get("command") or "reprokit bisect",
@@ -153,34 +163,44 @@ def bisect_env_texts(run: RunDir, v: Verdict, info: dict, redactor: Redactor) ->
     return texts
 
 
-def add_repro(plan: PackPlan, run: RunDir, v: Verdict) -> None:
-    """repro.py and its saved inputs, when minify wrote them."""
-    if v.repro and os.path.exists(run.file("repro.py")):
-        plan.texts["repro.py"] = read_tail(run.file("repro.py"))
-        if os.path.exists(run.file("repro_inputs.pt")):
-            with open(run.file("repro_inputs.pt"), "rb") as f:
-                plan.blobs["repro_inputs.pt"] = f.read()
+def add_repro(plan: PackPlan, run: RunDir, v: Verdict, include_data: bool) -> None:
+    """repro.py, and its real inputs (repro_inputs.pt) only when it needs them and --include-data asked for them;
+    MANIFEST.json says which inputs the repro uses and whether real data is in the pack."""
+    if not (v.repro and os.path.exists(run.file("repro.py"))):
+        return
+    plan.texts["repro.py"] = read_tail(run.file("repro.py"))
+    has_file = v.repro_inputs == "file" or v.repro_inputs is None and os.path.exists(run.file("repro_inputs.pt"))
+    if has_file and include_data and os.path.exists(run.file("repro_inputs.pt")):
+        with open(run.file("repro_inputs.pt"), "rb") as f:
+            plan.blobs["repro_inputs.pt"] = f.read()
+    plan.notes["input_data"] = {"repro_inputs": v.repro_inputs or ("file" if has_file else "synthetic"),
+                                "real_data_included": "repro_inputs.pt" in plan.blobs or v.repro_inputs == "inline",
+                                "why": v.repro_inputs_note or None}
 
 
-def bisect_plan(run: RunDir) -> PackPlan:
-    """Everything the tarball of a bisect run holds, named reprokit-<script>-<hash of the verdict>."""
+def bisect_plan(run: RunDir, include_data: bool = False) -> PackPlan:
+    """Everything the tarball of a bisect run holds, named reprokit-<script>-<hash of the verdict>; real input data
+    only with include_data (`reprokit pack --include-data RUN_DIR`)."""
     v = load_verdict(run)
     info = run.read_json("run.json")
-    # Secret values come from the live environment (never stored in the run folder).
-    redactor = Redactor.from_environment(None, argv=list(v.argv) + [info.get("command", "")])
+    # Secret values: found by the keyed hashes bisect recorded (never the values), so any shell packs the same.
+    redactor = Redactor.for_run(run.path, argv=list(v.argv) + [info.get("command", "")])
     name = os.path.splitext(os.path.basename(v.script))[0]
     plan = PackPlan(top=f"reprokit-{name}-{short_digest(v.to_dict() | {'tarball': None, 'run_dir': ''})}",
                     redactor=redactor)
     first = (v.decisive_trials or {}).get("first_failing") or ""
-    plan.texts.update(source_texts(v.script, trial_record(first).get("local_modules") or []))
+    record = trial_record(first)
+    plan.texts.update(source_texts(v.script, record.get("local_modules") or [], record.get("local_files_read") or [],
+                                   plan.notes))
     plan.texts.update(bisect_env_texts(run, v, info, redactor))
     plan.texts.update(decisive_logs(v))
     verdict = v.to_dict()
     verdict["run_dir"] = os.path.basename(v.run_dir or run.path)
     verdict["tarball"] = None
     plan.texts["verdict.json"] = json.dumps(verdict, indent=2, sort_keys=True, default=str)
-    add_repro(plan, run, v)
-    plan.texts["ISSUE.md"] = issue_text(run, v, plan.top + ".tar.gz", redactor)
+    add_repro(plan, run, v, include_data)
+    plan.texts["ISSUE.md"] = issue_text(run, v, plan.top + ".tar.gz", redactor,
+                                        data_note(v, "repro_inputs.pt" in plan.blobs))
     plan.texts["README.md"] = environment().get_template("README.md.j2").render(
         name=plan.top, reprokit_version=__version__, summary=summary(v), has_repro="repro.py" in plan.texts,
         has_inputs="repro_inputs.pt" in plan.blobs, verified=v.repro_verified,

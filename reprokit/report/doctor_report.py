@@ -50,7 +50,7 @@ def doctor_plan(run: RunDir) -> PackPlan:
         raise ReprokitError(f"{run.path} has no doctor.json yet; run reprokit doctor to completion first")
     r = DoctorReport.from_dict(run.read_json("doctor.json"))
     info = run.read_json("run.json")
-    redactor = Redactor.from_environment(None, argv=list(r.argv) + [info.get("command", "")])
+    redactor = Redactor.for_run(run.path, argv=list(r.argv) + [info.get("command", "")])
     public = {**r.to_dict(), "run_dir": os.path.basename(run.path), "tarball": None,
               "trials": {k: os.path.basename(v) for k, v in (r.trials or {}).items()}}
     name = os.path.splitext(os.path.basename(r.script))[0]
@@ -63,7 +63,9 @@ def doctor_plan(run: RunDir) -> PackPlan:
     plan.texts["env/command.txt"] = (info.get("command") or "") + "\nargv: " + json.dumps(list(r.argv)) + "\n"
     plan.texts["env/environment.json"] = environment_variables(info, redactor)
     compiled = (r.trials or {}).get("compiled", "")
-    plan.texts.update(source_texts(r.script, trial_record(compiled).get("local_modules") or []))
+    record = trial_record(compiled)
+    plan.texts.update(source_texts(r.script, record.get("local_modules") or [], record.get("local_files_read") or [],
+                                   plan.notes))
     for role, trial in sorted((r.trials or {}).items()):
         plan.texts.update(trial_logs(trial, f"logs/{role}", ("stdout.txt", "stderr.txt", "observed.json", "spec.json")))
     issue = issue_text(run, r, env_data.get("text") or "unavailable", plan.top + ".tar.gz")

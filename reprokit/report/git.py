@@ -1,4 +1,5 @@
-"""The git state of the user's script, read with GitPython: commit, branch, dirty, diff, remotes."""
+"""The git state of the user's script, read with GitPython: commit, branch, dirty, remotes, and the diff of the
+files the script used (the names alone of every other changed path)."""
 from __future__ import annotations
 
 import os
@@ -10,8 +11,11 @@ def strip_credentials(url: str) -> str:
     return re.sub(r"(?<=://)[^/@\s]+@", "", url)
 
 
-def git_state(script: str, imported: list) -> dict | None:
-    """None when the script is not in a git work tree (or GitPython/git is unavailable)."""
+def git_state(script: str, imported: list, read: list = ()) -> dict | None:
+    """None when the script is not in a git work tree (or GitPython/git is unavailable).
+
+    "diff" covers the script, the modules it imported and the files it read; "other_changed" names the rest of
+    the work tree's changes, whose content stays out of the pack."""
     try:
         import git
     except ImportError:
@@ -23,22 +27,26 @@ def git_state(script: str, imported: list) -> dict | None:
     except git.GitError as e:
         return {"error": str(e)}
     root = repo.working_tree_dir
+    used = sorted({os.path.relpath(os.path.abspath(p), root) for p in [script, *imported, *read]})
+    used = [p for p in used if not p.startswith("..")]
     try:
         commit = repo.head.commit.hexsha
-        diff = repo.git.diff("HEAD")
+        base = ["HEAD"]
     except ValueError:  # no commit yet
-        commit, diff = None, repo.git.diff()
+        commit, base = None, []
+    diff = repo.git.diff(*base, "--", *used) if used else ""
+    changed = repo.git.diff(*base, "--name-only").splitlines()
     branch = None if repo.head.is_detached else repo.active_branch.name
     untracked = set(repo.untracked_files)
-    imported_untracked = sorted(os.path.relpath(p, root) for p in imported
-                                if os.path.relpath(p, root) in untracked)
     return {
         "root_name": os.path.basename(root),
         "commit": commit,
         "branch": branch,
         "dirty": repo.is_dirty(untracked_files=False),
         "script": os.path.relpath(os.path.abspath(script), root),
-        "untracked_imported": imported_untracked,
+        "untracked_imported": sorted(p for p in used if p in untracked),
         "remotes": {r.name: [strip_credentials(u) for u in r.urls] for r in repo.remotes},
+        "diff_of": [p for p in used if p in changed],
+        "other_changed": sorted(p for p in changed if p not in used),
         "diff": diff,
     }

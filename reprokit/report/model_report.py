@@ -62,7 +62,7 @@ def model_plan(run: RunDir) -> PackPlan:
         raise ReprokitError(f"{run.path} has no verdict.json yet; run reprokit pack --model to completion first")
     v = run.read_json("verdict.json")
     info = run.read_json("run.json")
-    redactor = Redactor.from_environment(None, argv=[info.get("command", "")])
+    redactor = Redactor.for_run(run.path, argv=[info.get("command", "")])
     digest = short_digest({k: val for k, val in v.items() if k not in ("tarball", "run_dir", "trial")})
     plan = PackPlan(top=f"reprokit-{v['model']}-{digest}", redactor=redactor)
     env_data = environment_report(run)

@@ -31,6 +31,7 @@ class PackPlan:
     redactor: Redactor
     texts: dict = dataclasses.field(default_factory=dict)
     blobs: dict = dataclasses.field(default_factory=dict)
+    notes: dict = dataclasses.field(default_factory=dict)  # what MANIFEST.json says of the pack's content
 
     @property
     def redactions(self) -> list:
@@ -40,7 +41,7 @@ class PackPlan:
         """{relative path: bytes}: every text scrubbed, the blobs as they are, and MANIFEST.json."""
         members = {path: self.redactor.scrub(text, path).encode() for path, text in self.texts.items()}
         members.update(self.blobs)
-        members["MANIFEST.json"] = manifest(members, self.redactor.redactions)
+        members["MANIFEST.json"] = manifest(members, self.redactor.redactions, self.notes)
         return members
 
     def write(self, folder: str, emit: Callable[..., None] = lambda *a, **k: None) -> str:
@@ -104,15 +105,18 @@ def environment_variables(info: dict, redactor: Redactor) -> str:
     return json.dumps(variables, indent=2, sort_keys=True)
 
 
-def source_texts(script: str, imported: list) -> dict:
-    """source/: the script, the local modules it imported, and its git state (credentials stripped)."""
+def source_texts(script: str, imported: list, read: list = (), notes: Optional[dict] = None) -> dict:
+    """source/: the script, the local modules it imported, and its git state (credentials stripped): the diff of
+    the files it imported or read, the names alone of other changed paths (said in notes, for MANIFEST.json)."""
     texts = {}
     script_dir = os.path.dirname(script)
     for path in [script] + list(imported):
         text = read_tail(path)
         if text is not None:
             texts["source/" + os.path.relpath(path, script_dir)] = text
-    git = git_state(script, imported)
+    git = git_state(script, imported, read)
+    if git and notes is not None and "diff_of" in git:
+        notes["git_diff"] = {"content_of": git["diff_of"], "names_only": git["other_changed"]}
     if git:
         diff = git.pop("diff", "")
         texts["source/git.json"] = json.dumps(git, indent=2, sort_keys=True)
@@ -131,11 +135,12 @@ def trial_logs(trial: str, prefix: str, names: tuple) -> dict:
     return texts
 
 
-def manifest(members: dict, redactions: list) -> bytes:
-    """MANIFEST.json: every member's size and sha256, and what was redacted where."""
+def manifest(members: dict, redactions: list, notes: Optional[dict] = None) -> bytes:
+    """MANIFEST.json: every member's size and sha256, what was redacted where, and what the pack says of its
+    content (the git diff's scope, whether real input data is included)."""
     files = [{"path": p, "size": len(b), "sha256": hashlib.sha256(b).hexdigest()} for p, b in sorted(members.items())]
-    return (json.dumps({"files": files, "redacted": sorted(redactions, key=lambda r: (r["place"], r["kind"]))},
-                       indent=2, sort_keys=True) + "\n").encode()
+    body = {"files": files, "redacted": sorted(redactions, key=lambda r: (r["place"], r["kind"]))}
+    return (json.dumps({**body, **(notes or {})}, indent=2, sort_keys=True) + "\n").encode()
 
 
 def deterministic_tar(members: dict, top: str) -> bytes:

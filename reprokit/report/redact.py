@@ -6,32 +6,10 @@ import os
 import re
 import socket
 from dataclasses import dataclass, field
+from typing import Optional
 
-SECRET_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
-
-# (kind, pattern); the whole match is replaced unless the pattern has a group named "secret".
-PATTERNS = [
-    ("private key block", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----")),
-    ("github token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
-    ("hugging face token", re.compile(r"\bhf_[A-Za-z0-9]{20,}")),
-    ("api key (sk-)", re.compile(r"\bsk-(?:ant-)?[A-Za-z0-9_-]{16,}")),
-    ("aws access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("aws secret key", re.compile(r"(?i)aws.{0,20}?(?:secret|key).{0,5}?[=:]\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{40})")),
-    ("gcp api key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-    ("slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("wandb key", re.compile(r"(?i)wandb.{0,30}?\b(?P<secret>[0-9a-f]{40})\b")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("url credentials", re.compile(r"(?<=://)(?P<secret>[^/@\s:]+(?::[^/@\s]*)?)@")),
-    ("secret argument", re.compile(
-        r"(?i)(?:--?(?:password|passwd|token|api[-_]?key|secret|access[-_]?key|auth)(?:[-_][a-z]+)?)(?:=|\s+)"
-        r"[\"']?(?P<secret>[^\s\"']+)")),
-    # NAME=value with an environment-variable style name (upper case, as in logs and shells)...
-    ("secret assignment", re.compile(
-        r"\b[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY)[A-Z0-9_]*\s*[=:]\s*[\"']?(?P<secret>[^\s\"',]{4,})")),
-    # ...and name = "literal" in code, any case; only quoted literals, so `tokens = torch.randint(...)` is code.
-    ("secret literal", re.compile(
-        r"(?i)\b\w*(?:token|secret|password|passwd|api_?key)\w*\s*[=:]\s*[\"'](?P<secret>[^\"'\s]{4,})[\"']")),
-]
+from reprokit.report.keyed import KeyedSecrets
+from reprokit.report.redact_rules import NEEDLES, PATTERNS, SECRET_NAME  # noqa: F401 (SECRET_NAME: re-exported)
 
 
 @dataclass
@@ -43,6 +21,7 @@ class Redactor:
     user: str = field(default_factory=lambda: _safe(getpass.getuser))
     host: str = field(default_factory=lambda: _safe(socket.gethostname))
     redactions: list = field(default_factory=list)
+    keyed: Optional[KeyedSecrets] = None  # the run's recorded values, found by their keyed hashes
 
     @classmethod
     def from_environment(cls, env: dict | None = None, argv=()) -> "Redactor":
@@ -50,21 +29,42 @@ class Redactor:
         env = os.environ if env is None else env
         secrets = [v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 6]
         r = cls(known_secrets=sorted(set(secrets), key=len, reverse=True))
+        r.add_argv(argv)
+        return r
+
+    @classmethod
+    def for_run(cls, run_path: str, argv=()) -> "Redactor":
+        """The redactor of a run folder: the values bisect recorded (by keyed hash) and its identity, so the pack
+        is the same from any shell; a folder recorded before that falls back to the live environment."""
+        keyed = KeyedSecrets.load(run_path)
+        if keyed is None:
+            return cls.from_environment(None, argv)
+        ident = {k: v for k, v in keyed.identity.items() if k in ("home", "user", "host")}
+        r = cls(keyed=keyed, **ident)
+        r.add_argv(argv)
+        return r
+
+    def add_argv(self, argv) -> None:
+        """Secrets that the patterns find in the command line are known values wherever they show up later."""
         for text in argv:
             for kind, pattern in PATTERNS:
                 for m in pattern.finditer(text):
                     value = m.group("secret") if "secret" in pattern.groupindex else m.group(0)
                     if len(value) >= 4:
-                        r.known_secrets.append(value)
-        return r
+                        self.known_secrets.append(value)
 
     def scrub(self, text: str, place: str) -> str:
         """The text with secrets replaced by <redacted:kind>, identity by placeholders; noted by place."""
+        if self.keyed is not None:
+            text = self._cut(text, self.keyed.spans(text), place)
         for value in self.known_secrets:
             if value and value in text:
                 text = text.replace(value, "<redacted:secret value>")
                 self._note("secret value", place)
+        lowered = text.lower()
         for kind, pattern in PATTERNS:
+            if kind in NEEDLES and not any(n in lowered for n in NEEDLES[kind]):
+                continue
             text = pattern.sub(lambda m, k=kind: self._replace(m, k, place), text)
         if self.home and len(self.home) > 1 and self.home in text:
             text = text.replace(self.home, "~")
@@ -74,6 +74,15 @@ class Redactor:
                 text = re.sub(rf"\b{re.escape(value)}\b", label, text)
                 self._note(label.strip("<>") + " name", place)
         return text
+
+    def _cut(self, text: str, spans: list, place: str) -> str:
+        out, pos = [], 0
+        for start, end in sorted(spans):
+            if start >= pos:
+                out.append(text[pos:start] + "<redacted:secret value>")
+                pos = end
+                self._note("secret value", place)
+        return "".join(out) + text[pos:]
 
     def _replace(self, m: re.Match, kind: str, place: str) -> str:
         self._note(kind, place)
@@ -95,6 +104,11 @@ class Redactor:
             self._note("secret-named variable", f"{place}:{name}")
             return "<set, value withheld>"
         return self.scrub(value, f"{place}:{name}")
+
+
+def live_identity() -> dict:
+    """This shell's home, user and host: what the redactor replaces by ~, <user> and <host>."""
+    return {"home": os.path.expanduser("~"), "user": _safe(getpass.getuser), "host": _safe(socket.gethostname)}
 
 
 def _safe(fn) -> str:

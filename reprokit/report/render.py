@@ -8,6 +8,7 @@ import jinja2
 
 from reprokit import __version__
 from reprokit.data.stages import STAGE_TITLES, compile_choice
+from reprokit.fx.inputs import synthetic_expr
 
 def template_dir() -> str:
     """templates/ as installed (the wheel maps it to reprokit.templates) or beside the package in a checkout."""
@@ -27,24 +28,8 @@ def environment() -> jinja2.Environment:
 
 
 def input_line(meta: dict) -> str:
-    """One expression that makes an input like the captured one (random values, fixed seed)."""
-    if meta["kind"] != "tensor":
-        return repr(meta.get("value"))
-    shape, dtype = tuple(meta["shape"]), meta["dtype"]
-    if dtype == "bool":
-        expr = f"torch.rand({shape}) < 0.5"
-    elif dtype.startswith(("int", "uint")):
-        lo, hi = int(meta.get("min", 0)), int(meta.get("max", 1))
-        expr = f"torch.randint({lo}, {hi + 1}, {shape}, dtype=torch.{dtype})"
-    else:
-        expr = f"torch.randn({shape}, dtype=torch.{dtype})"
-    if meta["device"] != "cpu":
-        expr += f".to({meta['device']!r})"
-    if not meta.get("contiguous", True):
-        expr = f"torch.empty_strided({shape}, {tuple(meta['stride'])}, dtype=torch.{dtype}, device={meta['device']!r}).copy_({expr})"
-    if meta.get("requires_grad"):
-        expr += ".requires_grad_()"
-    return expr
+    """One expression that makes an input like the captured one (synthetic values matched on its statistics)."""
+    return synthetic_expr(meta)
 
 
 def context_parts(ctx: dict | None) -> tuple[list, str | None]:
@@ -64,9 +49,12 @@ def context_parts(ctx: dict | None) -> tuple[list, str | None]:
 
 
 def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, backward: bool, use_saved: bool,
-                 command: str, original_nodes: int, strict: bool = False) -> str:
+                 command: str, original_nodes: int, strict: bool = False, inline: bool = False) -> str:
     """repro.py's text. accuracy: compare compiled with eager and a float64 reference (strict: with the strict
-    rule, for when the script's own tolerance is unknown); backward: run the backward too."""
+    rule, for when the script's own tolerance is unknown); backward: run the backward too. Inputs: synthetic,
+    or the real values inline (inline) or from repro_inputs.pt (use_saved)."""
+    metas = parts.get("attribute_meta") or {}
+    attribute_lines = [(name, synthetic_expr(metas[name]) if name in metas else "None") for name in parts["attributes"]]
     choice = compile_choice(stage, parts.get("compile_args"))
     setup, with_items = context_parts(parts.get("context"))
     return environment().get_template("repro.py.j2").render(
@@ -75,6 +63,7 @@ def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, ba
         original_nodes=original_nodes, graph=verdict.graph, imports=parts["imports"],
         config_lines=parts["config_lines"], attributes=parts["attributes"], forward=parts["forward"],
         use_saved=use_saved, input_lines=[input_line(m) for m in parts["inputs"]], backend=choice["backend"],
+        inline=parts.get("inline") if inline else None, attribute_lines=attribute_lines,
         mode=choice["mode"], options=json.dumps(choice["options"]) if choice["options"] else None,
         accuracy=accuracy, strict=strict, backward=backward, submodules=parts.get("submodules", []),
         children=parts.get("children", []), graph_kind=parts.get("graph_kind", "forward"),

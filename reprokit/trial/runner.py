@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Optional, Union
 
 from reprokit.data import signature as sig
 from reprokit.data.records import Outcome, Signature, TrialSpec
-from reprokit.data.rundir import RunDir, read_json, write_json_atomic
+from reprokit.data.rundir import RunDir, private_opener, read_json, write_json_atomic
 from reprokit.trial.cache import compile_cache_root
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -102,8 +102,8 @@ def _run_cold(spec: TrialSpec, spec_path: str, trial_dir: str, env: dict, python
               timeout: Union[float, Callable[[], float]], started: float) -> Outcome:
     """The trial in a fresh interpreter (or under torchrun), cut at the limit with a stack dump."""
     ranks = _ranks(spec)
-    with open(os.path.join(trial_dir, "stdout.txt"), "wb") as out, \
-            open(os.path.join(trial_dir, "stderr.txt"), "wb") as err:
+    with open(os.path.join(trial_dir, "stdout.txt"), "wb", opener=private_opener) as out, \
+            open(os.path.join(trial_dir, "stderr.txt"), "wb", opener=private_opener) as err:
         proc = subprocess.Popen(child_command(spec, spec_path, trial_dir, python),
                                 cwd=spec.cwd or trial_dir, env=env,
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)

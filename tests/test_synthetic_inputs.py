@@ -1,0 +1,45 @@
+"""Synthetic inputs: statistics without values, expressions repro.py runs, real values inline only when few."""
+
+import torch
+
+from reprokit.fx.inputs import (INLINE_MAX_ELEMENTS, inline_exprs, synthetic_expr, synthetic_inputs, synthetic_tensor,
+                                value_stats)
+
+
+def _meta(t, **kw):
+    return dict(kind="tensor", shape=list(t.shape), stride=list(t.stride()), dtype=str(t.dtype).replace("torch.", ""),
+                device="cpu", contiguous=t.is_contiguous(), requires_grad=False, **value_stats(t), **kw)
+
+
+def test_statistics_hold_no_values_but_the_special_ones():
+    t = torch.tensor([[0.5, float("nan")], [0.0, float("-inf")]])
+    stats = value_stats(t)
+    assert stats["special"] == ["nan", "-inf", "zero"] and stats["min"] == 0.0 and stats["max"] == 0.5
+    assert not any(isinstance(v, list) and len(v) == t.numel() for v in stats.values())
+
+
+def test_repro_expressions_make_inputs_matched_on_the_statistics():
+    real = torch.randn(8, 6).t() * 3 + 10  # non-contiguous
+    real[0, 0] = float("inf")
+    meta = _meta(real)
+    expr = synthetic_expr(meta)
+    torch.manual_seed(0)
+    made = eval(expr, {"torch": torch, "synthetic": synthetic_tensor, "float": float})
+    assert made.shape == real.shape and made.stride() == real.stride() and made.dtype == real.dtype
+    finite = made[torch.isfinite(made)]
+    assert torch.isinf(made).sum() == 1
+    assert finite.min() >= meta["min"] and finite.max() <= meta["max"] and abs(float(finite.mean()) - 10) < 2
+    (again,) = synthetic_inputs([meta])
+    assert again.shape == real.shape and torch.isinf(again).any()
+    assert synthetic_expr(_meta(torch.tensor([3, 7]))) == "torch.randint(3, 8, (2,), dtype=torch.int64)"
+
+
+def test_few_real_values_are_written_exactly_and_many_are_not():
+    x = torch.tensor([[1.5, float("nan")], [-0.0, 1e-30]], dtype=torch.float32)
+    w = torch.arange(6, dtype=torch.int64).reshape(2, 3)
+    exprs = inline_exprs([x, 3], [_meta(x), {"kind": "int", "value": 3}], {"w": w}, {"w": _meta(w)})
+    back = [eval(e, {"torch": torch, "float": float}) for e in exprs["inputs"]]
+    assert torch.equal(back[0].isnan(), x.isnan()) and torch.equal(back[0].nan_to_num(), x.nan_to_num())
+    assert back[1] == 3 and torch.equal(eval(exprs["attributes"]["w"], {"torch": torch}), w)
+    big = torch.zeros(INLINE_MAX_ELEMENTS + 1)
+    assert inline_exprs([big], [_meta(big)], {}, {}) is None
