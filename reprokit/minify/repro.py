@@ -6,6 +6,7 @@ import shutil
 
 from reprokit.data.records import TrialSpec, file_hash
 from reprokit.data.rundir import read_json
+from reprokit.minify.testcase import write_test_repro
 from reprokit.report.render import render_repro
 
 
@@ -45,6 +46,10 @@ def write_verified_repro(run, runner, v, case, edit, stage, target, accuracy, ru
         v.repro_verified = all(same)
         v.repro_signature = checks[0].signature.to_dict() if checks[0] else None
         if v.repro_verified:
+            # issue #17: the same repro as a failing PyTorch-style test (rendered with the accuracy check).
+            write_test_repro(run, v, stage, target, run_backward, lambda: render_repro(
+                parts, v, stage=stage, target=target, accuracy=True, backward=run_backward, use_saved=use_saved,
+                command=command, original_nodes=v.nodes["original"], strict=strict), timeout=runner.timeout)
             return
 
 
