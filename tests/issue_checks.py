@@ -6,6 +6,8 @@ import os
 import pathlib
 import subprocess
 import sys
+import tarfile
+from shutil import which as shutil_which  # noqa: F401  (tests ask whether tlparse is installed)
 
 from markdown_it import MarkdownIt
 
@@ -43,8 +45,9 @@ def issue_of(run_dir: str) -> str:
     return p.stdout
 
 
-def check_issue(run_dir: str, decisive: str, title: str = "", labels: tuple = ()) -> str:
-    """ISSUE.md of a run, checked; returns it."""
+def check_issue(run_dir: str, decisive: str, title: str = "", labels: tuple = (), tarball: str = "",
+                tlparse: bool = False) -> str:
+    """ISSUE.md of a run, checked (and its tarball's members, when given); returns it."""
     text = issue_of(run_dir)
     assert list(sections(text)) == FORM_SECTIONS, list(sections(text))
     block = error_block(text)
@@ -60,4 +63,27 @@ def check_issue(run_dir: str, decisive: str, title: str = "", labels: tuple = ()
     verdict = json.loads(pathlib.Path(run_dir, "verdict.json").read_text())
     if verdict.get("test_repro"):
         assert "`test_repro.py`" in text and verdict["test_repro_verified"] is True, verdict["test_repro_failure"]
+    if tarball:
+        check_tarball(tarball, verdict, text, tlparse)
     return text
+
+
+def check_tarball(tarball: str, verdict: dict, issue: str, tlparse: bool) -> None:
+    """The pack holds what ISSUE.md names: test_repro.py, the full log, tlparse's report; repro.py is portable."""
+    with tarfile.open(tarball) as tar:
+        files = {m.name.split("/", 1)[1]: tar.extractfile(m).read().decode(errors="replace")
+                 for m in tar.getmembers()}
+    full_log = issue.split("Full log: `", 1)[1].split("`", 1)[0]
+    assert full_log in files, full_log
+    for name in ("repro.py", "test_repro.py"):
+        if name in files:
+            comments = "\n".join(l for l in files[name].splitlines() if l.lstrip().startswith("#"))
+            assert not machine_paths(comments), machine_paths(comments)
+    if verdict.get("test_repro"):
+        assert "test_repro.py" in files and "TestCase" in files["test_repro.py"]
+    if tlparse:
+        where = issue.split("**tlparse:**", 1)[1].split("`", 2)[1]
+        assert where in files and where.endswith("tlparse/index.html"), where
+        assert any(n.startswith(where.rsplit("/", 1)[0] + "/") and n.endswith(".txt") for n in files)
+    else:
+        assert "pip install tlparse" in issue

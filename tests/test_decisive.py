@@ -122,3 +122,25 @@ def test_last_chain_reads_every_exception_of_a_chain():
     assert [exc[0] for _, exc in chain] == ["KeyError: 'k'", "ValueError: wrapped"]
     out = decisive_error("exception", text)
     assert "The above exception was the direct cause" in out and out.endswith("ValueError: wrapped")
+
+
+def test_crash_is_the_signal_and_the_faulting_threads_stack():
+    out = decisive_error("crash", recorded("segfault_backend.txt.gz"), signal="SIGSEGV")
+    assert lines(out)[0] == "Fatal Python error: Segmentation fault"
+    assert lines(out)[2].startswith("Current thread") and "string_at" in lines(out)[3]
+    assert "segfault_backend.py\", line 9 in crashy_backend" in out
+    assert "reprokit/" not in out and "Thread 0x" not in out
+    assert len(lines(out)) <= 15
+
+
+def test_accuracy_is_the_mismatch_numbers():
+    import json
+
+    result = json.loads(recorded("accuracy_result.json"))
+    out = decisive_error("accuracy", "", note=result["note"])
+    assert "max abs diff 1, max rel diff" in out and "at [0, 15]" in out
+    assert "eager 1.35231864, compiled 2.35231876, float64 1.3523186445236206" in out
+    assert "error vs float64: compiled 1, eager 0" in out
+    test_run = recorded("accuracy_test_repro_output.txt")
+    same, line = judge_test(Signature("accuracy"), 1, test_run)
+    assert same and line.startswith("AssertionError: output 0: compiled differs from eager, max abs diff 1")

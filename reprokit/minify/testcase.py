@@ -40,9 +40,16 @@ def test_text(repro_text: str, v: Verdict, stage: str, target: Signature, backwa
 
 def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, backward: bool,
                      render: Callable[[], str], timeout: float = 600.0) -> None:
-    """Write test_repro.py beside repro.py, run it once in a fresh interpreter, and record how it failed."""
-    run.write_text("test_repro.py", test_text(render(), v, stage, target, backward))
+    """Write test_repro.py beside repro.py, run it once in a fresh interpreter, and record how it failed (a resumed
+    minify that writes the same text reads the recorded run instead)."""
+    text = test_text(render(), v, stage, target, backward)
     v.test_repro = run.file("test_repro.py")
+    if run.exists("test_repro.py") and run.exists("test_repro_output.txt") and run.exists("test_repro.json") and \
+            open(run.file("test_repro.py")).read() == text:
+        v.test_repro_verified, v.test_repro_failure = judge_test(
+            target, run.read_json("test_repro.json").get("returncode"), open(run.file("test_repro_output.txt")).read())
+        return
+    run.write_text("test_repro.py", text)
     info = run.read_json("run.json")
     env = trial_env(TrialSpec(mode="script", stage="user"), run.file("cache"), run.path)
     try:
@@ -52,6 +59,7 @@ def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, bac
     except subprocess.TimeoutExpired as e:
         output, code = f"{e.stdout or ''}{e.stderr or ''}\n[timed out after {timeout:.0f} s]", None
     run.write_text("test_repro_output.txt", output)
+    run.write_json("test_repro.json", {"returncode": code})
     v.test_repro_verified, v.test_repro_failure = judge_test(target, code, output)
 
 

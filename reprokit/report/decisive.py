@@ -21,10 +21,11 @@ EXC_HEAD = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interru
                       r"|AssertionError|KeyboardInterrupt)(?::\s?(?P<msg>.*))?$")
 COMPILER_ERROR = re.compile(r"(^|\s|:)(fatal )?error:\s", re.IGNORECASE)
 FAULT = re.compile(r"^Fatal Python error: (?P<what>.+)$")
+FH_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<name>.+)$')
 THREAD = re.compile(r"^(Current thread|Thread) 0x[0-9a-f]+")
 # Frames of the machinery around the user's code: Python's own, runpy, reprokit's trial process.
 GENERATED = re.compile(r"/c[a-z0-9]{40,}\.py$")
-NOT_USER = ("<frozen ", "/runpy.py", "/reprokit/child/", "/reprokit/trial/", "/concurrent/futures/",
+NOT_USER = ("<frozen ", "/runpy.py", "/reprokit/", "/concurrent/futures/",
             "/threading.py", "/unittest/", "/torch/testing/")
 
 
@@ -168,12 +169,31 @@ def crash_summary(text: str, signal: Optional[str] = None, limit: int = LIMIT) -
                   and (start is None or i > start)), None)
     if begin is None:
         return "\n".join(out) if out else None
-    stack = [lines[begin]]
+    frames = []
     for l in lines[begin + 1:]:
         if not l.startswith("  ") or THREAD.match(l):
             break
-        stack.append(l)
-    return fit(out + [""] + stack, limit)
+        frames.append(l)
+    return fit(out + ["", lines[begin]] + crash_frames(frames), limit)
+
+
+def crash_frames(frames: list, innermost: int = 6) -> list:
+    """A faulthandler stack (most recent call first) cut to what matters: the innermost frames, where it died,
+    and the user's frames; each run of other frames (torch's, the interpreter's) becomes one line."""
+    out, skipped = [], 0
+    for i, line in enumerate(frames):
+        m = FH_FRAME.match(line)
+        ours = bool(m and "/reprokit/" in m["file"])  # reprokit's trial machinery: not in the user's own run
+        if not ours and (i < innermost or (m and is_user_frame(m["file"]))):
+            if skipped:
+                out.append(f"  [... {skipped} frames not shown ...]")
+                skipped = 0
+            out.append(line)
+        else:
+            skipped += 1
+    if skipped:
+        out.append(f"  [... {skipped} frames not shown ...]")
+    return out
 
 
 def accuracy_summary(note: str, repro_output: str = "", limit: int = LIMIT) -> str:
