@@ -144,3 +144,15 @@ def test_accuracy_is_the_mismatch_numbers():
     test_run = recorded("accuracy_test_repro_output.txt")
     same, line = judge_test(Signature("accuracy"), 1, test_run)
     assert same and line.startswith("AssertionError: output 0: compiled differs from eager, max abs diff 1")
+
+
+def test_dynamo_error_is_the_exception_with_its_explanation():
+    out = decisive_error("exception", recorded("dynamo_unsupported.txt.gz"))
+    assert "torch._dynamo.exc.Unsupported: Data-dependent branching" in out
+    assert "Explanation: Detected data-dependent branching" in out
+    assert 'repro.py", line 9, in <module>' in out and "torch/_dynamo/eval_frame.py" in out
+    assert len(lines(out)) <= LIMIT
+    v = verdict(failing_stage="eager", kind="exception",
+                signature={"kind": "exception", "exc_type": "Unsupported", "message": "Data-dependent branching"})
+    assert triage.title(v) == "[dynamo] Unsupported: Data-dependent branching"
+    assert triage.labels(v) == ["oncall: pt2", "module: dynamo", "module: graph breaks"]

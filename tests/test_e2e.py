@@ -158,7 +158,8 @@ def test_graph_break_under_fullgraph_reduces_the_source(workdir):
     check_verdict(data, exp)
     assert data["nodes"]["unit"] == "lines"
     check_repro(data, exp)
-    check_issue(data["run_dir"], "Unsupported", "[dynamo] Unsupported", ("module: dynamo",))
+    check_issue(data["run_dir"], "torch._dynamo.exc.Unsupported: Data-dependent branching", "[dynamo] Unsupported",
+                ("module: dynamo", "module: graph breaks"))
     text = pathlib.Path(data["repro"]).read_text()
     assert "fullgraph=True" in text and "print(\"input\"" not in text
 

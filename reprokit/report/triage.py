@@ -90,6 +90,6 @@ def labels(v: Verdict, cuda: bool = False) -> list:
     if (v.compile_args or {}).get("dynamic"):
         found.append("module: dynamic shapes")
     sig = Signature.from_dict(v.signature) if v.signature else None
-    if v.failing_stage == "eager" and sig and "graph break" in (sig.short() + (sig.cause or "")).lower():
+    if v.failing_stage == "eager" and sig and (sig.exc_type == "Unsupported" or "graph break" in sig.short().lower()):
         found.append("module: graph breaks")
     return list(dict.fromkeys(found))
