@@ -156,3 +156,21 @@ def test_dynamo_error_is_the_exception_with_its_explanation():
                 signature={"kind": "exception", "exc_type": "Unsupported", "message": "Data-dependent branching"})
     assert triage.title(v) == "[dynamo] Unsupported: Data-dependent branching"
     assert triage.labels(v) == ["oncall: pt2", "module: dynamo", "module: graph breaks"]
+
+
+def test_triton_compile_error_is_the_kernel_line_its_caret_and_the_reason():
+    """Recorded on an H100 (torch 2.11, triton 3.6): a user's Triton kernel that cannot compile under torch.compile."""
+    text = recorded("triton_compilation_error.txt.gz")
+    out = decisive_error("exception", text)
+    assert "torch._inductor.exc.InductorError: CompilationError: at 3:25:" in out
+    assert lines(out)[-3:] == ["    offs = pid * BLOCK + tl.arange(0, 3)", "                         ^",
+                               "arange's range must be a power of 2"]
+    assert "torch/_inductor/runtime/triton_heuristics.py" in out and "triton/compiler/compiler.py" in out
+    assert "W1123" not in out and len(lines(out)) <= LIMIT
+    assert not machine_paths(portable(out))
+
+
+def test_generated_triton_module_that_fails_to_import_names_its_syntax_error():
+    out = decisive_error("exception", recorded("triton_generated_syntax_error.txt.gz"))
+    assert lines(out)[-1].startswith("SyntaxError: invalid syntax (") and "line 25" in lines(out)[-1]
+    assert "Set TORCHDYNAMO_VERBOSE" not in out

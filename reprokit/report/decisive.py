@@ -21,6 +21,8 @@ EXC_HEAD = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interru
                       r"|AssertionError|KeyboardInterrupt)(?::\s?(?P<msg>.*))?$")
 COMPILER_ERROR = re.compile(r"(^|\s|:)(fatal )?error:\s", re.IGNORECASE)
 FAULT = re.compile(r"^Fatal Python error: (?P<what>.+)$")
+# Advice torch appends to every error: not part of the error.
+NOISE = ("Set TORCHDYNAMO_VERBOSE=1", "This message can be suppressed by setting PYTORCH_PRINT_REPRO_ON_FAILURE")
 FH_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<name>.+)$')
 THREAD = re.compile(r"^(Current thread|Thread) 0x[0-9a-f]+")
 # Frames of the machinery around the user's code: Python's own, runpy, reprokit's trial process.
@@ -29,9 +31,18 @@ NOT_USER = ("<frozen ", "/runpy.py", "/reprokit/", "/concurrent/futures/",
             "/threading.py", "/unittest/", "/torch/testing/")
 
 
+def package_of(path: str) -> str:
+    """The top package of a frame's file: the folder after site-packages, else the path's torch or triton part
+    (a source checkout); "" for anything else."""
+    m = re.search(r"(?:site|dist)-packages/([^/]+)/", path)
+    if m:
+        return m.group(1)
+    return next((p for p in ("torch", "functorch", "triton") if f"/{p}/" in path), "")
+
+
 def is_torch_frame(path: str) -> bool:
     """A frame inside torch (or triton) as installed."""
-    return "/torch/" in path or "/triton/" in path or "/functorch/" in path
+    return package_of(path) in ("torch", "functorch", "triton")
 
 
 def is_user_frame(path: str) -> bool:
@@ -88,9 +99,11 @@ def is_marker(code: str) -> bool:
 def frame_lines(frames: list) -> list:
     """The frames that matter: the user's, and the innermost torch frame (the one that raised)."""
     keep = [f for f in frames if is_user_frame(f[0])]
-    torch_frames = [f for f in frames if is_torch_frame(f[0])]
-    if torch_frames and torch_frames[-1] not in keep:
-        keep.append(torch_frames[-1])
+    # The innermost torch frame raised (or called the compiler that did: triton's own frame is kept too).
+    for inner in (("torch", "functorch"), ("triton",)):
+        found = [f for f in frames if package_of(f[0]) in inner]
+        if found and found[-1] not in keep:
+            keep.append(found[-1])
     keep.sort(key=frames.index)
     out = []
     for file, line, name, code in keep:
@@ -134,7 +147,13 @@ def triton_error(lines: list) -> list:
 
 def exception_lines(exc: list, max_message: int = 8) -> list:
     """An exception's type and message: a compile error cut to its error lines; a long message to its head."""
-    errors = triton_error(exc) or compiler_errors(exc)
+    exc = [l for l in exc if not l.startswith(NOISE)]
+    while exc and not exc[-1].strip():
+        exc.pop()
+    triton = triton_error(exc)
+    if triton:
+        return triton[:16]
+    errors = compiler_errors(exc)
     if errors:
         head = [exc[0]] if exc else []
         return head + ["(compiler output: error lines only, warnings dropped)"] + errors[:16]

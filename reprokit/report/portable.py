@@ -14,7 +14,8 @@ import tempfile
 from typing import Iterable, Optional
 
 # Any absolute path left under these roots after the named places are replaced is still this machine's.
-MACHINE_ROOTS = ("/tmp/", "/home/", "/root/", "/Users/", "/private/var/", "/var/folders/", "/scratch/", "/work/")
+MACHINE_ROOTS = ("/tmp/", "/home/", "/root/", "/Users/", "/private/var/", "/var/folders/", "/scratch/", "/work/",
+                 "/opt/")
 SITE = re.compile(r"~?(?:/[^\s\"'`:()\[\]<>]+)?/(?:site|dist)-packages(?=/|\b)")
 INDUCTOR_CACHE = re.compile(r"~?(?:/[^\s\"'`:()\[\]<>]+)?/torchinductor_[^/\s\"'`]+")
 HOME_TILDE = re.compile(r"(?<![\w<>~^])~/")

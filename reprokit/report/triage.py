@@ -49,7 +49,7 @@ def what_fails(v: Verdict, sig: Optional[Signature]) -> str:
         return "C++ compile error"
     if "CompilationError" in text and "triton" in text.lower() + str(sig.frame or "").lower():
         return "Triton compile error"
-    if sig and sig.exc_type == "AssertionError" and not cause:
+    if sig and sig.exc_type == "AssertionError" and not sig.frame:  # the script's own check, not torch's
         return "wrong results (the script's own check fails)"
     return text[:90]
 
@@ -85,11 +85,13 @@ def labels(v: Verdict, cuda: bool = False) -> list:
     if v.failing_stage == "inductor" and not (cuda or v.cuda_fault):
         found.append("oncall: cpu inductor")
     found += KIND_LABELS.get(v.kind or "", [])
+    sig = Signature.from_dict(v.signature) if v.signature else None
+    if sig and sig.exc_type == "AssertionError" and not sig.frame:  # wrong values the script's own check caught
+        found.append("module: correctness (silent)")
     if v.subsystem:
         found += SUBSYSTEM_LABELS.get(v.subsystem.get("name", ""), [])
     if (v.compile_args or {}).get("dynamic"):
         found.append("module: dynamic shapes")
-    sig = Signature.from_dict(v.signature) if v.signature else None
     if v.failing_stage == "eager" and sig and (sig.exc_type == "Unsupported" or "graph break" in sig.short().lower()):
         found.append("module: graph breaks")
     return list(dict.fromkeys(found))
