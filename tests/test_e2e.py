@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from issue_checks import check_issue, shutil_which
 
 CASES = pathlib.Path(__file__).parent / "cases"
 REPO = pathlib.Path(__file__).parent.parent
@@ -91,6 +92,8 @@ def test_runtime_error_full_pipeline(workdir):
     assert data["config"] == {"cpp.inject_relu_bug_TESTING_ONLY": None}
     check_repro(data, exp)
     assert os.path.exists(data["tarball"])
+    check_issue(data["run_dir"], "RuntimeError: unhandled error", "[inductor][cpu] aten.relu lowering: RuntimeError",
+                ("module: inductor",), tarball=data["tarball"], tlparse=bool(shutil_which("tlparse")))
     journal = pathlib.Path(data["run_dir"], "journal.jsonl").read_text().splitlines()
     # Every trial that ran is journaled once: the bisect's and the minify's.
     assert len(journal) == data["trials"] + data["minify_trials"]
@@ -105,6 +108,14 @@ def test_runtime_error_full_pipeline(workdir):
     assert "Output code" in pathlib.Path(logs, "stderr.txt").read_text()
 
 
+# The decisive line ISSUE.md's error section must hold, and its title's start.
+ISSUE_CHECKS = {"relu_compile_error.py": ("error: ‘compile’ was not declared in this scope",
+                                          "[inductor][cpu] C++ compile error"),
+                "relu_accuracy.py": ("AssertionError", "[inductor][cpu] wrong results"),
+                "segfault_backend.py": ("Fatal Python error: Segmentation fault",
+                                        "[torch.compile] custom backend `crashy_backend` crash (SIGSEGV)")}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["relu_compile_error.py", "relu_accuracy.py"])
 def test_planted_inductor_bug_minifies_to_a_few_nodes(workdir, case):
@@ -114,6 +125,7 @@ def test_planted_inductor_bug_minifies_to_a_few_nodes(workdir, case):
     check_verdict(data, exp)
     assert data["nodes"]["original"] >= 50
     check_repro(data, exp)
+    check_issue(data["run_dir"], *ISSUE_CHECKS[case])
 
 
 @pytest.mark.slow
@@ -146,6 +158,8 @@ def test_graph_break_under_fullgraph_reduces_the_source(workdir):
     check_verdict(data, exp)
     assert data["nodes"]["unit"] == "lines"
     check_repro(data, exp)
+    check_issue(data["run_dir"], "torch._dynamo.exc.Unsupported: Data-dependent branching", "[dynamo] Unsupported",
+                ("module: dynamo", "module: graph breaks"))
     text = pathlib.Path(data["repro"]).read_text()
     assert "fullgraph=True" in text and "print(\"input\"" not in text
 
@@ -158,6 +172,8 @@ def test_users_own_backend_is_named(workdir, case):
     assert p.returncode == 0, p.stderr
     check_verdict(data, exp)
     assert all(r["kind"] == "pass" for r in data["ladder"])
+    if case in ISSUE_CHECKS:
+        check_issue(data["run_dir"], *ISSUE_CHECKS[case])
 
 
 @pytest.mark.slow
@@ -193,6 +209,8 @@ def test_silent_accuracy_bug_needs_check_accuracy(workdir):
     check_repro(data, exp)
     text = pathlib.Path(data["repro"]).read_text()
     assert "repro_inputs.pt" in text and "eager:" in text  # real values, both results printed
+    check_issue(data["run_dir"], "max abs diff", "[inductor][cpu] wrong results (silent)",
+                ("module: correctness (silent)",))
 
 
 @pytest.mark.slow

@@ -145,7 +145,7 @@ def test_repack_is_byte_identical_and_show_writes_nothing(packed):
     assert sorted(os.listdir(os.path.dirname(run_dir))) == before
     issue = subprocess.run([sys.executable, "-m", "reprokit", "issue", run_dir], capture_output=True, text=True,
                            env=env, cwd=work)
-    assert issue.returncode == 0 and issue.stdout.startswith("[torch.compile] inductor")
+    assert issue.returncode == 0 and issue.stdout.startswith("[inductor][cpu] C++ compile error")
 
 
 def test_run_folders_are_private_and_ignored_by_git(tmp_path):

@@ -225,3 +225,7 @@ class Verdict(JsonData):
     memory: Optional[dict] = None
     # a user backend that had inductor compile pieces of its graph: {"count", "failed": {"piece", "ops", ...}}
     inductor_pieces: Optional[dict] = None
+    # test_repro.py (issue #17): the repro as a PyTorch-style failing test, and how its fresh-interpreter run failed
+    test_repro: Optional[str] = None
+    test_repro_verified: Optional[bool] = None
+    test_repro_failure: str = ""

@@ -11,6 +11,7 @@ import shutil
 from reprokit.data.records import TrialSpec, file_hash
 from reprokit.data.rundir import read_json
 from reprokit.report.redact import Redactor
+from reprokit.minify.testcase import write_test_repro
 from reprokit.report.render import render_repro
 
 # How repro.py gets its inputs, in the order tried: (name, use_saved, inline).
@@ -53,6 +54,10 @@ def write_verified_repro(run, runner, v, case, edit, stage, target, accuracy, ru
         if v.repro_verified:
             v.repro_inputs = name
             v.repro_inputs_note = _why_real_data(name, synthetic_gave, v.repro_input_bytes)
+            # issue #17: the same repro as a failing PyTorch-style test (rendered with the accuracy check).
+            write_test_repro(run, v, stage, target, run_backward, lambda: render_repro(
+                parts, v, stage=stage, target=target, accuracy=True, backward=run_backward, use_saved=use_saved, inline=inline,
+                command=command, original_nodes=v.nodes["original"], strict=strict), timeout=runner.timeout)
             return
     v.repro_inputs = None
     v.repro_inputs_note = "no input mode reproduced the failure (synthetic, then the real values)"

@@ -7,12 +7,15 @@ from typing import Optional
 
 from reprokit import __version__
 from reprokit.data.records import Signature, Verdict
-from reprokit.data.rundir import RunDir, write_atomic
+from reprokit.data.rundir import RunDir
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.data.trial_files import trial_record
 from reprokit.errors import ReprokitError
+from reprokit.report import triage
+from reprokit.report.issue_parts import TLPARSE_HINT, error_section, fit_github, tlparse_dir, tlparse_texts
 from reprokit.report.pack import (PackPlan, environment_report, environment_variables, env_texts, read_tail,
-                                  short_digest, source_texts, trial_logs, trim_traceback)
+                                  short_digest, source_texts, trial_logs)
+from reprokit.report.portable import portable
 from reprokit.report.redact import Redactor
 from reprokit.report.render import environment
 
@@ -22,19 +25,6 @@ def load_verdict(run: RunDir) -> Verdict:
     if not run.exists("verdict.json"):
         raise ReprokitError(f"{run.path} has no verdict.json yet; run reprokit bisect to completion first")
     return Verdict.from_dict(run.read_json("verdict.json"))
-
-
-def error_log(v: Verdict) -> str:
-    """The first failing trial's traceback, trimmed to its decisive part (or its stderr and stacks)."""
-    trial = (v.decisive_trials or {}).get("first_failing")
-    if not trial:
-        return "(no failing trial recorded)"
-    result = trial_record(trial)
-    if result.get("traceback"):
-        return trim_traceback(result["traceback"])
-    err = read_tail(os.path.join(trial, "stderr.txt"), 200_000) or ""
-    stacks = read_tail(os.path.join(trial, "stacks.txt"), 200_000) or ""
-    return trim_traceback(err + ("\n" + stacks if stacks.strip() else ""))
 
 
 def summary(v: Verdict) -> str:
@@ -113,32 +103,58 @@ def data_note(v: Verdict, attached: bool) -> str:
     return f"Real data included: {v.repro_inputs_note}."
 
 
-def issue_text(run: RunDir, v: Verdict, tarball_name: str, redactor: Redactor, data: str = "") -> str:
-    """ISSUE.md: the text for PyTorch's bug-report form, scrubbed."""
+def issue_text(run: RunDir, v: Verdict, tarball_name: str, redactor: Redactor, tlparse_at: Optional[str] = None,
+               error: Optional[dict] = None, data: str = "") -> str:
+    """ISSUE.md: the text for PyTorch's torch.compile bug-report form, scrubbed and portable."""
     env_data = environment_report(run)
     repro = read_tail(run.file("repro.py")) if v.repro and os.path.exists(run.file("repro.py")) else None
+    repro = portable_code(repro, run.path, os.path.dirname(v.script)) if repro else None
     inline = repro if repro and len(repro.splitlines()) < 100 else None
-    sig = Signature.from_dict(v.signature) if v.signature else None
-    title = (f"[torch.compile] {STAGE_TITLES.get(v.failing_stage or '', v.failing_stage or 'compile')}: "
-             f"{sig.short()[:90] if sig else 'failure'}")
+    cuda = bool(trial_record((v.decisive_trials or {}).get("first_failing") or "").get("cuda"))
     ladder = [{"title": STAGE_TITLES.get(r["stage"], r["stage"]),
                "result": "pass" if r["kind"] == "pass" else ("FAIL" if r["same"] else f"fail ({r['kind']}, different)"),
                "seconds": r["seconds"]} for r in v.ladder]
+    error = error or error_section(run, v)
+    graph_code = (v.graph_code or "").strip() if v.graph_code and len(v.graph_code.splitlines()) <= 80 else None
     text = environment().get_template("ISSUE.md.j2").render(
-        title=title, summary=summary(v), ladder=ladder, isolated=isolated_lines(v), repro_inline=inline,
-        repro_note=repro_note(v, repro, inline) + (f". {data}" if data else ""),
-        graph_code=(v.graph_code or "").strip() if v.graph_code and len(v.graph_code.splitlines()) <= 80 else None,
-        graph=v.graph, error_log=error_log(v), versions=env_data.get("text") or env_data.get("error", "unavailable"),
-        reprokit_version=__version__, command=run.read_json("run.json").get("command") or "reprokit bisect",
-        tarball_name=tarball_name)
-    return redactor.scrub(text, "ISSUE.md")
+        title=triage.title(v, cuda), labels=triage.labels(v, cuda), summary=summary(v), ladder=ladder,
+        isolated=isolated_lines(v), repro_inline=inline, repro_note=repro_note(v, repro, inline) + (f". {data}" if data else ""),
+        test_repro=test_repro_note(v), graph_code=graph_code, graph=v.graph, error_log=error["text"],
+        error_source=error["source"], full_log=error["full_log"],
+        tlparse_note=(f"tlparse's report of the failing run's TORCH_TRACE log is in the pack: "
+                      f"`{tlparse_at}/index.html`, with every artifact it links to") if tlparse_at else TLPARSE_HINT,
+        versions=env_data.get("text") or env_data.get("error", "unavailable"), reprokit_version=__version__,
+        command=run.read_json("run.json").get("command") or "reprokit bisect", tarball_name=tarball_name)
+    # Paths first: the redactor writes the home folder as ~, which would hide the interpreter's own paths.
+    text = redactor.scrub(portable(text, run.path, os.path.dirname(v.script)), "ISSUE.md")
+    return fit_github(text, [(graph_code, "(the failing graph is in verdict.json in the pack)"),
+                             (inline, "(repro.py is in the pack)")])
 
 
-def decisive_logs(v: Verdict) -> dict:
-    """logs/: the decisive trials' output; TORCH_LOGS output and the TORCH_TRACE log of the failing stage."""
+def test_repro_note(v: Verdict) -> Optional[str]:
+    """What ISSUE.md says of test_repro.py: how its fresh-interpreter run failed, or None when there is none."""
+    if not v.test_repro:
+        return None
+    if v.test_repro_verified:
+        return f"run in a fresh interpreter, it fails the same way (`{v.test_repro_failure}`)"
+    return f"NOT verified: run in a fresh interpreter it gave `{v.test_repro_failure or 'nothing'}`"
+
+
+def portable_code(text: str, run_dir: str, project: str) -> str:
+    """Python text with this machine's paths replaced in its comments only (the code itself must still run)."""
+    return "\n".join(portable(l, run_dir, project) if l.lstrip().startswith("#") else l for l in text.split("\n"))
+
+
+def decisive_logs(v: Verdict, error: Optional[dict] = None) -> tuple:
+    """(logs/ texts, where tlparse's report is): the decisive trials' output, the minimal repro's re-run, TORCH_LOGS
+    output and the TORCH_TRACE log of the failing stage with tlparse's report of it."""
     texts: dict = {}
     packed: set = set()
-    for role, trial in sorted((v.decisive_trials or {}).items()):
+    tlparse_at = None
+    roles = sorted((v.decisive_trials or {}).items())
+    if error and error.get("role") == "repro":
+        roles.insert(0, ("repro", error["trial"]))
+    for role, trial in roles:
         if trial in packed:
             continue  # one trial in two roles (the original carries torch's logs): packed once, first role
         packed.add(trial)
@@ -146,10 +162,11 @@ def decisive_logs(v: Verdict) -> dict:
         trace_dir = os.path.join(trial, "trace")
         if os.path.isdir(trace_dir):
             texts.update(trial_logs(trace_dir, f"logs/{role}/trace", tuple(sorted(os.listdir(trace_dir)))))
-            tlparse = tlparse_report(trace_dir)
-            if tlparse:
-                texts[f"logs/{role}/tlparse.txt"] = tlparse
-    return texts
+            report = tlparse_dir(trace_dir)
+            if report and tlparse_at is None:
+                tlparse_at = f"logs/{role}/tlparse"
+                texts.update(tlparse_texts(report, tlparse_at))
+    return texts, tlparse_at
 
 
 def bisect_env_texts(run: RunDir, v: Verdict, info: dict, redactor: Redactor) -> dict:
@@ -164,11 +181,17 @@ def bisect_env_texts(run: RunDir, v: Verdict, info: dict, redactor: Redactor) ->
 
 
 def add_repro(plan: PackPlan, run: RunDir, v: Verdict, include_data: bool) -> None:
-    """repro.py, and its real inputs (repro_inputs.pt) only when it needs them and --include-data asked for them;
-    MANIFEST.json says which inputs the repro uses and whether real data is in the pack."""
+    """repro.py, test_repro.py (and its run's output), and the repro's real inputs (repro_inputs.pt) only when it
+    needs them and --include-data asked for them; MANIFEST.json says which inputs the repro uses and whether real
+    data is in the pack."""
+    project = os.path.dirname(v.script)
+    if v.test_repro and os.path.exists(run.file("test_repro.py")):
+        plan.texts["test_repro.py"] = portable_code(read_tail(run.file("test_repro.py")), run.path, project)
+        if os.path.exists(run.file("test_repro_output.txt")):
+            plan.texts["logs/test_repro/output.txt"] = read_tail(run.file("test_repro_output.txt"))
     if not (v.repro and os.path.exists(run.file("repro.py"))):
         return
-    plan.texts["repro.py"] = read_tail(run.file("repro.py"))
+    plan.texts["repro.py"] = portable_code(read_tail(run.file("repro.py")), run.path, project)
     has_file = v.repro_inputs == "file" or v.repro_inputs is None and os.path.exists(run.file("repro_inputs.pt"))
     if has_file and include_data and os.path.exists(run.file("repro_inputs.pt")):
         with open(run.file("repro_inputs.pt"), "rb") as f:
@@ -193,13 +216,15 @@ def bisect_plan(run: RunDir, include_data: bool = False) -> PackPlan:
     plan.texts.update(source_texts(v.script, record.get("local_modules") or [], record.get("local_files_read") or [],
                                    plan.notes))
     plan.texts.update(bisect_env_texts(run, v, info, redactor))
-    plan.texts.update(decisive_logs(v))
+    error = error_section(run, v)
+    logs, tlparse_at = decisive_logs(v, error)
+    plan.texts.update(logs)
     verdict = v.to_dict()
     verdict["run_dir"] = os.path.basename(v.run_dir or run.path)
     verdict["tarball"] = None
     plan.texts["verdict.json"] = json.dumps(verdict, indent=2, sort_keys=True, default=str)
     add_repro(plan, run, v, include_data)
-    plan.texts["ISSUE.md"] = issue_text(run, v, plan.top + ".tar.gz", redactor,
+    plan.texts["ISSUE.md"] = issue_text(run, v, plan.top + ".tar.gz", redactor, tlparse_at, error,
                                         data_note(v, "repro_inputs.pt" in plan.blobs))
     plan.texts["README.md"] = environment().get_template("README.md.j2").render(
         name=plan.top, reprokit_version=__version__, summary=summary(v), has_repro="repro.py" in plan.texts,
@@ -207,26 +232,3 @@ def bisect_plan(run: RunDir, include_data: bool = False) -> PackPlan:
         expected=Signature.from_dict(v.signature).short() if v.signature else "a failure",
         no_repro_reason=v.message or "minify did not run")
     return plan
-
-
-def tlparse_report(trace_dir: str) -> Optional[str]:
-    """tlparse's index of a TORCH_TRACE log, when tlparse is installed; kept in the run folder once made."""
-    import shutil
-    import subprocess
-
-    cached = os.path.join(trace_dir, "..", "tlparse.txt")
-    if os.path.exists(cached):
-        return read_tail(cached)
-    exe = shutil.which("tlparse")
-    logs = [f for f in sorted(os.listdir(trace_dir)) if f.endswith(".log")]
-    if not exe or not logs:
-        return None
-    out = os.path.join(trace_dir, "..", "tlparse")
-    try:
-        p = subprocess.run([exe, os.path.join(trace_dir, logs[0]), "-o", out, "--overwrite", "--no-browser"],
-                           capture_output=True, text=True, timeout=300)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    index = read_tail(os.path.join(out, "index.html")) if p.returncode == 0 else p.stderr
-    write_atomic(cached, index or "")
-    return index

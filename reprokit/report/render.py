@@ -9,6 +9,7 @@ import jinja2
 from reprokit import __version__
 from reprokit.data.stages import STAGE_TITLES, compile_choice
 from reprokit.fx.inputs import synthetic_expr
+from reprokit.report.portable import portable
 
 def template_dir() -> str:
     """templates/ as installed (the wheel maps it to reprokit.templates) or beside the package in a checkout."""
@@ -58,7 +59,7 @@ def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, ba
     choice = compile_choice(stage, parts.get("compile_args"))
     setup, with_items = context_parts(parts.get("context"))
     return environment().get_template("repro.py.j2").render(
-        reprokit_version=__version__, torch_version=parts["torch_version"], command=command or "reprokit",
+        reprokit_version=__version__, torch_version=parts["torch_version"], command=portable(command or "reprokit"),
         stage_title=STAGE_TITLES.get(stage, stage), expected=target.short(), nodes=parts["nodes"],
         original_nodes=original_nodes, graph=verdict.graph, imports=parts["imports"],
         config_lines=parts["config_lines"], attributes=parts["attributes"], forward=parts["forward"],

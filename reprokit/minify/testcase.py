@@ -1,0 +1,105 @@
+"""test_repro.py: the verified repro as a failing test in PyTorch's style (TestCase/run_tests), checked once in a
+fresh interpreter to fail the way the bug does.
+
+The test asserts the correct behaviour: the compiled graph runs and computes what eager computes (judged against
+a float64 reference, as repro.py's accuracy check does). It fails today and passes once the bug is fixed.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from typing import Callable
+
+from reprokit import __version__
+from reprokit.data.records import Signature, TrialSpec, Verdict
+from reprokit.data.rundir import RunDir
+from reprokit.data.signature import WRAPPERS, normalise_message
+from reprokit.data.stages import STAGE_TITLES
+from reprokit.report.decisive import last_chain
+from reprokit.report.render import environment
+from reprokit.trial.runner import trial_env
+
+MAIN_BLOCK = '\nif __name__ == "__main__":'
+NO_FAILURE = '    print("no failure: the bug did not reproduce")\n'
+
+
+def test_text(repro_text: str, v: Verdict, stage: str, target: Signature, backward: bool) -> str:
+    """test_repro.py's text from repro.py's text rendered with the accuracy check (the correct behaviour)."""
+    body = repro_text.split(MAIN_BLOCK, 1)[0].rstrip() + "\n"
+    body = "\n".join(l for l in body.split("\n") if not l.startswith("# ")).replace(NO_FAILURE, "").strip("\n")
+    torch_version = re.search(r"with torch (\S+?)\.?$", repro_text.split("\n", 1)[0])
+    name = re.sub(r"\W+", "_", stage).strip("_") or "compile"
+    return environment().get_template("test_repro.py.j2").render(
+        reprokit_version=__version__, torch_version=torch_version.group(1) if torch_version else "?",
+        stage_title=STAGE_TITLES.get(stage, stage), expected=target.short(), body=body, graph=v.graph,
+        backward=backward, class_name="TestCompileRepro", test_name=f"test_{name}_matches_eager")
+
+
+def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, backward: bool,
+                     render: Callable[[], str], timeout: float = 600.0) -> None:
+    """Write test_repro.py beside repro.py, run it once in a fresh interpreter, and record how it failed (a resumed
+    minify that writes the same text reads the recorded run instead)."""
+    text = test_text(render(), v, stage, target, backward)
+    v.test_repro = run.file("test_repro.py")
+    if run.exists("test_repro.py") and run.exists("test_repro_output.txt") and run.exists("test_repro.json") and \
+            open(run.file("test_repro.py")).read() == text:
+        v.test_repro_verified, v.test_repro_failure = judge_test(
+            target, run.read_json("test_repro.json").get("returncode"), open(run.file("test_repro_output.txt")).read())
+        return
+    run.write_text("test_repro.py", text)
+    info = run.read_json("run.json")
+    env = trial_env(TrialSpec(mode="script", stage="user"), run.file("cache"), run.path)
+    try:
+        p = subprocess.run([info.get("python") or sys.executable, "test_repro.py"], cwd=run.path, env=env,
+                           capture_output=True, text=True, timeout=timeout, start_new_session=True)
+        output, code = p.stdout + p.stderr, p.returncode
+    except subprocess.TimeoutExpired as e:
+        output, code = f"{e.stdout or ''}{e.stderr or ''}\n[timed out after {timeout:.0f} s]", None
+    run.write_text("test_repro_output.txt", output)
+    run.write_json("test_repro.json", {"returncode": code})
+    v.test_repro_verified, v.test_repro_failure = judge_test(target, code, output)
+
+
+def judge_test(target: Signature, returncode, output: str) -> tuple:
+    """(fails as the bug does, its failing line) for one run of test_repro.py."""
+    if returncode is None:
+        return target.kind == "hang", "timed out"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return target.kind == "crash" and target.exc_type == name, f"killed by {name}"
+    if returncode == 0:
+        return False, "passed"
+    chain = last_chain(output)
+    line = next((l for l in (chain[-1][1] if chain else []) if l.strip()), "")
+    exc_type, _, message = line.partition(": ")
+    exc_type = exc_type.rsplit(".", 1)[-1]
+    return same_exception(target, exc_type, message), line[:300] or "failed without a traceback"
+
+
+def same_exception(target: Signature, exc_type: str, message: str) -> bool:
+    """The test's final exception against the bug's signature: an accuracy bug fails the test's assertion; an
+    exception is the same type and message (or the same root cause behind a compiler wrapper)."""
+    if target.kind == "accuracy" or target.exc_type == "AssertionError":
+        return exc_type == "AssertionError"
+    if target.kind != "exception":
+        return False
+    if exc_type == target.exc_type and normalise_message(message) == target.message:
+        return True
+    cause = root_cause_of_text(exc_type, message)
+    return bool(target.cause) and target.cause.split(" @ ", 1)[0] == f"{cause[0]}: {normalise_message(cause[1])}"
+
+
+def root_cause_of_text(exc_type: str, message: str) -> tuple:
+    """(type, message) behind compiler wrappers, read from the printed text ("InductorError: Type: message")."""
+    while exc_type in WRAPPERS:
+        m = re.match(r"^([A-Za-z_][\w.]*(?:Error|Exception|Failed)): ?(.*)$", message.strip(), re.S)
+        if not m:
+            break
+        exc_type, message = m.group(1).rsplit(".", 1)[-1], m.group(2)
+    return exc_type, message

@@ -1,0 +1,97 @@
+"""The issue's title and labels in PyTorch's own words, from the verdict's ablation.
+
+The title names the component (`[inductor][cpu]`, `[aot_autograd]`, `[dynamo]`), the op or pass the bisect pinned
+and what goes wrong; the labels are those PyTorch's triage applies to such a failure.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from reprokit.data.records import Signature, Verdict
+from reprokit.data.stages import CROSSREF
+
+COMPONENT = {"inductor": "inductor", "aot_eager": "aot_autograd", "aot_eager_decomp_partition": "aot_autograd",
+             CROSSREF: "fake tensor", "eager": "dynamo"}
+STAGE_LABELS = {"inductor": ["module: inductor"], "aot_eager": ["module: aotdispatch"],
+                "aot_eager_decomp_partition": ["module: aotdispatch"],
+                CROSSREF: ["module: fakeTensor", "module: custom-operators"], "eager": ["module: dynamo"]}
+KIND_LABELS = {"accuracy": ["module: correctness (silent)"], "crash": ["module: crash"],
+               "hang": ["module: deadlock"], "cuda_fault": ["module: crash"]}
+SUBSYSTEM_LABELS = {"decomposition": ["module: decompositions"], "cudagraphs": ["module: cuda graphs"]}
+SUBSYSTEM_WORDS = {"lowerings": "lowering", "decomposition": "decomposition", "pre_grad_passes": "pre-grad pass",
+                   "joint_graph_passes": "joint-graph pass", "post_grad_passes": "post-grad pass",
+                   "cudagraphs": "cudagraphs"}
+
+
+def op_name(detail: Optional[str]) -> Optional[str]:
+    """`aten.relu` from a counter's detail such as `aten.relu.default (%relu : ...)`; a pass's name as it is."""
+    if not detail:
+        return None
+    first = detail.split(" (", 1)[0].strip().split()[0] if detail.strip() else ""
+    first = re.sub(r"\.(default|Tensor|Scalar|int|out)$", "", first)
+    return first[:60] or None
+
+
+def what_fails(v: Verdict, sig: Optional[Signature]) -> str:
+    """The failure in a maintainer's words: `C++ compile error`, `wrong results (silent)`, `crash (SIGSEGV)`."""
+    if v.kind == "accuracy":
+        return "wrong results (silent), compiled differs from eager and float64"
+    if v.kind == "crash":
+        return f"crash ({sig.exc_type})" if sig and sig.exc_type else "crash"
+    if v.kind == "hang":
+        return "hang"
+    if v.kind == "exit":
+        return "the script's own check fails"
+    cause = (sig.cause or "").split(" @ ", 1)[0] if sig else ""
+    text = cause or (sig.short() if sig else "failure")
+    if "CppCompileError" in text:
+        return "C++ compile error"
+    if "CompilationError" in text and "triton" in text.lower() + str(sig.frame or "").lower():
+        return "Triton compile error"
+    if sig and sig.exc_type == "AssertionError" and not sig.frame:  # the script's own check, not torch's
+        return "wrong results (the script's own check fails)"
+    return text[:90]
+
+
+def device_of(v: Verdict, cuda: bool) -> str:
+    return "[cuda]" if cuda or v.cuda_fault else "[cpu]"
+
+
+def title(v: Verdict, cuda: bool = False) -> str:
+    """`[inductor][cpu] aten.relu lowering: C++ compile error` and the like."""
+    sig = Signature.from_dict(v.signature) if v.signature else None
+    stage = v.failing_stage or ""
+    if stage in COMPONENT:
+        head = f"[{COMPONENT[stage]}]" + (device_of(v, cuda) if stage == "inductor" else "")
+    elif stage:
+        head = f"[torch.compile] custom backend `{stage}`"
+    else:
+        head = "[torch.compile]"
+    where = ""
+    if v.subsystem:
+        name = v.subsystem.get("name", "")
+        op = op_name(v.subsystem.get("detail"))
+        where = " ".join(w for w in (op, SUBSYSTEM_WORDS.get(name, name)) if w)
+    elif v.meta_kernel and v.meta_kernel.get("op"):
+        where = f"{v.meta_kernel['op']} fake kernel"
+    return f"{head} {where + ': ' if where else ''}{what_fails(v, sig)}"
+
+
+def labels(v: Verdict, cuda: bool = False) -> list:
+    """The labels PyTorch's triage would put on this issue, from the ablation and the failure kind."""
+    found = ["oncall: pt2"]
+    found += STAGE_LABELS.get(v.failing_stage or "", [])
+    if v.failing_stage == "inductor" and not (cuda or v.cuda_fault):
+        found.append("oncall: cpu inductor")
+    found += KIND_LABELS.get(v.kind or "", [])
+    sig = Signature.from_dict(v.signature) if v.signature else None
+    if sig and sig.exc_type == "AssertionError" and not sig.frame:  # wrong values the script's own check caught
+        found.append("module: correctness (silent)")
+    if v.subsystem:
+        found += SUBSYSTEM_LABELS.get(v.subsystem.get("name", ""), [])
+    if (v.compile_args or {}).get("dynamic"):
+        found.append("module: dynamic shapes")
+    if v.failing_stage == "eager" and sig and (sig.exc_type == "Unsupported" or "graph break" in sig.short().lower()):
+        found.append("module: graph breaks")
+    return list(dict.fromkeys(found))
