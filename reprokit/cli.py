@@ -15,7 +15,9 @@ from reprokit.app import issue as issue_case
 from reprokit.app import minify as minify_case
 from reprokit.app import models as models_case
 from reprokit.app import pack as pack_case
-from reprokit.cli_render import Printer, doctor_table, models_table, pack_show, summary_table, verdict_json
+from reprokit.app import versions as versions_case
+from reprokit.cli_render import (Printer, doctor_table, models_table, pack_show, summary_table, verdict_json,
+                                 versions_table)
 from reprokit.errors import NothingToIsolate, ReprokitError
 
 EXIT_BAD_INPUT = 2
@@ -234,6 +236,41 @@ def env(as_json):
     """Print the environment report alone (torch, CUDA, driver, GPU, Python, packages)."""
     report = env_case.run()
     click.echo(report["data"] if as_json else report["text"])
+
+
+@main.command()
+@click.argument("run_dir", required=False)
+@click.option("--torch", "torch_list", default=None, metavar="2.12.1,2.14.1",
+              help="Releases to try, comma-separated (the user's own is always tried).")
+@click.option("--newest", is_flag=True, help="Only the user's release and the newest.")
+@click.option("--between", nargs=2, default=None, metavar="A B",
+              help="Every minor release's newest patch from A to B.")
+@click.option("--bisect", "bisect_releases", is_flag=True,
+              help="Find the first release on the failing side between a passing and a failing one.")
+@click.option("--index-url", default=None, help="A package index for torch's wheels (a nightly or CPU-only one).")
+@click.option("--cache-dir", default=None, help="Where the environments go (default ~/.cache/reprokit/torch-envs).")
+@click.option("--clean", is_flag=True, help="Remove every environment reprokit versions made, and stop.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@one_line_errors("versions")
+def versions(run_dir, torch_list, newest, between, bisect_releases, index_url, cache_dir, clean, as_json):
+    """Run RUN_DIR's failure (its verified repro.py, else the script) under other torch releases.
+
+    Each release gets its own uv-managed environment in the cache folder, made once and reused."""
+    if clean:
+        done = versions_case.clean(cache_dir)
+        click.echo(json.dumps(done) if as_json else
+                   f"removed {len(done['removed'])} entries ({done['bytes'] / 2**30:.1f} GiB) from {done['cache_dir']}")
+        return
+    if not run_dir:
+        raise ReprokitError("pass the run folder of a reprokit bisect, or --clean")
+    if sum(bool(x) for x in (torch_list, newest, between)) > 1:
+        raise ReprokitError("--torch, --newest and --between choose the releases: pass one of them")
+    result = versions_case.run(run_dir, torch_list, newest, tuple(between) if between else None, bisect_releases,
+                               index_url, cache_dir, emit=Printer(False, quiet=as_json))
+    if as_json:
+        echo_json(result)
+    else:
+        click.echo(versions_table(result))
 
 
 if __name__ == "__main__":

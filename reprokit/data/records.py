@@ -219,3 +219,6 @@ class Verdict(JsonData):
     memory: Optional[dict] = None
     # a user backend that had inductor compile pieces of its graph: {"count", "failed": {"piece", "ops", ...}}
     inductor_pieces: Optional[dict] = None
+    # reprokit versions: {"user", "rows": [{"release", "status", "detail", "seconds", "mode", "env"}], "fixed_in",
+    # "regression_since", "summary", ...}; status is same | passes | different | cannot_run
+    versions: Optional[dict] = None
