@@ -83,11 +83,13 @@ def main():
 @click.option("--kind", type=click.Choice(["failure", "slow"]), default="failure",
               help="slow: compiled slower than eager (per call, after warm-up) is the failure to bisect.")
 @click.option("--slow-threshold", type=float, default=10.0, help="--kind slow: percent slower that counts.")
+@click.option("--versions", "versions_step", is_flag=True,
+              help="Then run the failure under other torch releases (reprokit versions).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True, help="One line per trial.")
 @one_line_errors("failing_stage")
 def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, check_accuracy, no_configs,
-           no_subsystems, no_minify, no_pack, max_input_bytes, kind, slow_threshold, as_json, verbose):
+           no_subsystems, no_minify, no_pack, max_input_bytes, kind, slow_threshold, versions_step, as_json, verbose):
     """Name the compiler stage, graph, config and pass that break SCRIPT, then minify and pack it.
 
     Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4
@@ -103,7 +105,7 @@ def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, c
             script, tuple(script_args), output_dir=output_dir, timeout=timeout, jobs=jobs, repeat=repeat,
             check_accuracy=check_accuracy, configs=not no_configs, subsystems=not no_subsystems,
             minify=not no_minify, pack=not no_pack, max_input_bytes=max_input_bytes, kind=kind,
-            slow_threshold=slow_threshold / 100.0, command=invoked("bisect"), emit=printer)
+            slow_threshold=slow_threshold / 100.0, command=invoked("bisect"), versions=versions_step, emit=printer)
     else:
         raise ReprokitError("pass the script to bisect, or --resume RUN_DIR to continue an interrupted bisect")
     if as_json:
@@ -223,6 +225,9 @@ def models(tensor_parallel_gpus, as_json):
 def issue(run_dir, as_json):
     """Print the GitHub issue text of a run, ready for PyTorch's bug-report form."""
     text = issue_case.run(run_dir)
+    warning = issue_case.upstream_warning(run_dir)
+    if warning:
+        click.echo(f"reprokit: {warning}", err=True)
     if as_json:
         echo_json({"issue": text})
     else:

@@ -27,11 +27,13 @@ def _verdict(run: RunDir) -> Verdict:
     return v
 
 
-def plan(run_dir: str, torch_list: Optional[str] = None, newest: bool = False, between: Optional[tuple] = None,
-         index_url: Optional[str] = None, cache_dir: Optional[str] = None) -> dict:
-    """What a versions step will do, before it does it: the releases, which environments exist, the cost."""
-    run = RunDir.open(run_dir)
-    _verdict(run)
+def plan(run_dir: Optional[str], torch_list: Optional[str] = None, newest: bool = False,
+         between: Optional[tuple] = None, index_url: Optional[str] = None, cache_dir: Optional[str] = None) -> dict:
+    """What a versions step will do, before it does it: the releases, which environments exist, the cost.
+    run_dir None: the plan of a step that will run after a bisect not yet made."""
+    run = RunDir.open(run_dir) if run_dir else None
+    if run is not None:
+        _verdict(run)
     cache_dir = cache_dir or envs.default_cache_dir()
     offered = releases.index_releases(index_url)
     user = releases.base(metadata.version("torch"))

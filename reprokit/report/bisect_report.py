@@ -120,7 +120,7 @@ def issue_text(run: RunDir, v: Verdict, tarball_name: str, redactor: Redactor) -
         graph_code=(v.graph_code or "").strip() if v.graph_code and len(v.graph_code.splitlines()) <= 80 else None,
         graph=v.graph, error_log=error_log(v), versions=env_data.get("text") or env_data.get("error", "unavailable"),
         reprokit_version=__version__, command=run.read_json("run.json").get("command") or "reprokit bisect",
-        tarball_name=tarball_name)
+        tarball_name=tarball_name, releases=v.versions)
     return redactor.scrub(text, "ISSUE.md")
 
 
