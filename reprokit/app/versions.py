@@ -8,6 +8,7 @@ from importlib import metadata
 from typing import Optional
 
 from reprokit.app.common import Emit, noop
+from reprokit.app.pack import write_pack
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
@@ -40,6 +41,7 @@ def plan(run_dir: Optional[str], torch_list: Optional[str] = None, newest: bool 
     chosen = releases.choose(user, offered, torch_list, newest, between)
     missing = [r for r in chosen if r != user and not os.path.exists(
         os.path.join(cache_dir, f"torch-{r}", envs.MARKER))]
+    envs.check_space(cache_dir, missing)
     return {"run": run, "user": user, "offered": offered, "chosen": chosen, "missing": missing,
             "cache_dir": cache_dir, "index_url": index_url}
 
@@ -60,7 +62,8 @@ def run(run_dir: str, torch_list: Optional[str] = None, newest: bool = False, be
     p = plan(run_dir, torch_list, newest, between, index_url, cache_dir)
     emit("note", text=cost_line(p))
     run, v = p["run"], _verdict(p["run"])
-    rows = {r: _row(p, v, r, emit) for r in p["chosen"]}
+    made = {r: _env(p, r, emit) for r in p["chosen"]}  # bad input (network, disk, release) before any trial
+    rows = {r: _row(p, v, r, made[r], emit) for r in p["chosen"]}
     if bisect:
         _bisect(p, v, rows, emit)
     table = sorted(rows.values(), key=lambda r: releases.key(r["release"]))
@@ -70,20 +73,22 @@ def run(run_dir: str, torch_list: Optional[str] = None, newest: bool = False, be
     run.write_json("versions.json", result)
     run.write_json("verdict.json", v.to_dict())
     if v.tarball:
-        from reprokit.app.pack import write_pack
-
         v.tarball = write_pack(run, emit=emit)
         run.write_json("verdict.json", v.to_dict())
     return result
 
 
-def _row(p: dict, v: Verdict, release: str, emit: Emit) -> dict:
-    """One release: its environment (made when missing) and the check run in it."""
+def _env(p: dict, release: str, emit: Emit) -> dict:
+    """The environment of one release: this interpreter for the user's own, else the managed one."""
     if release == p["user"]:
-        env = {"python": sys.executable, "created": False, "seconds": 0.0, "bytes": 0, "this_interpreter": True}
-    else:
-        emit("note", text=f"torch {release}: preparing its environment")
-        env = envs.ensure_env(release, p["cache_dir"], p["index_url"])
+        return {"python": sys.executable, "created": False, "seconds": 0.0, "bytes": 0, "this_interpreter": True}
+    if release in p["missing"]:
+        emit("note", text=f"torch {release}: making its environment")
+    return envs.ensure_env(release, p["cache_dir"], p["index_url"])
+
+
+def _row(p: dict, v: Verdict, release: str, env: dict, emit: Emit) -> dict:
+    """One release: the check run in its environment."""
     trial_root = p["run"].file("versions", f"torch-{release}")
 
     def run_one(spec, trial_dir, python):
@@ -104,7 +109,7 @@ def _bisect(p: dict, v: Verdict, rows: dict, emit: Emit) -> None:
         left, right = lo, hi
         while inner:
             mid = inner[len(inner) // 2]
-            rows[mid] = _row(p, v, mid, emit)
+            rows[mid] = _row(p, v, mid, _env(p, mid, emit), emit)
             if rows[mid]["status"] == rows[left]["status"]:
                 left, inner = mid, [r for r in inner if releases.key(r) > releases.key(mid)]
             elif rows[mid]["status"] == rows[right]["status"]:

@@ -70,6 +70,17 @@ def _uv_failure(release: str, text: str) -> ReprokitError:
     return ReprokitError(f"could not install torch {release}: {last}")
 
 
+def check_space(cache_dir: str, missing: list) -> None:
+    """A ReprokitError ("no disk space") unless the environments still to make fit in the cache folder."""
+    if not missing:
+        return
+    os.makedirs(cache_dir, exist_ok=True)
+    free = shutil.disk_usage(cache_dir).free
+    if free < NEEDED_BYTES * len(missing):
+        raise ReprokitError(f"no disk space: torch {', '.join(missing)} need(s) about "
+                            f"{(NEEDED_BYTES * len(missing)) >> 30} GiB in {cache_dir}, {free / 2**30:.1f} GiB free")
+
+
 def ensure_env(release: str, cache_dir: str, index_url: Optional[str] = None) -> dict:
     """The environment of one release, made when missing: {release, python, created, seconds, bytes}. seconds is
     this call's creation time, or the recorded one of a reused environment."""
@@ -79,11 +90,7 @@ def ensure_env(release: str, cache_dir: str, index_url: Optional[str] = None) ->
         with open(marker) as f:
             info = json.load(f)
         return {**info, "python": env_python(env_dir), "created": False}
-    os.makedirs(cache_dir, exist_ok=True)
-    if shutil.disk_usage(cache_dir).free < NEEDED_BYTES:
-        free = shutil.disk_usage(cache_dir).free / 2**30
-        raise ReprokitError(f"no disk space: torch {release} needs about {NEEDED_BYTES >> 30} GiB in {cache_dir}, "
-                            f"{free:.1f} GiB free")
+    check_space(cache_dir, [release])
     uv = uv_binary()
     env = {**os.environ, "UV_CACHE_DIR": os.path.join(cache_dir, "uv-cache"), "UV_LINK_MODE": "hardlink"}
     shutil.rmtree(env_dir, ignore_errors=True)

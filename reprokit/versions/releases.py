@@ -109,8 +109,9 @@ def conclusions(rows: list, user: str) -> dict:
         fixed = next(r["release"] for r in newer if key(r["release"]) > key(last_fail["release"])
                      and r["status"] == "passes")
         out["fixed_in"] = fixed
-        out["summary"] = (f"fixed in torch {fixed}: upgrade (fails on {last_fail['release']} … passes on "
-                          f"{fixed}: fixed)")
+        failing = [r["release"] for r in rows if r["status"] == "same"]
+        fails = failing[0] if len(failing) == 1 else ", ".join(failing[:-1]) + " and " + failing[-1]
+        out["summary"] = f"fixed in torch {fixed}: upgrade (fails on {fails}, passes on {fixed}: fixed)"
     elif newer:
         out["summary"] = f"still fails the same way on torch {newer[-1]['release']}, the newest tried"
     if older and any(r["status"] == "passes" for r in older):

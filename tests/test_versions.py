@@ -1,0 +1,128 @@
+"""reprokit versions without downloading torch: which releases it picks, what a table concludes, and its
+one-line errors (unknown release, no network, no disk space) against a package index made here."""
+import json
+import os
+import pathlib
+
+import pytest
+from click.testing import CliRunner
+
+from reprokit.cli import main
+from reprokit.errors import ReprokitError
+from reprokit.versions import envs, releases
+
+OFFERED = ["2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1", "2.15.0"]
+
+
+def row(release, status):
+    return {"release": release, "status": status}
+
+
+def test_the_default_set_is_the_users_release_the_newest_and_the_one_before():
+    assert releases.default_set("2.13.0+cpu", OFFERED) == ["2.13.0", "2.14.1", "2.15.0"]
+    assert releases.choose("2.13.0", OFFERED, None, True, None) == ["2.13.0", "2.15.0"]
+    assert releases.choose("2.13.0", OFFERED, "2.12.1, 2.15.0", False, None) == ["2.12.1", "2.13.0", "2.15.0"]
+    assert releases.choose("2.13.0", OFFERED, None, False, ("2.15.0", "2.12.0")) == [
+        "2.12.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0"]
+
+
+def test_an_unknown_or_malformed_release_is_named():
+    with pytest.raises(ReprokitError, match=r"^unknown torch release 2\.16\.0: the index offers 2\.13\.0, 2\.14\.0, "
+                                            r"2\.14\.1, 2\.15\.0 and older$"):
+        releases.choose("2.13.0", OFFERED, "2.16.0", False, None)
+    with pytest.raises(ReprokitError, match=r"^not a torch release number: 'latest' \(write it as 2\.14\.1\)$"):
+        releases.choose("2.13.0", OFFERED, "latest", False, None)
+
+
+def test_fixed_in_a_newer_release_comes_first():
+    c = releases.conclusions([row("2.13.0", "same"), row("2.14.1", "same"), row("2.15.0", "passes")], "2.13.0+cpu")
+    assert c == {"fixed_in": "2.15.0", "regression_since": None,
+                 "summary": "fixed in torch 2.15.0: upgrade (fails on 2.13.0 and 2.14.1, passes on 2.15.0: fixed)"}
+
+
+def test_a_regression_names_the_first_failing_release():
+    rows = [row("2.11.0", "passes"), row("2.12.1", "passes"), row("2.13.0", "same"), row("2.15.0", "same")]
+    c = releases.conclusions(rows, "2.13.0")
+    assert (c["fixed_in"], c["regression_since"], c["regression_after"]) == (None, "2.13.0", "2.12.1")
+    assert c["summary"] == ("still fails the same way on torch 2.15.0, the newest tried; regression since torch "
+                            "2.13.0 (passes on 2.12.1)")
+    assert releases.boundaries(rows) == [("2.12.1", "2.13.0")]
+
+
+def test_a_release_that_fails_differently_is_no_boundary():
+    rows = [row("2.12.1", "different"), row("2.13.0", "same"), row("2.15.0", "cannot_run")]
+    assert releases.boundaries(rows) == []
+    assert releases.conclusions(rows, "2.13.0")["summary"] == ("fails the same way on torch 2.13.0; no other "
+                                                               "release was judged")
+
+
+@pytest.fixture
+def index(tmp_path, monkeypatch):
+    """A package index offering torch 2.14.1 and 2.15.0 only, and pip told to read no other."""
+    page = tmp_path / "simple" / "torch"
+    page.mkdir(parents=True)
+    page.joinpath("index.html").write_text("".join(
+        f'<a href="torch-{v}-py3-none-any.whl">torch-{v}-py3-none-any.whl</a>\n' for v in ("2.14.1", "2.15.0")))
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    return (tmp_path / "simple").as_uri()
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    """A run folder as bisect leaves it, for a failure with no repro.py."""
+    run = tmp_path / "run"
+    run.mkdir()
+    run.joinpath("run.json").write_text(json.dumps({"command": "reprokit bisect s.py"}))
+    run.joinpath("verdict.json").write_text(json.dumps({
+        "script": str(tmp_path / "s.py"), "argv": [], "failing_stage": "inductor",
+        "signature": {"kind": "exception", "exc_type": "RuntimeError", "message": "boom"}}))
+    return str(run)
+
+
+def reprokit(*args):
+    result = CliRunner().invoke(main, list(args), prog_name="reprokit", terminal_width=80)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, run_dir, index):
+    assert reprokit("versions") == (2, "", "reprokit: pass the run folder of a reprokit bisect, or --clean\n")
+    assert reprokit("versions", run_dir, "--newest", "--torch", "2.15.0") == (
+        2, "", "reprokit: --torch, --newest and --between choose the releases: pass one of them\n")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    empty.joinpath("run.json").write_text("{}")
+    assert reprokit("versions", str(empty)) == (
+        2, "", f"reprokit: {empty} has no verdict.json: run reprokit bisect first\n")
+    assert reprokit("versions", run_dir, "--torch", "2.16.0", "--index-url", index) == (
+        2, "", "reprokit: unknown torch release 2.16.0: the index offers 2.14.1, 2.15.0 and older\n")
+
+
+def test_no_network_is_one_line(run_dir, index):
+    code, out, err = reprokit("versions", run_dir, "--index-url", "http://127.0.0.1:9/simple/")
+    assert (code, out, err) == (2, "", "reprokit: no network: could not list torch's releases on "
+                                       "http://127.0.0.1:9/simple/\n")
+
+
+def test_no_disk_space_is_one_line_before_any_trial(tmp_path, run_dir, index, monkeypatch):
+    monkeypatch.setattr(envs, "NEEDED_BYTES", 1 << 62)
+    cache = tmp_path / "envs"
+    code, out, err = reprokit("versions", run_dir, "--newest", "--index-url", index, "--cache-dir", str(cache))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"reprokit: no disk space: torch 2.15.0 need(s) about {1 << 32} GiB in {cache}, ")
+    assert err.endswith(" GiB free\n") and err.count("\n") == 1
+    assert not pathlib.Path(run_dir, "versions").exists()
+
+
+def test_clean_removes_the_environments(tmp_path):
+    cache = tmp_path / "envs"
+    (cache / "torch-2.15.0" / "bin").mkdir(parents=True)
+    (cache / "torch-2.15.0" / "bin" / "python").write_bytes(b"x" * 8192)
+    (cache / "uv-cache").mkdir()
+    code, out, err = reprokit("versions", "--clean", "--cache-dir", str(cache))
+    assert (code, out, err) == (0, f"removed 2 entries (0.0 GiB) from {cache}\n", "")
+    assert not cache.exists()
+    assert reprokit("versions", "--clean", "--cache-dir", str(cache)) == (
+        0, f"removed 0 entries (0.0 GiB) from {cache}\n", "")
