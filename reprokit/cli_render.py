@@ -154,7 +154,9 @@ def doctor_table(r, verbose: bool = False) -> str:
         lines.append(f"       eager {s['eager_step_seconds'] * 1e3:.3f} ms/call, compiled "
                      f"{s['compiled_step_seconds'] * 1e3:.3f} ms/call ({s['steps_timed']} calls after warm-up); "
                      f"compile {s['compile_seconds']:.1f} s; {r.graphs} graph(s)")
-    if not r.findings:
+    if r.unobserved:
+        lines.append(unobserved_line(r.unobserved))
+    elif not r.findings:
         lines.append("no graph breaks, recompilations or fall-backs")
     for i, f in enumerate(r.findings, 1):
         where = f"{os.path.basename(f['file'])}:{f['line']}" if f.get("file") else "-"
@@ -220,4 +222,10 @@ def versions_table(result: dict) -> str:
     lines.append("")
     lines.append(f"environments in {result['cache_dir']} (reprokit versions --clean removes them)")
     return "\n".join(lines)
+
+
+def unobserved_line(unobserved: list) -> str:
+    """What doctor could not see: torch's records it failed to attach to, said instead of "none found"."""
+    return (f"could not attach to torch's {' and '.join(unobserved)} records in this torch: graph breaks, "
+            "recompilations and fall-backs were not observed (not the same as none)")
 

@@ -126,3 +126,28 @@ def test_clean_removes_the_environments(tmp_path):
     assert not cache.exists()
     assert reprokit("versions", "--clean", "--cache-dir", str(cache)) == (
         0, f"removed 0 entries (0.0 GiB) from {cache}\n", "")
+
+
+def observed(**extra):
+    """observed.json of a compiled run that broke no graph, as the trial child writes it."""
+    return {"callables": [{"label": "f", "site": ["/p/s.py", 3], "seconds": [0.1, 0.001, 0.001],
+                           "compiled": [True, False, False]}], "breaks": [], "metrics": [], "counters": {},
+            "recompile_limit": 8, **extra}
+
+
+def test_doctor_says_when_it_could_not_attach_to_torchs_records():
+    from reprokit.cli_render import doctor_table
+    from reprokit.doctor.analysis import analyze
+    from reprokit.report.render import environment
+
+    eager = {"callables": [{"label": "f", "site": ["/p/s.py", 3], "seconds": [0.01] * 3, "compiled": [False] * 3}]}
+    blind = analyze("/p/s.py", (), eager, observed(unattached=["graph-break", "compile-metrics"]), {"kind": "pass"},
+                    {})
+    seen = analyze("/p/s.py", (), eager, observed(unattached=[]), {"kind": "pass"}, {})
+    assert (blind.unobserved, seen.unobserved) == (["graph-break", "compile-metrics"], [])
+    line = ("could not attach to torch's graph-break and compile-metrics records in this torch: graph breaks, "
+            "recompilations and fall-backs were not observed (not the same as none)")
+    assert line in doctor_table(blind).splitlines() and "no graph breaks" not in doctor_table(blind)
+    assert "no graph breaks, recompilations or fall-backs" in doctor_table(seen).splitlines()
+    md = environment().get_template("DOCTOR.md.j2").render(r=blind, name="s.py", command="")
+    assert "No graph breaks" not in md and "could not attach to torch's graph-break and compile-metrics" in md
