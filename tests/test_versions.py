@@ -1,8 +1,13 @@
-"""reprokit versions without downloading torch: which releases it picks, what a table concludes, and its
-one-line errors (unknown release, no network, no disk space) against a package index made here."""
+"""reprokit versions: which releases it picks, what a table concludes, its one-line errors (unknown release, no
+network, no disk space) against a package index made here; doctor's "could not attach"; and one slow test that
+downloads torch 2.15 (once, into the environment cache the CI smoke set shares) for a genuine bug fixed there."""
 import json
 import os
 import pathlib
+import shutil
+import subprocess
+import sys
+from importlib import metadata
 
 import pytest
 from click.testing import CliRunner
@@ -151,3 +156,44 @@ def test_doctor_says_when_it_could_not_attach_to_torchs_records():
     assert "no graph breaks, recompilations or fall-backs" in doctor_table(seen).splitlines()
     md = environment().get_template("DOCTOR.md.j2").render(r=blind, name="s.py", command="")
     assert "No graph breaks" not in md and "could not attach to torch's graph-break and compile-metrics" in md
+
+
+def newest_or_skip(release="2.15.0"):
+    """Skip with the reason when the package index cannot be reached or lacks the release."""
+    try:
+        offered = releases.index_releases()
+    except ReprokitError as e:
+        pytest.skip(f"offline: {e}")
+    if release not in offered:
+        pytest.skip(f"the package index offers no torch {release}")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not metadata.version("torch").startswith("2.13."),
+                    reason="the genuine bug fails on torch 2.13; this torch is another")
+def test_a_genuine_bug_fixed_in_2_15_is_reported_fixed(tmp_path):
+    """Downloads torch 2.15 once into the shared environment cache (.ci/run makes it first for its smoke set)."""
+    newest_or_skip()
+    repo = pathlib.Path(__file__).parent.parent
+    shutil.copy(repo / "tests" / "real_bugs" / "b_cumsum_zero_dim_lowering.py", tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "reprokit", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=1500, env=env)
+
+    p = cli("bisect", "b_cumsum_zero_dim_lowering.py", "--no-configs", "--json", "-o", str(tmp_path / "artifacts"))
+    v = json.loads(p.stdout)
+    assert v["repro_verified"], p.stderr[-2000:]
+    p = cli("versions", v["run_dir"], "--torch", "2.15.0", "--json")
+    assert p.returncode == 0, p.stderr[-2000:]
+    result = json.loads(p.stdout)
+    assert [(r["release"], r["status"]) for r in result["rows"]] == [("2.13.0", "same"), ("2.15.0", "passes")]
+    assert result["summary"] == "fixed in torch 2.15.0: upgrade (fails on 2.13.0, passes on 2.15.0: fixed)"
+    assert result["fixed_in"] == "2.15.0" and result["rows"][1]["env"]["bytes"] > 1 << 30
+    p = cli("issue", v["run_dir"])
+    assert "### Versions affected\n\nfixed in torch 2.15.0: upgrade (fails on 2.13.0, passes on 2.15.0: fixed)" \
+        in p.stdout
+    assert "| 2.15.0 | passes |" in p.stdout
+    assert p.stderr == ("reprokit: warning: this failure is fixed in torch 2.15.0 (reprokit versions): upgrade; an "
+                        "upstream report is probably not needed\n")
