@@ -197,3 +197,18 @@ def test_a_genuine_bug_fixed_in_2_15_is_reported_fixed(tmp_path):
     assert "| 2.15.0 | passes |" in p.stdout
     assert p.stderr == ("reprokit: warning: this failure is fixed in torch 2.15.0 (reprokit versions): upgrade; an "
                         "upstream report is probably not needed\n")
+
+
+def test_bisect_over_releases_names_the_first_fixed_one():
+    truth = {"2.12.0": "same", "2.12.1": "same", "2.13.0": "same", "2.14.0": "same", "2.14.1": "passes",
+             "2.15.0": "passes"}
+    asked = []
+
+    def status_of(release):
+        asked.append(release)
+        return truth[release]
+
+    assert releases.first_change("2.12.0", "2.15.0", OFFERED, status_of) == ("2.14.0", "2.14.1")
+    assert asked == ["2.12.0", "2.15.0", "2.14.0", "2.14.1"]  # two of the four between, not all
+    truth["2.14.0"] = "different"  # no clean boundary there: the search stops and says so
+    assert releases.first_change("2.12.0", "2.15.0", OFFERED, truth.get) == ("2.12.0", "2.15.0")

@@ -102,21 +102,18 @@ def _row(p: dict, v: Verdict, release: str, env: dict, emit: Emit) -> dict:
 
 
 def _bisect(p: dict, v: Verdict, rows: dict, emit: Emit) -> None:
-    """Between each passing and failing pair of tried releases, the first release on the failing side."""
-    minors = releases.newest_per_minor(p["offered"])
-    for lo, hi in releases.boundaries(sorted(rows.values(), key=lambda r: releases.key(r["release"]))):
-        inner = [r for r in minors if releases.key(lo) < releases.key(r) < releases.key(hi)]
-        left, right = lo, hi
-        while inner:
-            mid = inner[len(inner) // 2]
-            rows[mid] = _row(p, v, mid, _env(p, mid, emit), emit)
-            if rows[mid]["status"] == rows[left]["status"]:
-                left, inner = mid, [r for r in inner if releases.key(r) > releases.key(mid)]
-            elif rows[mid]["status"] == rows[right]["status"]:
-                right, inner = mid, [r for r in inner if releases.key(r) < releases.key(mid)]
-            else:
-                break  # fails differently or cannot run: the boundary is not a clean one
-        emit("note", text=f"bisect: torch {left} {rows[left]['status']}, torch {right} {rows[right]['status']}")
+    """Between each passing and failing pair of tried releases, every release offered between them is a
+    candidate: a binary search names the last one on the passing side and the first on the failing side."""
+    def status_of(release: str) -> str:
+        if release not in rows:
+            rows[release] = _row(p, v, release, _env(p, release, emit), emit)
+        return rows[release]["status"]
+
+    ordered = sorted(rows.values(), key=lambda r: releases.key(r["release"]))
+    for lo, hi in releases.boundaries(ordered):
+        left, right = releases.first_change(lo, hi, p["offered"], status_of)
+        emit("note", text=f"bisect: torch {left} {releases.STATUS_TEXT[rows[left]['status']]}, torch {right} "
+                          f"{releases.STATUS_TEXT[rows[right]['status']]}")
 
 
 def clean(cache_dir: Optional[str] = None) -> dict:

@@ -125,3 +125,23 @@ def conclusions(rows: list, user: str) -> dict:
     if not out["summary"]:
         out["summary"] = f"fails the same way on torch {user}; no other release was judged"
     return out
+
+
+def first_change(lo: str, hi: str, offered: list, status_of) -> tuple:
+    """Binary search of the releases strictly between lo and hi (whose statuses differ) for the adjacent pair
+    where the status changes: (last release like lo, first release like hi). status_of(release) runs one; a
+    release that is neither (fails differently, cannot run) stops the search where it stands."""
+    inner = [r for r in offered if key(lo) < key(r) < key(hi)]
+    left, right = lo, hi
+    want_left, want_right = status_of(lo), status_of(hi)
+    while inner:
+        mid = inner[len(inner) // 2]
+        status = status_of(mid)
+        if status == want_left:
+            left, inner = mid, [r for r in inner if key(r) > key(mid)]
+        elif status == want_right:
+            right, inner = mid, [r for r in inner if key(r) < key(mid)]
+        else:
+            break
+    return left, right
+
