@@ -68,7 +68,7 @@ def run(run_dir: str, torch_list: Optional[str] = None, newest: bool = False, be
         _bisect(p, v, rows, emit)
     table = sorted(rows.values(), key=lambda r: releases.key(r["release"]))
     result = {"user": p["user"], "rows": table, **releases.conclusions(table, p["user"]),
-              "cache_dir": p["cache_dir"], "index_url": index_url}
+              "cache_dir": p["cache_dir"], "cache_bytes": envs.tree_bytes(p["cache_dir"]), "index_url": index_url}
     v.versions = result
     run.write_json("versions.json", result)
     run.write_json("verdict.json", v.to_dict())
