@@ -212,3 +212,20 @@ def test_bisect_over_releases_names_the_first_fixed_one():
     assert asked == ["2.12.0", "2.15.0", "2.14.0", "2.14.1"]  # two of the four between, not all
     truth["2.14.0"] = "different"  # no clean boundary there: the search stops and says so
     assert releases.first_change("2.12.0", "2.15.0", OFFERED, truth.get) == ("2.12.0", "2.15.0")
+
+
+@pytest.mark.slow
+def test_bisect_versions_states_its_cost_before_it_starts(tmp_path, index, monkeypatch):
+    """The cost line comes first; a script with nothing to isolate then makes no environment at all."""
+    monkeypatch.setenv("PIP_INDEX_URL", index)
+    monkeypatch.setenv("REPROKIT_TORCH_ENVS", str(tmp_path / "envs"))
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(pathlib.Path(__file__).parent / "cases" / "passes.py", tmp_path)
+    code, out, err = reprokit("bisect", "passes.py", "--versions", "--no-pack")
+    user = releases.base(metadata.version("torch"))
+    assert code == 3 and out == ""
+    assert err.splitlines()[0] == (
+        f"  after the bisect, versions: torch {', '.join(sorted({user, '2.14.1', '2.15.0'}, key=releases.key))}; "
+        f"2 new environment(s) of about 6 GiB each (about a minute each to install here) in {tmp_path / 'envs'}, "
+        "0 reused; then one run of the repro per release")
+    assert not list((tmp_path / "envs").glob("torch-*"))
