@@ -15,7 +15,9 @@ from reprokit.app import issue as issue_case
 from reprokit.app import minify as minify_case
 from reprokit.app import models as models_case
 from reprokit.app import pack as pack_case
-from reprokit.cli_render import Printer, doctor_table, models_table, pack_show, summary_table, verdict_json
+from reprokit.app import versions as versions_case
+from reprokit.cli_render import (Printer, doctor_table, models_table, pack_show, summary_table, verdict_json,
+                                 versions_table)
 from reprokit.errors import NothingToIsolate, ReprokitError
 
 EXIT_BAD_INPUT = 2
@@ -81,11 +83,13 @@ def main():
 @click.option("--kind", type=click.Choice(["failure", "slow"]), default="failure",
               help="slow: compiled slower than eager (per call, after warm-up) is the failure to bisect.")
 @click.option("--slow-threshold", type=float, default=10.0, help="--kind slow: percent slower that counts.")
+@click.option("--versions", "versions_step", is_flag=True,
+              help="Then run the failure under other torch releases (reprokit versions).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True, help="One line per trial.")
 @one_line_errors("failing_stage")
 def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, check_accuracy, no_configs,
-           no_subsystems, no_minify, no_pack, max_input_bytes, kind, slow_threshold, as_json, verbose):
+           no_subsystems, no_minify, no_pack, max_input_bytes, kind, slow_threshold, versions_step, as_json, verbose):
     """Name the compiler stage, graph, config and pass that break SCRIPT, then minify and pack it.
 
     Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4
@@ -101,7 +105,7 @@ def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, c
             script, tuple(script_args), output_dir=output_dir, timeout=timeout, jobs=jobs, repeat=repeat,
             check_accuracy=check_accuracy, configs=not no_configs, subsystems=not no_subsystems,
             minify=not no_minify, pack=not no_pack, max_input_bytes=max_input_bytes, kind=kind,
-            slow_threshold=slow_threshold / 100.0, command=invoked("bisect"), emit=printer)
+            slow_threshold=slow_threshold / 100.0, command=invoked("bisect"), versions=versions_step, emit=printer)
     else:
         raise ReprokitError("pass the script to bisect, or --resume RUN_DIR to continue an interrupted bisect")
     if as_json:
@@ -223,6 +227,9 @@ def models(tensor_parallel_gpus, as_json):
 def issue(run_dir, as_json):
     """Print the GitHub issue text of a run, ready for PyTorch's bug-report form."""
     text = issue_case.run(run_dir)
+    warning = issue_case.upstream_warning(run_dir)
+    if warning:
+        click.echo(f"reprokit: {warning}", err=True)
     if as_json:
         echo_json({"issue": text})
     else:
@@ -236,6 +243,41 @@ def env(as_json):
     """Print the environment report alone (torch, CUDA, driver, GPU, Python, packages)."""
     report = env_case.run()
     click.echo(report["data"] if as_json else report["text"])
+
+
+@main.command()
+@click.argument("run_dir", required=False)
+@click.option("--torch", "torch_list", default=None, metavar="2.12.1,2.14.1",
+              help="Releases to try, comma-separated (the user's own is always tried).")
+@click.option("--newest", is_flag=True, help="Only the user's release and the newest.")
+@click.option("--between", nargs=2, default=None, metavar="A B",
+              help="Every minor release's newest patch from A to B.")
+@click.option("--bisect", "bisect_releases", is_flag=True,
+              help="Find the first release on the failing side between a passing and a failing one.")
+@click.option("--index-url", default=None, help="A package index for torch's wheels (a nightly or CPU-only one).")
+@click.option("--cache-dir", default=None, help="Where the environments go (default ~/.cache/reprokit/torch-envs).")
+@click.option("--clean", is_flag=True, help="Remove every environment reprokit versions made, and stop.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@one_line_errors("versions")
+def versions(run_dir, torch_list, newest, between, bisect_releases, index_url, cache_dir, clean, as_json):
+    """Run RUN_DIR's failure (its verified repro.py, else the script) under other torch releases.
+
+    Each release gets its own uv-managed environment in the cache folder, made once and reused."""
+    if clean:
+        done = versions_case.clean(cache_dir)
+        click.echo(json.dumps(done) if as_json else
+                   f"removed {len(done['removed'])} entries ({done['bytes'] / 2**30:.1f} GiB) from {done['cache_dir']}")
+        return
+    if not run_dir:
+        raise ReprokitError("pass the run folder of a reprokit bisect, or --clean")
+    if sum(bool(x) for x in (torch_list, newest, between)) > 1:
+        raise ReprokitError("--torch, --newest and --between choose the releases: pass one of them")
+    result = versions_case.run(run_dir, torch_list, newest, tuple(between) if between else None, bisect_releases,
+                               index_url, cache_dir, emit=Printer(False, quiet=as_json))
+    if as_json:
+        echo_json(result)
+    else:
+        click.echo(versions_table(result))
 
 
 if __name__ == "__main__":

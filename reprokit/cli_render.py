@@ -67,6 +67,8 @@ class Printer:
             self.line(f"  {d['text']}")
         elif event == "packed":
             self.line(f"wrote {d['path']}")
+        elif event == "version":
+            self.line("  " + version_line(d["row"]))
 
 
 def verdict_json(v) -> dict:
@@ -113,7 +115,10 @@ def summary_table(v) -> str:
             for o in v.other_failures))
     if v.message:
         lines.append(v.message)
-    return "\n".join(lines)
+    if v.versions:  # reprokit versions: the news that matters most goes first
+        lines.insert(0, f"{v.versions['summary']}\n" if v.versions.get("fixed_in") else "")
+        lines.append(f"{'torch releases':<26} {v.versions['summary']}")
+    return "\n".join(lines).lstrip("\n")
 
 
 def _stage_result(v, r: dict) -> str:
@@ -151,7 +156,9 @@ def doctor_table(r, verbose: bool = False) -> str:
         lines.append(f"       eager {s['eager_step_seconds'] * 1e3:.3f} ms/call, compiled "
                      f"{s['compiled_step_seconds'] * 1e3:.3f} ms/call ({s['steps_timed']} calls after warm-up); "
                      f"compile {s['compile_seconds']:.1f} s; {r.graphs} graph(s)")
-    if not r.findings:
+    if r.unobserved:
+        lines.append(unobserved_line(r.unobserved))
+    elif not r.findings:
         lines.append("no graph breaks, recompilations or fall-backs")
     for i, f in enumerate(r.findings, 1):
         where = f"{os.path.basename(f['file'])}:{f['line']}" if f.get("file") else "-"
@@ -185,3 +192,43 @@ def pack_show(shown: dict) -> str:
     lines.append(f"redacted: {len(shown['redacted'])}")
     lines += [f"  {r['kind']} in {r['place']}" for r in shown["redacted"]]
     return "\n".join(lines)
+
+
+_STATUS_TEXT = {"same": "fails the same way", "passes": "passes", "different": "fails differently",
+                "cannot_run": "cannot run"}
+
+
+def _env_text(env: dict) -> str:
+    if env.get("this_interpreter"):
+        return "this interpreter"
+    size = f"{env['bytes'] / 2**30:.1f} GiB" if env.get("bytes") else "?"
+    return f"{size}, made in {env['seconds']:.0f} s" + ("" if env.get("created") else " (reused)")
+
+
+def version_line(row: dict) -> str:
+    """One release's result: release, status, what it printed, environment cost."""
+    detail = "" if row["status"] == "passes" else f"  {row['detail'][:60]}"
+    return f"torch {row['release']:<8} {_STATUS_TEXT[row['status']]:<19} {_env_text(row['env'])}{detail}"
+
+
+def versions_table(result: dict) -> str:
+    """reprokit versions: the conclusion first, then release -> result, environment and its cost."""
+    rows = [("torch", "result", "seconds", "environment", "detail")]
+    for r in result["rows"]:
+        rows.append((r["release"], _STATUS_TEXT[r["status"]], f"{r['seconds']:.1f}", _env_text(r["env"]),
+                     "" if r["status"] == "passes" else r["detail"][:70]))
+    width = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = [result["summary"], ""]
+    lines += ["  ".join(c.ljust(width[i]) for i, c in enumerate(r)).rstrip() for r in rows]
+    lines.insert(3, "  ".join("-" * w for w in width))
+    lines.append("")
+    lines.append(f"environments in {result['cache_dir']}: {result.get('cache_bytes', 0) / 2**30:.1f} GiB on disk in all "
+                 "(reprokit versions --clean removes them)")
+    return "\n".join(lines)
+
+
+def unobserved_line(unobserved: list) -> str:
+    """What doctor could not see: torch's records it failed to attach to, said instead of "none found"."""
+    return (f"could not attach to torch's {' and '.join(unobserved)} records in this torch: graph breaks, "
+            "recompilations and fall-backs were not observed (not the same as none)")
+

@@ -246,12 +246,12 @@ def watch_graph_breaks(on_break: Callable[[dict], None]) -> bool:
     return True
 
 
-def compilation_metrics() -> list[dict]:
-    """One plain dict per frame compilation Dynamo attempted (its own CompilationMetrics records)."""
+def compilation_metrics() -> Optional[list]:
+    """A plain dict per frame Dynamo compiled (its CompilationMetrics records); None where this torch has none."""
     try:
         from torch._dynamo.utils import get_compilation_metrics
     except ImportError:
-        return []
+        return None
     out = []
     for m in get_compilation_metrics():
         out.append({k: (sorted(v) if isinstance(v, set) else v) for k in _METRIC_FIELDS

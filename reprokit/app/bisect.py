@@ -7,6 +7,7 @@ import sys
 from typing import Optional
 
 from reprokit.app import minify as minify_case
+from reprokit.app import versions as versions_case
 from reprokit.app.common import (Emit, check_script, default_jobs, forks_cleanly, noop, record_secrets,
                                  recorded_environment, run_kind)
 from reprokit.app.pack import write_pack
@@ -27,9 +28,13 @@ def pinned_devices() -> Optional[list]:
 def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
         jobs: Optional[int] = None, repeat: int = 1, check_accuracy: bool = False, configs: bool = True,
         subsystems: bool = True, minify: bool = True, pack: bool = True, max_input_bytes: int = 64 << 20,
-        kind: str = "failure", slow_threshold: float = 0.10, command: str = "", emit: Emit = noop) -> Verdict:
-    """Run the whole bisect: ladder, graph, configs, subsystems; then minify and pack unless told not to."""
+        kind: str = "failure", slow_threshold: float = 0.10, command: str = "", versions: bool = False,
+        emit: Emit = noop) -> Verdict:
+    """Run the whole bisect: ladder, graph, configs, subsystems; then minify and pack unless told not to; with
+    versions, the failure under other torch releases last (reprokit versions, its cost said first)."""
     script = check_script(script)
+    if versions:
+        emit("note", text="after the bisect, " + versions_case.cost_line(versions_case.plan(None)))
     cwd = os.getcwd()
     run_dir = RunDir.create(output_dir or os.path.join(cwd, "artifacts"), os.path.splitext(os.path.basename(script))[0])
     record_secrets(run_dir)
@@ -48,7 +53,11 @@ def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, time
                                     "max_input_bytes": max_input_bytes, "environment": recorded_environment(),
                                     "steps": {"minify": minify, "pack": pack}})
     emit("run_dir", path=run_dir.path)
-    return bisect_in(run_dir, opts, devices, minify=minify, pack=pack, emit=emit)
+    verdict = bisect_in(run_dir, opts, devices, minify=minify, pack=pack, emit=emit)
+    if versions and verdict.failing_stage and verdict.signature:
+        verdict.versions = versions_case.run(run_dir.path, emit=emit)
+        verdict.tarball = run_dir.read_json("verdict.json").get("tarball")
+    return verdict
 
 
 def resume(run_dir: str, *, minify: bool = True, pack: bool = True, emit: Emit = noop) -> Verdict:

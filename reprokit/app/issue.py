@@ -13,3 +13,14 @@ def run(run_dir: str) -> str:
         raise NothingToIsolate("every finding in this run is the script's to fix (see DOCTOR.md), none is a "
                                "torch.compile limitation: no issue to write")
     return members["ISSUE.md"].decode()
+
+
+def upstream_warning(run_dir: str) -> str:
+    """A warning when `reprokit versions` found the failure fixed in a newer torch, else ""."""
+    run = RunDir.open(run_dir)
+    fixed = ((run.read_json("verdict.json") if run.exists("verdict.json") else {}).get("versions") or {}).get(
+        "fixed_in")
+    if not fixed:
+        return ""
+    return (f"warning: this failure is fixed in torch {fixed} (reprokit versions): upgrade; an upstream report "
+            "is probably not needed")

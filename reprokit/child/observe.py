@@ -13,13 +13,14 @@ class Observer:
     def __init__(self):
         self.callables: list[dict] = []
         self.breaks: list[dict] = []
+        self.breaks_attached = True  # False: this torch has no graph-break hook reprokit knows
         self._depth = 0
 
     def watch_breaks(self) -> None:
         """Record every graph break Dynamo logs from now on."""
         from reprokit import compat
 
-        compat.watch_graph_breaks(self.breaks.append)
+        self.breaks_attached = compat.watch_graph_breaks(self.breaks.append)
 
     def timed(self, compiled, original, site):
         """The compiled callable, timing each outermost call and noting whether it compiled anything."""
@@ -68,8 +69,12 @@ class Observer:
         """Everything observed, as plain data (observed.json)."""
         from reprokit import compat
 
-        return {"callables": self.callables, "breaks": self.breaks, "metrics": compat.compilation_metrics(),
-                "counters": compat.dynamo_counters(), "recompile_limit": compat.recompile_limit()}
+        metrics = compat.compilation_metrics()
+        unattached = [name for name, ok in (("graph-break", self.breaks_attached), ("compile-metrics",
+                                                                                   metrics is not None)) if not ok]
+        return {"callables": self.callables, "breaks": self.breaks, "metrics": metrics or [],
+                "counters": compat.dynamo_counters(), "recompile_limit": compat.recompile_limit(),
+                "unattached": unattached}
 
 
 def user_frame(frame) -> list | None:

@@ -78,7 +78,9 @@ class GraphRouter:
         self.args = {"backend": backend_name(user_backend), "mode": mode, "options": options,
                      "dynamic": dynamic}
 
-    def __call__(self, gm, example_inputs):
+    def __call__(self, gm, example_inputs, **compile_kwargs):
+        # torch >= 2.15 hands the backend torch.compile's mode/options/name as keywords: the router holds mode and
+        # options already (self.args) and builds each stage's backend from them; name only labels the compile.
         state, spec = self.state, self.state.spec
         k = state.graphs
         state.graphs += 1

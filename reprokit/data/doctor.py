@@ -45,6 +45,8 @@ class DoctorReport(JsonData):
     trials: dict = field(default_factory=dict)
     run_dir: Optional[str] = None
     tarball: Optional[str] = None
+    # torch records doctor could not attach to ("graph-break", "compile-metrics"): what they show was not seen
+    unobserved: list = field(default_factory=list)
 
     def compiler_findings(self) -> list:
         return [f for f in self.findings if f["owner"] == "compiler"]

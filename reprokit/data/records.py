@@ -229,3 +229,6 @@ class Verdict(JsonData):
     test_repro: Optional[str] = None
     test_repro_verified: Optional[bool] = None
     test_repro_failure: str = ""
+    # reprokit versions: {"user", "rows": [{"release", "status", "detail", "seconds", "mode", "env"}], "fixed_in",
+    # "regression_since", "summary", ...}; status is same | passes | different | cannot_run
+    versions: Optional[dict] = None

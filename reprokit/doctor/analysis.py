@@ -272,4 +272,4 @@ def analyze(script: str, argv: tuple, eager: dict, compiled: dict, compiled_outc
     graphs = sum(1 for m in compiled.get("metrics") or [] if (m.get("graph_op_count") or 0) > 0)
     return DoctorReport(script=script, argv=tuple(argv), findings=[f.to_dict() for f in findings],
                         speed=dataclasses.asdict(speed), graphs=graphs, frames=counters.get("frames") or {},
-                        compile_sites=sites, compiled_outcome=kind)
+                        compile_sites=sites, compiled_outcome=kind, unobserved=list(compiled.get("unattached") or []))

@@ -124,7 +124,8 @@ def issue_text(run: RunDir, v: Verdict, tarball_name: str, redactor: Redactor, t
         tlparse_note=(f"tlparse's report of the failing run's TORCH_TRACE log is in the pack: "
                       f"`{tlparse_at}/index.html`, with every artifact it links to") if tlparse_at else TLPARSE_HINT,
         versions=env_data.get("text") or env_data.get("error", "unavailable"), reprokit_version=__version__,
-        command=run.read_json("run.json").get("command") or "reprokit bisect", tarball_name=tarball_name)
+        command=run.read_json("run.json").get("command") or "reprokit bisect", tarball_name=tarball_name,
+        releases=v.versions)
     # Paths first: the redactor writes the home folder as ~, which would hide the interpreter's own paths.
     text = redactor.scrub(portable(text, run.path, os.path.dirname(v.script)), "ISSUE.md")
     return fit_github(text, [(graph_code, "(the failing graph is in verdict.json in the pack)"),

@@ -1,0 +1,121 @@
+"""`reprokit versions RUN_DIR`: the run's failure under other torch releases, each in its own managed
+environment; a table, what it concludes (fixed in, regression since), recorded in the verdict."""
+from __future__ import annotations
+
+import os
+import sys
+from importlib import metadata
+from typing import Optional
+
+from reprokit.app.common import Emit, noop
+from reprokit.app.pack import write_pack
+from reprokit.data.records import Verdict
+from reprokit.data.rundir import RunDir
+from reprokit.errors import ReprokitError
+from reprokit.trial.runner import run_trial
+from reprokit.versions import envs, releases
+from reprokit.versions.check import check_release
+
+TRIAL_TIMEOUT = 900.0
+
+
+def _verdict(run: RunDir) -> Verdict:
+    if not run.exists("verdict.json"):
+        raise ReprokitError(f"{run.path} has no verdict.json: run reprokit bisect first")
+    v = Verdict.from_dict(run.read_json("verdict.json"))
+    if not v.failing_stage or not v.signature:
+        raise ReprokitError(f"{run.path}: its bisect found no failure to look for in other torch releases")
+    return v
+
+
+def plan(run_dir: Optional[str], torch_list: Optional[str] = None, newest: bool = False,
+         between: Optional[tuple] = None, index_url: Optional[str] = None, cache_dir: Optional[str] = None) -> dict:
+    """What a versions step will do, before it does it: the releases, which environments exist, the cost.
+    run_dir None: the plan of a step that will run after a bisect not yet made."""
+    run = RunDir.open(run_dir) if run_dir else None
+    if run is not None:
+        _verdict(run)
+    cache_dir = cache_dir or envs.default_cache_dir()
+    offered = releases.index_releases(index_url)
+    user = releases.base(metadata.version("torch"))
+    chosen = releases.choose(user, offered, torch_list, newest, between)
+    missing = [r for r in chosen if r != user and not os.path.exists(
+        os.path.join(cache_dir, f"torch-{r}", envs.MARKER))]
+    envs.check_space(cache_dir, missing)
+    return {"run": run, "user": user, "offered": offered, "chosen": chosen, "missing": missing,
+            "cache_dir": cache_dir, "index_url": index_url}
+
+
+def cost_line(p: dict) -> str:
+    """The cost of a plan, in one line."""
+    made = len(p["chosen"]) - 1 - len(p["missing"])
+    return (f"versions: torch {', '.join(p['chosen'])}; {len(p['missing'])} new environment(s) of about "
+            f"{envs.NEEDED_BYTES >> 30} GiB each (about a minute each to install here) in {p['cache_dir']}, "
+            f"{made} reused; then one run of the repro per release")
+
+
+def run(run_dir: str, torch_list: Optional[str] = None, newest: bool = False, between: Optional[tuple] = None,
+        bisect: bool = False, index_url: Optional[str] = None, cache_dir: Optional[str] = None,
+        emit: Emit = noop) -> dict:
+    """Try the failure under each chosen release (and, with bisect, the releases between a passing and a failing
+    one); write versions.json and the verdict's `versions`."""
+    p = plan(run_dir, torch_list, newest, between, index_url, cache_dir)
+    emit("note", text=cost_line(p))
+    run, v = p["run"], _verdict(p["run"])
+    made = {r: _env(p, r, emit) for r in p["chosen"]}  # bad input (network, disk, release) before any trial
+    rows = {r: _row(p, v, r, made[r], emit) for r in p["chosen"]}
+    if bisect:
+        _bisect(p, v, rows, emit)
+    table = sorted(rows.values(), key=lambda r: releases.key(r["release"]))
+    result = {"user": p["user"], "rows": table, **releases.conclusions(table, p["user"]),
+              "cache_dir": p["cache_dir"], "cache_bytes": envs.tree_bytes(p["cache_dir"]), "index_url": index_url}
+    v.versions = result
+    run.write_json("versions.json", result)
+    run.write_json("verdict.json", v.to_dict())
+    if v.tarball:
+        v.tarball = write_pack(run, emit=emit)
+        run.write_json("verdict.json", v.to_dict())
+    return result
+
+
+def _env(p: dict, release: str, emit: Emit) -> dict:
+    """The environment of one release: this interpreter for the user's own, else the managed one."""
+    if release == p["user"]:
+        return {"python": sys.executable, "created": False, "seconds": 0.0, "bytes": 0, "this_interpreter": True}
+    if release in p["missing"]:
+        emit("note", text=f"torch {release}: making its environment")
+    return envs.ensure_env(release, p["cache_dir"], p["index_url"])
+
+
+def _row(p: dict, v: Verdict, release: str, env: dict, emit: Emit) -> dict:
+    """One release: the check run in its environment."""
+    trial_root = p["run"].file("versions", f"torch-{release}")
+
+    def run_one(spec, trial_dir, python):
+        return run_trial(spec, trial_dir, os.path.join(trial_root, "cache"), TRIAL_TIMEOUT, python=python)
+
+    checked = check_release(p["run"], v, env["python"], trial_root, run_one)
+    row = {"release": release, **checked, "env": {k: env.get(k) for k in ("created", "seconds", "bytes",
+                                                                             "this_interpreter")}}
+    emit("version", row=row)
+    return row
+
+
+def _bisect(p: dict, v: Verdict, rows: dict, emit: Emit) -> None:
+    """Between each passing and failing pair of tried releases, every release offered between them is a
+    candidate: a binary search names the last one on the passing side and the first on the failing side."""
+    def status_of(release: str) -> str:
+        if release not in rows:
+            rows[release] = _row(p, v, release, _env(p, release, emit), emit)
+        return rows[release]["status"]
+
+    ordered = sorted(rows.values(), key=lambda r: releases.key(r["release"]))
+    for lo, hi in releases.boundaries(ordered):
+        left, right = releases.first_change(lo, hi, p["offered"], status_of)
+        emit("note", text=f"bisect: torch {left} {releases.STATUS_TEXT[rows[left]['status']]}, torch {right} "
+                          f"{releases.STATUS_TEXT[rows[right]['status']]}")
+
+
+def clean(cache_dir: Optional[str] = None) -> dict:
+    """Remove every managed torch environment."""
+    return envs.clean(cache_dir or envs.default_cache_dir())

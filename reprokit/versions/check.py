@@ -1,0 +1,73 @@
+"""Run one run folder's failure under another torch: its verified repro.py, or, without one, the original script
+without torch.compile and then as written. Judge it with the same-signature check bisect uses."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Callable, Optional
+
+from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict, file_hash
+from reprokit.data.rundir import RunDir
+
+# A trial runs one spec under one interpreter: (spec, trial dir, python) -> Outcome.
+RunOne = Callable[[TrialSpec, str, str], Outcome]
+_CANNOT_IMPORT = ("ImportError", "ModuleNotFoundError")
+
+
+def repro_spec(run: RunDir, v: Verdict) -> Optional[TrialSpec]:
+    """The spec minify verified repro.py with (from the journal), pointed at this folder's repro.py."""
+    if not (v.repro_verified and run.exists("repro.py")):
+        return None
+    recorded = [e["spec"] for e in run.journal() if e.get("spec") and e.get("label") == "verify-repro-0"]
+    base = TrialSpec.from_dict(recorded[-1]) if recorded else TrialSpec(mode="script", stage="user")
+    return dataclasses.replace(base, script=run.file("repro.py"), cwd=run.path, script_hash=file_hash(
+        run.file("repro.py")), fresh_interpreter=True, attempt=0, label="versions-repro")
+
+
+def script_specs(v: Verdict, cwd: str) -> tuple[TrialSpec, TrialSpec]:
+    """The original script without torch.compile, then as written."""
+    common = dict(mode="script", script=v.script, argv=tuple(v.argv or ()), cwd=cwd, script_hash=file_hash(v.script),
+                  fresh_interpreter=True)
+    return (TrialSpec(stage="none", label="versions-no-compile", **common),
+            TrialSpec(stage="user", label="versions-compiled", **common))
+
+
+def target_of(v: Verdict, repro: bool) -> Optional[Signature]:
+    """The failure to recognise: repro.py's own signature when it is the check, else the run's."""
+    data = v.repro_signature if repro and v.repro_signature else v.signature
+    return Signature.from_dict(data) if data else None
+
+
+def _own_check_failed(sig: Signature) -> bool:
+    """The repro's accuracy assertion (or the router's accuracy check) failed."""
+    return sig.kind == "accuracy" or (sig.kind == "exception" and sig.exc_type == "AssertionError")
+
+
+def judge(outcome: Outcome, target: Optional[Signature]) -> tuple[str, str]:
+    """(status, detail): same | passes | different | cannot_run, as bisect's same-signature check sees it."""
+    sig = outcome.signature
+    if not outcome.failed:
+        return "passes", "passes"
+    if sig.exc_type in _CANNOT_IMPORT:
+        return "cannot_run", sig.short()
+    if target is not None and (target.matches(sig) or (_own_check_failed(target) and _own_check_failed(sig))):
+        return "same", sig.short()
+    return "different", sig.short()
+
+
+def check_release(run: RunDir, v: Verdict, python: str, trial_root: str, run_one: RunOne) -> dict:
+    """{status, detail, seconds, mode} of the run's failure under one interpreter."""
+    spec = repro_spec(run, v)
+    os.makedirs(trial_root, exist_ok=True)
+    if spec is not None:
+        out = run_one(spec, os.path.join(trial_root, "repro"), python)
+        status, detail = judge(out, target_of(v, True))
+        return {"status": status, "detail": detail, "seconds": out.seconds, "mode": "repro.py"}
+    no_compile, compiled = script_specs(v, os.path.dirname(v.script))
+    plain = run_one(no_compile, os.path.join(trial_root, "no-compile"), python)
+    if plain.failed:
+        return {"status": "cannot_run", "detail": "the script fails without torch.compile: " + plain.signature.short(),
+                "seconds": plain.seconds, "mode": "script"}
+    out = run_one(compiled, os.path.join(trial_root, "compiled"), python)
+    status, detail = judge(out, target_of(v, False))
+    return {"status": status, "detail": detail, "seconds": round(plain.seconds + out.seconds, 1), "mode": "script"}
