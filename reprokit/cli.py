@@ -80,6 +80,8 @@ def main():
 @click.option("--no-minify", is_flag=True, help="Stop after the verdict.")
 @click.option("--no-pack", is_flag=True, help="Do not write the tarball.")
 @click.option("--max-input-bytes", type=int, default=64 << 20, help="Budget for saved real graph inputs.")
+@click.option("--nproc-per-node", "nproc", type=int, default=1, metavar="N",
+              help="Run every trial as a torchrun job of N ranks.")
 @click.option("--kind", type=click.Choice(["failure", "slow"]), default="failure",
               help="slow: compiled slower than eager (per call, after warm-up) is the failure to bisect.")
 @click.option("--slow-threshold", type=float, default=10.0, help="--kind slow: percent slower that counts.")
@@ -89,7 +91,8 @@ def main():
 @click.option("--verbose", "-v", is_flag=True, help="One line per trial.")
 @one_line_errors("failing_stage")
 def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, check_accuracy, no_configs,
-           no_subsystems, no_minify, no_pack, max_input_bytes, kind, slow_threshold, versions_step, as_json, verbose):
+           no_subsystems, no_minify, no_pack, max_input_bytes, nproc, kind, slow_threshold, versions_step, as_json,
+           verbose):
     """Name the compiler stage, graph, config and pass that break SCRIPT, then minify and pack it.
 
     Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4
@@ -104,7 +107,7 @@ def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, c
         v = bisect_case.run(
             script, tuple(script_args), output_dir=output_dir, timeout=timeout, jobs=jobs, repeat=repeat,
             check_accuracy=check_accuracy, configs=not no_configs, subsystems=not no_subsystems,
-            minify=not no_minify, pack=not no_pack, max_input_bytes=max_input_bytes, kind=kind,
+            minify=not no_minify, pack=not no_pack, max_input_bytes=max_input_bytes, ranks=nproc, kind=kind,
             slow_threshold=slow_threshold / 100.0, command=invoked("bisect"), versions=versions_step, emit=printer)
     else:
         raise ReprokitError("pass the script to bisect, or --resume RUN_DIR to continue an interrupted bisect")

@@ -156,6 +156,10 @@ def doctor_table(r, verbose: bool = False) -> str:
         lines.append(f"       eager {s['eager_step_seconds'] * 1e3:.3f} ms/call, compiled "
                      f"{s['compiled_step_seconds'] * 1e3:.3f} ms/call ({s['steps_timed']} calls after warm-up); "
                      f"compile {s['compile_seconds']:.1f} s; {r.graphs} graph(s)")
+    for c in r.compile_sites:
+        if "ops" in c:  # what each compiled callable compiled
+            lines.append(f"compiled: {c['label']} at {os.path.basename(c['file'])}:{c['line']}: "
+                         f"{c['graphs']} graph(s), {c['ops']} ops")
     if r.unobserved:
         lines.append(unobserved_line(r.unobserved))
     elif not r.findings:

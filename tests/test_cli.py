@@ -63,6 +63,7 @@ Options:
   --no-minify                Stop after the verdict.
   --no-pack                  Do not write the tarball.
   --max-input-bytes INTEGER  Budget for saved real graph inputs.
+  --nproc-per-node N         Run every trial as a torchrun job of N ranks.
   --kind [failure|slow]      slow: compiled slower than eager (per call, after
                              warm-up) is the failure to bisect.
   --slow-threshold FLOAT     --kind slow: percent slower that counts.

@@ -28,11 +28,13 @@ def pinned_devices() -> Optional[list]:
 def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
         jobs: Optional[int] = None, repeat: int = 1, check_accuracy: bool = False, configs: bool = True,
         subsystems: bool = True, minify: bool = True, pack: bool = True, max_input_bytes: int = 64 << 20,
-        kind: str = "failure", slow_threshold: float = 0.10, command: str = "", versions: bool = False,
-        emit: Emit = noop) -> Verdict:
+        ranks: int = 1, kind: str = "failure", slow_threshold: float = 0.10, command: str = "",
+        versions: bool = False, emit: Emit = noop) -> Verdict:
     """Run the whole bisect: ladder, graph, configs, subsystems; then minify and pack unless told not to; with
     versions, the failure under other torch releases last (reprokit versions, its cost said first)."""
     script = check_script(script)
+    if ranks < 1:
+        raise ReprokitError(f"--nproc-per-node takes a number of ranks, 1 or more (got {ranks})")
     if versions:
         emit("note", text="after the bisect, " + versions_case.cost_line(versions_case.plan(None)))
     cwd = os.getcwd()
@@ -47,7 +49,7 @@ def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, time
         emit("note", text="--kind slow runs one trial at a time: parallel trials would distort the timings")
     opts = BisectOptions(script=script, argv=tuple(argv), cwd=cwd, timeout=timeout, jobs=jobs, repeat=max(1, repeat),
                          check_accuracy=check_accuracy, configs=configs, subsystems=subsystems, kind=kind,
-                         slow_threshold=slow_threshold)
+                         slow_threshold=slow_threshold, ranks=ranks)
     # steps: what --resume does after the verdict, as this run was asked to.
     run_dir.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
                                     "max_input_bytes": max_input_bytes, "environment": recorded_environment(),

@@ -2,13 +2,10 @@
 from __future__ import annotations
 
 import os
-import re
 
 from reprokit.data.records import Outcome
+from reprokit.data.signature import KERNEL_NAME
 from reprokit.bisect.session import Session
-
-# Inductor's generated kernel names: triton_{poi,per,red,tem}_fused_<ops>_<n>, cpp_fused_<ops>_<n>.
-KERNEL_NAME = re.compile(r"\b(triton_(?:poi|per|red|tem|for)_\w+|cpp_fused_\w+)")
 
 
 def pin_cuda_fault(s: Session, stage: str, failing: Outcome) -> dict:

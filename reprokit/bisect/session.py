@@ -27,6 +27,7 @@ class BisectOptions:
     subsystems: bool = True
     kind: str = "failure"  # or "slow": compiled slower than eager by more than slow_threshold is the failure
     slow_threshold: float = 0.10
+    ranks: int = 1  # --nproc-per-node: every script trial a torchrun job of this many ranks
 
 
 class Session:
@@ -47,7 +48,7 @@ class Session:
         o = self.opts
         return TrialSpec(mode="script", stage=stage, script=o.script, argv=tuple(o.argv), cwd=o.cwd,
                          script_hash=self.script_hash, check_accuracy=o.check_accuracy, observe=o.kind == "slow",
-                         label=label, **kw)
+                         ranks=o.ranks, label=label, **kw)
 
     def fails_same(self, outcome: Optional[Outcome]) -> bool:
         """True when the trial fails the way the original did; other failures are noted as other bugs."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from reprokit.data.ranks import needs_launcher
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.stages import CROSSREF, STAGES
 from reprokit.errors import NothingToIsolate, ReprokitError
@@ -46,6 +47,10 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
     # With --repeat, a failing run is the reference even when the first run happened to pass.
     original = next((x for x in originals if x is not None and x.failed), originals[0])
     s.emit("original", outcome=original)
+    if o.ranks == 1 and any(needs_launcher(x.traceback or x.signature.message) for x in (baseline, original)):
+        name = os.path.basename(o.script)
+        raise ReprokitError(f"{name} initialises torch.distributed from the environment (env://) but no launcher "
+                            f"started it: run reprokit bisect --nproc-per-node N {name}")
     if not original.compiled:
         raise ReprokitError(f"{os.path.basename(o.script)} never calls torch.compile (ran without it in "
                             f"{baseline.seconds:.1f} s); reprokit bisects compiled code only")

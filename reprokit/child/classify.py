@@ -49,7 +49,6 @@ def classify_exception(state: TrialState, exc: BaseException) -> dict:
                 "note": "out of memory: the trial was skipped, not counted as the bug"}
     if any(m in text for m in sig.CUDA_FAULTS):
         # A device-side assert or illegal access poisons the CUDA context: its own kind, named by the fault.
-        fault = next(m for m in sig.CUDA_FAULTS if m in text)
-        s = sig.Signature("cuda_fault", type(exc).__name__, fault, s.frame)
-        return {"kind": "cuda_fault", "signature": s.to_dict()}
+        told = text + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return {"kind": "cuda_fault", "signature": sig.for_cuda_fault(type(exc).__name__, told).to_dict()}
     return {"kind": "exception", "signature": s.to_dict()}

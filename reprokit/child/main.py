@@ -29,6 +29,7 @@ def main(argv: list[str]) -> int:
     spec, trial_dir = read_spec(argv[1], argv[2])
     arm_faulthandler(trial_dir)
     state = TrialState(spec, trial_dir)
+    state.spec_path = os.path.abspath(argv[1])
     observer = None
     if spec.observe:
         from reprokit.child.observe import Observer
@@ -86,8 +87,11 @@ def dispatch(state: TrialState, observer) -> None:
             compat.set_functorch_config(name.split(".", 1)[1], value)  # global: aot reads it lazily
     install_probe(state)
     if spec.mode == "script":
+        from reprokit.child.ranks import mark_environment
         from reprokit.child.router import install_router
         from reprokit.child.script import run_script
+
+        mark_environment(state.spec_path, state.dir)  # ranks the script spawns run under the stage too
 
         install_router(state, observer)
         if observer:

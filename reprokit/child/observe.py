@@ -22,14 +22,16 @@ class Observer:
 
         self.breaks_attached = compat.watch_graph_breaks(self.breaks.append)
 
-    def timed(self, compiled, original, site):
-        """The compiled callable, timing each outermost call and noting whether it compiled anything."""
+    def timed(self, compiled, original, site, counts=None):
+        """The compiled callable, timing each outermost call and noting whether it compiled anything; counts:
+        the graphs and ops its router compiled ({"graphs", "ops"}, updated as it compiles)."""
         import torch
 
         owner = getattr(original, "__self__", original)  # model.compile() hands torch.compile a bound method
         label = type(owner).__name__ if isinstance(owner, torch.nn.Module) else getattr(original, "__qualname__",
                                                                                           repr(original))
-        record = {"label": label, "site": site, "seconds": [], "compiled": []}
+        record = {"label": label, "site": site, "seconds": [], "compiled": [],
+                  "counts": counts if counts is not None else {}}
         self.callables.append(record)
         if isinstance(compiled, torch.nn.Module):
             inner = compiled.forward

@@ -44,7 +44,7 @@ def install_router(state: TrialState, observer: Optional[Observer] = None) -> No
                 compiled = compat.compile_keeping_backend(original_compile, m, backend=router, **kwargs)
             finally:
                 inside[0] -= 1
-            return observer.timed(compiled, m, site) if observer else compiled
+            return observer.timed(compiled, m, site, router.compiled) if observer else compiled
 
         return build if model is None else build(model)
 
@@ -75,6 +75,7 @@ class GraphRouter:
     def __init__(self, state: TrialState, user_backend: Any, mode, options, dynamic):
         self.state = state
         self.user_backend = user_backend  # as the script passed it: a name or a callable
+        self.compiled = {"graphs": 0, "ops": 0}
         self.args = {"backend": backend_name(user_backend), "mode": mode, "options": options,
                      "dynamic": dynamic}
 
@@ -84,6 +85,8 @@ class GraphRouter:
         state, spec = self.state, self.state.spec
         k = state.graphs
         state.graphs += 1
+        self.compiled["graphs"] += 1  # what this torch.compile call compiled, for doctor's per-callable count
+        self.compiled["ops"] += sum(1 for n in gm.graph.nodes if n.op == "call_function")
         stage = spec.stage if spec.only_graph in (None, k) else spec.other_stage
         state.save_graph_code(k, gm)
         if state.flag_values is None:

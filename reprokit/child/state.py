@@ -16,6 +16,7 @@ class TrialState:
     def __init__(self, spec: TrialSpec, trial_dir: str):
         self.spec = spec
         self.dir = trial_dir
+        self.spec_path = ""  # the spec's file: processes the script starts read it again (child.ranks)
         self.graphs = 0
         self.compiled = False
         self.user_backend = None

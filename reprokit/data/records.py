@@ -96,7 +96,7 @@ class TrialSpec(JsonData):
     capture_backward: bool = False  # capture: the backward graph AOT autograd hands inductor, not the forward
     fresh_interpreter: bool = False  # never a fork of the warm worker (repro verification claims a fresh process)
     model: Optional[dict] = None  # mode "model": what pack --model builds and compiles
-    ranks: int = 1  # processes under torchrun (pack --model --launch)
+    ranks: int = 1  # processes under torchrun (pack --model --launch, bisect --nproc-per-node)
     label: str = ""  # for humans only; not part of the key
 
     def key(self) -> str:
@@ -144,6 +144,7 @@ class Outcome(JsonData):
     note: str = ""
     device: Optional[str] = None  # the CUDA_VISIBLE_DEVICES the trial was pinned to, on a multi-GPU machine
     device_check: Optional[str] = None  # after a CUDA fault: what the health probe of that device said
+    failed_ranks: Optional[list] = None  # several ranks: those that failed (the lowest one's is the trial's)
 
     @property
     def failed(self) -> bool:

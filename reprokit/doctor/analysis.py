@@ -11,6 +11,7 @@ import statistics
 from typing import Optional
 
 from reprokit.data.doctor import DoctorReport, Finding, Speed
+from reprokit.doctor.wrappers import compiled_counts, compiled_nothing_findings
 
 # Under this gain compiling is not worth its compile time and risk (the seed guidance's 5% rule).
 WORTH_IT = 1.05
@@ -61,12 +62,13 @@ def user_function(co_name: str) -> str:
 # -- graph breaks --------------------------------------------------------------------------------------
 
 def _user_frame(stack: list, user_root: str) -> Optional[list]:
-    """The innermost frame of the break inside the user's own files."""
+    """The innermost frame of the break inside the user's own files; None when all are torch's or the
+    standard library's (the break is inside torch)."""
     for f in reversed(stack or []):
         path = os.path.abspath(f[0]) if not os.path.isabs(f[0]) else f[0]
         if path.startswith(user_root + os.sep) or os.path.dirname(path) == user_root:
             return f
-    return (stack or [None])[-1]
+    return None
 
 
 def graph_break_fix(gb_type: str, reason: str, code: str) -> tuple[str, str]:
@@ -95,10 +97,14 @@ def graph_break_fix(gb_type: str, reason: str, code: str) -> tuple[str, str]:
         "; then compile with `fullgraph=True` so the next break is an error, not a silent split", owner
 
 
-def graph_break_findings(obs: dict, user_root: str) -> list[Finding]:
+def graph_break_findings(obs: dict, user_root: str, sites: Optional[list] = None) -> list[Finding]:
+    """One finding per place and kind of break, at the user's frame that led into it. A break inside torch (no
+    frame of the user's on its stack) is placed at the user's torch.compile line and marked as torch's."""
     groups: dict = {}
     for b in obs.get("breaks") or []:
         frame = _user_frame(b.get("stack") or [], user_root)
+        if frame is None:
+            frame = _inside_torch(b, sites or [])
         key = (frame[0], frame[1], b.get("gb_type")) if frame else (None, None, b.get("gb_type"))
         g = groups.setdefault(key, {"break": b, "frame": frame, "count": 0})
         g["count"] += 1
@@ -113,11 +119,24 @@ def graph_break_findings(obs: dict, user_root: str) -> list[Finding]:
                      user_function(m["co_name"]) == base)
         fix, owner = graph_break_fix(gb_type or "", b.get("reason") or "", code)
         reason_line = _headline(b.get("reason") or gb_type or "")
+        if frame and len(frame) > 4:  # inside torch: torch's to fix, placed where the user compiled it
+            owner, reason_line, code = "compiler", f"inside torch ({frame[4]}): {reason_line}", ""
+            fix = f"nothing on your line: the break is in torch's own code ({frame[4]}; torch's hint: {fix.split('; then compile')[0]})"
         out.append(Finding(kind="graph_break", title=f"graph break: {reason_line}", file=path, line=line, code=code,
                            count=g["count"], owner=owner, fix=fix,
                            detail=f"splits `{base}` ({graphs} graphs compiled for it); seen {g['count']} time(s) "
                                   f"while compiling"))
     return sorted(out, key=lambda f: (f.file or "", f.line or 0))
+
+
+def _inside_torch(b: dict, sites: list) -> Optional[list]:
+    """[file, line, name, code, where in torch] for a break with no frame of the user's: the compile site of
+    the callable it broke (the first one when that is unknown), and the innermost frame as torch's place."""
+    stack = b.get("stack") or []
+    inner = next((f for f in reversed(stack) if f"{os.sep}torch{os.sep}" in f[0]), stack[-1] if stack else None)
+    where = f"{os.path.basename(inner[0])}:{inner[1]}" if inner else "torch"
+    site = sites[0] if sites else None
+    return [site["file"], site["line"], "", "", where] if site else [None, None, "", "", where]
 
 
 def _headline(reason: str) -> str:
@@ -243,15 +262,16 @@ def analyze(script: str, argv: tuple, eager: dict, compiled: dict, compiled_outc
             script_lines: dict) -> DoctorReport:
     """Every finding of one eager and one compiled run of the script, with the speed verdict."""
     user_root = os.path.dirname(os.path.abspath(script))
-    sites = [{"label": c["label"], "file": c["site"][0], "line": c["site"][1]}
-             for c in compiled.get("callables") or [] if c.get("site")]
+    sites = [{"label": c["label"], "file": c["site"][0], "line": c["site"][1], "graphs": compiled_counts(c)[0],
+              "ops": compiled_counts(c)[1]} for c in compiled.get("callables") or [] if c.get("site")]
     findings: list[Finding] = []
     kind = compiled_outcome.get("kind", "pass")
     if kind != "pass":
         findings.append(Finding(kind="compiled_failure", owner="compiler",
                                 title=f"the compiled run fails ({kind}): {compiled_outcome.get('message', '')}",
                                 fix=f"run `reprokit bisect {os.path.basename(script)}` to isolate it"))
-    findings += graph_break_findings(compiled, user_root)
+    findings += compiled_nothing_findings(compiled, script_lines)
+    findings += graph_break_findings(compiled, user_root, sites)
     findings += recompile_findings(compiled, sites)
     findings += fallback_findings(compiled, script_lines, compiled_outcome.get("user_backend"))
     speed = measure_speed(eager, compiled)

@@ -203,6 +203,9 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
     nodes, outputs = describe_nodes(gm, values)
     hook_lines, hook_names = config_hooks()
     prelude = script_prelude(script, gm, hook_names)
+    from reprokit.fx.collectives import fake_group_prelude
+
+    prelude = "\n".join(p for p in (fake_group_prelude(gm), prelude) if p)  # the group first: ops may need it
     if prelude:
         write_atomic(os.path.join(out_dir, "prelude.py"), prelude)
     write_json_atomic(os.path.join(out_dir, "meta.json"), {

@@ -36,7 +36,8 @@ def capture_spec(v, opts: dict, info: dict, stage: str, backward: bool, label: s
                      script_hash=file_hash(v.script), stage=stage,
                      only_graph=v.graph if v.graph_count > 1 else None, other_stage=v.last_passing_stage or "eager",
                      capture=v.graph, check_accuracy=opts.get("check_accuracy", False),
-                     max_input_bytes=info.get("max_input_bytes", 64 << 20), capture_backward=backward, label=label)
+                     max_input_bytes=info.get("max_input_bytes", 64 << 20), capture_backward=backward,
+                     ranks=opts.get("ranks", 1), label=label)
 
 
 def find_failing_graph(runner, v, opts, info, stage, accuracy):

@@ -14,6 +14,7 @@ import time
 from typing import Callable, Iterable, Optional, Union
 
 from reprokit.data import signature as sig
+from reprokit.data.ranks import free_port, merge_ranks
 from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.data.rundir import RunDir, private_opener, read_json, write_json_atomic
 from reprokit.trial.cache import compile_cache_root
@@ -39,6 +40,9 @@ def trial_env(spec: TrialSpec, cache_root: str, trial_dir: str, base: Optional[d
     env.update({k: v.replace("{trial_dir}", trial_dir) for k, v in (spec.env or {}).items()})
     if spec.stage == "none":
         env["TORCHDYNAMO_DISABLE"] = "1"
+    if spec.mode == "script":
+        # Its own rendezvous port: trials side by side never meet at the script's port (EADDRINUSE).
+        env["MASTER_PORT"] = str(free_port())
     if spec.subsystem and "name" in spec.subsystem:  # several names at once: the child's probe turns them off
         env["TORCH_BISECT_BACKEND"] = spec.subsystem["backend"]
         env["TORCH_BISECT_SUBSYSTEM"] = spec.subsystem["name"]
@@ -50,7 +54,7 @@ def trial_env(spec: TrialSpec, cache_root: str, trial_dir: str, base: Optional[d
 # or read again when a warm trial starts (compat.reread_env_switches): a forked trial may differ from its worker
 # in these and no others.
 _REREAD_IN_CHILD = ("CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "TORCHDYNAMO_DISABLE", "TORCH_BISECT_BACKEND",
-                    "TORCH_BISECT_SUBSYSTEM", "TORCH_BISECT_MAX", "TORCH_LOGS", "TORCH_TRACE")
+                    "TORCH_BISECT_SUBSYSTEM", "TORCH_BISECT_MAX", "TORCH_LOGS", "TORCH_TRACE", "MASTER_PORT")
 
 
 def warm_eligible(spec: TrialSpec, scripts: bool = False) -> bool:
@@ -127,7 +131,7 @@ def _run_cold(spec: TrialSpec, spec_path: str, trial_dir: str, env: dict, python
         finally:
             # Children the script left behind (compile workers) must not outlive the trial.
             _kill_group(proc)
-    return classify(trial_dir, proc.returncode, timed_out, time.monotonic() - started)
+    return classify(trial_dir, proc.returncode, timed_out, time.monotonic() - started, torchrun=ranks > 1)
 
 
 def limit_of(timeout: Union[float, Callable[[], float]]) -> float:
@@ -167,21 +171,19 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def _dump_stacks_and_kill(pid: int, ranks: int = 1) -> None:
-    """A trial that timed out: every thread's stack into stacks.txt (faulthandler; under torchrun every rank
-    has its own), then its whole process group killed."""
+    """A trial that timed out: every thread's stack into stacks.txt (faulthandler; every rank, torchrun's or
+    the script's own, has its own), then its whole process group killed."""
     try:
-        if ranks > 1:
-            os.killpg(pid, signal.SIGUSR1)
-        else:
-            os.kill(pid, signal.SIGUSR1)
+        os.killpg(pid, signal.SIGUSR1)  # the whole group: ranks the script spawned dump theirs too
         time.sleep(1.0)
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
 
-def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float) -> Outcome:
-    """Outcome of a finished trial from its result.json, or from how the process ended."""
+def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, torchrun: bool = False) -> Outcome:
+    """Outcome of a finished trial from its result.json, or from how the process ended; a trial of several
+    ranks answers with its first failing rank (data.ranks.merge_ranks)."""
     result_path = os.path.join(trial_dir, "result.json")
     state_path = os.path.join(trial_dir, "state.json")
     data: dict = {}
@@ -189,8 +191,10 @@ def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float) -
         data = read_json(result_path)
     elif os.path.exists(state_path):
         data = read_json(state_path)
+    if not timed_out:
+        data = merge_ranks(trial_dir, data, torchrun)
     extra = {k: data.get(k) for k in ("graphs", "compiled", "user_backend", "compile_args", "bisect_detail",
-                                      "failed_graph") if data.get(k) is not None}
+                                      "failed_graph", "failed_ranks") if data.get(k) is not None}
     extra["counters"] = data.get("counters") or {}
     note = data.get("note") or ""
     if timed_out:
@@ -262,6 +266,9 @@ class Runner:
         self.cache: dict[str, Outcome] = {}
         self.executed = 0
         self._lock = threading.Lock()
+        # The scheduler counts processes, not trials: a trial of N ranks takes N of the `jobs` slots.
+        self._slots = threading.Condition()
+        self._free = self.jobs
         for entry in run.journal():
             self.cache[entry["key"]] = Outcome.from_dict(entry["outcome"])
 
@@ -273,7 +280,9 @@ class Runner:
             if self.on_trial:
                 self.on_trial(spec, cached, True)
             return cached
-        device = self.devices.get() if self.pinned else None
+        taken = self._take(_ranks(spec))
+        # A trial of N ranks gets N GPUs of its own (CUDA_VISIBLE_DEVICES "a,b"): four 2-rank trials on 8 GPUs.
+        device = ",".join(self.devices.get() for _ in range(taken)) if self.pinned else None
         healthy = True
         try:
             trial_dir = self.run.trial_dir(key, spec.label or spec.stage)
@@ -289,7 +298,11 @@ class Runner:
         finally:
             if device is not None and (healthy or self.devices.empty()):
                 # A device that stays broken after a fault gets no more trials, unless it is the last one.
-                self.devices.put(device)
+                for d in device.split(","):
+                    self.devices.put(d)
+            with self._slots:
+                self._free += taken
+                self._slots.notify_all()
         if self.judge is not None:
             outcome = self.judge(spec, outcome)
         with self._lock:
@@ -300,6 +313,14 @@ class Runner:
         if self.on_trial:
             self.on_trial(spec, outcome, False)
         return outcome
+
+    def _take(self, ranks: int) -> int:
+        """Wait for `ranks` free slots (all of them when a trial has more ranks than the run has jobs)."""
+        need = min(ranks, self.jobs)
+        with self._slots:
+            self._slots.wait_for(lambda: self._free >= need)
+            self._free -= need
+        return need
 
     def _warm_for(self, spec: TrialSpec, trial_dir: str):
         """The warm worker, started on the first trial that may use it; None when it may not or failed."""

@@ -1,0 +1,30 @@
+"""Interpreter start-up hook of a script trial's own processes (reprokit.child.ranks puts this folder on
+PYTHONPATH): a rank the script starts with torch.multiprocessing.spawn gets the trial's router. Elsewhere it
+does nothing but hand over to the sitecustomize this one shadows."""
+import os
+import sys
+
+
+def _chain() -> None:
+    """Run the next sitecustomize on sys.path, the one the user's environment would have run."""
+    import importlib.machinery
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    found = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if found is not None and found.loader is not None:
+        module = importlib.util.module_from_spec(found)
+        found.loader.exec_module(module)
+
+
+try:
+    _chain()
+except Exception as e:  # the user's hook failing is theirs to see, not a reason to lose the trial
+    print(f"reprokit: the environment's sitecustomize failed: {type(e).__name__}: {e}", file=sys.stderr)
+
+if os.environ.get("REPROKIT_TRIAL_SPEC") and any("multiprocessing.spawn" in a or "multiprocessing.forkserver" in a
+                                                  for a in getattr(sys, "orig_argv", ())):
+    from reprokit.child.spawned import install_in_spawned
+
+    install_in_spawned()

@@ -1,0 +1,80 @@
+"""A trial of several ranks (torchrun's, or those the script spawned itself) answered as one: what its ranks
+wrote into TRIAL_DIR/rank<i>/ merged with what the trial process wrote into TRIAL_DIR."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+from typing import Optional
+
+# Result kinds of a rank that failed (pass, skip and invalid are not failures of the trial).
+_FAILED = ("exception", "exit", "crash", "cuda_fault", "accuracy", "hang")
+
+
+def free_port() -> int:
+    """A TCP port free on this machine now: a trial's own rendezvous port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rank_records(trial_dir: str) -> dict[int, dict]:
+    """rank -> its result.json (else its state.json, as far as it got), for the rank<i>/ folders of a trial."""
+    out: dict[int, dict] = {}
+    try:
+        names = os.listdir(trial_dir)
+    except OSError:
+        return out
+    for name in names:
+        m = re.fullmatch(r"rank(\d+)", name)
+        if not m:
+            continue
+        for file in ("result.json", "state.json"):
+            path = os.path.join(trial_dir, name, file)
+            if os.path.exists(path):
+                try:
+                    with open(path) as f:
+                        out[int(m.group(1))] = json.load(f)
+                    break
+                except ValueError:
+                    continue
+    return out
+
+
+def merge_ranks(trial_dir: str, data: dict, torchrun: bool) -> dict:
+    """The trial's record with its ranks': the lowest failing rank's failure stands for the trial (its signature,
+    traceback, counters, failing graph), failed_ranks lists all that failed; compiled when any rank compiled.
+    Under torchrun the trial folder is rank 0's own."""
+    ranks = rank_records(trial_dir)
+    if torchrun and data:
+        ranks[0] = data
+    if not ranks:
+        return data
+    failed = sorted(r for r, d in ranks.items() if d.get("kind") in _FAILED)
+    chosen: Optional[int] = failed[0] if failed else None
+    out = dict(ranks[chosen]) if chosen is not None else dict(data or ranks[min(ranks)])
+    if chosen is None and not data.get("kind"):
+        out.pop("kind", None)  # every rank passed but the trial process left no result: how it ended decides
+    out["compiled"] = any(d.get("compiled") for d in [data, *ranks.values()])
+    out["graphs"] = max([d.get("graphs") or 0 for d in [data, *ranks.values()]])
+    out["failed_ranks"] = failed
+    if failed:
+        said = f"rank {chosen} failed" + (f" (ranks {', '.join(map(str, failed))} failed)" if len(failed) > 1 else "")
+        out["note"] = "; ".join(x for x in (said, out.get("note")) if x)
+        _link_case(trial_dir, chosen)
+    return out
+
+
+def _link_case(trial_dir: str, rank: int) -> None:
+    """A graph the failing rank captured is found where a one-process trial leaves it: TRIAL_DIR/case."""
+    case = os.path.join(trial_dir, f"rank{rank}", "case")
+    link = os.path.join(trial_dir, "case")
+    if os.path.isdir(case) and not os.path.exists(link):
+        os.symlink(case, link)
+
+
+def needs_launcher(text: str) -> bool:
+    """Whether a trial's failure says the script initialises torch.distributed from the environment and no
+    launcher set it (torchrun's RANK, WORLD_SIZE, MASTER_ADDR)."""
+    return "env://" in text and ("expected, but not set" in text or "environment variable" in text)

@@ -1,0 +1,84 @@
+"""Jobs of several ranks: merging what the ranks of one trial wrote, the launcher hint, the start-up hook,
+and the identity of an asynchronous CUDA fault."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from reprokit.data import signature as sig
+from reprokit.data.ranks import merge_ranks, needs_launcher
+from reprokit.trial.runner import classify
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def write_rank(trial, rank, record):
+    os.makedirs(trial / f"rank{rank}", exist_ok=True)
+    (trial / f"rank{rank}" / "result.json").write_text(json.dumps(record))
+
+
+def test_the_lowest_failing_rank_answers_for_a_spawned_job(tmp_path):
+    """mp.spawn: the trial process itself saw only torch's ProcessRaisedException; the ranks saw the bug."""
+    boom = sig.Signature("exception", "CppCompileError", "C++ compile error", None).to_dict()
+    parent = {"kind": "exception", "signature": sig.Signature("exception", "ProcessRaisedException").to_dict(),
+              "compiled": False, "graphs": 0}
+    write_rank(tmp_path, 0, {"kind": "pass", "signature": sig.PASS.to_dict(), "compiled": True, "graphs": 1})
+    write_rank(tmp_path, 1, {"kind": "exception", "signature": boom, "compiled": True, "graphs": 1,
+                             "traceback": "rank 1's", "counters": {"inductor/lowerings": 3}})
+    (tmp_path / "result.json").write_text(json.dumps(parent))
+    out = classify(str(tmp_path), 1, False, 1.0)
+    assert (out.kind, out.signature.exc_type, out.failed_ranks) == ("exception", "CppCompileError", [1])
+    assert out.compiled and out.graphs == 1 and out.traceback == "rank 1's"
+    assert out.counters == {"inductor/lowerings": 3}
+    assert out.note.startswith("rank 1 failed")
+
+
+def test_torchrun_rank_zero_is_the_trial_folder_and_passing_ranks_keep_the_trials_answer(tmp_path):
+    root = {"kind": "pass", "signature": sig.PASS.to_dict(), "compiled": True, "graphs": 2}
+    write_rank(tmp_path, 1, {"kind": "pass", "signature": sig.PASS.to_dict(), "compiled": True, "graphs": 2})
+    merged = merge_ranks(str(tmp_path), root, torchrun=True)
+    assert merged["kind"] == "pass" and merged["failed_ranks"] == [] and merged["graphs"] == 2
+    accuracy = {"kind": "accuracy", "signature": {"kind": "accuracy"}, "compiled": True}
+    write_rank(tmp_path, 1, accuracy)
+    assert merge_ranks(str(tmp_path), {**root, "kind": "accuracy"}, torchrun=True)["failed_ranks"] == [0, 1]
+
+
+def test_env_init_without_a_launcher_is_recognised():
+    code = ("import torch.distributed as d\ntry:\n    d.init_process_group('gloo')\nexcept Exception as e:\n"
+            "    print(e)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    said = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env).stdout
+    assert needs_launcher(said), said
+    assert not needs_launcher("RuntimeError: shape mismatch")
+
+
+# What a device-side assert says without and with CUDA_LAUNCH_BLOCKING (recorded on an H100, torch 2.11).
+ASYNC = ("torch.AcceleratorError: CUDA error: device-side assert triggered\nCUDA kernel errors might be "
+         "asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n")
+BLOCKING = ('  File "/tmp/torchinductor_u/ab/cabc.py", line 88, in call\n    triton_poi_fused_index_relu_3.run('
+            'buf0, arg0_1, 4096, stream=stream0)\ntorch.AcceleratorError: CUDA error: device-side assert triggered\n')
+
+
+def test_an_async_cuda_fault_is_its_fault_and_kernel_not_the_host_frame():
+    at_sync = sig.for_cuda_fault("AcceleratorError", ASYNC + 'File "train.py", line 40, in <module>')
+    in_graph = sig.for_cuda_fault("AcceleratorError", ASYNC + 'File "graph.py", line 3, in forward')
+    assert at_sync == in_graph and at_sync.frame is None
+    assert at_sync.message == "device-side assert triggered"
+    pinned = sig.for_cuda_fault("AcceleratorError", BLOCKING)
+    assert pinned.frame == "kernel triton_poi_fused_index_relu"
+    assert pinned.matches(at_sync) and at_sync.matches(pinned)
+    other_kernel = sig.for_cuda_fault("AcceleratorError", BLOCKING.replace("index_relu_3", "gather_7"))
+    assert not pinned.matches(other_kernel)
+    assert not at_sync.matches(sig.for_cuda_fault("AcceleratorError", "an illegal memory access was encountered"))
+
+
+def test_the_start_up_hook_hands_over_to_the_sitecustomize_it_shadows(tmp_path):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "sitecustomize.py").write_text("import builtins\nbuiltins.THEIRS = 'ran'\n")
+    hook = os.path.join(REPO, "reprokit", "child", "starthook")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([hook, str(theirs), REPO])}
+    out = subprocess.run([sys.executable, "-c", "print(THEIRS)"], capture_output=True, text=True, env=env)
+    assert out.stdout.strip() == "ran", out.stderr
