@@ -90,6 +90,9 @@ def dispatch(state: TrialState, observer) -> None:
         from reprokit.child.script import run_script
 
         install_router(state, observer)
+        from reprokit.child.export_router import install_export_router
+
+        install_export_router(state)
         if observer:
             observer.watch_breaks()
         run_script(spec)

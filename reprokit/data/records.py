@@ -219,3 +219,5 @@ class Verdict(JsonData):
     memory: Optional[dict] = None
     # a user backend that had inductor compile pieces of its graph: {"count", "failed": {"piece", "ops", ...}}
     inductor_pieces: Optional[dict] = None
+    # an export-stage failure (torch.export raised): {"kind", "guard", "line", "code", "fix"}
+    export: Optional[dict] = None
