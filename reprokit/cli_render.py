@@ -96,6 +96,8 @@ def summary_table(v) -> str:
              ("memory", None if not v.memory else f"compiled peak {_mib(v.memory['compiled_peak_mib'])}, eager "
               f"peak {_mib(v.memory['eager_peak_mib'])} ({v.memory['measure']})"),
              ("inductor pieces", _pieces(v.inductor_pieces)),
+             ("export guard", v.export and v.export.get("guard")),
+             ("user line", v.export and v.export.get("line") and f"{v.export['line']}: {v.export['code']}"),
              ("cuda fault", None if not v.cuda_fault else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel']}; "
               f"device afterwards: {v.cuda_fault.get('device_check') or 'not checked'}"),
              ("speed", (v.speed or {}).get("original")),

@@ -200,14 +200,6 @@ def compile_keeping_backend(original_compile, *args, **kwargs):
         CompilerBisector.get_backend = saved
 
 
-def format_import_block(globals_: dict) -> str:
-    """Import lines for the globals an FX-generated forward() refers to."""
-    from torch.fx.graph_module import _format_import_block
-    from torch.package import sys_importer
-
-    return _format_import_block(globals_, sys_importer)
-
-
 # -- what Dynamo did: graph breaks, recompilations, fall-backs (reprokit doctor, bisect --kind slow) --------
 
 _METRIC_FIELDS = ("compile_id", "co_name", "co_filename", "co_firstlineno", "fail_type", "fail_reason",
@@ -398,3 +390,10 @@ def watching_inductor_compiles(backend: Callable, on_compile: Callable) -> Calla
         finally:
             cfx._compile_fx_inner = inner
     return lambda gm, inputs: functools.partial(watching, watching(backend, gm, inputs))
+
+
+# --- export (#20) ---
+def aoti_entry_module():
+    """torch._inductor: the module holding aoti_compile_and_package, aot_compile and aoti_load_package."""
+    import torch._inductor
+    return torch._inductor

@@ -20,7 +20,7 @@ LAYERS = {
     "reprokit.trial": 4,
     "reprokit.report": 5,
     "reprokit.bisect": 6, "reprokit.minify": 6, "reprokit.source": 6, "reprokit.doctor": 6,
-    "reprokit.versions": 6,
+    "reprokit.versions": 6, "reprokit.export": 6,
     "reprokit.app": 7,
     "reprokit.cli": 8, "reprokit.cli_render": 8, "reprokit.__main__": 8,
 }

@@ -94,7 +94,7 @@ def bisect_in(run: RunDir, opts: BisectOptions, devices: Optional[list], *, mini
         reason = minify_case.refusal(verdict)
         if reason is None:
             verdict = minify_case.run(run, runner=runner, emit=emit)
-        elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON):
+        elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON, minify_case.EXPORT_REASON):
             emit("note", text="not minified: " + reason)
     if pack:
         verdict.tarball = write_pack(run, emit=emit)

@@ -15,6 +15,8 @@ from reprokit.trial.runner import Runner
 SLOW_REASON = "minify cuts graphs that fail; a slowdown is reported with its stage, config and mode"
 # An out-of-memory depends on all the process holds: a graph cut out of it would not run out alone.
 MEMORY_REASON = "an out-of-memory is reported with its stage and both peaks; a graph alone would not run out"
+# The export ladder's failures (issue #20) have no Dynamo graph for the compile path's minifier.
+EXPORT_REASON = "the export path's failure is reported with its stage; its graph is not minified yet"
 
 
 def refusal(v: Verdict) -> Optional[str]:
@@ -27,6 +29,8 @@ def refusal(v: Verdict) -> Optional[str]:
         return SLOW_REASON
     if v.memory is not None:
         return MEMORY_REASON
+    if v.failing_stage in ("export", "decompose", "aoti_compile", "aoti_run"):
+        return EXPORT_REASON
     return None
 
 

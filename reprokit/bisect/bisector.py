@@ -22,6 +22,7 @@ from reprokit.bisect.session import TORCH_LOGS_ENV, BisectOptions, Emit, Session
 from reprokit.bisect.speed import SLOW_STAGE_MEANING, SpeedJudge, modes
 from reprokit.bisect.start import record_original, reference_run, start_round
 from reprokit.bisect.subsystems import subsystem
+from reprokit.export.ladder import export_record, run_export_ladder
 
 __all__ = ["BisectOptions", "Bisector", "TORCH_LOGS_ENV", "SLOW_STAGE_MEANING"]
 
@@ -47,6 +48,8 @@ class Bisector(Session):
                          "flaky failure would send the search astray")
             return self.finish(v, decisive={"first_failing": original.trial_dir})
 
+        if export_record(original):  # the deployment path: torch.export and AOTInductor (issue #20)
+            return self.finish(v, decisive=run_export_ladder(self, v, original))
         if original.kind == "skip":
             memory_finding(v, original, baseline)
         ladder = run_ladder(self, original)

@@ -94,6 +94,9 @@ def dispatch(state: TrialState, observer) -> None:
         mark_environment(state.spec_path, state.dir)  # ranks the script spawns run under the stage too
 
         install_router(state, observer)
+        from reprokit.child.export_router import install_export_router
+
+        install_export_router(state)
         if observer:
             observer.watch_breaks()
         run_script(spec)

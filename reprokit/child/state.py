@@ -31,6 +31,7 @@ class TrialState:
         self.note = ""
         self.backward_ran = set()
         self.pieces: list = []  # inductor compiles the user's own backend asked for, in order
+        self.export = None  # the deployment path (child.export_router): entry points called, phase that failed
 
     def save_state(self) -> None:
         """state.json as of now (atomic: a kill mid-write leaves the previous one)."""
@@ -52,6 +53,7 @@ class TrialState:
             "backward_graphs": sorted(self.backward_ran),
             "inductor_pieces": self.pieces,
             "note": self.note,
+            "export": self.export,
         }
 
     def record_compile(self, backend_name: str, mode, options, dynamic, fullgraph) -> None:

@@ -233,3 +233,5 @@ class Verdict(JsonData):
     # reprokit versions: {"user", "rows": [{"release", "status", "detail", "seconds", "mode", "env"}], "fixed_in",
     # "regression_since", "summary", ...}; status is same | passes | different | cannot_run
     versions: Optional[dict] = None
+    # an export-stage failure (torch.export raised): {"kind", "guard", "line", "code", "fix"}
+    export: Optional[dict] = None

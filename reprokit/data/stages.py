@@ -15,6 +15,10 @@ STAGE_TITLES = {
     CROSSREF: "crossref (fake kernels)",
     "inductor": "inductor",
     "user": "user backend",
+    # the export ladder (reprokit.export): torch.export, its decompositions, AOTInductor
+    "export": "torch.export (ep.module())",
+    "decompose": "run_decompositions",
+    "aoti": "AOTInductor",
 }
 
 # Inductor config entries that are known to flip behaviour. The flip tried is "not the value in

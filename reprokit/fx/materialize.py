@@ -96,7 +96,7 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
         "children": children,
         "graph_kind": (meta.get("compile_args") or {}).get("graph", "forward"),
         "direct": has_higher_order_ops(gm),
-        "imports": _used_imports(compat.format_import_block(globals_), all_src),
+        "imports": _used_imports(format_import_block(globals_), all_src),
         "inputs": input_metas,
         "attribute_meta": attribute_metas,
         "inline": inline_exprs(inputs, input_metas, state, attribute_metas),
@@ -171,3 +171,11 @@ def _used_imports(block: str, src: str) -> str:
         if name and name != "torch" and re.search(rf"\b{re.escape(name.split('.')[0])}\b", src):
             keep.append(line)
     return "\n".join(keep)
+
+
+def format_import_block(globals_: dict) -> str:
+    """Import lines for the globals an FX-generated forward() refers to (moved out of compat.py: no torch._ name)."""
+    from torch.fx.graph_module import _format_import_block
+    from torch.package import sys_importer
+
+    return _format_import_block(globals_, sys_importer)

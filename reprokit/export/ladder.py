@@ -1,0 +1,128 @@
+"""The export ladder: the script with each step of its deployment path made real in turn, compared with eager.
+
+Trial stages (child.export_router): "none" (every artefact the eager module), "export" (torch.export real, the
+program's module run), "decompose" (run_decompositions real too), and the original (AOTInductor real too). The
+first that fails the way the original does names the failing stage: export, decompose, aoti_compile or
+aoti_run (where the original's failure was raised). An AOTInductor failure is then narrowed like inductor's.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from reprokit.bisect.configs import config_flips
+from reprokit.bisect.session import Session
+from reprokit.bisect.subsystems import subsystem
+from reprokit.search import find_boundary
+from reprokit.data.records import Outcome, StageResult, Verdict
+from reprokit.data.trial_files import trial_record
+from reprokit.export.findings import describe, export_finding
+
+EXPORT_TRIAL_STAGES = ("export", "decompose")
+FAILING_STAGES = ("export", "decompose", "aoti_compile", "aoti_run")
+
+
+def export_record(outcome: Optional[Outcome]) -> Optional[dict]:
+    """What the trial's export router recorded (entry points called, the phase that raised); None: no export."""
+    return trial_record(outcome.trial_dir).get("export") if outcome is not None else None
+
+
+class AotiSession:
+    """A session whose "inductor" stage is the script with AOTInductor real: inductor's config and subsystem
+    narrowing then asks its questions of AOTInductor."""
+
+    def __init__(self, session: Session):
+        self._session = session
+
+    def spec(self, stage: str, label: str, **kw):
+        return self._session.spec("user" if stage == "inductor" else stage, f"aoti-{label}", **kw)
+
+    def __getattr__(self, name):
+        return getattr(self._session, name)
+
+
+def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
+    """Fill the verdict from the export ladder; the decisive trials."""
+    s.emit("ladder_start", stages=[*EXPORT_TRIAL_STAGES, "aoti"])
+    outcomes = s.runner.map([s.spec(stage, f"stage-{stage}") for stage in EXPORT_TRIAL_STAGES])
+    s.stage_outcomes = {"none": s.runner(s.spec("none", "baseline-no-compile"))}
+    ladder = []
+    for stage, outcome in [*zip(EXPORT_TRIAL_STAGES, outcomes), ("aoti", original)]:
+        same = s.fails_same(outcome)
+        s.stage_outcomes[stage] = outcome
+        ladder.append(StageResult(stage=stage, kind=outcome.kind, summary=outcome.signature.short(),
+                                  seconds=outcome.seconds, same=same))
+        s.emit("stage", stage=stage, outcome=outcome, same=same)
+    v.ladder = [r.to_dict() for r in ladder]
+    v.compile_args = {"entries": (export_record(original) or {}).get("entries", [])}
+    failing = next((r for r in ladder if r.same), None)
+    if failing is None:
+        v.message = "the original fails, but no step of the export ladder fails that way alone"
+        return {"first_failing": original.trial_dir}
+    names = ["none", *EXPORT_TRIAL_STAGES, "aoti"]
+    last = names[names.index(failing.stage) - 1]
+    outcome = s.stage_outcomes[failing.stage]
+    v.failing_stage = stage_name(failing.stage, export_record(outcome))
+    v.last_passing_stage = last
+    v.graph_count = (export_record(outcome) or {}).get("nodes") or 0
+    if v.failing_stage == "export":
+        narrow_export(s, v, outcome)
+    elif failing.stage == "aoti":
+        narrow_aoti(s, v, outcome)
+    return {"first_failing": outcome.trial_dir, "last_passing": s.stage_outcomes[last].trial_dir}
+
+
+def stage_name(trial_stage: str, record: Optional[dict]) -> str:
+    """The verdict's failing_stage: AOTInductor's failure named by where it was raised (compile or run)."""
+    if trial_stage != "aoti":
+        return trial_stage
+    return "aoti_compile" if (record or {}).get("phase") == "aoti_compile" else "aoti_run"
+
+
+def narrow_export(s: Session, v: Verdict, failing: Outcome) -> None:
+    """export() raised: the guard or constraint, the user's line and the fix; or ep.module() differs."""
+    record = export_record(failing) or {}
+    if record.get("last_phase") != "export" or record.get("phase") != "export":
+        v.message = "the exported program's module() differs from eager when the script calls it"
+        return
+    finding = export_finding(failing.traceback, s.opts.script)
+    if finding:
+        v.export = finding
+        v.message = describe(finding)
+
+
+def narrow_aoti(s: Session, v: Verdict, failing: Outcome) -> None:
+    """AOTInductor's failure: the config flips, then the lowering whose application breaks it, then inductor's
+    counted passes, all asked of AOTI."""
+    aoti = AotiSession(s)
+    if s.opts.configs:
+        v.config = config_flips(aoti, "inductor", failing)
+    if s.opts.subsystems:
+        v.subsystem = lowering_boundary(aoti, failing) or subsystem(aoti, "inductor", failing)
+
+
+def lowering_boundary(s: AotiSession, failing: Outcome) -> Optional[dict]:
+    """The first lowering application that, lowered, fails the same way while the ones before it do not.
+
+    Searched directly, not after "every lowering off": AOTInductor with every op a fallback kernel often fails
+    otherwise (its proxy executor), which would hide the lowering that breaks it.
+    """
+    total = (failing.counters or {}).get("inductor/lowerings")
+    if not total:
+        return None
+
+    def spec_at(max_, attempt=0):
+        return s.spec("inductor", f"lowerings-max{max_}", attempt=attempt,
+                      subsystem={"backend": "inductor", "name": "lowerings", "max": max_})
+
+    boundary = find_boundary(lambda m: s.fails_same(s.runner(spec_at(m))), lo=-1, hi=total - 1,
+                             width=s.runner.jobs, fails_many=lambda points: [
+                                 s.fails_same(x) for x in s.runner.map([spec_at(p) for p in points])])
+    if boundary is None:
+        return None
+    at, below = s.runner.map([spec_at(boundary), spec_at(boundary - 1)])
+    if below is None or below.kind != "pass" or not s.fails_same(at):
+        return None  # the application before it fails too (differently): no single lowering to name
+    result = {"name": "lowerings", "application": boundary, "applications": total, "detail": at.bisect_detail,
+              "confirmed": True}
+    s.emit("subsystem", **result)
+    return result

@@ -1,0 +1,125 @@
+"""The deployment path (issue #20): scripts that torch.export and AOT-compile, bisected along the export ladder.
+
+End-to-end on CPU, planted with PyTorch's own hooks (inductor's relu codegen bug, as PyTorch's AOTI minifier tests
+plant it) and with genuine script bugs (a data-dependent branch, a wrong decomposition, a lying fake kernel).
+"""
+import ast
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from reprokit.export.findings import export_finding, user_line
+
+CASES = pathlib.Path(__file__).parent / "export_cases"
+REPO = pathlib.Path(__file__).parent.parent
+
+
+def expect(name: str) -> dict:
+    first = (CASES / name).read_text().splitlines()[0]
+    assert first.startswith("# EXPECT = ")
+    return ast.literal_eval(first[len("# EXPECT = "):])
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    work = tmp_path / "project"
+    shutil.copytree(CASES, work, ignore=shutil.ignore_patterns("__pycache__"))
+    return work
+
+
+def bisect(workdir, case, *args):
+    cmd = [sys.executable, "-m", "reprokit", "bisect", case, "--json", "-o", str(workdir / "artifacts"), *args]
+    p = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=1500,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    return p, json.loads(p.stdout) if p.stdout.strip() else None
+
+
+def check_ladder(data, exp):
+    assert data["failing_stage"] == exp["failing_stage"], data
+    assert data["last_passing_stage"] == exp["last_passing_stage"], data
+    stages = [r["stage"] for r in data["ladder"]]
+    assert stages == ["export", "decompose", "aoti"], stages
+    first = stages.index({"aoti_compile": "aoti", "aoti_run": "aoti"}.get(exp["failing_stage"], exp["failing_stage"]))
+    assert [r["kind"] == "pass" for r in data["ladder"]] == [i < first for i in range(3)], data["ladder"]
+
+
+@pytest.mark.slow
+def test_aoti_runtime_error_names_the_relu_lowering(workdir):
+    """The planted C++ runtime error: stage aoti_run, then the lowering whose application breaks it, searched
+    directly (every lowering off makes AOTI's proxy executor fail otherwise)."""
+    p, data = bisect(workdir, "aoti_runtime_error.py", "--no-configs", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_ladder(data, expect("aoti_runtime_error.py"))
+    assert data["signature"]["message"] == "Unknown exception"
+    assert data["subsystem"]["name"] == "lowerings" and data["subsystem"]["confirmed"] is True
+    assert data["subsystem"]["detail"].startswith("aten.relu.default"), data["subsystem"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["aoti_compile_error.py", "aoti_accuracy.py", "custom_op_lying_fake.py"])
+def test_aoti_failures_get_their_stage(workdir, case):
+    """AOTInductor's compile error is placed at aoti_compile; a wrong result (planted, or from a fake kernel that
+    lies about its shape) at aoti_run, while export and the decomposed program match eager."""
+    p, data = bisect(workdir, case, "--no-configs", "--no-subsystems", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_ladder(data, expect(case))
+    assert data["compile_args"]["entries"] == ["torch.export.export", "aoti_compile_and_package",
+                                               "aoti_load_package"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["export_data_dependent.py", "wrong_decomposition.py"])
+def test_export_and_decompose_failures(workdir, case):
+    """export() on a data-dependent branch names the guard, the user's line and the fix; a wrong decomposition
+    in the script's own table fails at decompose."""
+    exp = expect(case)
+    p, data = bisect(workdir, case, "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_ladder(data, exp)
+    if "line" in exp:
+        assert data["export"]["line"] == exp["line"], data["export"]
+        assert data["export"]["kind"] == "data-dependent branch"
+        assert "torch.cond" in data["export"]["fix"] and "torch._check" in data["export"]["fix"]
+        assert data["export"]["guard"]
+
+
+def test_no_compile_baseline_stands_in_the_eager_module(tmp_path):
+    """The baseline of a script that exports and AOT-compiles runs the eager module in place of each artefact:
+    no export, no AOTInductor, the script's own check passes (within the fast suite: nothing is compiled)."""
+    spec = {"mode": "script", "stage": "none", "script": str(CASES / "aoti_compile_error.py")}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    p = subprocess.run([sys.executable, "-m", "reprokit.child.main", str(tmp_path / "spec.json"), str(tmp_path)],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)},
+                       cwd=tmp_path)
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["kind"] == "pass", p.stderr
+    assert result["compiled"] is True
+    assert result["export"]["entries"] == ["torch.export.export", "aoti_compile_and_package", "aoti_load_package"]
+    assert result["export"]["level"] == 0 and result["export"]["phase"] is None
+
+
+NON_STRICT = '''Traceback (most recent call last):
+  File "/work/proj/train.py", line 20, in <module>
+    ep = torch.export.export(model, (x,))
+  File "/usr/lib/python3/site-packages/torch/export/__init__.py", line 311, in export
+    raise e
+torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on data-dependent expression \
+Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like symbols: none)
+
+The following call raised this error:
+  File "/work/proj/train.py", line 11, in forward
+    if h.sum() > 0:
+'''
+
+
+def test_export_finding_reads_guard_line_and_fix():
+    finding = export_finding(NON_STRICT, "/work/proj/train.py")
+    assert finding == {"kind": "data-dependent branch", "guard": "Eq(u0, 1)", "line": "train.py:11",
+                       "code": "if h.sum() > 0:", "fix": finding["fix"]}
+    assert finding["fix"].startswith("branch with torch.cond(")
+    assert user_line("no frames here", "/work/proj/train.py") == (None, None)
