@@ -27,3 +27,25 @@ def test_the_first_application_of_each_op_in_the_raising_kernel(tmp_path):
 
 def test_no_kernel_named_means_no_guess(tmp_path):
     assert lowering_guesses(_trial(tmp_path, "AssertionError: Tensor-likes are not close!\n", OPS)) == []
+
+
+# Excerpts of a real compile-error trial (relu_compile_error.py): the output code TORCH_LOGS printed, then g++'s error
+# quoting the line of the kernel it could not compile, then (as g++ does) warnings.
+COMPILE_ERROR = '''V1123 02:54:35.847000 28135 site-packages/torch/_inductor/graph.py:2722] [0/0] [__output_code] cpp_fused_native_layer_norm_0 = async_compile.cpp_pybinding(['float*', 'float*'], r\'\'\'
+                    auto tmp0 = in_ptr0[static_cast<int64_t>(x0)];
+\'\'\')
+cpp_fused_mul_relu_sigmoid_1 = async_compile.cpp_pybinding(['const float*', 'float*'], r\'\'\'
+                    auto tmp0 = in_ptr0[static_cast<int64_t>(x0)];
+                    auto tmp1 = compile error!;
+\'\'\')
+torch._inductor.exc.InductorError: CppCompileError: C++ compile error
+Output:
+/cache/inductor/kj/ckjsh.main.cpp: In function 'void kernel(const float*, float*)':
+/cache/inductor/kj/ckjsh.main.cpp:15:33: error: 'compile' was not declared in this scope
+   15 |                     auto tmp1 = compile error!;
+      |                                 ^~~~~~~
+''' + "vec512_qint.h:244:7: warning: overflow in conversion from 'int' to 'char'\\n" * 200
+
+
+def test_a_compile_error_is_traced_to_the_kernel_whose_source_it_quotes(tmp_path):
+    assert lowering_guesses(_trial(tmp_path, COMPILE_ERROR, OPS)) == [1, 3, 4]
