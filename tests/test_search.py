@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from reprokit.search import Pass, Problem, ddmin, find_boundary, first_failing, run_passes, run_to_fixpoint
+from reprokit.search import Pass, Problem, ddmin, find_boundary, find_boundary_guessing, first_failing, run_passes, run_to_fixpoint
 
 
 def test_ddmin_finds_single_culprit_in_few_questions():
@@ -47,6 +47,29 @@ def test_find_boundary_with_known_upper_bound(boundary):
 @pytest.mark.parametrize("boundary", [0, 5, 1000])
 def test_find_boundary_probes_exponentially_without_upper_bound(boundary):
     assert find_boundary(lambda n: n >= boundary, lo=-1) == boundary
+
+
+def _rounds(boundary):
+    rounds = []
+
+    def fails_many(points):
+        rounds.append(list(points))
+        return [p >= boundary for p in points]
+    return rounds, fails_many
+
+
+def test_a_right_guess_ends_the_boundary_search_in_two_rounds():
+    rounds, fails_many = _rounds(9)
+    assert find_boundary_guessing(fails_many, lo=-1, hi=77, guesses=[3, 9, 20], width=2) == 9
+    assert rounds == [[3, 9, 20], [8]]
+
+
+@pytest.mark.parametrize("boundary", [0, 1, 8, 9, 10, 42, 77])
+@pytest.mark.parametrize("guesses", [[], [9], [3, 30], [76], [0, 77]])
+def test_wrong_guesses_still_find_the_boundary(boundary, guesses):
+    rounds, fails_many = _rounds(boundary)
+    assert find_boundary_guessing(fails_many, lo=-1, hi=77, guesses=guesses, width=2) == boundary
+    assert sum(len(r) for r in rounds) <= len(guesses) + 1 + 2 * 5
 
 
 def test_first_failing_stops_at_first():

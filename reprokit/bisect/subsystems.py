@@ -5,7 +5,8 @@ from typing import Optional
 
 from reprokit.data.records import Outcome
 from reprokit.data.stages import SUBSYSTEMS
-from reprokit.search import find_boundary
+from reprokit.search import find_boundary, find_boundary_guessing
+from reprokit.bisect.guess import lowering_guesses
 from reprokit.bisect.session import Session
 
 
@@ -36,7 +37,8 @@ def subsystem(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
     # so a pass that fixes it alone is the more specific answer.
     name = fixed[0]
     total = counts.get(f"{stage}/{name}")
-    boundary = _first_breaking_application(s, lambda max_: spec_for(name, max_), total)
+    guesses = lowering_guesses(failing) if name == "lowerings" else []
+    boundary = _first_breaking_application(s, lambda max_: spec_for(name, max_), total, guesses)
     if boundary is None:
         return None
     # Checked twice: a boundary that moves on a re-run is noise, not an answer.
@@ -48,16 +50,17 @@ def subsystem(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
     return result
 
 
-def _first_breaking_application(s: Session, spec_at, total: Optional[int]) -> Optional[int]:
-    """The smallest application count at which the subsystem, allowed that many applications, fails the same way."""
+def _first_breaking_application(s: Session, spec_at, total: Optional[int], guesses: list) -> Optional[int]:
+    """The smallest application count at which the subsystem, allowed that many applications, fails the same way.
+    Guessed applications are asked first (see guess.lowering_guesses)."""
 
-    def fails(max_):
-        return s.fails_same(s.runner(spec_at(max_)))
+    def fails_many(points):
+        return [s.fails_same(x) for x in s.runner.map([spec_at(p) for p in points])]
 
-    # Without a count (the process died before saving it) probe exponentially for an upper bound.
-    return find_boundary(fails, lo=-1, hi=total - 1 if total else None, width=s.runner.jobs,
-                         fails_many=lambda points: [s.fails_same(x) for x in
-                                                    s.runner.map([spec_at(p) for p in points])])
+    if not total:
+        # Without a count (the process died before saving it) probe exponentially for an upper bound.
+        return find_boundary(lambda p: fails_many([p])[0], lo=-1, fails_many=fails_many, width=s.runner.jobs)
+    return find_boundary_guessing(fails_many, lo=-1, hi=total - 1, guesses=guesses, width=s.runner.jobs)
 
 
 def subsystems_that_fix(s: Session, stage: str, names: list, spec_for) -> list:

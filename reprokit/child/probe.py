@@ -14,6 +14,9 @@ def install_probe(state: TrialState) -> None:
     def on_call(backend, subsystem, nth, debug_info):
         key = (backend, subsystem)
         state.counters[key] = max(state.counters.get(key, 0), nth + 1)
+        if subsystem == "lowerings" and nth == len(state.lowering_ops):
+            # Which op each application lowers: the bisect's first guesses at the breaking one.
+            state.lowering_ops.append(_node_target(debug_info))
         if not target or backend != target["backend"]:
             return False
         if subsystem == target.get("name") and nth == target["max"]:
@@ -28,12 +31,27 @@ def describe_debug_info(debug_info) -> str | None:
     if debug_info is None:
         return None
     try:
-        import torch.fx
-
-        for cell in getattr(debug_info, "__closure__", None) or ():
-            node = cell.cell_contents
-            if isinstance(node, torch.fx.Node):
-                return f"{node.target} ({node.format_node()})"
+        node = _node_of(debug_info)
+        if node is not None:
+            return f"{node.target} ({node.format_node()})"
         return str(debug_info())
     except Exception as e:  # the description is a nicety; never let it fail a trial
         return f"<unavailable: {type(e).__name__}>"
+
+
+def _node_of(debug_info):
+    """The FX node a lowering application's debug callback closes over, or None."""
+    import torch.fx
+
+    for cell in getattr(debug_info, "__closure__", None) or ():
+        if isinstance(cell.cell_contents, torch.fx.Node):
+            return cell.cell_contents
+    return None
+
+
+def _node_target(debug_info) -> str | None:
+    try:
+        node = _node_of(debug_info) if debug_info is not None else None
+        return str(node.target) if node is not None else None
+    except Exception:  # a nicety, as above
+        return None

@@ -23,6 +23,7 @@ class TrialState:
         self.compile_args = None
         self.counters: dict = {}
         self.bisect_detail = None
+        self.lowering_ops: list = []  # the op each inductor lowering application lowered, in order
         self.failed_graph = None
         self.accuracy_failure = None
         self.flag_values = None
@@ -46,6 +47,7 @@ class TrialState:
             "compile_args": self.compile_args,
             "counters": {f"{b}/{s}": n for (b, s), n in self.counters.items()},
             "bisect_detail": self.bisect_detail,
+            "lowering_ops": self.lowering_ops,
             "failed_graph": self.failed_graph,
             "flag_values": self.flag_values,
             "user_configs": self.user_configs,

@@ -1,7 +1,7 @@
 """Generic search strategies over predicates. Knows nothing of torch, FX or processes."""
-from .bisect import find_boundary, first_failing
+from .bisect import find_boundary, find_boundary_guessing, first_failing
 from .ddmin import ddmin
 from .fixpoint import Pass, run_passes, run_to_fixpoint
 from .problem import Problem
 
-__all__ = ["find_boundary", "first_failing", "ddmin", "run_to_fixpoint", "Pass", "Problem", "run_passes"]
+__all__ = ["find_boundary", "find_boundary_guessing", "first_failing", "ddmin", "run_to_fixpoint", "Pass", "Problem", "run_passes"]

@@ -46,6 +46,30 @@ def find_boundary(fails: Callable[[int], bool], lo: int, hi: Optional[int] = Non
     return hi
 
 
+def find_boundary_guessing(fails_many: Callable[[list], list], lo: int, hi: int, guesses: Iterable[int],
+                           width: int = 1) -> Optional[int]:
+    """find_boundary in (lo, hi], asking likely boundaries first.
+
+    The guesses go in one round; the first that fails bounds the range from above and the last passing one
+    before it from below. Then the point just before that failing guess: when it passes, the guess was the
+    boundary (two rounds in all, whatever the range). Wrong guesses still narrow the range the usual search
+    finishes.
+    """
+    points = sorted({g for g in guesses if lo < g < hi})
+    if points:
+        for point, failed in zip(points, fails_many(points)):
+            if failed:
+                hi = point
+                break
+            lo = point
+        if hi - 1 > lo:
+            if fails_many([hi - 1])[0]:
+                hi -= 1
+            else:
+                lo = hi - 1
+    return find_boundary(lambda p: fails_many([p])[0], lo, hi, fails_many=fails_many, width=width)
+
+
 def chunks(items: Sequence[T], n: int) -> list[list[T]]:
     """Split items into n nearly equal contiguous chunks (none empty)."""
     n = max(1, min(n, len(items)))

@@ -1,0 +1,69 @@
+"""First guesses at the lowering that breaks a run, from the kernel its failure names."""
+from __future__ import annotations
+
+import os
+import re
+
+from reprokit.data.records import Outcome
+from reprokit.data.trial_files import trial_record
+
+# Inductor names a fused kernel after the ops in it: cpp_fused_mul_relu_sigmoid_1, triton_poi_fused_relu_0.
+FUSED_KERNEL = re.compile(r"\b(?:cpp|triton)_\w*?fused_(\w+?)_\d+\b")
+# Where the output code (TORCH_LOGS=output_code, on in the original run) defines a kernel.
+KERNEL_DEFINED = re.compile(r"\b(?:cpp|triton)_\w*?fused_(\w+?)_\d+ = async_compile\.")
+# A C++ compiler error and the source line it quotes ("   15 |     auto tmp1 = ...;").
+CPP_ERROR_LINE = re.compile(r"\.cpp:\d+:\d+: error: .*\n\s*\d+ \| (.+)")
+
+MAX_GUESSES = 4
+
+
+def lowering_guesses(failing: Outcome) -> list[int]:
+    """Lowering applications (0-based) worth asking first: the first application of each op named in the fused
+    kernel the failure's traceback stops in. Empty when the failure names no kernel (a compile error, an
+    accuracy mismatch): then the usual search runs alone."""
+    ops = trial_record(failing.trial_dir).get("lowering_ops") or []
+    named = failing_kernels(failing.trial_dir) if ops else []
+    if not named:
+        return []
+    fused = [f"_{name}_" for name in named]
+    guesses = []
+    seen = set()
+    for i, target in enumerate(ops):
+        base = _op_base(target)
+        if base and base not in seen and any(f"_{base}_" in f for f in fused):
+            seen.add(base)
+            guesses.append(i)
+    return guesses[:MAX_GUESSES]
+
+
+def failing_kernels(trial_dir: str) -> list[str]:
+    """The fused-op part of the kernel names a failure points at: the kernel its traceback stops in (a run-time
+    error), or the kernel whose source holds the line a C++ compile error quotes (found in the output code)."""
+    text = _stderr(trial_dir)
+    # g++ prints its warnings after the error (hundreds of KB of them), so the whole text is searched.
+    error = CPP_ERROR_LINE.search(text)
+    if error is None:
+        return FUSED_KERNEL.findall(text[-6000:])[-2:]  # the innermost frames: the kernel that raised
+    quoted = error.group(1).strip()
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if quoted in line and "error:" not in line and " | " not in line:
+            for back in range(i, max(-1, i - 2000), -1):
+                defined = KERNEL_DEFINED.search(lines[back])
+                if defined:
+                    return [defined.group(1)]
+    return []
+
+
+def _op_base(target) -> str:
+    """'aten.relu.default' -> 'relu'."""
+    parts = str(target or "").split(".")
+    return parts[1] if len(parts) >= 2 else ""
+
+
+def _stderr(trial_dir: str) -> str:
+    path = os.path.join(trial_dir or "", "stderr.txt")
+    if not os.path.exists(path):
+        return ""
+    with open(path, "rb") as f:
+        return f.read().decode(errors="replace")

@@ -1,0 +1,51 @@
+"""The lowering bisection's first guesses, read from what a failing trial recorded (texts from a real run)."""
+import json
+
+from reprokit.bisect.guess import lowering_guesses
+from reprokit.data.records import Outcome, Signature
+
+# The tail of a real failing trial's stderr (relu_runtime_error.py, torch 2.13 CPU).
+STDERR = '''  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/torch/_inductor/output_code.py", line 763, in __call__
+    return self.current_callable(inputs)
+  File "/tmp/sp1/artifacts/run/cache/inductor/d5/cd52w5bml6kl2dxy7la6zs3724ugjbouz4ftgihfvsplefmf6x7w.py", line 849, in call
+    cpp_fused_mul_relu_sigmoid_1(buf5, buf6)
+RuntimeError: unhandled error
+'''
+OPS = ["aten.addmm.default", "aten.mul.default", "aten.addmm.default", "aten.sigmoid.default",
+       "aten.relu.default", "aten.mul.default", "aten.relu.default"]
+
+
+def _trial(tmp_path, stderr, ops):
+    (tmp_path / "stderr.txt").write_text(stderr)
+    (tmp_path / "state.json").write_text(json.dumps({"lowering_ops": ops}))
+    return Outcome(kind="exception", signature=Signature(kind="exception"), seconds=1.0, trial_dir=str(tmp_path))
+
+
+def test_the_first_application_of_each_op_in_the_raising_kernel(tmp_path):
+    assert lowering_guesses(_trial(tmp_path, STDERR, OPS)) == [1, 3, 4]
+
+
+def test_no_kernel_named_means_no_guess(tmp_path):
+    assert lowering_guesses(_trial(tmp_path, "AssertionError: Tensor-likes are not close!\n", OPS)) == []
+
+
+# Excerpts of a real compile-error trial (relu_compile_error.py): the output code TORCH_LOGS printed, then g++'s error
+# quoting the line of the kernel it could not compile, then (as g++ does) warnings.
+COMPILE_ERROR = '''V1123 02:54:35.847000 28135 site-packages/torch/_inductor/graph.py:2722] [0/0] [__output_code] cpp_fused_native_layer_norm_0 = async_compile.cpp_pybinding(['float*', 'float*'], r\'\'\'
+                    auto tmp0 = in_ptr0[static_cast<int64_t>(x0)];
+\'\'\')
+cpp_fused_mul_relu_sigmoid_1 = async_compile.cpp_pybinding(['const float*', 'float*'], r\'\'\'
+                    auto tmp0 = in_ptr0[static_cast<int64_t>(x0)];
+                    auto tmp1 = compile error!;
+\'\'\')
+torch._inductor.exc.InductorError: CppCompileError: C++ compile error
+Output:
+/cache/inductor/kj/ckjsh.main.cpp: In function 'void kernel(const float*, float*)':
+/cache/inductor/kj/ckjsh.main.cpp:15:33: error: 'compile' was not declared in this scope
+   15 |                     auto tmp1 = compile error!;
+      |                                 ^~~~~~~
+''' + "vec512_qint.h:244:7: warning: overflow in conversion from 'int' to 'char'\\n" * 200
+
+
+def test_a_compile_error_is_traced_to_the_kernel_whose_source_it_quotes(tmp_path):
+    assert lowering_guesses(_trial(tmp_path, COMPILE_ERROR, OPS)) == [1, 3, 4]
