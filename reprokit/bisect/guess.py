@@ -11,6 +11,8 @@ from reprokit.data.trial_files import trial_record
 FUSED_KERNEL = re.compile(r"\b(?:cpp|triton)_\w*?fused_(\w+?)_\d+\b")
 # Where the output code (TORCH_LOGS=output_code, on in the original run) defines a kernel.
 KERNEL_DEFINED = re.compile(r"\b(?:cpp|triton)_\w*?fused_(\w+?)_\d+ = async_compile\.")
+# A frame of a traceback or of faulthandler's dump ("line 849, in call" / "line 849 in call").
+FRAME = re.compile(r'File "([^"]+\.py)", line (\d+),? in ')
 # A C++ compiler error and the source line it quotes ("   15 |     auto tmp1 = ...;").
 CPP_ERROR_LINE = re.compile(r"\.cpp:\d+:\d+: error: .*\n\s*\d+ \| (.+)")
 
@@ -43,7 +45,7 @@ def failing_kernels(trial_dir: str) -> list[str]:
     # g++ prints its warnings after the error (hundreds of KB of them), so the whole text is searched.
     error = CPP_ERROR_LINE.search(text)
     if error is None:
-        return FUSED_KERNEL.findall(text[-6000:])[-2:]  # the innermost frames: the kernel that raised
+        return _kernels_called(text[-20000:] + _read(os.path.join(trial_dir or "", "stacks.txt")))
     quoted = error.group(1).strip()
     lines = text.splitlines()
     for i, line in enumerate(lines):
@@ -55,6 +57,20 @@ def failing_kernels(trial_dir: str) -> list[str]:
     return []
 
 
+def _kernels_called(text: str) -> list[str]:
+    """Kernels called on the lines of inductor's generated modules that the traceback or stack dump stops at (the
+    kernel that raised, or that the process died in)."""
+    found: list = []
+    for path, line in FRAME.findall(text):
+        if os.sep + "inductor" + os.sep not in path or os.sep + "site-packages" + os.sep in path:
+            continue
+        source = _read(path).splitlines()
+        n = int(line)
+        if 0 < n <= len(source):
+            found += [k for k in FUSED_KERNEL.findall(source[n - 1]) if k not in found]
+    return found[-2:]
+
+
 def _op_base(target) -> str:
     """'aten.relu.default' -> 'relu'."""
     parts = str(target or "").split(".")
@@ -62,8 +78,11 @@ def _op_base(target) -> str:
 
 
 def _stderr(trial_dir: str) -> str:
-    path = os.path.join(trial_dir or "", "stderr.txt")
-    if not os.path.exists(path):
+    return _read(os.path.join(trial_dir or "", "stderr.txt"))
+
+
+def _read(path: str) -> str:
+    if not os.path.isfile(path):
         return ""
     with open(path, "rb") as f:
         return f.read().decode(errors="replace")
