@@ -226,6 +226,7 @@ def test_bisect_versions_states_its_cost_before_it_starts(tmp_path, index, monke
     assert code == 3 and out == ""
     assert err.splitlines()[0] == (
         f"  after the bisect, versions: torch {', '.join(sorted({user, '2.14.1', '2.15.0'}, key=releases.key))}; "
-        f"2 new environment(s) of about 6 GiB each (about a minute each to install here) in {tmp_path / 'envs'}, "
+        f"2 new environment(s) of about 5 GiB each (PyPI's wheels with CUDA libraries; under a minute each here) in "
+        f"{tmp_path / 'envs'}, "
         "0 reused; then one run of the repro per release")
     assert not list((tmp_path / "envs").glob("torch-*"))
