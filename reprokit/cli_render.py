@@ -228,7 +228,8 @@ def versions_table(result: dict) -> str:
     lines += ["  ".join(c.ljust(width[i]) for i, c in enumerate(r)).rstrip() for r in rows]
     lines.insert(3, "  ".join("-" * w for w in width))
     lines.append("")
-    lines.append(f"environments in {result['cache_dir']}: {result.get('cache_bytes', 0) / 2**30:.1f} GiB on disk in all "
+    size = result.get("cache_bytes", 0) / 2**30
+    lines.append(f"environments in {result['cache_dir']}: {size:.1f} GiB on disk in all "
                  "(reprokit versions --clean removes them)")
     return "\n".join(lines)
 

@@ -30,7 +30,7 @@ def project(tmp_path_factory):
     return work
 
 
-def reprokit(cwd, *args, timeout=900):
+def reprokit(cwd, *args, timeout=1500):
     return subprocess.run([sys.executable, "-m", "reprokit", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)})
 

@@ -50,8 +50,8 @@ def cost_line(p: dict) -> str:
     """The cost of a plan, in one line."""
     made = len(p["chosen"]) - 1 - len(p["missing"])
     return (f"versions: torch {', '.join(p['chosen'])}; {len(p['missing'])} new environment(s) of about "
-            f"{envs.NEEDED_BYTES >> 30} GiB each (about a minute each to install here) in {p['cache_dir']}, "
-            f"{made} reused; then one run of the repro per release")
+            f"{envs.TYPICAL_GIB} GiB each (PyPI's wheels with CUDA libraries; under a minute each here) in "
+            f"{p['cache_dir']}, {made} reused; then one run of the repro per release")
 
 
 def run(run_dir: str, torch_list: Optional[str] = None, newest: bool = False, between: Optional[tuple] = None,
