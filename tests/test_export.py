@@ -58,18 +58,41 @@ def test_aoti_runtime_error_names_the_relu_lowering(workdir):
     assert data["signature"]["message"] == "Unknown exception"
     assert data["subsystem"]["name"] == "lowerings" and data["subsystem"]["confirmed"] is True
     assert data["subsystem"]["detail"].startswith("aten.relu.default"), data["subsystem"]
+    # repro.py exports and AOT-compiles the one node left, and fails so in a fresh interpreter
+    assert data["repro_verified"] is True and data["repro_kind"] == "export_graph", data["repro_attempts"]
+    assert data["nodes"] == {"original": 3, "minified": 1}
+    text = pathlib.Path(data["repro"]).read_text()
+    assert "relu = torch.ops.aten.relu.default(" in text and "aoti_compile_and_package" in text
+    assert "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'runtime_error'" in text
+    assert str(workdir) not in text  # no absolute paths: it runs anywhere
+    p = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600, cwd=workdir)
+    assert p.returncode != 0 and "Unknown exception" in p.stderr
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["aoti_compile_error.py", "aoti_accuracy.py", "custom_op_lying_fake.py"])
+@pytest.mark.parametrize("case", ["aoti_compile_error.py", "aoti_accuracy.py"])
 def test_aoti_failures_get_their_stage(workdir, case):
-    """AOTInductor's compile error is placed at aoti_compile; a wrong result (planted, or from a fake kernel that
-    lies about its shape) at aoti_run, while export and the decomposed program match eager."""
-    p, data = bisect(workdir, case, "--no-configs", "--no-subsystems", "--no-pack")
+    """AOTInductor's compile error is placed at aoti_compile, a wrong result at aoti_run, while export and the
+    decomposed program match eager."""
+    p, data = bisect(workdir, case, "--no-configs", "--no-subsystems", "--no-pack", "--no-minify")
     assert p.returncode == 0, p.stderr
     check_ladder(data, expect(case))
     assert data["compile_args"]["entries"] == ["torch.export.export", "aoti_compile_and_package",
                                                "aoti_load_package"]
+
+
+@pytest.mark.slow
+def test_lying_fake_kernel_repro_carries_the_custom_op(workdir):
+    """A custom op whose fake kernel lies about its shape: export and its program match eager (the real kernel
+    runs), AOTInductor does not; repro.py carries the op and its fake kernel from the script."""
+    p, data = bisect(workdir, "custom_op_lying_fake.py", "--no-configs", "--no-subsystems", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_ladder(data, expect("custom_op_lying_fake.py"))
+    assert data["repro_verified"] is True, data["repro_attempts"]
+    text = pathlib.Path(data["repro"]).read_text()
+    assert '@torch.library.custom_op("reprokit_export::row_sums"' in text and "@row_sums.register_fake" in text
+    assert "torch.ops.reprokit_export.row_sums.default(" in text
+    assert data["nodes"]["minified"] < data["nodes"]["original"]
 
 
 @pytest.mark.slow
