@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from reprokit.export.findings import export_finding, user_line
+from reprokit.export.findings import cpp_compile_error, export_finding, user_line
 
 CASES = pathlib.Path(__file__).parent / "export_cases"
 REPO = pathlib.Path(__file__).parent.parent
@@ -79,6 +79,9 @@ def test_aoti_failures_get_their_stage(workdir, case):
     check_ladder(data, expect(case))
     assert data["compile_args"]["entries"] == ["torch.export.export", "aoti_compile_and_package",
                                                "aoti_load_package"]
+    if case == "aoti_compile_error.py":  # g++'s output reduced to its one error and the generated line
+        assert data["message"].startswith("C++ compile error at "), data["message"]
+        assert data["message"].endswith("| auto tmp1 = compile error!;"), data["message"]
 
 
 @pytest.mark.slow
@@ -146,3 +149,17 @@ def test_export_finding_reads_guard_line_and_fix():
                        "code": "if h.sum() > 0:", "fix": finding["fix"]}
     assert finding["fix"].startswith("branch with torch.cond(")
     assert user_line("no frames here", "/work/proj/train.py") == (None, None)
+
+
+GXX = """In file included from /tmp/x/model.h:3:
+/tmp/x/model.h:5:2: warning: unused variable [-Wunused]
+/tmp/torchinductor/ab/cab12.kernel.cpp:69:33: error: 'compile' was not declared in this scope
+   69 |                     auto tmp1 = compile error!;
+      |                                 ^~~~~~~
+"""
+
+
+def test_cpp_compile_error_is_one_line():
+    assert cpp_compile_error(GXX) == ("C++ compile error at cab12.kernel.cpp:69: 'compile' was not declared in this "
+                                      "scope | auto tmp1 = compile error!;")
+    assert cpp_compile_error("warning: only warnings") is None

@@ -7,6 +7,7 @@ aoti_run (where the original's failure was raised). An AOTInductor failure is th
 """
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from reprokit.bisect.configs import config_flips
@@ -15,7 +16,7 @@ from reprokit.bisect.subsystems import subsystem
 from reprokit.search import find_boundary
 from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.trial_files import trial_record
-from reprokit.export.findings import describe, export_finding
+from reprokit.export.findings import cpp_compile_error, describe, export_finding
 
 EXPORT_TRIAL_STAGES = ("export", "decompose")
 FAILING_STAGES = ("export", "decompose", "aoti_compile", "aoti_run")
@@ -94,6 +95,9 @@ def narrow_aoti(s: Session, v: Verdict, failing: Outcome) -> None:
     """AOTInductor's failure: the config flips, then the lowering whose application breaks it, then inductor's
     counted passes, all asked of AOTI."""
     aoti = AotiSession(s)
+    error = cpp_compile_error(read_text(os.path.join(failing.trial_dir, "stderr.txt")))
+    if error:  # g++'s output is hundreds of kilobytes of warnings around this one line
+        v.message = error
     if s.opts.configs:
         v.config = config_flips(aoti, "inductor", failing)
     if s.opts.subsystems:
@@ -126,3 +130,12 @@ def lowering_boundary(s: AotiSession, failing: Outcome) -> Optional[dict]:
               "confirmed": True}
     s.emit("subsystem", **result)
     return result
+
+
+def read_text(path: str) -> str:
+    """A trial's file as text ("" when it is not there)."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
