@@ -77,8 +77,9 @@ def test_aoti_failures_get_their_stage(workdir, case):
     p, data = bisect(workdir, case, "--no-configs", "--no-subsystems", "--no-pack", "--no-minify")
     assert p.returncode == 0, p.stderr
     check_ladder(data, expect(case))
-    assert data["compile_args"]["entries"] == ["torch.export.export", "aoti_compile_and_package",
-                                               "aoti_load_package"]
+    entries = ["torch.export.export", "aoti_compile_and_package", "aoti_load_package"]
+    # a compile error ends the script before it loads the package
+    assert data["compile_args"]["entries"] == entries[:2 if case == "aoti_compile_error.py" else 3]
     if case == "aoti_compile_error.py":  # g++'s output reduced to its one error and the generated line
         assert data["message"].startswith("C++ compile error at "), data["message"]
         assert data["message"].endswith("| auto tmp1 = compile error!;"), data["message"]
@@ -96,6 +97,22 @@ def test_lying_fake_kernel_repro_carries_the_custom_op(workdir):
     assert '@torch.library.custom_op("reprokit_export::row_sums"' in text and "@row_sums.register_fake" in text
     assert "torch.ops.reprokit_export.row_sums.default(" in text
     assert data["nodes"]["minified"] < data["nodes"]["original"]
+
+
+@pytest.mark.slow
+def test_second_call_with_another_input_is_replayed(workdir):
+    """The script's own calls are replayed on each stage's artefact: the second call, with a batch export never
+    saw, is rejected by the exported program's guard (another failure) and answered wrongly by AOTInductor."""
+    p, data = bisect(workdir, "second_call_other_batch.py", "--no-pack", "--no-minify", "--no-subsystems",
+                     "--no-configs")
+    assert p.returncode == 0, p.stderr
+    exp = expect("second_call_other_batch.py")
+    assert (data["failing_stage"], data["last_passing_stage"]) == (exp["failing_stage"], exp["last_passing_stage"])
+    assert [(r["stage"], r["kind"] != "pass", r["same"]) for r in data["ladder"]] == [
+        ("export", True, False), ("decompose", True, False), ("aoti", True, True)], data["ladder"]
+    assert data["other_failures"], data
+    assert data["message"].startswith("the exported program rejects a call the script makes (AssertionError: Guard "
+                                      "failed: x.size()[N] == N)"), data["message"]
 
 
 @pytest.mark.slow
