@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from reprokit.export.findings import export_finding, user_line
+from reprokit.export.findings import cpp_compile_error, export_finding, user_line
 
 CASES = pathlib.Path(__file__).parent / "export_cases"
 REPO = pathlib.Path(__file__).parent.parent
@@ -58,18 +58,61 @@ def test_aoti_runtime_error_names_the_relu_lowering(workdir):
     assert data["signature"]["message"] == "Unknown exception"
     assert data["subsystem"]["name"] == "lowerings" and data["subsystem"]["confirmed"] is True
     assert data["subsystem"]["detail"].startswith("aten.relu.default"), data["subsystem"]
+    # repro.py exports and AOT-compiles the one node left, and fails so in a fresh interpreter
+    assert data["repro_verified"] is True and data["repro_kind"] == "export_graph", data["repro_attempts"]
+    assert data["nodes"] == {"original": 3, "minified": 1}
+    text = pathlib.Path(data["repro"]).read_text()
+    assert "relu = torch.ops.aten.relu.default(" in text and "aoti_compile_and_package" in text
+    assert "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'runtime_error'" in text
+    assert str(workdir) not in text  # no absolute paths: it runs anywhere
+    p = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600, cwd=workdir)
+    assert p.returncode != 0 and "Unknown exception" in p.stderr
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["aoti_compile_error.py", "aoti_accuracy.py", "custom_op_lying_fake.py"])
+@pytest.mark.parametrize("case", ["aoti_compile_error.py", "aoti_accuracy.py"])
 def test_aoti_failures_get_their_stage(workdir, case):
-    """AOTInductor's compile error is placed at aoti_compile; a wrong result (planted, or from a fake kernel that
-    lies about its shape) at aoti_run, while export and the decomposed program match eager."""
-    p, data = bisect(workdir, case, "--no-configs", "--no-subsystems", "--no-pack")
+    """AOTInductor's compile error is placed at aoti_compile, a wrong result at aoti_run, while export and the
+    decomposed program match eager."""
+    p, data = bisect(workdir, case, "--no-configs", "--no-subsystems", "--no-pack", "--no-minify")
     assert p.returncode == 0, p.stderr
     check_ladder(data, expect(case))
-    assert data["compile_args"]["entries"] == ["torch.export.export", "aoti_compile_and_package",
-                                               "aoti_load_package"]
+    entries = ["torch.export.export", "aoti_compile_and_package", "aoti_load_package"]
+    # a compile error ends the script before it loads the package
+    assert data["compile_args"]["entries"] == entries[:2 if case == "aoti_compile_error.py" else 3]
+    if case == "aoti_compile_error.py":  # g++'s output reduced to its one error and the generated line
+        assert data["message"].startswith("C++ compile error at "), data["message"]
+        assert data["message"].endswith("| auto tmp1 = compile error!;"), data["message"]
+
+
+@pytest.mark.slow
+def test_lying_fake_kernel_repro_carries_the_custom_op(workdir):
+    """A custom op whose fake kernel lies about its shape: export and its program match eager (the real kernel
+    runs), AOTInductor does not; repro.py carries the op and its fake kernel from the script."""
+    p, data = bisect(workdir, "custom_op_lying_fake.py", "--no-configs", "--no-subsystems", "--no-pack")
+    assert p.returncode == 0, p.stderr
+    check_ladder(data, expect("custom_op_lying_fake.py"))
+    assert data["repro_verified"] is True, data["repro_attempts"]
+    text = pathlib.Path(data["repro"]).read_text()
+    assert '@torch.library.custom_op("reprokit_export::row_sums"' in text and "@row_sums.register_fake" in text
+    assert "torch.ops.reprokit_export.row_sums.default(" in text
+    assert data["nodes"]["minified"] < data["nodes"]["original"]
+
+
+@pytest.mark.slow
+def test_second_call_with_another_input_is_replayed(workdir):
+    """The script's own calls are replayed on each stage's artefact: the second call, with a batch export never
+    saw, is rejected by the exported program's guard (another failure) and answered wrongly by AOTInductor."""
+    p, data = bisect(workdir, "second_call_other_batch.py", "--no-pack", "--no-minify", "--no-subsystems",
+                     "--no-configs")
+    assert p.returncode == 0, p.stderr
+    exp = expect("second_call_other_batch.py")
+    assert (data["failing_stage"], data["last_passing_stage"]) == (exp["failing_stage"], exp["last_passing_stage"])
+    assert [(r["stage"], r["kind"] != "pass", r["same"]) for r in data["ladder"]] == [
+        ("export", True, False), ("decompose", True, False), ("aoti", True, True)], data["ladder"]
+    assert data["other_failures"], data
+    assert data["message"].startswith("the exported program rejects a call the script makes (AssertionError: Guard "
+                                      "failed: x.size()[N] == N)"), data["message"]
 
 
 @pytest.mark.slow
@@ -123,3 +166,17 @@ def test_export_finding_reads_guard_line_and_fix():
                        "code": "if h.sum() > 0:", "fix": finding["fix"]}
     assert finding["fix"].startswith("branch with torch.cond(")
     assert user_line("no frames here", "/work/proj/train.py") == (None, None)
+
+
+GXX = """In file included from /tmp/x/model.h:3:
+/tmp/x/model.h:5:2: warning: unused variable [-Wunused]
+/tmp/torchinductor/ab/cab12.kernel.cpp:69:33: error: 'compile' was not declared in this scope
+   69 |                     auto tmp1 = compile error!;
+      |                                 ^~~~~~~
+"""
+
+
+def test_cpp_compile_error_is_one_line():
+    assert cpp_compile_error(GXX) == ("C++ compile error at cab12.kernel.cpp:69: 'compile' was not declared in this "
+                                      "scope | auto tmp1 = compile error!;")
+    assert cpp_compile_error("warning: only warnings") is None

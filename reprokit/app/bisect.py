@@ -15,6 +15,7 @@ from reprokit.bisect.bisector import BisectOptions, Bisector
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
+from reprokit.export.minify import minify_export
 from reprokit.trial.devices import cuda_devices
 from reprokit.trial.runner import Runner
 
@@ -87,13 +88,17 @@ def bisect_in(run: RunDir, opts: BisectOptions, devices: Optional[list], *, mini
     runner = Runner(run, timeout=opts.timeout or 600.0, jobs=opts.jobs, devices=devices,
                     warm_scripts=opts.kind == "failure" and forks_cleanly(opts.script),
                     on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
-    verdict = Bisector(opts, runner, emit).run()
+    bisector = Bisector(opts, runner, emit)
+    verdict = bisector.run()
     verdict.run_dir = run.path
     run.write_json("verdict.json", verdict.to_dict())
     if minify and verdict.failing_stage:
         reason = minify_case.refusal(verdict)
         if reason is None:
             verdict = minify_case.run(run, runner=runner, emit=emit)
+        elif verdict.failing_stage in ("aoti_compile", "aoti_run"):  # the export path's own minifier (#20)
+            verdict = minify_export(bisector, run, verdict, f"reprokit bisect {os.path.basename(opts.script)}")
+            run.write_json("verdict.json", verdict.to_dict())
         elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON, minify_case.EXPORT_REASON):
             emit("note", text="not minified: " + reason)
     if pack:

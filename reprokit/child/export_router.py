@@ -120,6 +120,11 @@ class ExportRouter:
             return path
         configs = {**(inductor_configs or {}), **(self.state.spec.config or {})}
         self.state.record_configs(configs)
+        if self.state.spec.capture == 0:  # the minifier's starting point: the program AOTInductor was given
+            from reprokit.child.export_case import write_case
+
+            self.state.note = write_case(program, self.state.dir) or self.state.note
+            self.state.save_state()
         path = original(program, *args, package_path=package_path, inductor_configs=configs or None, **kwargs)
         self.note(None)
         self.packages[os.fspath(path) if isinstance(path, (str, os.PathLike)) else id(path)] = (None, eager)

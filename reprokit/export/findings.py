@@ -57,3 +57,15 @@ def describe(finding: dict) -> str:
     where = f" at {finding['line']} ({finding['code']})" if finding.get("line") else ""
     guard = f" on {finding['guard']}" if finding.get("guard") else ""
     return f"torch.export fails: {finding['kind']}{guard}{where}. Fix: {finding['fix']}"
+
+
+_CPP_ERROR = re.compile(r"^(\S+?):(\d+):\d+: error: (.+)$\n^\s*\d+\s*\|\s*(.*)$", re.M)
+
+
+def cpp_compile_error(text: str) -> Optional[str]:
+    """A C++ compile error reduced to its first `error:` line and the generated line it points at."""
+    m = _CPP_ERROR.search(text or "")
+    if not m:
+        return None
+    path, lineno, error, code = m.groups()
+    return f"C++ compile error at {os.path.basename(path)}:{lineno}: {error.strip()} | {code.strip()}"

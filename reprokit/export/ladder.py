@@ -7,6 +7,7 @@ aoti_run (where the original's failure was raised). An AOTInductor failure is th
 """
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from reprokit.bisect.configs import config_flips
@@ -15,7 +16,7 @@ from reprokit.bisect.subsystems import subsystem
 from reprokit.search import find_boundary
 from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.trial_files import trial_record
-from reprokit.export.findings import describe, export_finding
+from reprokit.export.findings import cpp_compile_error, describe, export_finding
 
 EXPORT_TRIAL_STAGES = ("export", "decompose")
 FAILING_STAGES = ("export", "decompose", "aoti_compile", "aoti_run")
@@ -59,11 +60,16 @@ def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
         v.message = "the original fails, but no step of the export ladder fails that way alone"
         return {"first_failing": original.trial_dir}
     names = ["none", *EXPORT_TRIAL_STAGES, "aoti"]
-    last = names[names.index(failing.stage) - 1]
+    last = next(st for st in reversed(names[:names.index(failing.stage)]) if s.stage_outcomes[st].kind == "pass")
     outcome = s.stage_outcomes[failing.stage]
     v.failing_stage = stage_name(failing.stage, export_record(outcome))
     v.last_passing_stage = last
     v.graph_count = (export_record(outcome) or {}).get("nodes") or 0
+    guard = next((r.summary for r in ladder[:ladder.index(failing)] if "Guard failed" in r.summary), None)
+    if guard:  # the program would have refused the call the compiled package answered
+        v.message = (f"the exported program rejects a call the script makes ({guard}); AOTInductor's package, "
+                     "which checks no input shapes by default, runs it anyway. Fix: dynamic_shapes with Dim ranges "
+                     "for the sizes that vary")
     if v.failing_stage == "export":
         narrow_export(s, v, outcome)
     elif failing.stage == "aoti":
@@ -81,6 +87,11 @@ def stage_name(trial_stage: str, record: Optional[dict]) -> str:
 def narrow_export(s: Session, v: Verdict, failing: Outcome) -> None:
     """export() raised: the guard or constraint, the user's line and the fix; or ep.module() differs."""
     record = export_record(failing) or {}
+    if record.get("phase") == "export_run":
+        v.message = (f"the exported program fails on a call the script makes ({failing.signature.short()[:120]}), "
+                     "though export passed: a guard of the program rejects an input other than the example, or "
+                     "the program differs. Fix: dynamic_shapes with Dim ranges for the sizes that vary")
+        return
     if record.get("last_phase") != "export" or record.get("phase") != "export":
         v.message = "the exported program's module() differs from eager when the script calls it"
         return
@@ -94,6 +105,9 @@ def narrow_aoti(s: Session, v: Verdict, failing: Outcome) -> None:
     """AOTInductor's failure: the config flips, then the lowering whose application breaks it, then inductor's
     counted passes, all asked of AOTI."""
     aoti = AotiSession(s)
+    error = cpp_compile_error(read_text(os.path.join(failing.trial_dir, "stderr.txt")))
+    if error:  # g++'s output is hundreds of kilobytes of warnings around this one line
+        v.message = error
     if s.opts.configs:
         v.config = config_flips(aoti, "inductor", failing)
     if s.opts.subsystems:
@@ -126,3 +140,12 @@ def lowering_boundary(s: AotiSession, failing: Outcome) -> Optional[dict]:
               "confirmed": True}
     s.emit("subsystem", **result)
     return result
+
+
+def read_text(path: str) -> str:
+    """A trial's file as text ("" when it is not there)."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""

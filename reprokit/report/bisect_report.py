@@ -90,6 +90,8 @@ def isolated_lines(v: Verdict) -> list:
                         + ("" if v.subsystem.get("confirmed") else " (boundary not stable on re-run)"))
     for o in v.other_failures or []:
         isolated.append(f"a different failure met on the way: {Signature.from_dict(o['signature']).short()}")
+    if v.failing_stage in ("export", "decompose", "aoti_compile", "aoti_run") and v.message:  # export path (#20)
+        isolated.append(v.message)  # the guard, the user's line and the fix; or the compile error's one line
     return isolated
 
 
