@@ -56,6 +56,7 @@ CORPUS = [
     ("--key argument", "train.py --key " + "argKeyValue777", "argKeyValue777"),
     ("--password= argument", "serve --password=" + "argPassValue888", "argPassValue888"),
     ("mysql -p", "mysql -u root -p" + "MySqlSecret9 -h db", "MySqlSecret9"),
+    ("curl -u user:password", "curl -u alice:" + "curlPw7788 https://api.example.com", "curlPw7788"),
     ("docker login -p", "docker login -u bob -p " + "dockerPw4455 registry.io", "dockerPw4455"),
     ("azure storage account key", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + B64 + B64 + "==;",
      B64 + B64 + "=="),

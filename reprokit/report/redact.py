@@ -85,8 +85,11 @@ class Redactor:
         return "".join(out) + text[pos:]
 
     def _replace(self, m: re.Match, kind: str, place: str) -> str:
+        has_group = "secret" in m.re.groupindex and m.group("secret") is not None
+        if (m.group("secret") if has_group else m.group(0)).startswith("<redacted:"):
+            return m.group(0)  # already scrubbed by an earlier rule: leave its marker readable
         self._note(kind, place)
-        if "secret" in m.re.groupindex and m.group("secret") is not None:
+        if has_group:
             start, end = m.span("secret")
             s0 = m.start()
             whole = m.group(0)
