@@ -231,7 +231,7 @@ def bisect_plan(run: RunDir, include_data: bool = False) -> PackPlan:
                                         data_note(v, "repro_inputs.pt" in plan.blobs))
     plan.texts["README.md"] = environment().get_template("README.md.j2").render(
         name=plan.top, reprokit_version=__version__, summary=summary(v), has_repro="repro.py" in plan.texts,
-        has_inputs="repro_inputs.pt" in plan.blobs, verified=v.repro_verified,
+        has_inputs="repro_inputs.pt" in plan.blobs, verified=v.repro_verified, has_test="test_repro.py" in plan.texts,
         expected=Signature.from_dict(v.signature).short() if v.signature else "a failure",
         no_repro_reason=v.message or "minify did not run")
     return plan
