@@ -67,6 +67,11 @@ def test_portable_names_the_run_dir_and_the_project():
     assert out == 'File "<run-dir>/repro.py", line 3 and <project>/train.py and <home>/.cache/y'
 
 
+def test_portable_names_reprokits_compile_cache():
+    text = "/root/.cache/reprokit/compile/torch-2.13.0+cpu-e6a412844a/inductor/kj/ckjs.main.cpp:15:33: error: x"
+    assert portable(text) == "<inductor-cache>/kj/ckjs.main.cpp:15:33: error: x"
+
+
 def verdict(**kw) -> Verdict:
     return Verdict.from_dict({"script": "/p/train.py", "argv": [], **kw})
 

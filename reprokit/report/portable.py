@@ -17,7 +17,9 @@ from typing import Iterable, Optional
 MACHINE_ROOTS = ("/tmp/", "/home/", "/root/", "/Users/", "/private/var/", "/var/folders/", "/scratch/", "/work/",
                  "/opt/")
 SITE = re.compile(r"~?(?:/[^\s\"'`:()\[\]<>]+)?/(?:site|dist)-packages(?=/|\b)")
-INDUCTOR_CACHE = re.compile(r"~?(?:/[^\s\"'`:()\[\]<>]+)?/torchinductor_[^/\s\"'`]+")
+# inductor's own default cache, or reprokit's per-machine one (trial/cache.py).
+INDUCTOR_CACHE = re.compile(r"~?(?:/[^\s\"'`:()\[\]<>]+)?/"
+                            r"(?:torchinductor_[^/\s\"'`]+|reprokit/compile/[^/\s\"'`]+/inductor)")
 HOME_TILDE = re.compile(r"(?<![\w<>~^])~/")
 MACHINE_PATH = re.compile(r"(?<![\w<>.~-])(?:" + "|".join(re.escape(r) for r in MACHINE_ROOTS)
                           + r")[^\s\"'`:()\[\]<>,;]*")
