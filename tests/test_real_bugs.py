@@ -12,7 +12,6 @@ class that another case also covers. That keeps the whole suite well under an ho
 the minify fallbacks to take longer.
 """
 import ast
-import hashlib
 import json
 import os
 import pathlib
@@ -61,20 +60,6 @@ def params():
         yield pytest.param(path.name, marks=marks, id=path.stem)
 
 
-def tree_digest(folder: pathlib.Path) -> dict:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file() and "artifacts" not in p.parts
-            and "__pycache__" not in p.parts}
-
-
-@pytest.fixture
-def workdir(tmp_path):
-    """A copy of the real-bugs folder (the user's project); the test checks reprokit never changes it."""
-    work = tmp_path / "project"
-    shutil.copytree(CASES, work, ignore=shutil.ignore_patterns("__pycache__"))
-    before = tree_digest(work)
-    yield work
-    assert tree_digest(work) == before, "reprokit modified the user's files"
 
 
 def bisect(workdir: pathlib.Path, case: str):
