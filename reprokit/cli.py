@@ -137,14 +137,16 @@ def minify(run_dir, resume, as_json, verbose):
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--output-dir", "-o", default=None, help="Where run folders go (default ./artifacts).")
 @click.option("--timeout", type=float, default=None, help="Seconds per run (default: from the eager run).")
+@click.option("--nproc-per-node", "nproc", type=int, default=1, metavar="N",
+              help="Run the script as a torchrun job of N ranks.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True, help="One line per run, and every finding's detail.")
 @one_line_errors("findings")
-def doctor(script, script_args, output_dir, timeout, as_json, verbose):
+def doctor(script, script_args, output_dir, timeout, nproc, as_json, verbose):
     """Explain why compiled SCRIPT is not faster: graph breaks, recompilations, silent fall-backs, speed.
 
     Arguments after -- are passed to the script: reprokit doctor train.py -- --steps 20"""
-    r = doctor_case.run(script, tuple(script_args), output_dir=output_dir, timeout=timeout,
+    r = doctor_case.run(script, tuple(script_args), output_dir=output_dir, timeout=timeout, ranks=nproc,
                         command=invoked("doctor"), emit=Printer(verbose, quiet=False))
     if as_json:
         echo_json(r.to_dict())

@@ -7,6 +7,7 @@ from typing import Optional
 
 from reprokit.app.common import Emit, check_script, noop, record_secrets, recorded_environment
 from reprokit.data.doctor import DoctorReport
+from reprokit.data.ranks import needs_launcher
 from reprokit.data.records import Outcome, TrialSpec, file_hash
 from reprokit.data.rundir import RunDir
 from reprokit.data.trial_files import read_observed, trial_record
@@ -29,14 +30,19 @@ def source_lines(paths: list) -> dict:
 
 
 def eager_then_compiled(runner: Runner, script: str, argv: tuple, cwd: str, timeout: Optional[float],
-                        emit: Emit) -> tuple[Outcome, Outcome]:
-    """The two runs, one after the other, never in parallel: their step times are compared."""
+                        emit: Emit, ranks: int = 1) -> tuple[Outcome, Outcome]:
+    """The two runs, one after the other, never in parallel: their step times are compared. With ranks > 1
+    each is a torchrun job, and rank 0's observations are the report's."""
     def spec(stage, label):
         return TrialSpec(mode="script", stage=stage, script=script, argv=tuple(argv), cwd=cwd,
-                         script_hash=file_hash(script), observe=True, label=label)
+                         script_hash=file_hash(script), observe=True, ranks=ranks, label=label)
 
     eager = runner(spec("none", "eager"))
     emit("stage", stage="none", outcome=eager)
+    if eager.failed and ranks == 1 and needs_launcher(eager.traceback or eager.signature.message):
+        name = os.path.basename(script)
+        raise ReprokitError(f"{name} initialises torch.distributed from the environment (env://) but no launcher "
+                            f"started it: run reprokit doctor --nproc-per-node N {name}")
     if eager.failed:
         raise NothingToIsolate(f"the script fails without torch.compile ({eager.signature.short()}); "
                                "fix that first, doctor explains compiled runs of a working script")
@@ -50,10 +56,12 @@ def eager_then_compiled(runner: Runner, script: str, argv: tuple, cwd: str, time
 
 
 def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
-        command: str = "", emit: Emit = noop) -> DoctorReport:
+        ranks: int = 1, command: str = "", emit: Emit = noop) -> DoctorReport:
     """Run the script once eager and once compiled (isolated), and explain what Dynamo did: breaks,
     recompilations, fall-backs and speed, each finding with a fix. Writes doctor.json and DOCTOR.md."""
     script = check_script(script)
+    if ranks < 1:
+        raise ReprokitError(f"--nproc-per-node takes a number of ranks, 1 or more (got {ranks})")
     cwd = os.getcwd()
     run_dir = RunDir.create(output_dir or os.path.join(cwd, "artifacts"),
                             "doctor-" + os.path.splitext(os.path.basename(script))[0])
@@ -63,7 +71,7 @@ def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, time
     emit("run_dir", path=run_dir.path)
     runner = Runner(run_dir, timeout=timeout or 600.0, jobs=1,
                     on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
-    eager, compiled = eager_then_compiled(runner, script, argv, cwd, timeout, emit)
+    eager, compiled = eager_then_compiled(runner, script, argv, cwd, timeout, emit, ranks)
     observed = [read_observed(o.trial_dir) for o in (eager, compiled)]
     lines = source_lines([script] + (trial_record(compiled.trial_dir).get("local_modules") or []))
     outcome = {"kind": compiled.kind, "message": compiled.signature.short(), "user_backend": compiled.user_backend}

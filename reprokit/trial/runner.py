@@ -79,7 +79,8 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[f
     os.makedirs(trial_dir, exist_ok=True)
     spec_path = os.path.join(trial_dir, "spec.json")
     write_json_atomic(spec_path, spec.to_dict())
-    for stale in ("result.json", "state.json"):
+    ranks_before = [n for n in os.listdir(trial_dir) if n.startswith("rank")]  # a resumed multi-rank trial
+    for stale in [os.path.join(d, f) for d in ["", *ranks_before] for f in ("result.json", "state.json")]:
         if os.path.exists(os.path.join(trial_dir, stale)):
             os.unlink(os.path.join(trial_dir, stale))
     env = _with_device(trial_env(spec, cache_root, trial_dir), device)
