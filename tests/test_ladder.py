@@ -12,7 +12,7 @@ import pytest
 
 from reprokit.cli_render import summary_table
 from reprokit.data.records import Verdict
-from test_e2e import bisect, check_repro, check_verdict, expect, workdir  # noqa: F401 (workdir: a fixture)
+from test_e2e import CASES, bisect, check_repro, check_verdict, expect  # noqa: F401 (CASES: the workdir fixture copies it)
 
 
 def table_lines(data: dict) -> list:
