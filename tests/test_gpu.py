@@ -95,3 +95,17 @@ def test_illegal_memory_access_is_its_own_kind_and_the_device_is_checked(tmp_pat
 def test_cuda_out_of_memory_is_a_skip_not_a_bug(tmp_path):
     p = bisect(tmp_path, "cuda_out_of_memory.py", "--no-pack", code=3)
     assert "ran out of memory" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs (NCCL across them)")
+def test_a_two_gpu_torchrun_job_bisects_to_the_relu_lowering_with_a_one_process_repro(tmp_path):
+    """Every trial is a 2-rank torchrun job over NCCL, each rank on its own GPU; the repro runs in one process."""
+    data = bisect(tmp_path, "tp_nccl_relu.py", "--nproc-per-node", "2", "--no-configs", "--no-pack")
+    if os.environ.get("REPROKIT_GPU_SUMMARY"):
+        with open(os.path.join(os.environ["REPROKIT_GPU_SUMMARY"], "tp_nccl_2gpu.json"), "w") as f:
+            json.dump(data, f)
+    assert data["failing_stage"] == "inductor"
+    assert data["subsystem"] and data["subsystem"]["name"] == "lowerings" and "relu" in data["subsystem"]["detail"]
+    assert data["repro_verified"] is True, data["message"]
+    run = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600)
+    assert run.returncode != 0 and "rank" not in run.stderr.splitlines()[-1], run.stderr[-2000:]
