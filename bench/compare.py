@@ -197,6 +197,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--skip-torch", action="store_true", help="reprokit only (no PyTorch tools)")
     ap.add_argument("--no-warm", action="store_true", help="skip the warm-cache reprokit row")
+    ap.add_argument("--no-minifier", action="store_true", help="skip PyTorch's after_aot minifier (verdict only)")
     ap.add_argument("--extra", default="", help="flags for one more, labelled reprokit row (e.g. --no-configs)")
     args = ap.parse_args()
     rows = []
@@ -213,9 +214,10 @@ def main():
                                                                              tuple(args.extra.split()))))
         if not args.skip_torch:
             b = run_bisector(case)
-            a = run_after_aot(case)
+            a = ({"wall": None, "nodes": None, "reproduces": None, "note": "not run (--no-minifier)"}
+                 if args.no_minifier else run_after_aot(case))
             torch_row = {"case": case, "who": "pytorch", "verdict_ok": b["verdict_ok"], "verdict_s": b["wall"],
-                         "trials": b["runs"], "repro_s": a["wall"], "nodes": f"?→{a['nodes']}",
+                         "trials": b["runs"], "repro_s": a["wall"] or 0, "nodes": f"?→{a['nodes']}",
                          "verified": a["reproduces"], "result": b["result"][:200], "note": a.get("note", "")}
             rows.append(torch_row)
             for r in rows:
