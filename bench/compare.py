@@ -55,7 +55,8 @@ def workdir(case: str) -> pathlib.Path:
 def env_for(d: pathlib.Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH_BISECT", "TORCHDYNAMO_REPRO"))}
     env["TORCHINDUCTOR_CACHE_DIR"] = str(d / "inductor-cache")  # cold, as a user's first try would be
-    env["PYTHONPATH"] = str(REPO)
+    # The repo first; a PYTHONPATH already set (e.g. wheels installed beside torch on the device) stays behind it.
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [x for x in [os.environ.get("PYTHONPATH")] if x])
     return env
 
 

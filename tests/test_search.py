@@ -61,7 +61,13 @@ def _rounds(boundary):
 def test_a_right_guess_ends_the_boundary_search_in_two_rounds():
     rounds, fails_many = _rounds(9)
     assert find_boundary_guessing(fails_many, lo=-1, hi=77, guesses=[3, 9, 20], width=2) == 9
-    assert rounds == [[3, 9, 20], [8]]
+    assert rounds == [[3, 9], [8]]
+
+
+def test_guesses_after_the_first_failing_one_are_never_asked():
+    rounds, fails_many = _rounds(3)
+    assert find_boundary_guessing(fails_many, lo=-1, hi=77, guesses=[20, 3, 9, 40], width=2) == 3
+    assert rounds == [[3, 9], [2]]
 
 
 @pytest.mark.parametrize("boundary", [0, 1, 8, 9, 10, 42, 77])

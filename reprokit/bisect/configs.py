@@ -7,7 +7,7 @@ from reprokit.data.records import Outcome
 from reprokit.data.stages import GPU_ONLY_FLAGS, INDUCED_BY_REPROKIT, STAGE_CONFIG_FLIPS
 from reprokit.search import ddmin
 from reprokit.data.trial_files import trial_record
-from reprokit.bisect.session import Session
+from reprokit.bisect.session import Session, passes
 
 _INDUCTOR = "torch._inductor.config."  # config names as the child reports them
 
@@ -51,21 +51,17 @@ def config_flips(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
     specs = [s.spec(stage, "config-all", config=dict(flips))] + [
         s.spec(stage, f"config-{n}", config={n: flips[n]}) for n in own]
     everything, *singles = s.runner.map(specs)
-    fixes = [n for n, out in zip(own, singles) if _passes(out)]
-    s.emit("configs", tried=len(names), fixes=fixes, together=_passes(everything))
+    fixes = [n for n, out in zip(own, singles) if passes(out)]
+    s.emit("configs", tried=len(names), fixes=fixes, together=passes(everything))
     if fixes:
         return {n: flips[n] for n in fixes}
-    if not _passes(everything):
+    if not passes(everything):
         return None
     # ddmin looks for a minimal subset that *passes*; the settings already asked alone go last.
     order = [n for n in names if n not in own] + own
-    minimal = ddmin(order, lambda subset: bool(subset) and _passes(
+    minimal = ddmin(order, lambda subset: bool(subset) and passes(
         s.runner(s.spec(stage, "config-set", config={n: flips[n] for n in subset}))))
     return {n: flips[n] for n in minimal}
-
-
-def _passes(outcome: Optional[Outcome]) -> bool:
-    return outcome is not None and outcome.kind == "pass"
 
 
 def _default_of(name: str, current, state: dict):

@@ -30,6 +30,11 @@ class BisectOptions:
     ranks: int = 1  # --nproc-per-node: every script trial a torchrun job of this many ranks
 
 
+def passes(outcome: Optional[Outcome]) -> bool:
+    """True when a trial ran and passed (a trial not run, or failing in any way, is no pass)."""
+    return outcome is not None and outcome.kind == "pass"
+
+
 class Session:
     """The state of one bisect run; every answer is a trial run by `runner`."""
 

@@ -7,7 +7,7 @@ from reprokit.data.records import Outcome
 from reprokit.data.stages import SUBSYSTEMS
 from reprokit.search import find_boundary, find_boundary_guessing
 from reprokit.bisect.guess import lowering_guesses
-from reprokit.bisect.session import Session
+from reprokit.bisect.session import Session, passes
 
 
 def consulted_subsystems(stage: str, counts: dict) -> list:
@@ -71,18 +71,15 @@ def subsystems_that_fix(s: Session, stage: str, names: list, spec_for) -> list:
     it, every subsystem is asked alone after all, in case turning passes off together hid one that helps.
     """
 
-    def passed(out):
-        return out is not None and out.kind == "pass"
-
     singles: dict = {}
     if len(names) > 2:
         group, last = names[:-1], names[-1]
         together = s.spec(stage, f"all-but-{last}-off", subsystem={"backend": stage, "names": group, "max": -1})
         first = s.runner.map([together, spec_for(last, -1, label=f"{last}-off")])
-        singles[last] = passed(first[1])
-        pending = list(group) if passed(first[0]) or not singles[last] else []
+        singles[last] = passes(first[1])
+        pending = list(group) if passes(first[0]) or not singles[last] else []
     else:
         pending = list(names)
     outcomes = s.runner.map([spec_for(n, -1, label=f"{n}-off") for n in pending])
-    singles.update({n: passed(out) for n, out in zip(pending, outcomes)})
+    singles.update({n: passes(out) for n, out in zip(pending, outcomes)})
     return [n for n in names if singles.get(n)]

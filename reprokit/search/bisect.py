@@ -50,18 +50,20 @@ def find_boundary_guessing(fails_many: Callable[[list], list], lo: int, hi: int,
                            width: int = 1) -> Optional[int]:
     """find_boundary in (lo, hi], asking likely boundaries first.
 
-    The guesses go in one round; the first that fails bounds the range from above and the last passing one
-    before it from below. Then the point just before that failing guess: when it passes, the guess was the
-    boundary (two rounds in all, whatever the range). Wrong guesses still narrow the range the usual search
-    finishes.
+    The guesses go in order, `width` at a time, and stop at the first round with a failure: it bounds the
+    range from above and the last passing guess before it from below (guesses after it would be wasted). Then
+    the point just before that failing guess: when it passes, the guess was the boundary (two rounds in all,
+    whatever the range). Wrong guesses still narrow the range the usual search finishes.
     """
     points = sorted({g for g in guesses if lo < g < hi})
     if points:
-        for point, failed in zip(points, fails_many(points)):
-            if failed:
-                hi = point
+        for start in range(0, len(points), max(1, width)):
+            batch = points[start:start + max(1, width)]
+            failed_at = next((p for p, failed in zip(batch, fails_many(batch)) if failed), None)
+            lo = max([lo] + [p for p in batch if failed_at is None or p < failed_at])
+            if failed_at is not None:
+                hi = failed_at
                 break
-            lo = point
         if hi - 1 > lo:
             if fails_many([hi - 1])[0]:
                 hi -= 1
