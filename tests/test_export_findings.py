@@ -72,3 +72,120 @@ def test_unbacked_size_gets_torch_check_and_missing_fake_kernel_its_own_fix():
     assert finding["kind"] == "custom op without a usable fake kernel"
     assert finding["guard"] == "torch.ops.mylib.scale.default"
     assert "@torch.library.register_fake" in finding["fix"]
+
+
+def reprokit(*args):
+    """`reprokit ARGS` in this process: (exit code, stdout, stderr)."""
+    from click.testing import CliRunner
+
+    from reprokit.cli import main
+
+    result = CliRunner().invoke(main, list(args), prog_name="reprokit", terminal_width=80)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+    return result.exit_code, result.stdout, result.stderr
+
+
+class Runs:
+    """One bisect (--no-minify, packed) and one `reprokit minify` of it per case, shared by the module's tests."""
+
+    def __init__(self, root: pathlib.Path):
+        self.work = root / "project"
+        shutil.copytree(CASES, self.work, ignore=shutil.ignore_patterns("__pycache__"))
+        self.bisected: dict = {}
+        self.minified: dict = {}
+
+    def bisect(self, case: str) -> dict:
+        if case not in self.bisected:
+            cmd = [sys.executable, "-m", "reprokit", "bisect", case, "--json", "--no-minify", "-o",
+                   str(self.work / "artifacts")]
+            p = subprocess.run(cmd, cwd=self.work, capture_output=True, text=True, timeout=900,
+                               env={**os.environ, "PYTHONPATH": str(REPO)})
+            assert p.returncode == 0, p.stderr
+            self.bisected[case] = json.loads(p.stdout)
+        return self.bisected[case]
+
+    def minify(self, case: str) -> dict:
+        if case not in self.minified:
+            code, out, err = reprokit("minify", self.bisect(case)["run_dir"], "--json")
+            assert code == 0, err
+            self.minified[case] = json.loads(out)
+        return self.minified[case]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return Runs(tmp_path_factory.mktemp("export_findings"))
+
+
+def members(tarball: str) -> dict:
+    with tarfile.open(tarball) as t:
+        return {m.name.split("/", 1)[1]: t.extractfile(m).read().decode() for m in t.getmembers() if m.isfile()}
+
+
+@pytest.mark.slow
+def test_constraint_violation_names_guard_line_and_dim_fix(runs):
+    """A Dim range the model does not support: the verdict names the constraint, the line that added the guard
+    (from draft_export: the error itself names only the export() call) and torch's suggested range; the pack holds
+    draft_export's report and ISSUE.md says all of it."""
+    data = runs.bisect("export_dim_constraint.py")
+    assert (data["failing_stage"], data["last_passing_stage"]) == ("export", "none")
+    finding = data["export"]
+    assert finding["kind"] == "dynamic-shape constraint"
+    assert finding["guard"] == ("batch: 2 <= L['x'].size()[0] and L['x'].size()[0] <= 16 "
+                                "(declared range: batch <= 64)")
+    assert (finding["line"], finding["code"]) == ("export_dim_constraint.py:18", "if x.shape[0] > 16:")
+    assert finding["fix"].endswith("torch suggests: batch = Dim('batch', max=16)"), finding["fix"]
+    assert [(f["type"], f["line"]) for f in finding["draft"]] == [("GUARD_ADDED", "export_dim_constraint.py:18")]
+    packed = members(data["tarball"])
+    assert "Guard Added." in packed["draft_export.txt"] and "if x.shape[0] > 16:" in packed["draft_export.txt"]
+    issue = packed["ISSUE.md"]
+    for line in ("- torch.export fails: dynamic-shape constraint\n",
+                 "- guard or constraint that failed: `batch: 2 <= L['x'].size()[0] and L['x'].size()[0] <= 16 "
+                 "(declared range: batch <= 64)`\n",
+                 "- the line that added it: `export_dim_constraint.py:18`: `if x.shape[0] > 16:`\n",
+                 "- draft_export's report (1 problem(s)): `draft_export.txt` in the pack\n"):
+        assert line in issue, issue
+
+
+@pytest.mark.slow
+def test_data_dependent_branch_gets_draft_report_and_cond_fix(runs):
+    """A branch on a tensor's value: the guard, the line, torch.cond as the fix; draft_export agrees (packed)."""
+    data = runs.bisect("export_data_dependent.py")
+    finding = data["export"]
+    assert (finding["kind"], finding["guard"]) == ("data-dependent branch", "Eq(u0, 1)")
+    assert (finding["line"], finding["code"]) == ("export_data_dependent.py:16", "if h.sum() > 0:")
+    assert finding["fix"].startswith("branch with torch.cond(")
+    assert finding["draft"] == [{"type": "DATA_DEPENDENT_ERROR", "expr": "Eq(u0, 1)", "op": None,
+                                 "line": "export_data_dependent.py:16", "code": "if h.sum() > 0:"}]
+    assert "Data dependent error." in members(data["tarball"])["draft_export.txt"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case, kept, guard", [
+    ("export_dim_constraint.py", "if x.shape[0] > 16:", "satisfy the generated guard 2 <= L['x'].size()[0] and "
+     "L['x'].size()[0] <= 16"),
+    ("export_data_dependent.py", "if h.sum()", "Could not guard on data-dependent expression Eq(u0, 1)")])
+def test_minify_reduces_the_source_of_an_export_failure(runs, case, kept, guard):
+    """`reprokit minify RUN_DIR` of an export-stage failure reduces the script while export fails on the same
+    guard: repro.py keeps the line that adds it, loses the rest, and fails so in a fresh interpreter."""
+    v = runs.minify(case)
+    assert (v["failing_stage"], v["repro_kind"], v["repro_verified"]) == ("export", "source", True), v
+    assert v["nodes"]["unit"] == "lines" and v["nodes"]["minified"] < v["nodes"]["original"] / 2 + 1, v["nodes"]
+    text = pathlib.Path(v["repro"]).read_text()
+    assert kept in text and "torch.export.export(" in text and "Linear" not in text, text
+    p = subprocess.run([sys.executable, v["repro"]], capture_output=True, text=True, timeout=300, cwd=runs.work)
+    assert p.returncode != 0 and guard in p.stderr, p.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_minify_of_an_export_run_whose_script_changed_is_bad_input(runs):
+    """The script bisected was edited since: its reduction would not be this failure's repro (one line, exit 2)."""
+    run_dir = runs.bisect("export_dim_constraint.py")["run_dir"]
+    script = runs.work / "export_dim_constraint.py"
+    original = script.read_text()
+    script.write_text(original + "# edited after the bisect\n")
+    try:
+        assert reprokit("minify", run_dir) == (2, "", "reprokit: not minified: export_dim_constraint.py changed since "
+                                                      "the bisect; run reprokit bisect on it again\n")
+    finally:
+        script.write_text(original)
