@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
-from reprokit.app.common import Emit, noop, run_kind
+from reprokit.app.common import Emit, forks_cleanly, noop, run_kind
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
 from reprokit.export.ladder import FAILING_STAGES
 from reprokit.export.rerun import minify_export_run
-from reprokit.minify.run import make_runner, minify_run
+from reprokit.minify.run import minify_run
 from reprokit.report.bisect_report import load_verdict
 from reprokit.trial.runner import Runner
 
@@ -44,10 +44,14 @@ def run(run_dir: Union[str, RunDir], *, runner: Optional[Runner] = None, emit: E
     if reason:
         raise ReprokitError(f"not minified: {reason}")
     if v.failing_stage in FAILING_STAGES:  # the export path (#20): no Dynamo graph; its own minifiers
-        return minify_export_run(run, v, runner or make_runner(run, emit, jobs_of(run)), emit, command)
+        return minify_export_run(run, v, runner or export_runner(run, v, emit), emit, command)
     return minify_run(run, runner=runner, emit=emit, resume=resume)
 
 
-def jobs_of(run: RunDir) -> int:
-    """The parallel trials the bisect ran with."""
-    return int(run.read_json("run.json")["options"].get("jobs") or 1)
+def export_runner(run: RunDir, v: Verdict, emit: Emit) -> Runner:
+    """The runner bisect had: its parallel trials, and forks of a warm worker where the script allows (a source
+    reduction runs hundreds of short trials; each importing torch afresh would take ten times as long)."""
+    opts = run.read_json("run.json")["options"]
+    return Runner(run, timeout=opts.get("timeout") or 600.0, jobs=int(opts.get("jobs") or 1),
+                  warm_scripts=forks_cleanly(v.script),
+                  on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
