@@ -71,7 +71,11 @@ def test_unbacked_size_gets_torch_check_and_missing_fake_kernel_its_own_fix():
     finding = export_finding("RuntimeError: something failed while tracing", "/work/proj/serve.py", missing)
     assert finding["kind"] == "custom op without a usable fake kernel"
     assert finding["guard"] == "torch.ops.mylib.scale.default"
-    assert "@torch.library.register_fake" in finding["fix"]
+    assert finding["fix"].endswith("@torch.library.register_fake('mylib::scale')")
+    # torch's own words, without draft_export: the op named from the error
+    error = ("RuntimeError: no fake impl registered for <CustomOpDef(mylib::scale)>. This is necessary for "
+             "torch.compile/export/fx tracing to work. Please use `scale.register_fake` to add an fake impl.")
+    assert export_finding(error, "/work/proj/serve.py")["guard"] == "mylib::scale"
 
 
 def reprokit(*args):

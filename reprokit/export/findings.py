@@ -12,6 +12,7 @@ _GUARD = (re.compile(r"data-dependent expression (.+?) \(unhinted"),
                      r"range ([^\n]*?) satisfy the generated guard ([^\n]+)"),
           re.compile(r"Constraints violated \(([^)]*)\)[^\n]*\n\s*-?\s*([^\n]+)"),
           re.compile(r"(Data-dependent branching)"),
+          re.compile(r"(?:no|No) (?:fake|abstract|meta) (?:impl|kernel) registered for <CustomOpDef\(([\w:.]+)\)>"),
           re.compile(r"(?:no|No) (?:fake|abstract|meta) (?:impl|kernel)[^\n]*?for (?:operator )?([\w:.]+)"))
 
 # (words in the error, the kind of failure, the fix that fits)
@@ -53,6 +54,9 @@ def export_finding(traceback_text: str, script: str, draft: Optional[list] = Non
         line, code = (primary["line"], primary["code"]) if primary.get("line") else (line, code)
     if index == 0 and code and not _BRANCH.search(code):
         kind, fix = UNBACKED
+    if index == 2 and primary and primary.get("op"):  # the op draft_export found, in register_fake's spelling
+        guard = draft_guard(primary)
+        fix = fix.replace("'ns::op'", "'{}::{}'".format(*primary["op"].split(".")[:2]))
     suggested = _SUGGESTED.search(traceback_text)
     if index == 1 and suggested:  # torch's own Dim ranges for this model
         fix += "; torch suggests: " + "; ".join(x.strip() for x in suggested.group(1).splitlines() if x.strip())
