@@ -143,6 +143,8 @@ def test_constraint_violation_names_guard_line_and_dim_fix(runs):
     packed = members(data["tarball"])
     assert "Guard Added." in packed["draft_export.txt"] and "if x.shape[0] > 16:" in packed["draft_export.txt"]
     issue = packed["ISSUE.md"]
+    assert issue.startswith("[torch.export] dynamic-shape constraint at export_dim_constraint.py:18: `batch: 2 <= "), issue
+    assert "`torch.export.export` raises (UserError: Constraints violated (batch)!" in issue, issue
     for line in ("- torch.export fails: dynamic-shape constraint\n",
                  "- guard or constraint that failed: `batch: 2 <= L['x'].size()[0] and L['x'].size()[0] <= 16 "
                  "(declared range: batch <= 64)`\n",

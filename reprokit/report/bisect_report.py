@@ -32,7 +32,8 @@ def summary(v: Verdict) -> str:
     sig = Signature.from_dict(v.signature) if v.signature else None
     what = {"exception": "raises", "crash": "crashes the process", "accuracy": "silently computes wrong values",
             "hang": "hangs", "exit": "makes the script's own check fail"}.get(v.kind or "", "fails")
-    parts = [f"`torch.compile` {what} ({sig.short() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
+    tool = "torch.export.export" if v.export else "torch.compile"  # export() itself raised (#20)
+    parts = [f"`{tool}` {what} ({sig.short() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
     if v.failing_stage:
         if v.last_passing_stage and v.failing_stage in STAGE_TITLES:
             parts.append(f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails from "
