@@ -21,7 +21,6 @@ TORCH_VERSION = torch.__version__
 def lookup_backend(name: str) -> Callable:
     """A registered Dynamo backend by name ("eager", "aot_eager", ...)."""
     import torch._dynamo
-
     return torch._dynamo.lookup_backend(name)
 
 
@@ -68,7 +67,6 @@ def op_qualname(fn) -> str:
 
 def is_fake(t) -> bool:
     from torch._subclasses.fake_tensor import FakeTensor
-
     return isinstance(t, FakeTensor)
 
 
@@ -152,7 +150,6 @@ def set_functorch_config(name: str, value) -> None:
 def same(ref, res, fp64_ref=None, tol: float = 1e-3) -> bool:
     """torch._dynamo's own accuracy comparison, as its accuracy minifier uses it."""
     from torch._dynamo.utils import same as _same
-
     return bool(_same(ref, res, fp64_ref=fp64_ref, tol=tol, equal_nan=True))
 
 
@@ -254,20 +251,17 @@ def compilation_metrics() -> Optional[list]:
 def dynamo_counters() -> dict:
     """Dynamo's counters (frames, graph_break, unimplemented, stats) as plain nested dicts."""
     from torch._dynamo.utils import counters
-
     return {k: dict(v) for k, v in counters.items()}
 
 
 def recompile_limit() -> int:
     import torch._dynamo.config as dcfg
-
     return int(getattr(dcfg, "recompile_limit", None) or getattr(dcfg, "cache_size_limit", 8))
 
 
 def frames_compiled() -> int:
     """How many frames Dynamo has started compiling so far in this process."""
     from torch._dynamo.utils import counters
-
     return int(counters["frames"].get("total", 0))
 
 
@@ -397,3 +391,9 @@ def aoti_entry_module():
     """torch._inductor: the module holding aoti_compile_and_package, aot_compile and aoti_load_package."""
     import torch._inductor
     return torch._inductor
+
+
+# --- export-b ---
+def draft_export_report(program):
+    """draft_export's report (its failures, their frames) on the program it returned; None if it has none."""
+    return getattr(program, "_report", None)

@@ -121,7 +121,8 @@ def test_export_and_decompose_failures(workdir, case):
     """export() on a data-dependent branch names the guard, the user's line and the fix; a wrong decomposition
     in the script's own table fails at decompose."""
     exp = expect(case)
-    p, data = bisect(workdir, case, "--no-pack")
+    # --no-minify: export-stage source reduction (about a minute a case) is tested in test_export_findings.py
+    p, data = bisect(workdir, case, "--no-pack", "--no-minify")
     assert p.returncode == 0, p.stderr
     check_ladder(data, exp)
     if "line" in exp:

@@ -15,7 +15,6 @@ from reprokit.bisect.bisector import BisectOptions, Bisector
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
-from reprokit.export.minify import minify_export
 from reprokit.trial.devices import cuda_devices
 from reprokit.trial.runner import Runner
 
@@ -94,12 +93,10 @@ def bisect_in(run: RunDir, opts: BisectOptions, devices: Optional[list], *, mini
     run.write_json("verdict.json", verdict.to_dict())
     if minify and verdict.failing_stage:
         reason = minify_case.refusal(verdict)
-        if reason is None:
-            verdict = minify_case.run(run, runner=runner, emit=emit)
-        elif verdict.failing_stage in ("aoti_compile", "aoti_run"):  # the export path's own minifier (#20)
-            verdict = minify_export(bisector, run, verdict, f"reprokit bisect {os.path.basename(opts.script)}")
-            run.write_json("verdict.json", verdict.to_dict())
-        elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON, minify_case.EXPORT_REASON):
+        if reason is None:  # the export path's failures too (#20): minify_case.run picks their minifier
+            verdict = minify_case.run(run, runner=runner, emit=emit,
+                                      command=f"reprokit bisect {os.path.basename(opts.script)}")
+        elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON):
             emit("note", text="not minified: " + reason)
     if pack:
         verdict.tarball = write_pack(run, emit=emit)

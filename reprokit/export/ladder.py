@@ -16,7 +16,7 @@ from reprokit.bisect.subsystems import subsystem
 from reprokit.search import find_boundary
 from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.trial_files import trial_record
-from reprokit.export.findings import cpp_compile_error, describe, export_finding
+from reprokit.export.findings import cpp_compile_error, describe, draft_failures, export_finding
 
 EXPORT_TRIAL_STAGES = ("export", "decompose")
 FAILING_STAGES = ("export", "decompose", "aoti_compile", "aoti_run")
@@ -44,7 +44,9 @@ class AotiSession:
 def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
     """Fill the verdict from the export ladder; the decisive trials."""
     s.emit("ladder_start", stages=[*EXPORT_TRIAL_STAGES, "aoti"])
-    outcomes = s.runner.map([s.spec(stage, f"stage-{stage}") for stage in EXPORT_TRIAL_STAGES])
+    # capture=0: where export() raises, the export trial runs draft_export too and keeps its report
+    outcomes = s.runner.map([s.spec(stage, f"stage-{stage}", **({"capture": 0} if stage == "export" else {}))
+                             for stage in EXPORT_TRIAL_STAGES])
     s.stage_outcomes = {"none": s.runner(s.spec("none", "baseline-no-compile"))}
     ladder = []
     for stage, outcome in [*zip(EXPORT_TRIAL_STAGES, outcomes), ("aoti", original)]:
@@ -95,7 +97,9 @@ def narrow_export(s: Session, v: Verdict, failing: Outcome) -> None:
     if record.get("last_phase") != "export" or record.get("phase") != "export":
         v.message = "the exported program's module() differs from eager when the script calls it"
         return
-    finding = export_finding(failing.traceback, s.opts.script)
+    finding = export_finding(failing.traceback, s.opts.script, draft_failures(failing.trial_dir))
+    if finding and os.path.exists(os.path.join(failing.trial_dir, "draft_export.txt")):
+        finding["report"] = "draft_export.txt"  # packed beside ISSUE.md
     if finding:
         v.export = finding
         v.message = describe(finding)

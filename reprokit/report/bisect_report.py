@@ -32,7 +32,8 @@ def summary(v: Verdict) -> str:
     sig = Signature.from_dict(v.signature) if v.signature else None
     what = {"exception": "raises", "crash": "crashes the process", "accuracy": "silently computes wrong values",
             "hang": "hangs", "exit": "makes the script's own check fail"}.get(v.kind or "", "fails")
-    parts = [f"`torch.compile` {what} ({sig.short() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
+    tool = "torch.export.export" if v.export else "torch.compile"  # export() itself raised (#20)
+    parts = [f"`{tool}` {what} ({sig.short() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
     if v.failing_stage:
         if v.last_passing_stage and v.failing_stage in STAGE_TITLES:
             parts.append(f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails from "
@@ -90,9 +91,25 @@ def isolated_lines(v: Verdict) -> list:
                         + ("" if v.subsystem.get("confirmed") else " (boundary not stable on re-run)"))
     for o in v.other_failures or []:
         isolated.append(f"a different failure met on the way: {Signature.from_dict(o['signature']).short()}")
-    if v.failing_stage in ("export", "decompose", "aoti_compile", "aoti_run") and v.message:  # export path (#20)
+    if v.export and v.export.get("kind"):  # an export-stage failure (#20): its guard, line and fix apart
+        isolated.extend(export_lines(v.export))
+    elif v.failing_stage in ("export", "decompose", "aoti_compile", "aoti_run") and v.message:  # export path (#20)
         isolated.append(v.message)  # the guard, the user's line and the fix; or the compile error's one line
     return isolated
+
+
+def export_lines(finding: dict) -> list:
+    """ISSUE.md's lines for an export-stage failure: what failed, the guard, the user's line, the fix, the report."""
+    lines = [f"torch.export fails: {finding['kind']}"]
+    if finding.get("guard"):
+        lines.append(f"guard or constraint that failed: `{finding['guard']}`")
+    if finding.get("line"):
+        lines.append(f"the line that added it: `{finding['line']}`: `{finding.get('code') or ''}`")
+    lines.append(f"fix: {finding['fix']}")
+    if finding.get("report"):
+        lines.append(f"draft_export's report ({len(finding.get('draft') or [])} problem(s)): "
+                     f"`{finding['report']}` in the pack")
+    return lines
 
 
 def data_note(v: Verdict, attached: bool) -> str:
@@ -227,6 +244,10 @@ def bisect_plan(run: RunDir, include_data: bool = False) -> PackPlan:
     verdict["tarball"] = None
     plan.texts["verdict.json"] = json.dumps(verdict, indent=2, sort_keys=True, default=str)
     add_repro(plan, run, v, include_data)
+    draft = os.path.join(first, "draft_export.txt")
+    if first and (v.export or {}).get("report") and os.path.exists(draft):  # export-stage failure (#20)
+        with open(draft, errors="replace") as f:
+            plan.texts["draft_export.txt"] = portable(f.read(), run.path, os.path.dirname(v.script))
     plan.texts["ISSUE.md"] = issue_text(run, v, plan.top + ".tar.gz", redactor, tlparse_at, error,
                                         data_note(v, "repro_inputs.pt" in plan.blobs))
     plan.texts["README.md"] = environment().get_template("README.md.j2").render(

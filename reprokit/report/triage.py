@@ -62,6 +62,9 @@ def title(v: Verdict, cuda: bool = False) -> str:
     """`[inductor][cpu] aten.relu lowering: C++ compile error` and the like."""
     sig = Signature.from_dict(v.signature) if v.signature else None
     stage = v.failing_stage or ""
+    if v.export and v.export.get("kind"):  # export() itself raised (#20): what failed, and where in the user's code
+        at = f" at {v.export['line']}" if v.export.get("line") else ""
+        return f"[torch.export] {v.export['kind']}{at}: `{v.export.get('guard') or sig and sig.short()}`"
     if stage in COMPONENT:
         head = f"[{COMPONENT[stage]}]" + (device_of(v, cuda) if stage == "inductor" else "")
     elif stage:

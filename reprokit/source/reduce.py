@@ -16,9 +16,10 @@ from reprokit.source.edits import inline_candidates, simplify_candidates, statem
 INLINE_SLACK = 200
 
 
-def source_problem(run: RunDir, v: Verdict, runner, start: str, stage: str = "eager") -> Problem:
+def source_problem(run: RunDir, v: Verdict, runner, start: str, stage: str = "eager", same=None) -> Problem:
     """The reduction problem over texts of the script: each is run as a trial under `stage` ("eager" for a
-    Dynamo-stage failure, "user" for the script's own compile); every improvement is repro.py."""
+    Dynamo-stage failure, "user" for the script's own compile, an export stage); every improvement is repro.py.
+    same(outcome), when given, must hold too (an export failure's guard)."""
     target = Signature.from_dict(v.signature)
     opts = run.read_json("run.json")["options"]
     candidate_path = run.file("source_candidate.py")
@@ -33,7 +34,8 @@ def source_problem(run: RunDir, v: Verdict, runner, start: str, stage: str = "ea
         compiled, plain = runner.map([spec, dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile")])
         # Failing the same way is not enough: a candidate that also fails with compile off has lost the bug (the
         # user's assert kept, the compiled call cut; or the script broken in a way that happens to match).
-        return compiled is not None and target.matches(compiled.signature) and plain is not None and plain.kind == "pass"
+        return compiled is not None and target.matches(compiled.signature) and plain is not None and plain.kind == "pass" \
+            and (same is None or same(compiled))
 
     return Problem(start, fails_same, size=len, on_improve=lambda source: run.write_text("repro.py", source))
 
@@ -69,12 +71,12 @@ SOURCE_PASSES = [Pass("delete_statements", delete_statements), Pass("inline_help
 
 
 def minify_source(run: RunDir, v: Verdict, runner, emit, started: float, before: int,
-                  stage: str = "eager") -> Verdict:
+                  stage: str = "eager", same=None) -> Verdict:
     """Reduce the script with the source passes while it fails the same way, then verify repro.py twice."""
     with open(v.script) as f:
         original = f.read()
     v.repro_kind = "source"
-    problem = source_problem(run, v, runner, ast.unparse(ast.parse(original)) + "\n", stage)
+    problem = source_problem(run, v, runner, ast.unparse(ast.parse(original)) + "\n", stage, same)
     emit("minify_start", graph="source", nodes=len(original.splitlines()))
     if not problem.test(problem.best):
         v.repro_verified = False
@@ -83,7 +85,7 @@ def minify_source(run: RunDir, v: Verdict, runner, emit, started: float, before:
         return v
     result = run_passes(problem, SOURCE_PASSES)
     run.write_text("repro.py", result)
-    _verify(run, v, runner, result)
+    _verify(run, v, runner, result, same)
     v.nodes = {"original": len(original.strip().splitlines()), "minified": len(result.strip().splitlines()),
                "unit": "lines"}
     v.minify_trials = runner.executed - before
@@ -94,7 +96,7 @@ def minify_source(run: RunDir, v: Verdict, runner, emit, started: float, before:
     return v
 
 
-def _verify(run: RunDir, v: Verdict, runner, result: str) -> None:
+def _verify(run: RunDir, v: Verdict, runner, result: str, same=None) -> None:
     """Run repro.py twice in fresh interpreters: verified when both fail the same way."""
     target = Signature.from_dict(v.signature)
     opts = run.read_json("run.json")["options"]
@@ -104,6 +106,7 @@ def _verify(run: RunDir, v: Verdict, runner, result: str) -> None:
                        fresh_interpreter=True) for i in range(2)]
     *checks, plain = runner.map(specs + [dataclasses.replace(specs[0], stage="none", label="verify-repro-no-compile")])
     v.repro = run.file("repro.py")
-    v.repro_verified = all(c is not None and target.matches(c.signature) for c in checks) and (
+    v.repro_verified = all(c is not None and target.matches(c.signature) and (same is None or same(c))
+                           for c in checks) and (
         plain is not None and plain.kind == "pass")
     v.repro_signature = checks[0].signature.to_dict() if checks[0] else None

@@ -1,0 +1,73 @@
+"""Minifying an export-ladder run (bisect's minify step, and `reprokit minify RUN_DIR`): an export-stage failure
+has no graph, so the script's source is reduced while export fails on the same guard or constraint; an
+AOTInductor failure's exported program is cut again (export.minify)."""
+from __future__ import annotations
+
+import os
+import time
+from typing import Optional
+
+from reprokit.bisect.session import BisectOptions, Session
+from reprokit.data.records import Signature, Verdict, file_hash
+from reprokit.data.rundir import RunDir, read_json
+from reprokit.errors import ReprokitError
+from reprokit.export.findings import traceback_guard
+from reprokit.export.ladder import FAILING_STAGES
+from reprokit.export.minify import minify_export
+from reprokit.source.reduce import minify_source
+
+# Failing stages whose failure is export()'s or run_decompositions()'s own: reduced at source level.
+SOURCE_STAGES = ("export", "decompose")
+
+
+def check_unchanged(run: RunDir, v: Verdict) -> None:
+    """Bad input when the script is gone or differs from the one bisected: a reduction of another script would
+    not be this failure's repro."""
+    first = (v.decisive_trials or {}).get("first_failing") or ""
+    spec = os.path.join(first, "spec.json")
+    bisected = read_json(spec).get("script_hash") if first and os.path.exists(spec) else None
+    name = os.path.basename(v.script)
+    if not os.path.exists(v.script):
+        raise ReprokitError(f"not minified: {name} is gone since the bisect; run reprokit bisect on the script again")
+    if bisected and file_hash(v.script) != bisected:
+        raise ReprokitError(f"not minified: {name} changed since the bisect; run reprokit bisect on it again")
+
+
+def minify_export_run(run: RunDir, v: Verdict, runner, emit, command: str = "") -> Verdict:
+    """The export run's repro.py: source reduced (export, decompose) or the exported program cut (aoti_*)."""
+    if v.failing_stage not in FAILING_STAGES:
+        raise ReprokitError(f"{run.path} failed at {v.failing_stage}, not on the export path")
+    check_unchanged(run, v)
+    if v.failing_stage in SOURCE_STAGES:
+        return minify_export_source(run, v, runner, emit)
+    info = run.read_json("run.json")
+    recorded = info["options"]
+    s = Session(BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())}), runner, emit)
+    s.target = Signature.from_dict(v.signature)
+    v = minify_export(s, run, v, command or info.get("command") or f"reprokit bisect {os.path.basename(v.script)}")
+    run.write_json("verdict.json", v.to_dict())
+    return v
+
+
+def minify_export_source(run: RunDir, v: Verdict, runner, emit) -> Verdict:
+    """The script reduced while its failing stage fails the same way, on the same guard or constraint."""
+    target = original_guard(v)
+
+    def same_guard(outcome) -> bool:
+        return target is None or traceback_guard(outcome.traceback or "") == target
+
+    v = minify_source(run, v, runner, emit, time.monotonic(), runner.executed, stage=v.failing_stage,
+                      same=same_guard)
+    v.repro_attempts = [{"kind": "source", "result": "verified" if v.repro_verified else
+                         (v.message or "the reduced script does not fail the same way")}]
+    if not v.repro_verified:
+        v.repro_kind = None
+    run.write_json("verdict.json", v.to_dict())
+    return v
+
+
+def original_guard(v: Verdict) -> Optional[str]:
+    """The guard or constraint export raised on in the bisect's first failing trial (None: it named none)."""
+    first = (v.decisive_trials or {}).get("first_failing") or ""
+    path = os.path.join(first, "result.json")
+    return traceback_guard(read_json(path).get("traceback") or "") if first and os.path.exists(path) else None
