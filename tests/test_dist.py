@@ -74,6 +74,38 @@ def test_an_async_cuda_fault_is_its_fault_and_kernel_not_the_host_frame():
     assert not at_sync.matches(sig.for_cuda_fault("AcceleratorError", "an illegal memory access was encountered"))
 
 
+def test_a_kernel_is_identity_only_when_launches_were_synchronous_and_compares_by_its_fused_ops():
+    """Without CUDA_LAUNCH_BLOCKING the kernel a traceback names is where the host noticed: no identity. With it,
+    a lowering falling back or a graph cut smaller fuses fewer ops into the kernel that raises: the same fault."""
+    noticed_later = sig.for_cuda_fault("AcceleratorError", BLOCKING.replace("index_relu_3", "gather_7"), False)
+    assert noticed_later.frame is None
+    whole = sig.for_cuda_fault("AcceleratorError", BLOCKING.replace("index_relu_3", "mul_relu_sigmoid_0"))
+    alone = sig.for_cuda_fault("RuntimeError", BLOCKING.replace("index_relu_3", "relu_1"))
+    assert whole.frame == "kernel triton_poi_fused_mul_relu_sigmoid" and alone.frame == "kernel triton_poi_fused_relu"
+    assert whole.matches(alone) and alone.matches(whole)
+    assert not whole.matches(sig.for_cuda_fault("AcceleratorError", BLOCKING.replace("index_relu_3", "add_relu_2")))
+    assert not sig.for_cuda_fault("AcceleratorError", BLOCKING.replace("index_relu_3", "mul_2")).matches(alone)
+
+
+@pytest.mark.slow
+def test_the_runner_switches_set_after_a_fault_reach_every_later_trial_but_keep_earlier_answers(tmp_path):
+    """After a CUDA fault every later trial runs with CUDA_LAUNCH_BLOCKING=1; what was answered stays answered."""
+    from reprokit.data.records import TrialSpec
+    from reprokit.data.rundir import RunDir
+    from reprokit.data.signature import LAUNCH_BLOCKING_ENV
+    from reprokit.trial.runner import Runner
+
+    script = tmp_path / "env.py"
+    script.write_text("import os\nassert os.environ.get('CUDA_LAUNCH_BLOCKING') != '1', 'synchronous'\n")
+    runner = Runner(RunDir.create(str(tmp_path / "runs"), "env"), timeout=120)
+    spec = TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path))
+    assert runner(spec).kind == "pass"
+    runner.env = dict(LAUNCH_BLOCKING_ENV)
+    assert runner(spec).kind == "pass" and runner.executed == 1
+    later = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), attempt=1))
+    assert (later.kind, later.signature.message) == ("exception", "synchronous")
+
+
 def test_the_start_up_hook_hands_over_to_the_sitecustomize_it_shadows(tmp_path):
     theirs = tmp_path / "theirs"
     theirs.mkdir()

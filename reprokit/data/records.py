@@ -50,6 +50,8 @@ class Signature(JsonData):
             return False
         if self.kind in ("hang", "accuracy", "slow"):
             return True
+        if self.kind == "cuda_fault":  # the fault, and the kernel where both name one (data/signature.py)
+            return self.message == other.message and _same_kernel(self.frame, other.frame)
         if self.cause and other.cause:
             return self.cause == other.cause
         if self.exc_type != other.exc_type or self.message != other.message:
@@ -61,6 +63,16 @@ class Signature(JsonData):
             return "passes"
         head = self.exc_type or self.kind
         return f"{head}: {self.message}" if self.message else head
+
+
+def _same_kernel(a: Optional[str], b: Optional[str]) -> bool:
+    """Two kernels of one CUDA fault: "kernel triton_poi_fused_mul_relu_sigmoid" is the same as "kernel
+    triton_poi_fused_relu" when one's ops hold the other's. A lowering that falls back or a graph cut smaller
+    fuses fewer ops into the kernel that raises; an unnamed kernel (launches were asynchronous) matches any."""
+    if a is None or b is None or a == b:
+        return True
+    ops_a, ops_b = (set(k.partition("fused_")[2].split("_")) - {""} for k in (a, b))
+    return bool(ops_a and ops_b) and (ops_a <= ops_b or ops_b <= ops_a)
 
 
 @dataclass(frozen=True)

@@ -265,6 +265,8 @@ class Runner:
         self.jobs = max(1, jobs)
         self.on_trial = on_trial
         self.cache: dict[str, Outcome] = {}
+        # Variables every trial from now on runs with (CUDA_LAUNCH_BLOCKING=1 once the failure is a CUDA fault)
+        self.env: dict = {}
         self.executed = 0
         self._lock = threading.Lock()
         # The scheduler counts processes, not trials: a trial of N ranks takes N of the `jobs` slots.
@@ -277,6 +279,11 @@ class Runner:
         key = spec.key()
         with self._lock:
             cached = self.cache.get(key)
+        if cached is None and self.env:  # a question answered before the switches were set keeps its answer
+            spec = dataclasses.replace(spec, env={**self.env, **(spec.env or {})})
+            key = spec.key()
+            with self._lock:
+                cached = self.cache.get(key)
         if cached is not None:
             if self.on_trial:
                 self.on_trial(spec, cached, True)
