@@ -65,14 +65,19 @@ class Signature(JsonData):
         return f"{head}: {self.message}" if self.message else head
 
 
+# Words of fused kernel names that many unrelated kernels share (threshold_backward, convolution_backward).
+_GENERIC_KERNEL_WORDS = {"", "backward", "forward", "native", "default", "copy", "to", "like"}
+
+
 def _same_kernel(a: Optional[str], b: Optional[str]) -> bool:
     """Two kernels of one CUDA fault: "kernel triton_poi_fused_mul_relu_sigmoid" is the same as "kernel
-    triton_poi_fused_relu" when one's ops hold the other's. A lowering that falls back or a graph cut smaller
-    fuses fewer ops into the kernel that raises; an unnamed kernel (launches were asynchronous) matches any."""
+    triton_poi_fused_relu_threshold_backward": they share an op. A lowering that falls back, or a graph cut
+    smaller, fuses other ops around the op that raises; an unnamed kernel (launches were asynchronous) matches
+    any."""
     if a is None or b is None or a == b:
         return True
-    ops_a, ops_b = (set(k.partition("fused_")[2].split("_")) - {""} for k in (a, b))
-    return bool(ops_a and ops_b) and (ops_a <= ops_b or ops_b <= ops_a)
+    ops_a, ops_b = (set(k.partition("fused_")[2].split("_")) - _GENERIC_KERNEL_WORDS for k in (a, b))
+    return bool(ops_a & ops_b)
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,8 @@ def isolated_lines(v: Verdict) -> list:
     if v.cuda_fault:
         isolated.append(f"CUDA fault: {v.cuda_fault['fault']} in kernel `{v.cuda_fault.get('kernel')}`"
                         + ("; every trial after the original ran with `CUDA_LAUNCH_BLOCKING=1`, so the fault "
-                           "surfaced at the kernel that raised it (repro.py sets it too)"
+                           "surfaced at the kernel that raised it" + ("" if v.repro_kind == "source" else
+                                                                       " (repro.py sets it too)")
                            if v.cuda_fault.get("launch_blocking") else ""))
     for o in v.other_failures or []:
         isolated.append(f"a different failure met on the way: {Signature.from_dict(o['signature']).short()}")
