@@ -67,8 +67,9 @@ def merge_ranks(trial_dir: str, data: dict, torchrun: bool) -> dict:
 
 
 def rank_stacks(trial_dir: str, limit: int = 200_000) -> str:
-    """Every stack dump of a trial, each headed by whose it is: the trial process's stacks.txt, then each rank's
-    (rank<i>/stacks.txt). A hung job shows where each rank waits: a desync is ranks in different collectives."""
+    """Every stack dump of a trial: the trial process's stacks.txt, then each rank's (rank<i>/stacks.txt), each
+    headed "== rank<i> ==" when there are ranks. A hung job shows where each rank waits: a desync is ranks in
+    different collectives."""
     parts, ranks = [], rank_dirs(trial_dir)
     for name in ["", *ranks]:
         try:
