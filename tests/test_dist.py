@@ -192,3 +192,15 @@ def test_the_start_up_hook_hands_over_to_the_sitecustomize_it_shadows(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([hook, str(theirs), REPO])}
     out = subprocess.run([sys.executable, "-c", "print(THEIRS)"], capture_output=True, text=True, env=env)
     assert out.stdout.strip() == "ran", out.stderr
+
+
+def test_issue_md_says_the_trials_after_a_cuda_fault_ran_with_synchronous_launches():
+    from reprokit.data.records import Verdict
+    from reprokit.report.bisect_report import isolated_lines
+
+    fault = {"fault": "device-side assert triggered", "kernel": "triton_poi_fused_mul_relu_sigmoid_1",
+             "launch_blocking": True}
+    assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=fault, repro_kind="graph")) == [
+        "CUDA fault: device-side assert triggered in kernel `triton_poi_fused_mul_relu_sigmoid_1`; every trial after "
+        "the original ran with `CUDA_LAUNCH_BLOCKING=1`, so the fault surfaced at the kernel that raised it (repro.py "
+        "sets it too)"]
