@@ -66,6 +66,21 @@ def test_reduce_overhead_mode_is_kept_and_searched(tmp_path):
     assert data["compile_args"]["mode"] == "reduce-overhead"
 
 
+def test_an_output_read_after_the_next_replay_overwrote_it_gets_the_script_cut_down_as_its_repro(tmp_path):
+    """The failure lives in how the script calls the compiled function (two calls, the first output kept across
+    the second's replay): no graph fails alone, so the repro is the script reduced at source level."""
+    data = bisect(tmp_path, "cudagraphs_overwritten_output.py", "--no-configs", "--no-pack")
+    if os.environ.get("REPROKIT_GPU_SUMMARY"):
+        with open(os.path.join(os.environ["REPROKIT_GPU_SUMMARY"], "cudagraphs_overwritten.json"), "w") as f:
+            json.dump(data, f)
+    assert data["failing_stage"] == "inductor" and "overwritten by a subsequent" in data["signature"]["message"]
+    assert data["subsystem"] and data["subsystem"]["name"] == "cudagraphs", data["subsystem"]
+    assert (data["repro_kind"], data["repro_verified"]) == ("source", True), (data["message"], data["repro_attempts"])
+    run = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path / "project")})  # _blocks.py
+    assert "overwritten by a subsequent" in run.stderr, run.stderr[-2000:]
+
+
 def test_env_reports_the_gpu(tmp_path):
     p = subprocess.run([sys.executable, "-m", "reprokit", "env", "--json"], capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)

@@ -10,7 +10,7 @@ BASE = dict(reprokit_version="0", torch_version="2", command="reprokit bisect s.
             forward="def forward(self, x):\n    return (x.relu(),)", use_saved=False, input_lines=["torch.randn(3)"],
             backend="inductor", mode=None, options=None, submodules=[], children=[], graph_kind="forward",
             prelude=None, hook_lines=[], context_setup=[], context_with=None, dynamic=False, inline=None,
-            attribute_lines=[])
+            attribute_lines=[], launch_blocking=False)
 
 
 @pytest.mark.parametrize("accuracy, backward, strict", list(itertools.product([True, False], repeat=3)))
@@ -18,6 +18,13 @@ def test_every_combination_renders_valid_python(accuracy, backward, strict):
     src = environment().get_template("repro.py.j2").render(**BASE, accuracy=accuracy, backward=backward,
                                                             strict=strict)
     compile(src, "repro.py", "exec")
+
+
+def test_a_cuda_fault_repro_makes_launches_synchronous_before_torch_is_imported():
+    src = environment().get_template("repro.py.j2").render(**{**BASE, "launch_blocking": True}, accuracy=False,
+                                                            backward=False, strict=False)
+    compile(src, "repro.py", "exec")
+    assert src.index('os.environ.setdefault("CUDA_LAUNCH_BLOCKING", "1")') < src.index("import torch")
 
 
 def test_context_prelude_and_hooks_are_in_the_repro():

@@ -13,7 +13,7 @@ from reprokit.data.stages import CROSSREF, STAGES, SUBSYSTEMS
 from reprokit.data.trial_files import trial_record
 from reprokit.trial.runner import Runner
 from reprokit.bisect.configs import config_flips
-from reprokit.bisect.cuda import pin_cuda_fault
+from reprokit.bisect.cuda import launch_blocking
 from reprokit.bisect.graph import failing_graph, graph_code
 from reprokit.bisect.findings import (dynamo_message, memory_finding, meta_kernel_finding, pieces_finding,
                                       say)
@@ -48,6 +48,8 @@ class Bisector(Session):
                          "flaky failure would send the search astray")
             return self.finish(v, decisive={"first_failing": original.trial_dir})
 
+        if original.kind == "cuda_fault":  # from here on every launch is synchronous: the fault names its kernel
+            original = launch_blocking(self, v, original)
         if export_record(original):  # the deployment path: torch.export and AOTInductor (issue #20)
             return self.finish(v, decisive=run_export_ladder(self, v, original))
         if original.kind == "skip":
@@ -74,8 +76,6 @@ class Bisector(Session):
         in_dynamo = failing.stage == "eager" and dynamo_message(original) is not None
         decisive["torch_logs"] = (original if stage_outcome is original or in_dynamo
                                   else self.torch_logs(failing.stage)).trial_dir
-        if stage_outcome.kind == "cuda_fault":
-            v.cuda_fault = pin_cuda_fault(self, failing.stage, stage_outcome)
         return self.finish(v, decisive=decisive)
 
     def first_failing(self, v: Verdict, ladder: list, original: Outcome) -> Optional[StageResult]:

@@ -4,11 +4,33 @@ answers in TRIAL_DIR/rank<i>/ (result.json, state.json, stacks.txt) as a trial p
 """
 from __future__ import annotations
 
+import atexit
+import faulthandler
 import os
+import runpy
+import sys
 import time
 import traceback
 
 from reprokit.child.ranks import DIR_VAR, PID_VAR, PORT_VAR, SPEC_VAR
+from reprokit.data.rundir import private_opener
+
+
+def is_script_rank() -> bool:
+    """A python script (not torch's compile workers, nothing installed) that the trial process started itself."""
+    script = sys.argv[0] if sys.argv else ""
+    if os.environ.get(PID_VAR) != str(os.getppid()) or not script.endswith(".py") or not os.path.isfile(script):
+        return False
+    import importlib.util
+    import sysconfig
+
+    torch_spec = importlib.util.find_spec("torch")
+    installed = [sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")] + [
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # reprokit's own package
+    if torch_spec is not None and torch_spec.origin:
+        installed.append(os.path.dirname(torch_spec.origin))
+    path = os.path.abspath(script)
+    return not any(path.startswith(os.path.abspath(d) + os.sep) for d in installed)
 
 
 def install_in_spawned() -> None:
@@ -30,6 +52,46 @@ def install_in_spawned() -> None:
         return original_run(self)
 
     mpp.BaseProcess.run = run
+
+
+def run_script_rank() -> None:
+    """In a python script the trial process started itself (subprocess): the script runs here, as a rank of the
+    trial, and the process ends when it does. Rank i: the RANK the script gave it, else the next free number."""
+    script = sys.argv[0]
+    root = os.environ[DIR_VAR]
+    rank = os.environ.get("RANK") or os.environ.get("LOCAL_RANK")
+    i = int(rank) if rank and rank.isdigit() else _next_free_rank(root)
+
+    def run_path():
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        runpy.run_path(script, run_name="__main__")
+
+    code = 0
+    try:
+        _rank_function(run_path, i)()
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if not isinstance(e.code, (int, type(None))):
+            print(e.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    # As the interpreter would end, without waiting on threads it left running (a failed rank's teardown).
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _next_free_rank(root: str) -> int:
+    i = 0
+    while True:
+        try:
+            os.makedirs(root, exist_ok=True)
+            os.mkdir(os.path.join(root, f"rank{i}"))
+            return i
+        except FileExistsError:
+            i += 1
 
 
 def _rank_function(fn, i: int):
@@ -59,12 +121,26 @@ def _rank_function(fn, i: int):
             result = classify_exception(state, e)
             result["traceback"] = "".join(traceback.format_exception(type(e), e, e.__traceback__))[-20000:]
             write_result(state, None, result, started, None)
+            bound_teardown(rank_dir)
             raise
         # A numeric mismatch the router found is recorded, not raised: the script goes on as it would have.
         result = classify_exception(state, Exception()) if state.accuracy_failure else passed()
         write_result(state, None, result, started, None)
 
     return run_rank
+
+
+# Seconds a failed rank may take to exit once its answer is written.
+TEARDOWN_SECONDS = 10.0
+
+
+def bound_teardown(rank_dir: str) -> None:
+    """A failed rank's exit may wait forever on a peer that still runs (the process group's teardown, the store
+    rank 0 hosts, a collective the peer is in), while the peer waits for it in destroy_process_group or a barrier;
+    mp.spawn's parent stops the other ranks only once a failed one has exited. After TEARDOWN_SECONDS its stacks
+    go to teardown_stacks.txt and it exits (faulthandler's watchdog runs even in the interpreter's finalisation)."""
+    stacks = open(os.path.join(rank_dir, "teardown_stacks.txt"), "w", opener=private_opener)
+    faulthandler.dump_traceback_later(TEARDOWN_SECONDS, exit=True, file=stacks)
 
 
 def pin_rendezvous_port() -> None:

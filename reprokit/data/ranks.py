@@ -66,6 +66,30 @@ def merge_ranks(trial_dir: str, data: dict, torchrun: bool) -> dict:
     return out
 
 
+def rank_stacks(trial_dir: str, limit: int = 200_000) -> str:
+    """Every stack dump of a trial: the trial process's stacks.txt, then each rank's (rank<i>/stacks.txt), each
+    headed "== rank<i> ==" when there are ranks. A hung job shows where each rank waits: a desync is ranks in
+    different collectives."""
+    parts, ranks = [], rank_dirs(trial_dir)
+    for name in ["", *ranks]:
+        try:
+            with open(os.path.join(trial_dir, name, "stacks.txt"), errors="replace") as f:
+                text = f.read()[-limit:].strip()
+        except OSError:
+            continue
+        if text:
+            parts.append(f"== {name or 'trial process'} ==\n{text}" if ranks else text)
+    return "\n\n".join(parts)
+
+
+def rank_dirs(trial_dir: str) -> list:
+    """The rank<i> folders of a trial, lowest rank first."""
+    try:
+        return sorted((n for n in os.listdir(trial_dir) if re.fullmatch(r"rank\d+", n)), key=lambda n: int(n[4:]))
+    except OSError:
+        return []
+
+
 def _link_case(trial_dir: str, rank: int) -> None:
     """A graph the failing rank captured is found where a one-process trial leaves it: TRIAL_DIR/case."""
     case = os.path.join(trial_dir, f"rank{rank}", "case")

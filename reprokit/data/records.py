@@ -50,6 +50,8 @@ class Signature(JsonData):
             return False
         if self.kind in ("hang", "accuracy", "slow"):
             return True
+        if self.kind == "cuda_fault":  # the fault, and the kernel where both name one (data/signature.py)
+            return self.message == other.message and _same_kernel(self.frame, other.frame)
         if self.cause and other.cause:
             return self.cause == other.cause
         if self.exc_type != other.exc_type or self.message != other.message:
@@ -61,6 +63,21 @@ class Signature(JsonData):
             return "passes"
         head = self.exc_type or self.kind
         return f"{head}: {self.message}" if self.message else head
+
+
+# Words of fused kernel names that many unrelated kernels share (threshold_backward, convolution_backward).
+_GENERIC_KERNEL_WORDS = {"", "backward", "forward", "native", "default", "copy", "to", "like"}
+
+
+def _same_kernel(a: Optional[str], b: Optional[str]) -> bool:
+    """Two kernels of one CUDA fault: "kernel triton_poi_fused_mul_relu_sigmoid" is the same as "kernel
+    triton_poi_fused_relu_threshold_backward": they share an op. A lowering that falls back, or a graph cut
+    smaller, fuses other ops around the op that raises; an unnamed kernel (launches were asynchronous) matches
+    any."""
+    if a is None or b is None or a == b:
+        return True
+    ops_a, ops_b = (set(k.partition("fused_")[2].split("_")) - _GENERIC_KERNEL_WORDS for k in (a, b))
+    return bool(ops_a & ops_b)
 
 
 @dataclass(frozen=True)

@@ -65,16 +65,21 @@ def for_exit(code: int) -> Signature:
 CUDA_FAULTS = ("device-side assert triggered", "an illegal memory access was encountered",
                "unspecified launch failure", "misaligned address")
 
+# What every trial after a CUDA fault runs with (bisect/cuda.py): the fault surfaces at the kernel that raised it.
+LAUNCH_BLOCKING_ENV = {"CUDA_LAUNCH_BLOCKING": "1"}
+
 # Inductor's generated kernel names: triton_{poi,per,red,tem}_fused_<ops>_<n>, cpp_fused_<ops>_<n>.
 KERNEL_NAME = re.compile(r"\b(triton_(?:poi|per|red|tem|for)_\w+|cpp_fused_\w+)")
 
 
-def for_cuda_fault(exc_type: str, text: str) -> Signature:
+def for_cuda_fault(exc_type: str, text: str, blocking: bool = True) -> Signature:
     """An asynchronous CUDA fault surfaces at whatever call synchronises next: the host frame is no part of its
-    identity. It is the fault, and the kernel that raised it where the text names one (launches made synchronous
-    by CUDA_LAUNCH_BLOCKING=1), its index in the graph left out."""
+    identity. It is the fault, and the kernel that raised it where the text names one, its index in the graph
+    left out; only when launches were synchronous (`blocking`: CUDA_LAUNCH_BLOCKING=1), since otherwise the
+    kernel a traceback names is merely the launch at which the host noticed. Kernels compare by their fused ops
+    (records.Signature.matches)."""
     fault = next((m for m in CUDA_FAULTS if m in text), "CUDA fault")
-    kernels = KERNEL_NAME.findall(text)
+    kernels = KERNEL_NAME.findall(text) if blocking else []
     kernel = f"kernel {re.sub(r'_[0-9]+$', '', kernels[-1])}" if kernels else None
     return Signature("cuda_fault", exc_type, fault, kernel)
 

@@ -7,6 +7,7 @@ from typing import Callable, Optional
 from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.data.records import Signature, Verdict
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import LAUNCH_BLOCKING_ENV
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.fx.graphcase import Edit, GraphShape
 from reprokit.minify.graph import GraphOracle, graph_problem, reduce_graph
@@ -34,6 +35,8 @@ def minify_run(run: RunDir, runner: Optional[Runner] = None, emit: Emit = _noop,
     v = Verdict.from_dict(run.read_json("verdict.json"))
     info = run.read_json("run.json")
     runner = runner or make_runner(run, emit)
+    if (v.cuda_fault or {}).get("launch_blocking"):  # as the bisect's trials ran (bisect/cuda.py)
+        runner.env = dict(LAUNCH_BLOCKING_ENV)
     started, before = time.monotonic(), runner.executed
     if not v.failing_stage:
         raise ReprokitError(f"{run.path} has no failing stage to minify")

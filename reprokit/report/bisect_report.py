@@ -89,6 +89,12 @@ def isolated_lines(v: Verdict) -> list:
         isolated.append(f"subsystem: `{v.subsystem['name']}` application #{v.subsystem['application']} of "
                         f"{v.subsystem.get('applications')}: `{v.subsystem.get('detail')}`"
                         + ("" if v.subsystem.get("confirmed") else " (boundary not stable on re-run)"))
+    if v.cuda_fault:
+        isolated.append(f"CUDA fault: {v.cuda_fault['fault']} in kernel `{v.cuda_fault.get('kernel')}`"
+                        + ("; every trial after the original ran with `CUDA_LAUNCH_BLOCKING=1`, so the fault "
+                           "surfaced at the kernel that raised it" + ("" if v.repro_kind == "source" else
+                                                                       " (repro.py sets it too)")
+                           if v.cuda_fault.get("launch_blocking") else ""))
     for o in v.other_failures or []:
         isolated.append(f"a different failure met on the way: {Signature.from_dict(o['signature']).short()}")
     if v.export and v.export.get("kind"):  # an export-stage failure (#20): its guard, line and fix apart

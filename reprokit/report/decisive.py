@@ -238,6 +238,19 @@ def fit(lines: list, limit: int = LIMIT) -> str:
     return "\n".join(lines).strip("\n")
 
 
+def hang_summary(stacks: str, limit: int = LIMIT) -> Optional[str]:
+    """Where a timed-out trial waited: its main thread's stack; with several processes (data.ranks.rank_stacks
+    heads each "== rank<i> =="), each one's, so ranks waiting in different collectives show side by side."""
+    parts = re.split(r"^== (.+) ==$", stacks, flags=re.M)
+    if len(parts) < 3:
+        found = crash_summary(stacks, None, limit)
+        return "Timed out; the main thread's stack:\n" + found if found else None
+    each = max(8, limit // max(1, (len(parts) - 1) // 2))
+    said = [f"== {who} ==\n{crash_summary(text, None, each)}" for who, text in zip(parts[1::2], parts[2::2])
+            if crash_summary(text, None, each)]
+    return "Timed out; where each process waited:\n" + "\n\n".join(said) if said else None
+
+
 def decisive_error(kind: str, text: str, *, note: str = "", stacks: str = "", signal: Optional[str] = None,
                    limit: int = LIMIT) -> str:
     """The decisive error of one failure of `kind` (exception, crash, accuracy, hang, exit, ...), from its
@@ -249,9 +262,9 @@ def decisive_error(kind: str, text: str, *, note: str = "", stacks: str = "", si
         if found:
             return found
     if kind == "hang":
-        found = crash_summary(stacks, None, limit)
+        found = hang_summary(stacks, limit)
         if found:
-            return "Timed out; the main thread's stack:\n" + found
+            return found
     found = exception_summary(text, limit)
     if found:
         return found

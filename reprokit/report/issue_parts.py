@@ -8,6 +8,7 @@ import subprocess
 from typing import Optional
 
 from reprokit.data.records import Signature, Verdict
+from reprokit.data.ranks import rank_stacks
 from reprokit.data.rundir import RunDir
 from reprokit.data.trial_files import trial_record
 from reprokit.report.decisive import decisive_error
@@ -37,7 +38,7 @@ def trial_error(trial: str, kind: str, signature: Optional[dict]) -> str:
     text = read_tail(os.path.join(trial, "stderr.txt"), 4_000_000) or ""
     if "Traceback (most recent call last)" not in text and result.get("traceback"):
         text = result["traceback"]
-    stacks = read_tail(os.path.join(trial, "stacks.txt"), 200_000) or ""
+    stacks = rank_stacks(trial)  # every rank's too
     sig = Signature.from_dict(signature) if signature else None
     return decisive_error(kind, text, note=result.get("note") or "", stacks=stacks,
                           signal=sig.exc_type if sig and sig.kind == "crash" else None)

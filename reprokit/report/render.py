@@ -69,4 +69,5 @@ def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, ba
         accuracy=accuracy, strict=strict, backward=backward, submodules=parts.get("submodules", []),
         children=parts.get("children", []), graph_kind=parts.get("graph_kind", "forward"),
         prelude=parts.get("prelude"), hook_lines=parts.get("hook_lines") or [], context_setup=setup,
-        context_with=with_items, dynamic=bool(parts.get("dynamic")))
+        context_with=with_items, dynamic=bool(parts.get("dynamic")),
+        launch_blocking=bool((verdict.cuda_fault or {}).get("launch_blocking")))

@@ -14,7 +14,7 @@ import time
 from typing import Callable, Iterable, Optional, Union
 
 from reprokit.data import signature as sig
-from reprokit.data.ranks import free_port, merge_ranks
+from reprokit.data.ranks import free_port, merge_ranks, rank_dirs, rank_stacks
 from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.data.rundir import RunDir, private_opener, read_json, write_json_atomic
 from reprokit.trial.cache import compile_cache_root
@@ -201,10 +201,13 @@ def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, t
     if timed_out:
         signature = sig.HANG
         kind = "hang"
-        frame = _hang_frame(os.path.join(trial_dir, "stacks.txt"))
+        # Where a rank waits says more than where the process that started the ranks does (mp.spawn's join).
+        frame = next(filter(None, (_hang_frame(os.path.join(trial_dir, d, "stacks.txt"))
+                                   for d in [*rank_dirs(trial_dir), ""])), None)
         if frame:
             signature = dataclasses.replace(signature, frame=frame)
         note = note or "timed out; every thread's stack is in stacks.txt"
+        data["traceback"] = rank_stacks(trial_dir)  # every process's, each rank's included
     elif "kind" in data:
         kind = data["kind"]
         signature = Signature.from_dict(data["signature"])
@@ -216,7 +219,7 @@ def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, t
         kind = "crash"
         signature = Signature("crash", None, f"trial process exited {returncode} without a result", None)
     return Outcome(kind=kind, signature=signature, seconds=round(seconds, 3), returncode=returncode,
-                   trial_dir=trial_dir, traceback=data.get("traceback", "") if "kind" in data else "",
+                   trial_dir=trial_dir, traceback=data.get("traceback", "") if "kind" in data or timed_out else "",
                    note=note, **extra)
 
 
@@ -265,6 +268,8 @@ class Runner:
         self.jobs = max(1, jobs)
         self.on_trial = on_trial
         self.cache: dict[str, Outcome] = {}
+        # Variables every trial from now on runs with (CUDA_LAUNCH_BLOCKING=1 once the failure is a CUDA fault)
+        self.env: dict = {}
         self.executed = 0
         self._lock = threading.Lock()
         # The scheduler counts processes, not trials: a trial of N ranks takes N of the `jobs` slots.
@@ -277,6 +282,11 @@ class Runner:
         key = spec.key()
         with self._lock:
             cached = self.cache.get(key)
+        if cached is None and self.env:  # a question answered before the switches were set keeps its answer
+            spec = dataclasses.replace(spec, env={**self.env, **(spec.env or {})})
+            key = spec.key()
+            with self._lock:
+                cached = self.cache.get(key)
         if cached is not None:
             if self.on_trial:
                 self.on_trial(spec, cached, True)

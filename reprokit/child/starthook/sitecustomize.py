@@ -1,5 +1,6 @@
 """Interpreter start-up hook of a script trial's own processes (reprokit.child.ranks puts this folder on
-PYTHONPATH): a rank the script starts with torch.multiprocessing.spawn gets the trial's router. Elsewhere it
+PYTHONPATH): a rank the script starts with torch.multiprocessing.spawn, or a python script it starts with
+subprocess, gets the trial's router. Elsewhere it
 does nothing but hand over to the sitecustomize this one shadows."""
 import os
 import sys
@@ -28,3 +29,8 @@ if os.environ.get("REPROKIT_TRIAL_SPEC") and any("multiprocessing.spawn" in a or
     from reprokit.child.spawned import install_in_spawned
 
     install_in_spawned()
+elif os.environ.get("REPROKIT_TRIAL_SPEC"):
+    from reprokit.child.spawned import is_script_rank, run_script_rank
+
+    if is_script_rank():  # a python script the trial started with subprocess: it runs here and exits
+        run_script_rank()
