@@ -8,8 +8,10 @@ silent mismatch). Per case, one run each of:
   - reprokit, cold: an empty compile cache (REPROKIT_CACHE_DIR set to a fresh folder), as on a new machine;
   - reprokit, warm (a labelled extra row; --no-warm skips it): the same again with the cache the cold run left;
   - `python -m torch._inductor.compiler_bisector run python CASE` (fresh TORCHINDUCTOR_CACHE_DIR) for the verdict;
-  - TORCHDYNAMO_REPRO_AFTER=aot + `minifier_launcher.py minify` for the minimal repro.
-It prints the verdict's time, trials and right-or-wrong, time to a verified repro, nodes, the split of trials
+  - TORCHDYNAMO_REPRO_AFTER=aot + `minifier_launcher.py minify` for the minimal repro (TORCHDYNAMO_REPRO_LEVEL
+    as REPRO_LEVEL says: 3 for a crash, 4 for a wrong result, else the default 2).
+It prints the verdict's time, trials and right-or-wrong, time to a verified repro.py (then, apart, the run of
+test_repro.py that follows it: "+test s"), nodes, the split of trials
 and trial-seconds per phase (start, ladder, graph, configs, subsystems, logs, minify), and the ratios against
 PyTorch's tools (cold rows only). --extra "--no-configs" adds another labelled reprokit row.
 """
@@ -33,6 +35,10 @@ DEFAULT_CASES = ("relu_compile_error,cnn_runtime_error,relu_accuracy,backward_on
                  "wrong_decomposition")
 # What the verdict must name, per case: (failing stage, a word of the subsystem detail or None).
 RIGHT = {"wrong_decomposition": ("aot_eager_decomp_partition", "hardswish")}
+# The after_aot minifier's TORCHDYNAMO_REPRO_LEVEL a user who read its docs would pick: 2 (the default) only sees
+# exceptions raised inside compiled code; a failure that kills the process needs 3 ("good for segfaults"), a wrong
+# result the script's own check catches needs 4 (accuracy).
+REPRO_LEVEL = {"relu_accuracy": 4, "cnn_runtime_error": 3}
 
 COUNTER = """import os, subprocess, sys
 with open(os.environ["BENCH_COUNT"], "a") as f:
@@ -144,13 +150,16 @@ def run_after_aot(case: str) -> dict:
     d = workdir(case)
     env = env_for(d)
     env["TORCHDYNAMO_REPRO_AFTER"] = "aot"
+    env["TORCHDYNAMO_REPRO_LEVEL"] = str(REPRO_LEVEL.get(case[:-3], 2))
     t = time.monotonic()
     subprocess.run([sys.executable, case], cwd=d, capture_output=True, text=True, env=env, timeout=1800)
     launchers = sorted(d.rglob("minifier_launcher.py"))
     if not launchers:
-        return {"wall": time.monotonic() - t, "nodes": None, "reproduces": False, "note": "no launcher written"}
+        return {"wall": time.monotonic() - t, "nodes": None, "reproduces": False,
+                "note": f"no launcher written (level {env['TORCHDYNAMO_REPRO_LEVEL']})"}
     launcher = launchers[-1]
     env.pop("TORCHDYNAMO_REPRO_AFTER")
+    env.pop("TORCHDYNAMO_REPRO_LEVEL")
     p = subprocess.run([sys.executable, str(launcher), "minify"], cwd=launcher.parent, capture_output=True,
                        text=True, env=env, timeout=3600)
     wall = time.monotonic() - t
@@ -162,18 +171,32 @@ def run_after_aot(case: str) -> dict:
                            env=env, timeout=900)
         reproduces = r.returncode != 0
     queries = len(re.findall(r"Trying granularity|Made progress|Started off with", p.stdout + p.stderr))
-    return {"wall": wall, "nodes": nodes, "reproduces": reproduces, "queries": queries}
+    return {"wall": wall, "nodes": nodes, "reproduces": reproduces, "queries": queries,
+            "note": f"level {REPRO_LEVEL.get(case[:-3], 2)}"}
 
 
 def ratio(a, b):
     return f"{a / b:.2f}" if a and b else "-"
 
 
+def test_repro_seconds(v: dict) -> float:
+    """How long the run of test_repro.py (written after repro.py is verified) took: from the verdict, or for a
+    run folder written before it recorded that, from the two files' times."""
+    if v.get("test_repro_seconds") is not None:
+        return v["test_repro_seconds"]
+    test, out = (pathlib.Path(v.get("run_dir") or "", f) for f in ("test_repro.py", "test_repro_output.txt"))
+    return round(out.stat().st_mtime - test.stat().st_mtime, 2) if test.exists() and out.exists() else 0.0
+
+
 def ours_row(case: str, who: str, ours: dict) -> dict:
+    """A reprokit row: the time to a verified repro.py is minify's time less test_repro.py's run after it."""
     v = ours["data"]
     n = v.get("nodes") or {}
+    test_s = test_repro_seconds(v)
+    minify_s = v.get("minify_seconds")
     return {"case": case, "who": who, "verdict_ok": ours["verdict_ok"], "verdict_s": v.get("seconds"),
-            "trials": v.get("trials"), "repro_s": v.get("minify_seconds"), "minify_trials": v.get("minify_trials"),
+            "trials": v.get("trials"), "repro_s": minify_s - test_s if minify_s else None, "minify_s": minify_s,
+            "test_repro_s": test_s, "run_dir": v.get("run_dir"), "minify_trials": v.get("minify_trials"),
             "nodes": f"{n.get('original')}→{n.get('minified')}" if n else "-", "verified": v.get("repro_verified"),
             "repro_kind": v.get("repro_kind"), "stage": v.get("failing_stage"),
             "culprit": (v.get("subsystem") or {}).get("detail") or v.get("config"), "phases": ours["phases"],
@@ -181,12 +204,12 @@ def ours_row(case: str, who: str, ours: dict) -> dict:
 
 
 def print_table(rows: list) -> None:
-    print(f"{'case':<22} {'who':<22} {'right':<5} {'verdict s':>9} {'trials':>6} {'repro s':>8} {'nodes':>9} "
-          f"{'verified':>8} {'ratio verdict':>13} {'ratio repro':>11}")
+    print(f"{'case':<22} {'who':<22} {'right':<5} {'verdict s':>9} {'trials':>6} {'repro s':>8} {'+test s':>7} "
+          f"{'nodes':>9} {'verified':>8} {'ratio verdict':>13} {'ratio repro':>11}")
     for r in rows:
         print(f"{r['case']:<22} {r['who']:<22} {str(r['verdict_ok']):<5} {r['verdict_s'] or 0:>9.1f} "
-              f"{str(r['trials']):>6} {r['repro_s'] or 0:>8.1f} {r['nodes']:>9} {str(r['verified']):>8} "
-              f"{r.get('ratio_verdict', ''):>13} {r.get('ratio_repro', ''):>11}")
+              f"{str(r['trials']):>6} {r['repro_s'] or 0:>8.1f} {r.get('test_repro_s') or 0:>7.1f} {r['nodes']:>9} "
+              f"{str(r['verified']):>8} {r.get('ratio_verdict', ''):>13} {r.get('ratio_repro', ''):>11}")
         if r.get("phases"):
             print(f"{'':<22} phases (trials, trial-s): " + ", ".join(
                 f"{k} {n} / {sec:.0f}" for k, (n, sec) in sorted(r["phases"].items(), key=lambda kv: -kv[1][1])))

@@ -247,6 +247,8 @@ class Verdict(JsonData):
     test_repro: Optional[str] = None
     test_repro_verified: Optional[bool] = None
     test_repro_failure: str = ""
+    # How long test_repro.py's run took: the time to a verified repro.py is minify_seconds less this.
+    test_repro_seconds: Optional[float] = None
     # reprokit versions: {"user", "rows": [{"release", "status", "detail", "seconds", "mode", "env"}], "fixed_in",
     # "regression_since", "summary", ...}; status is same | passes | different | cannot_run
     versions: Optional[dict] = None

@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from typing import Callable
 
 from reprokit import __version__
@@ -52,12 +53,14 @@ def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, bac
     run.write_text("test_repro.py", text)
     info = run.read_json("run.json")
     env = trial_env(TrialSpec(mode="script", stage="user"), run.file("cache"), run.path)
+    started = time.monotonic()
     try:
         p = subprocess.run([info.get("python") or sys.executable, "test_repro.py"], cwd=run.path, env=env,
                            capture_output=True, text=True, timeout=timeout, start_new_session=True)
         output, code = p.stdout + p.stderr, p.returncode
     except subprocess.TimeoutExpired as e:
         output, code = f"{e.stdout or ''}{e.stderr or ''}\n[timed out after {timeout:.0f} s]", None
+    v.test_repro_seconds = round(time.monotonic() - started, 2)
     run.write_text("test_repro_output.txt", output)
     run.write_json("test_repro.json", {"returncode": code})
     v.test_repro_verified, v.test_repro_failure = judge_test(target, code, output)
