@@ -247,7 +247,8 @@ def main():
             for r in rows:
                 if r["case"] == case and r["who"] != "pytorch":
                     r["ratio_verdict"] = ratio(r["verdict_s"], b["wall"])
-                    r["ratio_repro"] = ratio(r["repro_s"], a["wall"])
+                    # No ratio against a minifier that gave no working repro: its seconds bought nothing.
+                    r["ratio_repro"] = ratio(r["repro_s"], a["wall"]) if a["reproduces"] else "no repro"
         for r in rows:
             if r["case"] == case:
                 print(json.dumps(r, default=str), flush=True)
