@@ -78,4 +78,5 @@ def describe_inputs(found: dict) -> str:
     """One sentence for the verdict's message and ISSUE.md."""
     return (f"the package was called with an input unlike the example it was compiled for, and checks none by "
             f"default: AOTI_RUNTIME_CHECK_INPUTS=1 refuses it ({found['error']}). Fix: export with an example laid "
-            f"out as the callers' inputs are (e.g. x.contiguous() for a slice), or run with AOTI_RUNTIME_CHECK_INPUTS=1")
+            "out as the callers' inputs are (e.g. x.contiguous() for a slice), or run with "
+            "AOTI_RUNTIME_CHECK_INPUTS=1")

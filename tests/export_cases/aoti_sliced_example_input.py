@@ -3,7 +3,8 @@
 torch 2.13.0 CPU (no particular vector ISA needed): a model exported and AOT-compiled with an example input that is
 a slice of a bigger tensor (not contiguous) is then run on a newly created tensor of the same shape. The package
 assumes the example's strides and checks none by default (only under AOTI_RUNTIME_CHECK_INPUTS=1), so on CPU it
-silently returns wrong values, where the exported program (and eager) answer right. On CUDA the issue saw a crash."""
+silently returns wrong values, where the exported program (and eager) answer right. The issue's report (CUDA)
+failed with an error from the package's run instead."""
 import torch
 
 
