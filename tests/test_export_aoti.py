@@ -80,6 +80,8 @@ def test_aoti_accuracy_stage_and_verified_repro(accuracy):
     """The planted wrong result: aoti_run, the package loaded, the repro's own check (AOTI against eager) fails."""
     data = accuracy
     assert (data["failing_stage"], data["last_passing_stage"]) == ("aoti_run", "decompose")
+    assert [(r["stage"], r["kind"] == "pass") for r in data["ladder"]] == [
+        ("export", True), ("decompose", True), ("aoti", False)]
     assert data["compile_args"]["entries"] == ["torch.export.export", "aoti_compile_and_package",
                                                "aoti_load_package"]
     assert data["aoti_kernel"] is None  # a wrong value names no kernel to look for: the switch is not run
@@ -138,3 +140,27 @@ def test_only_a_crash_without_a_kernel_name_asks_for_one():
     assert not names_no_kernel(outcome("exception", "AssertionError", "Tensor-likes are not close!"))
     assert not names_no_kernel(outcome("accuracy", None, "aoti_run: mismatch"))
     assert not names_no_kernel(outcome("exception", "RuntimeError", "failed in cpp_fused_relu_1"))
+
+
+@pytest.mark.slow
+def test_genuine_decompose_failure_pytorch_180354(tmp_path_factory):
+    """pytorch#180354: torch.cond whose branch creates a tensor exports and runs, run_decompositions() raises.
+    torch.cond, run eagerly, compiles its branches itself: that compile is torch's, not the script's, so the
+    export stage passes and the failure is placed at decompose."""
+    data = bisect_case(tmp_path_factory, "decompose_cond_branch_tensor.py", *FAST)
+    assert (data["failing_stage"], data["last_passing_stage"]) == ("decompose", "export"), data["ladder"]
+    assert [(r["stage"], r["kind"] == "pass", r["same"]) for r in data["ladder"]] == [
+        ("export", True, False), ("decompose", False, True), ("aoti", False, True)]
+    assert data["signature"]["message"].startswith("Attempting to use FunctionalTensor on its own")
+
+
+def test_a_higher_order_ops_own_compile_is_told_apart():
+    from reprokit import compat
+    from reprokit.child.router import from_higher_order_op
+
+    def frame_in(path):
+        return eval(compile("sys._getframe(0)", path, "eval"), {"sys": sys})
+
+    assert from_higher_order_op(frame_in(os.path.join(compat.TORCH_ROOT, "_higher_order_ops", "utils.py")))
+    assert not from_higher_order_op(frame_in(os.path.join(compat.TORCH_ROOT, "nn", "modules", "module.py")))
+    assert not from_higher_order_op(frame_in(str(CASES / "decompose_cond_branch_tensor.py")))
