@@ -50,14 +50,15 @@ def env_for(d: pathlib.Path) -> dict:
 
 def culprit(v: dict) -> str:
     """What reprokit names besides the stage: the lowering or pass, the config, the guard, the kernel."""
+    named = []
     if v.get("subsystem"):
-        return str(v["subsystem"].get("detail") or v["subsystem"].get("name")).split(" (")[0]
+        named.append(str(v["subsystem"].get("detail") or v["subsystem"].get("name")).split(" (")[0])
     for key, field in (("export", "guard"), ("aoti_kernel", "kernel")):
         if (v.get(key) or {}).get(field):
-            return f"{key}: {v[key][field]}"
+            named.append(f"{key}: {v[key][field]}")
     if v.get("config"):
-        return "config " + ",".join(v["config"])
-    return (v.get("message") or "-")[:60]
+        named.append("config " + ",".join(v["config"]))
+    return "; ".join(named) or (v.get("message") or "-")[:60]
 
 
 def run_reprokit(case: str) -> dict:
@@ -124,9 +125,9 @@ def run_aoti_minifier(case: str, level4: bool) -> dict:
 
 
 def print_table(rows: list) -> None:
-    print(f"{'case':<28} {'who':<32} {'stage':<22} {'culprit':<44} {'nodes':>7} {'repro fails':>11} {'s':>7}")
+    print(f"{'case':<28} {'who':<32} {'stage':<22} {'culprit':<60} {'nodes':>7} {'repro fails':>11} {'s':>7}")
     for r in rows:
-        print(f"{r['case']:<28} {r['who']:<32} {str(r['stage'])[:22]:<22} {str(r['culprit'])[:44]:<44} "
+        print(f"{r['case']:<28} {r['who']:<32} {str(r['stage'])[:22]:<22} {str(r['culprit'])[:60]:<60} "
               f"{r['nodes']:>7} {str(r['repro_fails']):>11} {r['seconds']:>7}")
 
 
