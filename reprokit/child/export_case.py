@@ -67,7 +67,13 @@ def value_meta(val) -> dict:
         shape = [int(s) for s in val.shape]
     except Exception:  # an unbacked size has no hint: a cut there cannot be made an input
         return {}
-    return {"shape": shape, "dtype": str(val.dtype)}
+    meta = {"shape": shape, "dtype": str(val.dtype)}
+    try:  # a non-contiguous example (a slice): the package may assume its strides (pytorch#153992)
+        if not val.is_contiguous():
+            meta["stride"] = [int(s) for s in val.stride()]
+    except Exception:  # unbacked strides: made contiguous
+        pass
+    return meta
 
 
 def write_case(program, trial_dir: str) -> Optional[str]:

@@ -28,6 +28,12 @@ def install_router(state: TrialState, observer: Optional[Observer] = None) -> No
     def compile(model=None, **kwargs):
         """torch.compile with the router as the backend. backend, mode and options are the router's to apply;
         every other keyword, whatever this torch knows, reaches torch.compile unchanged."""
+        if from_higher_order_op(sys._getframe(1)):  # torch's own compile, with torch's own backend
+            inside[0] += 1
+            try:
+                return original_compile(model, **kwargs) if model is not None else original_compile(**kwargs)
+            finally:
+                inside[0] -= 1
         backend = kwargs.pop("backend", None) or "inductor"
         mode, options = kwargs.pop("mode", None), kwargs.pop("options", None)
         state.record_compile(backend_name(backend), mode, options, kwargs.get("dynamic"),
@@ -66,6 +72,15 @@ def install_router(state: TrialState, observer: Optional[Observer] = None) -> No
 
     torch.compile = compile
     compat.wrap_dynamo_optimize(wrap_optimize)
+
+
+def from_higher_order_op(frame) -> bool:
+    """torch.cond and its kin, run eagerly, compile their own body with a backend of their choosing
+    (torch/_higher_order_ops/utils.py): torch's step, not the script's torch.compile (pytorch#180354's case)."""
+    from reprokit import compat
+
+    path = os.path.abspath(frame.f_code.co_filename)
+    return path.startswith(os.path.join(compat.TORCH_ROOT, "_higher_order_ops") + os.sep)
 
 
 class GraphRouter:

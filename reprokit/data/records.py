@@ -254,3 +254,5 @@ class Verdict(JsonData):
     versions: Optional[dict] = None
     # an export-stage failure (torch.export raised): {"kind", "guard", "line", "code", "fix"}
     export: Optional[dict] = None
+    # an AOTI run failure that named no kernel, named by AOTI's kernel-name printer: {"kernel", "launched", ...}
+    aoti_kernel: Optional[dict] = None

@@ -16,6 +16,7 @@ from reprokit.bisect.subsystems import subsystem
 from reprokit.search import find_boundary
 from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.trial_files import trial_record
+from reprokit.export import aoti_debug
 from reprokit.export.findings import cpp_compile_error, describe, draft_failures, export_finding
 
 EXPORT_TRIAL_STAGES = ("export", "decompose")
@@ -112,10 +113,24 @@ def narrow_aoti(s: Session, v: Verdict, failing: Outcome) -> None:
     error = cpp_compile_error(read_text(os.path.join(failing.trial_dir, "stderr.txt")))
     if error:  # g++'s output is hundreds of kilobytes of warnings around this one line
         v.message = error
+    elif v.failing_stage == "aoti_run":
+        aoti_run_switches(s, v, failing)
     if s.opts.configs:
         v.config = config_flips(aoti, "inductor", failing)
     if s.opts.subsystems:
         v.subsystem = lowering_boundary(aoti, failing) or subsystem(aoti, "inductor", failing)
+
+
+def aoti_run_switches(s: Session, v: Verdict, failing: Outcome) -> None:
+    """The package failed at run time: re-run it with AOTI's input checks, then (no kernel named) its
+    kernel-name printer; what they say goes into the verdict's message."""
+    checked = aoti_debug.check_inputs(s, "user")
+    if checked:
+        v.message = aoti_debug.describe_inputs(checked)
+    if aoti_debug.names_no_kernel(failing):  # "Unknown exception": which kernel
+        v.aoti_kernel = aoti_debug.name_aoti_kernel(s, "user", failing)
+        if v.aoti_kernel:
+            v.message = "; ".join(filter(None, (v.message, aoti_debug.describe(v.aoti_kernel))))
 
 
 def lowering_boundary(s: AotiSession, failing: Outcome) -> Optional[dict]:

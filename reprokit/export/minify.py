@@ -96,7 +96,8 @@ class CandidateMaker:
             stage=self.v.failing_stage, expected=Signature.from_dict(self.v.signature).short()[:150],
             nodes=len(kept), original_nodes=len(self.graph["nodes"]), config_lines=self.config_lines,
             prelude=self.prelude, args=args, body=[n["code"] for n in kept], output=kept[-1]["name"],
-            inputs=[input_expr(self.meta[a]) for a in args])
+            inputs=[input_expr(self.meta[a]) for a in args],
+            strided=any(self.meta[a].get("stride") for a in args))
 
     def spec(self, path: str, text: str, label: str, fresh: bool = False):
         """A script trial of one candidate repro, run from its own folder."""
@@ -129,6 +130,9 @@ class CandidateMaker:
 def input_expr(meta: dict) -> str:
     """An expression making a synthetic input of the value's shape and dtype."""
     shape, dtype = tuple(meta["shape"]), meta["dtype"]
+    if meta.get("stride"):  # the example's layout, a view of a larger buffer as the script's slice was
+        size = 1 + sum((n - 1) * st for n, st in zip(shape, meta["stride"]))
+        return f"torch.randn({size}, dtype={dtype}).as_strided({shape}, {tuple(meta['stride'])})"
     if dtype == "torch.bool":
         return f"torch.rand({shape}) < 0.5"
     if dtype.startswith(_DTYPES_INT):

@@ -1,0 +1,156 @@
+"""reprokit against PyTorch's AOTInductor minifier on the export test scripts (issue #20), by hand, not in CI.
+
+    python bench/compare_export.py [--cases aoti_compile_error,aoti_accuracy] [--level4] [--skip-torch]
+
+Per case (tests/export_cases/CASE.py), in a fresh folder with a fresh compile cache, one run each of:
+  - `reprokit bisect CASE` with default flags (config flips, subsystems, minify and pack all on);
+  - the script under PyTorch's AOTI minifier as its docs say (DUMP_AOTI_MINIFIER=1, the same as
+    torch._inductor.config.aot_inductor.dump_aoti_minifier = True), then `python minifier_launcher.py minify`
+    in the folder it was written to. --level4 adds AOTINDUCTOR_REPRO_LEVEL=4, the only level at which it checks
+    accuracy (a user has to know to set it).
+It prints, for both: stage, culprit, nodes (original→minified), whether the repro fails when run, and seconds.
+PyTorch's minifier names no stage or culprit: its columns say what it reproduced (the exception it minified on).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+CASES = REPO / "tests" / "export_cases"
+TIMEOUT = 3600
+
+
+def all_cases() -> list:
+    return sorted(p.stem for p in CASES.glob("*.py"))
+
+
+def workdir(case: str) -> pathlib.Path:
+    d = pathlib.Path(tempfile.mkdtemp(prefix="bench-export-"))
+    shutil.copy(CASES / f"{case}.py", d / f"{case}.py")
+    return d
+
+
+def env_for(d: pathlib.Path) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TORCH_BISECT", "TORCHDYNAMO_REPRO", "DUMP_AOTI", "AOTINDUCTOR_REPRO"))}
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(d / "inductor-cache")  # cold, as a user's first try would be
+    env["REPROKIT_CACHE_DIR"] = str(d / "reprokit-cache")
+    env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def culprit(v: dict) -> str:
+    """What reprokit names besides the stage: the lowering or pass, the config, the guard, the kernel."""
+    named = []
+    if v.get("subsystem"):
+        named.append(str(v["subsystem"].get("detail") or v["subsystem"].get("name")).split(" (")[0])
+    for key, field in (("export", "guard"), ("aoti_kernel", "kernel")):
+        if (v.get(key) or {}).get(field):
+            named.append(f"{key}: {v[key][field]}")
+    if v.get("config"):
+        named.append("config " + ",".join(v["config"]))
+    return "; ".join(named) or (v.get("message") or "-")[:60]
+
+
+def run_reprokit(case: str) -> dict:
+    d = workdir(case)
+    t = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", f"{case}.py", "--json", "-o",
+                        str(d / "artifacts")], cwd=d, capture_output=True, text=True, env=env_for(d),
+                       timeout=TIMEOUT)
+    wall = time.monotonic() - t
+    v = json.loads(p.stdout) if p.stdout.strip() else {}
+    n = v.get("nodes") or {}
+    return {"case": case, "who": "reprokit", "stage": v.get("failing_stage") or f"exit {p.returncode}",
+            "culprit": culprit(v) if v else p.stderr.strip().splitlines()[-1:],
+            "nodes": f"{n.get('original')}→{n.get('minified')}" if n else "-",
+            "repro_fails": v.get("repro_verified"), "seconds": round(wall, 1)}
+
+
+def exception_of(stderr: str) -> str:
+    """The exception a script died of: 'InductorError: CppCompileError' (g++'s output around it left out)."""
+    lines = re.findall(r"^([A-Za-z_][\w.]*(?:Error|Exception|Failure)):?(.*)$", stderr, re.M)
+    if not lines:
+        return (stderr.strip().splitlines() or ["?"])[-1][:60]
+    name, rest = lines[-1]
+    return (name.rsplit(".", 1)[-1] + ":" + rest)[:60]
+
+
+def program_nodes(text: str):
+    """call_function nodes of the GraphModule a minifier repro prints (its module string, in comments or code)."""
+    calls = re.findall(r"^[#\s]*\w+ = torch\.ops\.[\w.]+\(", text, re.M)
+    return len(calls) or None
+
+
+def run_aoti_minifier(case: str, level4: bool) -> dict:
+    d = workdir(case)
+    env = env_for(d)
+    env["DUMP_AOTI_MINIFIER"] = "1"
+    if level4:
+        env["AOTINDUCTOR_REPRO_LEVEL"] = "4"
+    row = {"case": case, "who": "pytorch aoti minifier" + (" (level 4)" if level4 else ""), "culprit": "-"}
+    t = time.monotonic()
+    script = subprocess.run([sys.executable, f"{case}.py"], cwd=d, capture_output=True, text=True, env=env,
+                            timeout=TIMEOUT)
+    failed = [exception_of(script.stderr)] if script.returncode else ["the script passed"]
+    launchers = sorted(d.rglob("minifier_launcher.py"), key=lambda x: x.stat().st_mtime)
+    if not launchers:
+        return {**row, "stage": "-", "culprit": f"no launcher written ({failed[0][:70]})", "nodes": "-",
+                "repro_fails": None, "seconds": round(time.monotonic() - t, 1)}
+    launcher = launchers[-1]
+    original = program_nodes(launcher.read_text())
+    env.pop("DUMP_AOTI_MINIFIER")
+    p = subprocess.run([sys.executable, str(launcher), "minify"], cwd=launcher.parent, capture_output=True,
+                       text=True, env=env, timeout=TIMEOUT)
+    wall = time.monotonic() - t
+    repros = sorted((r for r in d.rglob("repro.py") if r.stat().st_mtime >= launcher.stat().st_mtime),
+                    key=lambda x: x.stat().st_mtime)
+    row.update(stage=f"({failed[0]})", seconds=round(wall, 1))
+    if not repros:
+        tail = (p.stderr.strip().splitlines() or ["-"])[-1]
+        return {**row, "culprit": f"minifier wrote no repro.py ({tail[:70]})", "nodes": f"{original}→-",
+                "repro_fails": None}
+    r = subprocess.run([sys.executable, str(repros[-1])], cwd=repros[-1].parent, capture_output=True, text=True,
+                       env=env, timeout=TIMEOUT)
+    return {**row, "nodes": f"{original}→{program_nodes(repros[-1].read_text())}", "repro_fails": r.returncode != 0}
+
+
+def print_table(rows: list) -> None:
+    print(f"{'case':<28} {'who':<32} {'stage':<22} {'culprit':<60} {'nodes':>7} {'repro fails':>11} {'s':>7}")
+    for r in rows:
+        print(f"{r['case']:<28} {r['who']:<32} {str(r['stage'])[:22]:<22} {str(r['culprit'])[:60]:<60} "
+              f"{r['nodes']:>7} {str(r['repro_fails']):>11} {r['seconds']:>7}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", default=",".join(all_cases()))
+    ap.add_argument("--level4", action="store_true", help="also PyTorch's minifier at AOTINDUCTOR_REPRO_LEVEL=4")
+    ap.add_argument("--skip-torch", action="store_true", help="reprokit only")
+    args = ap.parse_args()
+    rows = []
+    for case in args.cases.split(","):
+        case = case[:-3] if case.endswith(".py") else case
+        found = [run_reprokit(case)]
+        if not args.skip_torch:
+            found.append(run_aoti_minifier(case, level4=False))
+            if args.level4:
+                found.append(run_aoti_minifier(case, level4=True))
+        for r in found:
+            print(json.dumps(r, default=str), flush=True)
+        rows += found
+    print()
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""An AOTInductor run failure that names no kernel ("RuntimeError: Unknown exception" from the loader), named by
+kernel: the package is built and run once more with AOTI's own debug switch that prints each kernel's name before
+and after its launch (`aot_inductor.debug_intermediate_value_printer = "3"`). The kernel launched and never
+finished is the one that failed."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Optional
+
+from reprokit.bisect.session import Session
+from reprokit.data.records import Outcome
+from reprokit.data.signature import KERNEL_NAME
+
+# AOTI's switch, as a config the trial hands to aoti_compile_and_package (child.export_router merges spec.config).
+PRINTER = {"aot_inductor.debug_intermediate_value_printer": "3"}
+_LAUNCH = re.compile(r"\[ (before|after)_launch: ([\w.:]+) \]")
+
+
+def names_no_kernel(outcome: Outcome) -> bool:
+    """A crash whose message names no generated kernel (AOTI's loader says only "Unknown exception"); a wrong
+    value (the script's assert, reprokit's accuracy check) is no kernel's crash."""
+    sig = outcome.signature
+    text = " ".join(filter(None, (sig.message, sig.cause, outcome.traceback)))
+    wrong_value = outcome.kind == "accuracy" or sig.exc_type == "AssertionError"
+    return outcome.failed and not wrong_value and not KERNEL_NAME.search(text)
+
+
+def unfinished_kernel(text: str) -> tuple:
+    """(the last kernel launched that never finished, every kernel launched in order) from the printer's lines."""
+    launched, open_ = [], []
+    for when, name in _LAUNCH.findall(text):
+        if when == "before":
+            launched.append(name)
+            open_.append(name)
+        elif name in open_:
+            open_.remove(name)
+    return (open_[-1] if open_ else None), launched
+
+
+def name_aoti_kernel(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
+    """Re-run with AOTI's kernel-name printer: {"kernel", "launched", "switch", "trial", "same"}; None when the
+    re-run names no unfinished kernel."""
+    out = s.runner(s.spec(stage, "aoti-kernel-names", config=dict(PRINTER)))
+    text = ""
+    for name in ("stdout.txt", "stderr.txt"):
+        try:
+            with open(os.path.join(out.trial_dir, name), errors="replace") as f:
+                text += f.read()[-400_000:]
+        except OSError:
+            pass
+    kernel, launched = unfinished_kernel(text)
+    if kernel is None:
+        return None
+    switch = ", ".join(f"{k}={v!r}" for k, v in PRINTER.items())
+    return {"kernel": kernel, "launched": launched[-5:], "switch": switch, "trial": out.trial_dir,
+            "same": s.fails_same(out)}
+
+
+def describe(found: dict) -> str:
+    """One sentence for the verdict's message and ISSUE.md."""
+    return (f"AOTInductor's package failed inside kernel {found['kernel']} (launched, never finished; named by "
+            f"re-running with {found['switch']})")
+
+
+_INPUT_CHECK = re.compile(r"input_handles\[\d+\]: (?:unmatched|dim value is too)[^\n]*")
+
+
+def check_inputs(s: Session, stage: str) -> Optional[dict]:
+    """Re-run with AOTI's input checks on (AOTI_RUNTIME_CHECK_INPUTS=1, off by default): {"error", "trial"} when
+    the package refuses an input of another dtype, size or stride than the example it was compiled for."""
+    out = s.runner(s.spec(stage, "aoti-check-inputs", env={"AOTI_RUNTIME_CHECK_INPUTS": "1"}))
+    m = _INPUT_CHECK.search(" ".join(filter(None, (out.signature.message, out.traceback))))
+    return {"error": m.group(0).strip(), "trial": out.trial_dir} if m else None
+
+
+def describe_inputs(found: dict) -> str:
+    """One sentence for the verdict's message and ISSUE.md."""
+    return (f"the package was called with an input unlike the example it was compiled for, and checks none by "
+            f"default: AOTI_RUNTIME_CHECK_INPUTS=1 refuses it ({found['error']}). Fix: export with an example laid "
+            "out as the callers' inputs are (e.g. x.contiguous() for a slice), or run with "
+            "AOTI_RUNTIME_CHECK_INPUTS=1")

@@ -1,0 +1,166 @@
+"""AOTInductor failures end to end (issue #20): the planted compile error and wrong result minified to a verified
+repro.py that exports and AOT-compiles again, a genuine AOTI issue from PyTorch's tracker (pytorch#153992), and the
+run-time switches of AOTI that name what its loader does not (the kernel, the input it was not compiled for).
+
+One bisect run per case (module-scoped), several assertions on it: the suite's time stays small.
+"""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from reprokit.export.aoti_debug import unfinished_kernel
+from reprokit.export.minify import input_expr
+
+CASES = pathlib.Path(__file__).parent / "export_cases"
+REPO = pathlib.Path(__file__).parent.parent
+FAST = ("--no-configs", "--no-subsystems", "--no-pack")
+
+
+def bisect_case(tmp_path_factory, case: str, *args) -> dict:
+    """`reprokit bisect CASE --json` in a fresh copy of the cases; the verdict, with the work folder."""
+    work = tmp_path_factory.mktemp(case[:-3]) / "project"
+    shutil.copytree(CASES, work, ignore=shutil.ignore_patterns("__pycache__"))
+    cmd = [sys.executable, "-m", "reprokit", "bisect", case, "--json", "-o", str(work / "artifacts"), *args]
+    p = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=1500,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 0, p.stderr[-3000:]
+    return {**json.loads(p.stdout), "work": str(work)}
+
+
+@pytest.fixture(scope="module")
+def compile_error(tmp_path_factory):
+    return bisect_case(tmp_path_factory, "aoti_compile_error.py", *FAST)
+
+
+@pytest.fixture(scope="module")
+def accuracy(tmp_path_factory):
+    return bisect_case(tmp_path_factory, "aoti_accuracy.py", *FAST)
+
+
+@pytest.fixture(scope="module")
+def sliced(tmp_path_factory):
+    return bisect_case(tmp_path_factory, "aoti_sliced_example_input.py", *FAST)
+
+
+def check_export_repro(data: dict, config_line: str) -> str:
+    """repro.py: the one relu node left, exported and AOT-compiled again, verified in a fresh interpreter."""
+    assert data["repro_verified"] is True and data["repro_kind"] == "export_graph", data["repro_attempts"]
+    assert data["nodes"] == {"original": 3, "minified": 1}
+    text = pathlib.Path(data["repro"]).read_text()
+    assert "relu = torch.ops.aten.relu.default(" in text
+    assert "program = torch.export.export(model, args)" in text and "aoti_compile_and_package(program)" in text
+    assert config_line in text
+    assert data["work"] not in text  # no absolute paths: it runs anywhere
+    return text
+
+
+@pytest.mark.slow
+def test_aoti_compile_error_stage_message_and_verified_repro(compile_error):
+    """The planted C++ compile error: aoti_compile (export and the decomposed program match eager), g++'s output
+    reduced to its one error and the generated line, the program cut to its relu node."""
+    data = compile_error
+    assert (data["failing_stage"], data["last_passing_stage"]) == ("aoti_compile", "decompose")
+    assert [(r["stage"], r["kind"] == "pass") for r in data["ladder"]] == [
+        ("export", True), ("decompose", True), ("aoti", False)]
+    # a compile error ends the script before it loads the package
+    assert data["compile_args"]["entries"] == ["torch.export.export", "aoti_compile_and_package"]
+    assert data["message"].startswith("C++ compile error at "), data["message"]
+    assert data["message"].endswith("| auto tmp1 = compile error!;"), data["message"]
+    check_export_repro(data, "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'compile_error'")
+    assert data["repro_signature"]["exc_type"] == data["signature"]["exc_type"]
+
+
+@pytest.mark.slow
+def test_aoti_accuracy_stage_and_verified_repro(accuracy):
+    """The planted wrong result: aoti_run, the package loaded, the repro's own check (AOTI against eager) fails."""
+    data = accuracy
+    assert (data["failing_stage"], data["last_passing_stage"]) == ("aoti_run", "decompose")
+    assert [(r["stage"], r["kind"] == "pass") for r in data["ladder"]] == [
+        ("export", True), ("decompose", True), ("aoti", False)]
+    assert data["compile_args"]["entries"] == ["torch.export.export", "aoti_compile_and_package",
+                                               "aoti_load_package"]
+    assert data["aoti_kernel"] is None  # a wrong value names no kernel to look for: the switch is not run
+    check_export_repro(data, "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'accuracy'")
+    assert data["repro_signature"]["exc_type"] == "AssertionError", data["repro_signature"]
+
+
+@pytest.mark.slow
+def test_genuine_sliced_example_input_pytorch_153992(sliced):
+    """pytorch#153992: exported from a slice, the package silently answers wrong for a newly created input of
+    the same shape. Stage aoti_run; AOTI's input checks, switched on, name the stride it was compiled for; the
+    repro keeps the example's layout and calls the package on a contiguous copy."""
+    data = sliced
+    assert (data["failing_stage"], data["last_passing_stage"]) == ("aoti_run", "decompose")
+    assert data["message"].startswith("the package was called with an input unlike the example it was compiled "
+                                      "for, and checks none by default: AOTI_RUNTIME_CHECK_INPUTS=1 refuses it "
+                                      "(input_handles[0]: unmatched stride value at 0, expected: 600, but got: "
+                                      "300)"), data["message"]
+    assert data["repro_verified"] is True, data["repro_attempts"]
+    assert data["nodes"]["minified"] < data["nodes"]["original"]
+    text = pathlib.Path(data["repro"]).read_text()
+    assert ".as_strided((2, 3, 10, 10), (600, 100, 10, 1))" in text
+    assert "fresh = [a.contiguous() for a in args]" in text
+
+
+PRINTED = """[ before_launch: cpp_fused_0 ]
+[ after_launch: cpp_fused_0 ]
+[ before_launch: aoti_torch_cpu_addmm_out ]
+[ after_launch: aoti_torch_cpu_addmm_out ]
+[ before_launch: cpp_fused_relu_sigmoid_1 ]
+Unknown exception occurred.
+"""
+
+
+def test_unfinished_kernel_is_the_one_launched_and_never_finished():
+    assert unfinished_kernel(PRINTED) == ("cpp_fused_relu_sigmoid_1", [
+        "cpp_fused_0", "aoti_torch_cpu_addmm_out", "cpp_fused_relu_sigmoid_1"])
+    assert unfinished_kernel(PRINTED.split("[ before_launch: cpp_fused_relu")[0]) == (None, [
+        "cpp_fused_0", "aoti_torch_cpu_addmm_out"])
+
+
+def test_input_expr_keeps_a_slices_layout():
+    assert input_expr({"shape": [2, 3], "dtype": "torch.float32"}) == "torch.randn((2, 3), dtype=torch.float32)"
+    assert input_expr({"shape": [2, 3], "dtype": "torch.float32", "stride": [6, 1]}) == (
+        "torch.randn(9, dtype=torch.float32).as_strided((2, 3), (6, 1))")
+
+
+def test_only_a_crash_without_a_kernel_name_asks_for_one():
+    from reprokit.data.records import Outcome, Signature
+    from reprokit.export.aoti_debug import names_no_kernel
+
+    def outcome(kind, exc, message):
+        return Outcome(kind=kind, signature=Signature(kind, exc, message), seconds=1.0)
+
+    assert names_no_kernel(outcome("exception", "RuntimeError", "Unknown exception"))
+    assert not names_no_kernel(outcome("exception", "AssertionError", "Tensor-likes are not close!"))
+    assert not names_no_kernel(outcome("accuracy", None, "aoti_run: mismatch"))
+    assert not names_no_kernel(outcome("exception", "RuntimeError", "failed in cpp_fused_relu_1"))
+
+
+@pytest.mark.slow
+def test_genuine_decompose_failure_pytorch_180354(tmp_path_factory):
+    """pytorch#180354: torch.cond whose branch creates a tensor exports and runs, run_decompositions() raises.
+    torch.cond, run eagerly, compiles its branches itself: that compile is torch's, not the script's, so the
+    export stage passes and the failure is placed at decompose."""
+    data = bisect_case(tmp_path_factory, "decompose_cond_branch_tensor.py", *FAST)
+    assert (data["failing_stage"], data["last_passing_stage"]) == ("decompose", "export"), data["ladder"]
+    assert [(r["stage"], r["kind"] == "pass", r["same"]) for r in data["ladder"]] == [
+        ("export", True, False), ("decompose", False, True), ("aoti", False, True)]
+    assert data["signature"]["message"].startswith("Attempting to use FunctionalTensor on its own")
+
+
+def test_a_higher_order_ops_own_compile_is_told_apart():
+    from reprokit import compat
+    from reprokit.child.router import from_higher_order_op
+
+    def frame_in(path):
+        return eval(compile("sys._getframe(0)", path, "eval"), {"sys": sys})
+
+    assert from_higher_order_op(frame_in(os.path.join(compat.TORCH_ROOT, "_higher_order_ops", "utils.py")))
+    assert not from_higher_order_op(frame_in(os.path.join(compat.TORCH_ROOT, "nn", "modules", "module.py")))
+    assert not from_higher_order_op(frame_in(str(CASES / "decompose_cond_branch_tensor.py")))
