@@ -38,7 +38,7 @@ RIGHT = {"wrong_decomposition": ("aot_eager_decomp_partition", "hardswish")}
 # The after_aot minifier's TORCHDYNAMO_REPRO_LEVEL a user who read its docs would pick: 2 (the default) only sees
 # exceptions raised inside compiled code; a failure that kills the process needs 3 ("good for segfaults"), a wrong
 # result the script's own check catches needs 4 (accuracy).
-REPRO_LEVEL = {"relu_accuracy": 4, "cnn_runtime_error": 3}
+REPRO_LEVEL = {"relu_accuracy": 4, "cnn_runtime_error": 3, "wrong_decomposition": 4}
 
 COUNTER = """import os, subprocess, sys
 with open(os.environ["BENCH_COUNT"], "a") as f:
