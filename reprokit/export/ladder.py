@@ -125,8 +125,9 @@ def aoti_run_switches(s: Session, v: Verdict, failing: Outcome) -> None:
     """The package failed at run time: re-run it with AOTI's input checks, then (no kernel named) its
     kernel-name printer; what they say goes into the verdict's message."""
     checked = aoti_debug.check_inputs(s, "user")
-    if checked:
-        v.message = aoti_debug.describe_inputs(checked)
+    if checked:  # a guard the program would have checked already said which call (and the fix): keep it first
+        v.message = (f"{v.message}; AOTI_RUNTIME_CHECK_INPUTS=1 refuses that call ({checked['error']})"
+                     if v.message else aoti_debug.describe_inputs(checked))
     if aoti_debug.names_no_kernel(failing):  # "Unknown exception": which kernel
         v.aoti_kernel = aoti_debug.name_aoti_kernel(s, "user", failing)
         if v.aoti_kernel:
