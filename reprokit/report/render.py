@@ -70,4 +70,4 @@ def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, ba
         children=parts.get("children", []), graph_kind=parts.get("graph_kind", "forward"),
         prelude=parts.get("prelude"), hook_lines=parts.get("hook_lines") or [], context_setup=setup,
         context_with=with_items, dynamic=bool(parts.get("dynamic")),
-        launch_blocking=bool((verdict.cuda_fault or {}).get("launch_blocking")))
+        launch_blocking=bool((getattr(verdict, "cuda_fault", None) or {}).get("launch_blocking")))
