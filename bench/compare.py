@@ -10,9 +10,10 @@ silent mismatch). Per case, one run each of:
   - `python -m torch._inductor.compiler_bisector run python CASE` (fresh TORCHINDUCTOR_CACHE_DIR) for the verdict;
   - TORCHDYNAMO_REPRO_AFTER=aot + `minifier_launcher.py minify` for the minimal repro (TORCHDYNAMO_REPRO_LEVEL
     as REPRO_LEVEL says: 3 for a crash, 4 for a wrong result, else the default 2).
-It prints the verdict's time, trials and right-or-wrong, time to a verified repro.py (then, apart, the run of
+It prints the verdict's time (from the command's start to verdict.json, seen from outside, as the bisector's
+wall time is), trials and right-or-wrong, time to a verified repro.py (then, apart, the run of
 test_repro.py that follows it: "+test s"), nodes, the split of trials
-and trial-seconds per phase (start, ladder, graph, configs, subsystems, logs, minify), and the ratios against
+and trial-seconds per phase (start, ladder, graph, configs, subsystems, logs, minify, after repro), and the ratios against
 PyTorch's tools (cold rows only). --extra "--no-configs" adds another labelled reprokit row.
 """
 from __future__ import annotations
@@ -88,12 +89,17 @@ def phase_of(label: str) -> str:
 
 
 def phases(run_dir: str, verdict_trials: int) -> dict:
-    """phase -> [trials, trial-seconds] over the journal's bisect trials, then minify's."""
+    """phase -> [trials, trial-seconds] over the journal's bisect trials, then minify's and after the repro's."""
     out: dict = {}
     lines = pathlib.Path(run_dir, "journal.jsonl").read_text().splitlines()
     for i, line in enumerate(lines):
         entry = json.loads(line)
-        phase = phase_of(entry.get("label") or "") if i < verdict_trials else "minify"
+        label = entry.get("label") or ""
+        phase = phase_of(label)
+        if i >= verdict_trials:
+            # After the verdict: minify's trials, then what bisect asks after the repro (Bisector.after_repro:
+            # the boundary's re-run, config flips, torch logs), which delays neither verdict nor repro.
+            phase = "after repro" if phase in ("configs", "subsystems", "logs") else "minify"
         row = out.setdefault(phase, [0, 0.0])
         row[0] += 1
         row[1] += entry["outcome"]["seconds"]
@@ -107,15 +113,27 @@ def run_reprokit(case: str, jobs: int, cache: pathlib.Path, extra: tuple = ()) -
     env["FLAKY_DIR"] = str(d)
     env["REPROKIT_CACHE_DIR"] = str(cache)
     t = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", case, "--json", "-j", str(jobs),
-                        "-o", str(d / "artifacts"), *case_args(case), *extra], cwd=d, capture_output=True,
-                       text=True, env=env)
-    wall = time.monotonic() - t
-    data = json.loads(p.stdout) if p.stdout.strip() else {}
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen([sys.executable, "-m", "reprokit", "bisect", case, "--json", "-j", str(jobs),
+                              "-o", str(d / "artifacts"), *case_args(case), *extra], cwd=d, stdout=out,
+                             stderr=err, text=True, env=env)
+        # The verdict's time as the bisector's is taken: from the command's start (interpreter and imports
+        # included) to the moment verdict.json first exists, seen from outside.
+        verdict_wall = None
+        while p.poll() is None:
+            if verdict_wall is None and any((d / "artifacts").glob("*/verdict.json")):
+                verdict_wall = time.monotonic() - t
+            time.sleep(0.02)
+        wall = time.monotonic() - t
+        out.seek(0), err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    data = json.loads(stdout) if stdout.strip() else {}
+    if data:
+        data["verdict_wall"] = round(verdict_wall or wall, 2)
     stage, word = RIGHT.get(case[:-3], ("inductor", "relu"))
     ok = data.get("failing_stage") == stage and (word is None or word in json.dumps(data.get("subsystem")))
     split = phases(data["run_dir"], data.get("trials") or 0) if data.get("run_dir") else {}
-    return {"data": data, "wall": wall, "verdict_ok": ok, "phases": split, "error": p.stderr[-300:]}
+    return {"data": data, "wall": wall, "verdict_ok": ok, "phases": split, "error": stderr[-300:]}
 
 
 def run_bisector(case: str) -> dict:
@@ -194,7 +212,7 @@ def ours_row(case: str, who: str, ours: dict) -> dict:
     n = v.get("nodes") or {}
     test_s = test_repro_seconds(v)
     minify_s = v.get("minify_seconds")
-    return {"case": case, "who": who, "verdict_ok": ours["verdict_ok"], "verdict_s": v.get("seconds"),
+    return {"case": case, "who": who, "verdict_ok": ours["verdict_ok"], "verdict_s": v.get("verdict_wall"),
             "trials": v.get("trials"), "repro_s": minify_s - test_s if minify_s else None, "minify_s": minify_s,
             "test_repro_s": test_s, "run_dir": v.get("run_dir"), "minify_trials": v.get("minify_trials"),
             "nodes": f"{n.get('original')}→{n.get('minified')}" if n else "-", "verified": v.get("repro_verified"),

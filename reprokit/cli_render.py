@@ -48,7 +48,7 @@ class Printer:
                       f"{', '.join(d['fixes']) or 'none'}")
         elif event == "subsystem":
             self.line(f"  ✗ {d['name']} application #{d['application']} of {d['applications']}: {d['detail']}"
-                      f"{'' if d['confirmed'] else '  (boundary not stable on re-run)'}")
+                      f"{'  (boundary not stable on re-run)' if d['confirmed'] is False else ''}")
         elif event == "minify_start":
             self.line(f"  minifying graph {d['graph']} ({d['nodes']} nodes) ...")
         elif event == "minify_step":

@@ -79,8 +79,10 @@ def test_runtime_error_full_pipeline(workdir):
     check_issue(data["run_dir"], "RuntimeError: unhandled error", "[inductor][cpu] aten.relu lowering: RuntimeError",
                 ("module: inductor",), tarball=data["tarball"], tlparse=bool(shutil_which("tlparse")))
     journal = pathlib.Path(data["run_dir"], "journal.jsonl").read_text().splitlines()
-    # Every trial that ran is journaled once: the bisect's and the minify's.
-    assert len(journal) == data["trials"] + data["minify_trials"]
+    # Every trial that ran is journaled once: the bisect's, the minify's and those asked after the repro.
+    assert len(journal) == data["trials"] + data["minify_trials"] + data["deferred_trials"]
+    # Asked after the repro, so that they delay neither: the boundary's re-run, the config flips, torch's logs.
+    assert data["deferred"] == [] and data["deferred_trials"] >= 3
     labels = [json.loads(line)["label"] for line in journal]
     # All passes off at once still fails, so no single pass was asked about; lowerings off alone passes.
     assert "all-but-lowerings-off" in labels and "lowerings-off" in labels

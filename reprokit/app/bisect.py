@@ -98,6 +98,9 @@ def bisect_in(run: RunDir, opts: BisectOptions, devices: Optional[list], *, mini
                                       command=f"reprokit bisect {os.path.basename(opts.script)}")
         elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON):
             emit("note", text="not minified: " + reason)
+    if verdict.deferred:
+        verdict = bisector.after_repro(verdict)
+        run.write_json("verdict.json", verdict.to_dict())
     if pack:
         verdict.tarball = write_pack(run, emit=emit)
         run.write_json("verdict.json", verdict.to_dict())

@@ -5,7 +5,9 @@ runs them in order and decides what goes into the verdict.
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
 import dataclasses
+import time
 from typing import Optional
 
 from reprokit.data.records import Outcome, StageResult, Verdict
@@ -21,7 +23,7 @@ from reprokit.bisect.ladder import meta_mismatch, previous_stage, run_ladder
 from reprokit.bisect.session import TORCH_LOGS_ENV, BisectOptions, Emit, Session
 from reprokit.bisect.speed import SLOW_STAGE_MEANING, SpeedJudge, modes
 from reprokit.bisect.start import record_original, reference_run, start_round
-from reprokit.bisect.subsystems import subsystem
+from reprokit.bisect.subsystems import confirm_boundary, subsystem
 from reprokit.export.ladder import export_record, run_export_ladder
 
 __all__ = ["BisectOptions", "Bisector", "TORCH_LOGS_ENV", "SLOW_STAGE_MEANING"]
@@ -74,9 +76,37 @@ class Bisector(Session):
         # Dynamo failing before any graph reached a backend did so in the original as in its own stage: the
         # original's logs tell it (a hang would cost a whole timeout more).
         in_dynamo = failing.stage == "eager" and dynamo_message(original) is not None
-        decisive["torch_logs"] = (original if stage_outcome is original or in_dynamo
-                                  else self.torch_logs(failing.stage)).trial_dir
+        if stage_outcome is original or in_dynamo:
+            decisive["torch_logs"] = original.trial_dir
+        else:  # the report's logs, not the verdict's: asked after the repro (after_repro)
+            self._logs_stage = failing.stage
+            v.deferred.append("torch_logs")
         return self.finish(v, decisive=decisive)
+
+    def after_repro(self, v: Verdict) -> Verdict:
+        """Ask what the verdict did not need and the report wants (v.deferred), side by side: the re-run of the
+        subsystem boundary, the config flips once an application named the cause (they only add a workaround),
+        and the failing stage's torch logs. Run after the repro is written: none delays the verdict or the repro."""
+        if not v.deferred:
+            return v
+        started, executed = time.monotonic(), self.runner.executed
+        with cf.ThreadPoolExecutor(max_workers=2) as pool:
+            logs = pool.submit(self.torch_logs, self._logs_stage) if "torch_logs" in v.deferred else None
+            stable = (pool.submit(confirm_boundary, self, v.failing_stage, v.subsystem)
+                      if "confirm" in v.deferred else None)
+            if "configs" in v.deferred:
+                v.config = config_flips(self, *self._deferred_configs)
+            if stable is not None:
+                v.subsystem = {**v.subsystem, "confirmed": stable.result()}
+                if not v.subsystem["confirmed"]:
+                    self.emit("note", text=f"{v.subsystem['name']} application #{v.subsystem['application']}: "
+                                           "the boundary did not hold on a re-run (a flaky failure?)")
+            if logs is not None:
+                v.decisive_trials = {**(v.decisive_trials or {}), "torch_logs": logs.result().trial_dir}
+        v.deferred = []
+        v.deferred_seconds = round(time.monotonic() - started, 2)
+        v.deferred_trials = self.runner.executed - executed
+        return v
 
     def first_failing(self, v: Verdict, ladder: list, original: Outcome) -> Optional[StageResult]:
         """The first stage that fails the same way; or crossref, when its own check fails before that (a wrong
@@ -103,14 +133,25 @@ class Bisector(Session):
                 v.graph_code = code
         if v.memory is not None:
             return  # config flips and counted passes are about failures, not the memory a program needs
-        if o.configs and stage in ("inductor", "aot_eager_decomp_partition"):
-            v.config = config_flips(self, stage, failing)
+        configs = o.configs and stage in ("inductor", "aot_eager_decomp_partition")
         if o.kind == "slow":
+            v.config = config_flips(self, stage, failing) if configs else None
             v.speed = {"original": original.note}
             v.modes = modes(self, original)
             v.message = SLOW_STAGE_MEANING.get(stage, "")
-        elif o.subsystems and stage in SUBSYSTEMS:
-            v.subsystem = subsystem(self, stage, failing)
+        else:
+            if o.subsystems and stage in SUBSYSTEMS:
+                # The boundary's re-run checks the answer, it does not change it: asked after the repro.
+                v.subsystem = subsystem(self, stage, failing, confirm=False)
+                if v.subsystem:
+                    v.deferred.append("confirm")
+            if configs and v.subsystem:
+                # The application found is the cause; a flip that avoids it is a workaround for the report,
+                # asked after the repro (after_repro) instead of delaying the verdict by a full compile or more.
+                self._deferred_configs = (stage, failing)
+                v.deferred.append("configs")
+            elif configs:
+                v.config = config_flips(self, stage, failing)
         if o.kind == "failure" and stage == "inductor" and _mode_matters(original):
             # On a GPU the mode decides CUDA graphs and autotuning: does the bug follow the mode?
             v.modes = modes(self, original)

@@ -18,16 +18,22 @@ def consulted_subsystems(stage: str, counts: dict) -> list:
     return names
 
 
-def subsystem(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
-    """The subsystem that fixes it when off, and the first of its applications that breaks it."""
+def subsystem_spec(s: Session, stage: str, name: str, max_: int, attempt: int = 0, label: Optional[str] = None):
+    """A trial of `stage` with subsystem `name` allowed `max_` applications (-1: none, i.e. off)."""
+    return s.spec(stage, label or f"{name}-max{max_}", subsystem={"backend": stage, "name": name, "max": max_},
+                  attempt=attempt)
+
+
+def subsystem(s: Session, stage: str, failing: Outcome, confirm: bool = True) -> Optional[dict]:
+    """The subsystem that fixes it when off, and the first of its applications that breaks it. With confirm, the
+    boundary is re-run at once; without, "confirmed" is None and confirm_boundary asks later."""
     counts = failing.counters or {}
     names = consulted_subsystems(stage, counts)
     if not names:
         return None
 
     def spec_for(name, max_, attempt=0, label=None):
-        return s.spec(stage, label or f"{name}-max{max_}", subsystem={"backend": stage, "name": name, "max": max_},
-                      attempt=attempt)
+        return subsystem_spec(s, stage, name, max_, attempt, label)
 
     fixed = subsystems_that_fix(s, stage, names, spec_for)
     s.emit("subsystems", tried=names, fixes=fixed)
@@ -41,13 +47,20 @@ def subsystem(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
     boundary = _first_breaking_application(s, lambda max_: spec_for(name, max_), total, guesses)
     if boundary is None:
         return None
-    # Checked twice: a boundary that moves on a re-run is noise, not an answer.
-    confirm = s.runner.map([spec_for(name, boundary, attempt=1), spec_for(name, boundary - 1, attempt=1)])
-    stable = s.fails_same(confirm[0]) and confirm[1] is not None and confirm[1].kind == "pass"
     detail = s.runner(spec_for(name, boundary)).bisect_detail
-    result = {"name": name, "application": boundary, "applications": total, "detail": detail, "confirmed": stable}
+    result = {"name": name, "application": boundary, "applications": total, "detail": detail, "confirmed": None}
+    if confirm:
+        result["confirmed"] = confirm_boundary(s, stage, result)
     s.emit("subsystem", **result)
     return result
+
+
+def confirm_boundary(s: Session, stage: str, result: dict) -> bool:
+    """Whether the boundary holds on a re-run of both its sides: one that moves is noise, not an answer."""
+    name, boundary = result["name"], result["application"]
+    confirm = s.runner.map([subsystem_spec(s, stage, name, boundary, attempt=1),
+                            subsystem_spec(s, stage, name, boundary - 1, attempt=1)])
+    return s.fails_same(confirm[0]) and confirm[1] is not None and confirm[1].kind == "pass"
 
 
 def _first_breaking_application(s: Session, spec_at, total: Optional[int], guesses: list) -> Optional[int]:

@@ -256,3 +256,8 @@ class Verdict(JsonData):
     export: Optional[dict] = None
     # an AOTI run failure that named no kernel, named by AOTI's kernel-name printer: {"kernel", "launched", ...}
     aoti_kernel: Optional[dict] = None
+    # Asked after the repro, not before the verdict (Bisector.after_repro): "confirm" (the subsystem boundary's
+    # re-run), "configs" once a subsystem application names the cause, "torch_logs"; emptied when they ran.
+    deferred: list = field(default_factory=list)
+    deferred_seconds: Optional[float] = None
+    deferred_trials: int = 0

@@ -86,9 +86,10 @@ def isolated_lines(v: Verdict) -> list:
     if v.config:
         isolated.append("config flips that make it pass: " + ", ".join(f"`{k}={val!r}`" for k, val in v.config.items()))
     if v.subsystem:
+        stability = {True: "", False: " (boundary not stable on re-run)"}.get(v.subsystem.get("confirmed"),
+                                                                                " (not re-run)")
         isolated.append(f"subsystem: `{v.subsystem['name']}` application #{v.subsystem['application']} of "
-                        f"{v.subsystem.get('applications')}: `{v.subsystem.get('detail')}`"
-                        + ("" if v.subsystem.get("confirmed") else " (boundary not stable on re-run)"))
+                        f"{v.subsystem.get('applications')}: `{v.subsystem.get('detail')}`{stability}")
     if v.cuda_fault:
         isolated.append(f"CUDA fault: {v.cuda_fault['fault']} in kernel `{v.cuda_fault.get('kernel')}`"
                         + ("; every trial after the original ran with `CUDA_LAUNCH_BLOCKING=1`, so the fault "
