@@ -8,6 +8,7 @@ import os
 
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.signature import KERNEL_NAME, LAUNCH_BLOCKING_ENV
+from reprokit.data.trial_files import read_tail
 from reprokit.bisect.findings import say
 from reprokit.bisect.session import TORCH_LOGS_ENV, Session
 
@@ -35,10 +36,4 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
 
 
 def _text(out: Outcome) -> str:
-    text = out.traceback or ""
-    try:
-        with open(os.path.join(out.trial_dir, "stderr.txt"), errors="replace") as f:
-            text += f.read()[-200_000:]
-    except OSError:
-        pass
-    return text
+    return (out.traceback or "") + (read_tail(os.path.join(out.trial_dir, "stderr.txt"), 200_000) or "")

@@ -5,7 +5,7 @@ import os
 import re
 
 from reprokit.data.records import Outcome
-from reprokit.data.trial_files import trial_record
+from reprokit.data.trial_files import read_tail, trial_record
 
 # Inductor names a fused kernel after the ops in it: cpp_fused_mul_relu_sigmoid_1, triton_poi_fused_relu_0.
 FUSED_KERNEL = re.compile(r"\b(?:cpp|triton)_\w*?fused_(\w+?)_\d+\b")
@@ -41,8 +41,8 @@ def lowering_guesses(failing: Outcome) -> list[int]:
 def failing_kernels(trial_dir: str) -> list[str]:
     """The fused-op part of the kernel names a failure points at: the kernel its traceback stops in (a run-time
     error), or the kernel whose source holds the line a C++ compile error quotes (found in the output code)."""
-    text = _stderr(trial_dir)
-    # g++ prints its warnings after the error (hundreds of KB of them), so the whole text is searched.
+    text = _read(os.path.join(trial_dir or "", "stderr.txt"))
+    # g++ prints its warnings after the error (hundreds of KB of them), so the whole text (its last 2 MB) is searched.
     error = CPP_ERROR_LINE.search(text)
     if error is None:
         return _kernels_called(text[-20000:] + _read(os.path.join(trial_dir or "", "stacks.txt")))
@@ -77,12 +77,5 @@ def _op_base(target) -> str:
     return parts[1] if len(parts) >= 2 else ""
 
 
-def _stderr(trial_dir: str) -> str:
-    return _read(os.path.join(trial_dir or "", "stderr.txt"))
-
-
 def _read(path: str) -> str:
-    if not os.path.isfile(path):
-        return ""
-    with open(path, "rb") as f:
-        return f.read().decode(errors="replace")
+    return read_tail(path) or ""

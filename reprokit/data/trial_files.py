@@ -2,8 +2,25 @@
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 from reprokit.data.rundir import read_json
+
+TEXT_LIMIT = 2_000_000  # bytes of one log read back (the tail: where a failure is; g++ can write hundreds of KB)
+
+
+def read_tail(path: str, limit: int = TEXT_LIMIT) -> Optional[str]:
+    """A text file's last `limit` bytes (marked when cut), or None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - limit))
+            data = f.read()
+    except OSError:
+        return None
+    text = data.decode("utf-8", errors="replace")
+    return text if size <= limit else f"[... {size - limit} bytes cut ...]\n" + text
 
 
 def read_observed(trial_dir: str) -> dict:

@@ -15,7 +15,7 @@ from reprokit.bisect.session import Session
 from reprokit.bisect.subsystems import subsystem
 from reprokit.search import find_boundary
 from reprokit.data.records import Outcome, StageResult, Verdict
-from reprokit.data.trial_files import trial_record
+from reprokit.data.trial_files import read_tail, trial_record
 from reprokit.export import aoti_debug
 from reprokit.export.findings import cpp_compile_error, describe, draft_failures, export_finding
 
@@ -110,7 +110,7 @@ def narrow_aoti(s: Session, v: Verdict, failing: Outcome) -> None:
     """AOTInductor's failure: the config flips, then the lowering whose application breaks it, then inductor's
     counted passes, all asked of AOTI."""
     aoti = AotiSession(s)
-    error = cpp_compile_error(read_text(os.path.join(failing.trial_dir, "stderr.txt")))
+    error = cpp_compile_error(read_tail(os.path.join(failing.trial_dir, "stderr.txt")) or "")
     if error:  # g++'s output is hundreds of kilobytes of warnings around this one line
         v.message = error
     elif v.failing_stage == "aoti_run":
@@ -160,12 +160,3 @@ def lowering_boundary(s: AotiSession, failing: Outcome) -> Optional[dict]:
               "confirmed": True}
     s.emit("subsystem", **result)
     return result
-
-
-def read_text(path: str) -> str:
-    """A trial's file as text ("" when it is not there)."""
-    try:
-        with open(path, errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""

@@ -16,11 +16,11 @@ import tarfile
 from typing import Callable, Optional
 
 from reprokit.data.rundir import RunDir, write_atomic
+from reprokit.data.trial_files import TEXT_LIMIT, read_tail  # noqa: F401 (the report modules read logs through it)
 from reprokit.report import env as envmod
 from reprokit.report.git import git_state
 from reprokit.report.redact import Redactor
 
-TEXT_LIMIT = 2_000_000  # bytes of one log kept in the pack (the tail: where a failure is)
 
 
 @dataclasses.dataclass
@@ -55,20 +55,6 @@ class PackPlan:
 def short_digest(obj) -> str:
     """Eight hex digits naming a pack by what it says (the same run packs under the same name)."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:8]
-
-
-def read_tail(path: str, limit: int = TEXT_LIMIT) -> Optional[str]:
-    """A text file's last `limit` bytes (marked when cut), or None when it cannot be read."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - limit))
-            data = f.read()
-    except OSError:
-        return None
-    text = data.decode("utf-8", errors="replace")
-    return text if size <= limit else f"[... {size - limit} bytes cut ...]\n" + text
 
 
 def trim_traceback(text: str, keep: int = 60) -> str:
