@@ -47,8 +47,10 @@ def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, bac
     v.test_repro = run.file("test_repro.py")
     if run.exists("test_repro.py") and run.exists("test_repro_output.txt") and run.exists("test_repro.json") and \
             open(run.file("test_repro.py")).read() == text:
+        recorded = run.read_json("test_repro.json")
+        v.test_repro_seconds = recorded.get("seconds")
         v.test_repro_verified, v.test_repro_failure = judge_test(
-            target, run.read_json("test_repro.json").get("returncode"), open(run.file("test_repro_output.txt")).read())
+            target, recorded.get("returncode"), open(run.file("test_repro_output.txt")).read())
         return
     run.write_text("test_repro.py", text)
     info = run.read_json("run.json")
@@ -62,7 +64,7 @@ def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, bac
         output, code = f"{e.stdout or ''}{e.stderr or ''}\n[timed out after {timeout:.0f} s]", None
     v.test_repro_seconds = round(time.monotonic() - started, 2)
     run.write_text("test_repro_output.txt", output)
-    run.write_json("test_repro.json", {"returncode": code})
+    run.write_json("test_repro.json", {"returncode": code, "seconds": v.test_repro_seconds})
     v.test_repro_verified, v.test_repro_failure = judge_test(target, code, output)
 
 
