@@ -271,30 +271,31 @@ def import_compiler() -> None:
     import torch._inductor.compile_fx  # noqa: F401
 
 
-def probe_cpu_codegen() -> None:
-    """Ask inductor which CPU vector ISAs build and load here, once (the warm worker does, so its forks inherit
-    the answer). It is a fact of the machine and compiler, not of any graph, and costs every cold process ~2 s
-    (~9 s with an empty cache folder) of test builds."""
+def start_cpu_codegen_probe():
+    """Start asking inductor which CPU vector ISAs build and load here (a fact of the machine, not of a graph: ~2 s
+    of test builds per cold process, ~3 s with an empty cache); returns the call that waits for the answer."""
     import concurrent.futures
     import platform
-
     try:
-        from torch._inductor import cpu_vec_isa
+        import torch.utils._filelock  # noqa: F401 (imported here, so that the builds' threads import nothing)
+        from torch._inductor import codecache, cpp_builder, cpu_vec_isa  # noqa: F401
 
-        if platform.machine() in ("x86_64", "AMD64"):
-            try:
-                # Each x86 candidate is a test build and a load; side by side they take the time of the slowest.
-                # valid_vec_isa_list() then asks them in order and finds each answer cached on its ISA object.
-                have = cpu_vec_isa.x86_isa_checker()
-                candidates = [isa for isa in cpu_vec_isa.supported_vec_isa_list
-                              if all(flag in have for flag in str(isa).split())]
-                with concurrent.futures.ThreadPoolExecutor(max(1, len(candidates))) as pool:
-                    list(pool.map(bool, candidates))
-            except Exception:  # valid_vec_isa_list() below asks one at a time instead
-                pass
-        cpu_vec_isa.valid_vec_isa_list()
+        # Each x86 candidate is a test build (g++, outside the GIL) and a load; side by side they take the time
+        # of the slowest. valid_vec_isa_list() then finds each answer cached on its ISA object.
+        have = cpu_vec_isa.x86_isa_checker() if platform.machine() in ("x86_64", "AMD64") else []
+        candidates = [i for i in cpu_vec_isa.supported_vec_isa_list if have and set(str(i).split()) <= set(have)]
     except Exception:  # a trial that needs it asks again, and fails or not on its own
-        pass
+        return lambda: None
+    pool = concurrent.futures.ThreadPoolExecutor(max(1, len(candidates)))
+    pool.map(bool, candidates)  # all submitted now; one that raises is asked again by valid_vec_isa_list()
+
+    def wait() -> None:
+        pool.shutdown(wait=True)  # no thread may outlive this: the worker forks next
+        try:
+            cpu_vec_isa.valid_vec_isa_list()
+        except Exception:  # as above
+            pass
+    return wait
 
 
 def fork_poisoned_for_cuda() -> bool:
