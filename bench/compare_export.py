@@ -9,8 +9,11 @@ Per case (tests/export_cases/CASE.py), in a fresh folder with a fresh compile ca
     torch._inductor.config.aot_inductor.dump_aoti_minifier = True), then `python minifier_launcher.py minify`
     in the folder it was written to. --level4 adds AOTINDUCTOR_REPRO_LEVEL=4, the only level at which it checks
     accuracy (a user has to know to set it).
-It prints, for both: stage, culprit, nodes (original→minified), whether the repro fails when run, and seconds.
-PyTorch's minifier names no stage or culprit: its columns say what it reproduced (the exception it minified on).
+It prints, for both: stage, culprit, nodes (original→minified; lines where reprokit reduced the script's source),
+whether the repro fails when run, reprokit's trials (bisect + minify) and seconds.
+PyTorch's minifier names no stage or culprit: its culprit column says what it did, from what it printed (no launcher
+written, the exception the launcher minified on, the launcher's crash). Above the table: start and end time (UTC)
+and the load average at each, and --note (how it was run).
 """
 from __future__ import annotations
 
@@ -104,6 +107,13 @@ def exception_of(stderr: str) -> str:
     return (name.rsplit(".", 1)[-1] + ":" + rest)[:60]
 
 
+def crash_of(stderr: str) -> str:
+    """Why the minifier's launcher died: the op its reload could not resolve (a custom op of the script's, which
+    the launcher does not import), else the exception it raised."""
+    unresolved = re.search(r"failed to resolve (torch\.ops\.[\w.]+)", stderr)
+    return f"failed to resolve {unresolved.group(1)}" if unresolved else exception_of(stderr)
+
+
 def program_nodes(text: str):
     """call_function nodes of the GraphModule a minifier repro prints (its module string, in comments or code)."""
     calls = re.findall(r"^[#\s]*\w+ = torch\.ops\.[\w.]+\(", text, re.M)
@@ -133,20 +143,25 @@ def run_aoti_minifier(case: str, level4: bool) -> dict:
     wall = time.monotonic() - t
     repros = sorted((r for r in d.rglob("repro.py") if r.stat().st_mtime >= launcher.stat().st_mtime),
                     key=lambda x: x.stat().st_mtime)
-    row.update(stage=f"({failed[0]})", seconds=round(wall, 1))
+    # it names no stage or culprit: the exception the script died of, which the launcher minifies on
+    row.update(stage="-", culprit=f"minified on {failed[0]}", seconds=round(wall, 1))
     if not repros:
-        said = f"crashed: {exception_of(p.stderr)}" if p.returncode else f"wrote no repro.py ({last_line(p.stderr)})"
-        return {**row, "culprit": f"minifier {said[:70]}", "nodes": f"{original}→-", "repro_fails": None}
+        said = f"crashed: {crash_of(p.stderr)}" if p.returncode else f"wrote no repro.py ({last_line(p.stderr)})"
+        return {**row, "culprit": f"launcher {said} (on {failed[0]})", "nodes": f"{original}→-",
+                "repro_fails": None}
     r = subprocess.run([sys.executable, str(repros[-1])], cwd=repros[-1].parent, capture_output=True, text=True,
                        env=env, timeout=TIMEOUT)
     return {**row, "nodes": f"{original}→{program_nodes(repros[-1].read_text())}", "repro_fails": r.returncode != 0}
 
 
 def print_table(rows: list) -> None:
-    print(f"{'case':<28} {'who':<24} {'stage':<14} {'culprit':<64} {'nodes':>12} {'repro fails':>11} {'s':>7}")
+    """The rows as text; trials: reprokit's bisect + minify trials."""
+    print(f"{'case':<28} {'who':<24} {'stage':<14} {'culprit':<80} {'nodes':>12} {'repro fails':>11} "
+          f"{'trials':>8} {'s':>7}")
     for r in rows:
-        print(f"{r['case']:<28} {r['who']:<24} {str(r['stage'])[:14]:<14} {str(r['culprit'])[:64]:<64} "
-              f"{r['nodes']:>12} {str(r['repro_fails']):>11} {r['seconds']:>7}")
+        trials = f"{r['trials']}+{r['minify_trials']}" if r.get("trials") is not None else "-"
+        print(f"{r['case']:<28} {r['who']:<24} {str(r['stage'])[:14]:<14} {str(r['culprit'])[:80]:<80} "
+              f"{r['nodes']:>12} {str(r['repro_fails']):>11} {trials:>8} {r['seconds']:>7}")
 
 
 def guarded(run, case: str, who: str, *args) -> dict:
