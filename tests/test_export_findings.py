@@ -206,3 +206,19 @@ def test_issue_title_of_an_export_finding():
                 export=export_finding(CONSTRAINT, "/work/proj/serve.py", DRAFT))
     assert title(v) == ("[torch.export] dynamic-shape constraint at serve.py:18: `batch: 2 <= L['x'].size()[0] and "
                         "L['x'].size()[0] <= 16 (declared range: batch <= 64)`")
+
+
+def test_a_candidate_that_reads_a_name_it_no_longer_binds_is_told_without_a_trial():
+    """Source reduction skips candidates that would die of NameError: a deleted import, class or assignment whose
+    name is still read. Arguments, except-names, comprehensions and builtins are bound; a star import or exec()
+    may bind anything, so nothing is told there."""
+    from reprokit.source.edits import unbound_names
+
+    script = (CASES / "wrong_decomposition.py").read_text()
+    assert unbound_names(script) == set()
+    assert unbound_names(script.replace("import math\n", "")) == {"math"}
+    assert unbound_names(script.replace("model = Block().eval()\n", "")) == {"model"}
+    assert unbound_names("def f(a, *b, c=1, **d):\n    return [i for i in b] + len(d) + z\n"
+                         "try:\n    f(1)\nexcept E as e:\n    print(e, __file__)\n") == {"z", "E"}
+    assert unbound_names("from m import *\nprint(y)\n") == set()
+    assert unbound_names("exec('y = 1')\nprint(y)\n") == set()

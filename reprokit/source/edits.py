@@ -3,6 +3,7 @@ expressions replaced by a sub-expression. Plain text in, candidate texts out; no
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 
 
@@ -111,3 +112,36 @@ def simplify_candidates(source: str, limit: int = 60) -> list:
         out.append(ast.unparse(ast.fix_missing_locations(copy.deepcopy(tree))) + "\n")
         setattr(node, field, value)
     return out
+
+
+# Names a script can read without binding them: builtins and the module attributes Python sets for __main__.
+_PROVIDED = set(dir(builtins)) | {"__name__", "__file__", "__doc__", "__spec__", "__loader__", "__package__",
+                                  "__builtins__", "__annotations__", "__cached__", "__module__", "__qualname__",
+                                  "__class__"}
+# A script that reaches its namespace another way may bind names no statement shows.
+_DYNAMIC = {"exec", "eval", "globals", "locals", "vars"}
+
+
+def unbound_names(source: str) -> set:
+    """Names the script reads that no statement anywhere in it binds (nor builtins): a candidate with one raises
+    NameError where it is read. Empty where that cannot be told (a star import, exec, globals())."""
+    tree = ast.parse(source)
+    bound, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            if node.name == "*":
+                return set()
+            bound.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    if read & _DYNAMIC:
+        return set()
+    return read - bound - _PROVIDED

@@ -9,7 +9,7 @@ import time
 from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
 from reprokit.search import Pass, Problem, ddmin, run_passes
-from reprokit.source.edits import inline_candidates, simplify_candidates, statements, without
+from reprokit.source.edits import inline_candidates, simplify_candidates, statements, unbound_names, without
 
 # Inlining a helper may make the script longer before deleting its now-unused def makes it shorter:
 # candidates up to this many characters longer than the best are still tried.
@@ -24,18 +24,24 @@ def source_problem(run: RunDir, v: Verdict, runner, start: str, stage: str = "ea
     opts = run.read_json("run.json")["options"]
     candidate_path = run.file("source_candidate.py")
 
+    # A candidate reading a name it no longer binds dies of NameError: not this failure, unless it is one.
+    name_check = target.exc_type != "NameError"
+
     def fails_same(source: str | None) -> bool:
-        if source is None:
+        if source is None or (name_check and unbound_names(source)):
             return False
         run.write_text("source_candidate.py", source)
         spec = TrialSpec(mode="script", stage=stage, script=candidate_path, argv=tuple(v.argv), cwd=opts["cwd"],
                          label=f"source-{len(source.splitlines())}l", path_dirs=(os.path.dirname(v.script),),
                          script_hash=text_hash(source))
-        compiled, plain = runner.map([spec, dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile")])
+        compiled = runner(spec)
+        if compiled is None or not target.matches(compiled.signature) or (same is not None and not same(compiled)):
+            return False
         # Failing the same way is not enough: a candidate that also fails with compile off has lost the bug (the
-        # user's assert kept, the compiled call cut; or the script broken in a way that happens to match).
-        return compiled is not None and target.matches(compiled.signature) and plain is not None and plain.kind == "pass" \
-            and (same is None or same(compiled))
+        # user's assert kept, the compiled call cut; or the script broken in a way that happens to match). Asked
+        # only now: most candidates fail otherwise, and their no-compile trial would be wasted.
+        plain = runner(dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile"))
+        return plain is not None and plain.kind == "pass"
 
     return Problem(start, fails_same, size=len, on_improve=lambda source: run.write_text("repro.py", source))
 
