@@ -1,7 +1,8 @@
 """reprokit against PyTorch's AOTInductor minifier on the export test scripts (issue #20), by hand, not in CI.
 
     python bench/compare_export.py [--cases aoti_compile_error,aoti_accuracy] [--level4 [CASES]] [--skip-torch]
-        [--note "not niced, load 0.3"] [--timeout 3600]
+        [--skip-reprokit] [--run "nice 19"] [--note "not niced, load 0.3"] [--timeout 3600]
+    python bench/compare_export.py --table-from run1.txt run2.txt
 
 Per case (tests/export_cases/CASE.py), in a fresh folder with a fresh compile cache, one run each of:
   - `reprokit bisect CASE` with default flags (config flips, subsystems, minify and pack all on);
@@ -155,26 +156,29 @@ def run_aoti_minifier(case: str, level4: bool) -> dict:
 
 
 def print_table(rows: list) -> None:
-    """The rows as text; trials: reprokit's bisect + minify trials."""
-    print(f"{'case':<28} {'who':<24} {'stage':<14} {'culprit':<80} {'nodes':>12} {'repro fails':>11} "
-          f"{'trials':>8} {'s':>7}")
+    """The rows as text; trials: reprokit's bisect + minify trials; at, load: when each started (UTC) and the
+    machine's one-minute load average then; run: --run's words."""
+    print(f"{'case':<28} {'who':<31} {'stage':<14} {'culprit':<80} {'nodes':>12} {'repro fails':>11} "
+          f"{'trials':>8} {'s':>7} {'at':>8} {'load':>5}  run")
     for r in rows:
         trials = f"{r['trials']}+{r['minify_trials']}" if r.get("trials") is not None else "-"
-        print(f"{r['case']:<28} {r['who']:<24} {str(r['stage'])[:14]:<14} {str(r['culprit'])[:80]:<80} "
-              f"{r['nodes']:>12} {str(r['repro_fails']):>11} {trials:>8} {r['seconds']:>7}")
+        print(f"{r['case']:<28} {r['who']:<31} {str(r['stage'])[:14]:<14} {str(r['culprit'])[:80]:<80} "
+              f"{r['nodes']:>12} {str(r['repro_fails']):>11} {trials:>8} {r['seconds']:>7} {r.get('at', '-'):>8} "
+              f"{r.get('load', '-'):>5}  {r.get('run', '-')}")
 
 
 def guarded(run, case: str, who: str, *args) -> dict:
     """One tool's row; a run past the time limit (or a harness error) is a row that says so, not a lost table."""
     t = time.monotonic()
+    when = {"at": time.strftime("%H:%M:%S", time.gmtime()), "load": round(os.getloadavg()[0], 2)}
     try:
-        return run(case, *args)
+        return {**run(case, *args), **when}
     except subprocess.TimeoutExpired:
         what = f"timed out after {TIMEOUT} s"
     except Exception as e:  # noqa: BLE001 - the table is worth more than the traceback
         what = f"harness error: {type(e).__name__}: {e}"
     return {"case": case, "who": who, "stage": "-", "culprit": what, "nodes": "-", "repro_fails": None,
-            "seconds": round(time.monotonic() - t, 1)}
+            "seconds": round(time.monotonic() - t, 1), **when}
 
 
 def stamp(what: str) -> str:
@@ -190,21 +194,29 @@ def main():
     ap.add_argument("--level4", nargs="?", const="all", default="",
                     help="also PyTorch's minifier at AOTINDUCTOR_REPRO_LEVEL=4 (on all cases, or on these)")
     ap.add_argument("--skip-torch", action="store_true", help="reprokit only")
+    ap.add_argument("--skip-reprokit", action="store_true", help="PyTorch's minifier only")
+    ap.add_argument("--run", default="", help="how it was run (e.g. 'nice 0'), a column of every row")
     ap.add_argument("--note", default="", help="how it was run (nice, load), printed above the table")
     ap.add_argument("--timeout", type=int, default=TIMEOUT, help="seconds per tool and case")
+    ap.add_argument("--table-from", nargs="+", metavar="FILE",
+                    help="print one table of the rows (JSON lines) earlier runs printed, and run nothing")
     args = ap.parse_args()
     TIMEOUT = args.timeout
+    if args.table_from:  # a benchmark split into runs (a quiet slot, then the rest niced) as one table
+        print_table([json.loads(line) for f in args.table_from for line in open(f) if line.startswith("{")])
+        return
     started = stamp("start")
     print(started, flush=True)
     rows = []
     for case in args.cases.split(","):
         case = case[:-3] if case.endswith(".py") else case
-        found = [guarded(run_reprokit, case, "reprokit")]
+        found = [] if args.skip_reprokit else [guarded(run_reprokit, case, "reprokit")]
         if not args.skip_torch:
             found.append(guarded(run_aoti_minifier, case, "pytorch aoti minifier", False))
             if args.level4 == "all" or case in args.level4.split(","):
                 found.append(guarded(run_aoti_minifier, case, "pytorch aoti minifier (level 4)", True))
         for r in found:
+            r["run"] = args.run or "-"
             print(json.dumps(r, default=str), flush=True)
         rows += found
     print()
