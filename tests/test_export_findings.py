@@ -222,3 +222,14 @@ def test_a_candidate_that_reads_a_name_it_no_longer_binds_is_told_without_a_tria
                          "try:\n    f(1)\nexcept E as e:\n    print(e, __file__)\n") == {"z", "E"}
     assert unbound_names("from m import *\nprint(y)\n") == set()
     assert unbound_names("exec('y = 1')\nprint(y)\n") == set()
+    # the module's own code reads names only the module binds: a deleted `x = ...` is told though forward binds x
+    assert unbound_names(script.replace("x = torch.randn(4, 8) * 3\n", "")) == {"x"}
+
+
+def test_simplification_does_not_cut_a_dotted_name_in_the_middle():
+    """torch.nn.functional.gelu -> torch.nn.gelu names no attribute: not a candidate; x.shape[0] -> x[0] is."""
+    from reprokit.source.edits import simplify_candidates
+
+    found = simplify_candidates("y = torch.nn.functional.gelu(x.shape[0] * 2)\n")
+    assert "y = torch.nn.gelu(x.shape[0] * 2)\n" not in found and "y = torch.gelu(x.shape[0] * 2)\n" not in found
+    assert "y = torch.nn.functional.gelu(x[0] * 2)\n" in found and "y = x.shape[0] * 2\n" in found, found
