@@ -233,3 +233,38 @@ def test_simplification_does_not_cut_a_dotted_name_in_the_middle():
     found = simplify_candidates("y = torch.nn.functional.gelu(x.shape[0] * 2)\n")
     assert "y = torch.nn.gelu(x.shape[0] * 2)\n" not in found and "y = torch.gelu(x.shape[0] * 2)\n" not in found
     assert "y = torch.nn.functional.gelu(x[0] * 2)\n" in found and "y = x.shape[0] * 2\n" in found, found
+
+
+@pytest.mark.slow
+def test_wrong_decomposition_is_cut_down_at_source_level_to_a_verified_repro(tmp_path):
+    """A wrong decomposition in the script's own table fails at decompose, where there is no failing graph to cut:
+    `reprokit bisect` (minify on) reduces the script while run_decompositions fails the same way. What a user
+    checks: the stage; repro.py, alone in an empty folder, fails the same way in a fresh interpreter, and passes
+    with torch's own decomposition table (so the script's table is the bug); it is shorter than the script."""
+    work = tmp_path / "project"
+    work.mkdir()
+    shutil.copy(CASES / "wrong_decomposition.py", work)
+    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "wrong_decomposition.py", "--json", "--no-pack",
+                        "-o", str(tmp_path / "artifacts")], cwd=work, capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 0, p.stderr
+    v = json.loads(p.stdout)
+    assert (v["failing_stage"], v["last_passing_stage"]) == ("decompose", "export"), v["ladder"]
+    assert (v["repro_kind"], v["repro_verified"]) == ("source", True), v["repro_attempts"]
+    original = (CASES / "wrong_decomposition.py").read_text()
+    text = pathlib.Path(v["repro"]).read_text()
+    assert v["nodes"] == {"original": len(original.strip().splitlines()), "minified": len(text.strip().splitlines()),
+                          "unit": "lines"}
+    assert v["nodes"]["minified"] < v["nodes"]["original"] and len(text) < len(original), text
+    assert "table[torch.ops.aten.gelu.default] = my_gelu" in text and ".run_decompositions(table)" in text, text
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    env = {k: x for k, x in os.environ.items() if k != "PYTHONPATH"}
+    for name, body, fails in (("repro.py", text, True),
+                              ("repro_torch_table.py", text.replace(".run_decompositions(table)",
+                                                                    ".run_decompositions()"), False)):
+        (alone / name).write_text(body)
+        run = subprocess.run([sys.executable, name], cwd=alone, capture_output=True, text=True, timeout=300, env=env)
+        assert (run.returncode != 0) == fails, (name, run.stderr[-2000:])
+        if fails:
+            assert "AssertionError: Tensor-likes are not close!" in run.stderr, run.stderr[-2000:]
