@@ -101,7 +101,9 @@ def last_line(text: str) -> str:
 
 def exception_of(stderr: str) -> str:
     """The exception a script died of: 'InductorError: CppCompileError' (g++'s output around it left out)."""
-    lines = re.findall(r"^([A-Za-z_][\w.]*(?:Error|Exception|Failure)):?(.*)$", stderr, re.M)
+    # the line a traceback ends with (the last traceback's: a chained one ends with the exception raised last)
+    lines = re.findall(r"^Traceback \(most recent call last\):\n(?:[ \t].*\n)*([A-Za-z_][\w.]*):?(.*)$", stderr, re.M)
+    lines = lines or re.findall(r"^([A-Za-z_][\w.]*(?:Error|Exception|Failure)):?(.*)$", stderr, re.M)
     if not lines:
         return (stderr.strip().splitlines() or ["?"])[-1][:60]
     name, rest = lines[-1]
