@@ -206,3 +206,65 @@ def test_issue_title_of_an_export_finding():
                 export=export_finding(CONSTRAINT, "/work/proj/serve.py", DRAFT))
     assert title(v) == ("[torch.export] dynamic-shape constraint at serve.py:18: `batch: 2 <= L['x'].size()[0] and "
                         "L['x'].size()[0] <= 16 (declared range: batch <= 64)`")
+
+
+def test_a_candidate_that_reads_a_name_it_no_longer_binds_is_told_without_a_trial():
+    """Source reduction skips candidates that would die of NameError: a deleted import, class or assignment whose
+    name is still read. Arguments, except-names, comprehensions and builtins are bound; a star import or exec()
+    may bind anything, so nothing is told there."""
+    from reprokit.source.edits import unbound_names
+
+    script = (CASES / "wrong_decomposition.py").read_text()
+    assert unbound_names(script) == set()
+    assert unbound_names(script.replace("import math\n", "")) == {"math"}
+    assert unbound_names(script.replace("model = Block().eval()\n", "")) == {"model"}
+    assert unbound_names("def f(a, *b, c=1, **d):\n    return [i for i in b] + len(d) + z\n"
+                         "try:\n    f(1)\nexcept E as e:\n    print(e, __file__)\n") == {"z", "E"}
+    assert unbound_names("from m import *\nprint(y)\n") == set()
+    assert unbound_names("exec('y = 1')\nprint(y)\n") == set()
+    # the module's own code reads names only the module binds: a deleted `x = ...` is told though forward binds x
+    assert unbound_names(script.replace("x = torch.randn(4, 8) * 3\n", "")) == {"x"}
+
+
+def test_simplification_does_not_cut_a_dotted_name_in_the_middle():
+    """torch.nn.functional.gelu -> torch.nn.gelu names no attribute: not a candidate; x.shape[0] -> x[0] is."""
+    from reprokit.source.edits import simplify_candidates
+
+    found = simplify_candidates("y = torch.nn.functional.gelu(x.shape[0] * 2)\n")
+    assert "y = torch.nn.gelu(x.shape[0] * 2)\n" not in found and "y = torch.gelu(x.shape[0] * 2)\n" not in found
+    assert "y = torch.nn.functional.gelu(x[0] * 2)\n" in found and "y = x.shape[0] * 2\n" in found, found
+
+
+@pytest.mark.slow
+def test_wrong_decomposition_is_cut_down_at_source_level_to_a_verified_repro(tmp_path):
+    """A wrong decomposition in the script's own table fails at decompose, where there is no failing graph to cut:
+    `reprokit bisect` (minify on) reduces the script while run_decompositions fails the same way. What a user
+    checks: the stage; repro.py, alone in an empty folder, fails the same way in a fresh interpreter, and passes
+    with torch's own decomposition table (so the script's table is the bug); it is shorter than the script."""
+    work = tmp_path / "project"
+    work.mkdir()
+    shutil.copy(CASES / "wrong_decomposition.py", work)
+    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "wrong_decomposition.py", "--json", "--no-pack",
+                        "-o", str(tmp_path / "artifacts")], cwd=work, capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 0, p.stderr
+    v = json.loads(p.stdout)
+    assert (v["failing_stage"], v["last_passing_stage"]) == ("decompose", "export"), v["ladder"]
+    assert (v["repro_kind"], v["repro_verified"]) == ("source", True), v["repro_attempts"]
+    original = (CASES / "wrong_decomposition.py").read_text()
+    text = pathlib.Path(v["repro"]).read_text()
+    assert v["nodes"] == {"original": len(original.strip().splitlines()), "minified": len(text.strip().splitlines()),
+                          "unit": "lines"}
+    assert v["nodes"]["minified"] < v["nodes"]["original"] and len(text) < len(original), text
+    assert "table[torch.ops.aten.gelu.default] = my_gelu" in text and ".run_decompositions(table)" in text, text
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    env = {k: x for k, x in os.environ.items() if k != "PYTHONPATH"}
+    for name, body, fails in (("repro.py", text, True),
+                              ("repro_torch_table.py", text.replace(".run_decompositions(table)",
+                                                                    ".run_decompositions()"), False)):
+        (alone / name).write_text(body)
+        run = subprocess.run([sys.executable, name], cwd=alone, capture_output=True, text=True, timeout=300, env=env)
+        assert (run.returncode != 0) == fails, (name, run.stderr[-2000:])
+        if fails:
+            assert "AssertionError: Tensor-likes are not close!" in run.stderr, run.stderr[-2000:]

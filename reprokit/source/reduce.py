@@ -9,7 +9,7 @@ import time
 from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
 from reprokit.search import Pass, Problem, ddmin, run_passes
-from reprokit.source.edits import inline_candidates, simplify_candidates, statements, without
+from reprokit.source.edits import inline_candidates, simplify_candidates, statements, unbound_names, without
 
 # Inlining a helper may make the script longer before deleting its now-unused def makes it shorter:
 # candidates up to this many characters longer than the best are still tried.
@@ -24,18 +24,24 @@ def source_problem(run: RunDir, v: Verdict, runner, start: str, stage: str = "ea
     opts = run.read_json("run.json")["options"]
     candidate_path = run.file("source_candidate.py")
 
+    # A candidate reading a name it no longer binds dies of NameError: not this failure, unless it is one.
+    name_check = target.exc_type != "NameError"
+
     def fails_same(source: str | None) -> bool:
-        if source is None:
+        if source is None or (name_check and unbound_names(source)):
             return False
         run.write_text("source_candidate.py", source)
         spec = TrialSpec(mode="script", stage=stage, script=candidate_path, argv=tuple(v.argv), cwd=opts["cwd"],
                          label=f"source-{len(source.splitlines())}l", path_dirs=(os.path.dirname(v.script),),
                          script_hash=text_hash(source))
-        compiled, plain = runner.map([spec, dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile")])
+        compiled = runner(spec)
+        if compiled is None or not target.matches(compiled.signature) or (same is not None and not same(compiled)):
+            return False
         # Failing the same way is not enough: a candidate that also fails with compile off has lost the bug (the
-        # user's assert kept, the compiled call cut; or the script broken in a way that happens to match).
-        return compiled is not None and target.matches(compiled.signature) and plain is not None and plain.kind == "pass" \
-            and (same is None or same(compiled))
+        # user's assert kept, the compiled call cut; or the script broken in a way that happens to match). Asked
+        # only now: most candidates fail otherwise, and their no-compile trial would be wasted.
+        plain = runner(dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile"))
+        return plain is not None and plain.kind == "pass"
 
     return Problem(start, fails_same, size=len, on_improve=lambda source: run.write_text("repro.py", source))
 
@@ -59,11 +65,17 @@ def inline_helpers(problem: Problem, source: str) -> str:
 
 
 def simplify_expressions(problem: Problem, source: str) -> str:
-    """Replace an expression by one of its sub-expressions, while the script fails the same way."""
-    while (found := _first_that_fails(problem, [c for c in simplify_candidates(source)
-                                                if len(c) < len(source)])) is not None:
-        source = found
-    return source
+    """Replace an expression by one of its sub-expressions, while the script fails the same way. After a
+    replacement the search goes on from the spot that took it (the spots before it were refused a moment ago; the
+    next round of passes asks them again)."""
+    start = 0
+    while True:
+        candidates = simplify_candidates(source)
+        hit = next((i for i in range(start, len(candidates))
+                    if len(candidates[i]) < len(source) and problem.test(candidates[i])), None)
+        if hit is None:
+            return source
+        source, start = candidates[hit], hit
 
 
 SOURCE_PASSES = [Pass("delete_statements", delete_statements), Pass("inline_helpers", inline_helpers),
