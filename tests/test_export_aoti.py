@@ -164,6 +164,16 @@ def test_sanitizer_report_names_the_kernel_it_saw_and_not_cudas_assert():
         "/cuda/bin/compute-sanitizer", "--tool", "memcheck", "py", "-m", "reprokit.child.main", "s.json", "d"]
 
 
+def test_issue_md_says_a_cuda_fault_of_aotis_compile_named_no_kernel():
+    from reprokit.data.records import Verdict
+    from reprokit.report.bisect_report import isolated_lines
+
+    fault = {"fault": "device-side assert triggered", "kernel": None, "launch_blocking": True}
+    assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=fault, repro_kind="export_graph")) == [
+        "CUDA fault: device-side assert triggered, named by no kernel; every trial after the original ran with "
+        "`CUDA_LAUNCH_BLOCKING=1`"]
+
+
 def test_only_a_crash_without_a_kernel_name_asks_for_one():
     from reprokit.data.records import Outcome, Signature
     from reprokit.export.aoti_debug import names_no_kernel
