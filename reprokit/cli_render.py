@@ -98,7 +98,7 @@ def summary_table(v) -> str:
              ("inductor pieces", _pieces(v.inductor_pieces)),
              ("export guard", v.export and v.export.get("guard")),
              ("user line", v.export and v.export.get("line") and f"{v.export['line']}: {v.export['code']}"),
-             ("cuda fault", None if not v.cuda_fault else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel']}; "
+             ("cuda fault", None if not v.cuda_fault else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel'] or 'no named kernel'}; "
               f"device afterwards: {v.cuda_fault.get('device_check') or 'not checked'}"),
              ("aoti kernel", v.aoti_kernel and f"{v.aoti_kernel['kernel']} (launched, never finished)"),
              ("speed", (v.speed or {}).get("original")),

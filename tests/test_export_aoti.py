@@ -129,6 +129,51 @@ def test_input_expr_keeps_a_slices_layout():
         "torch.randn(9, dtype=torch.float32).as_strided((2, 3), (6, 1))")
 
 
+def test_input_expr_makes_a_cuda_programs_inputs_on_cuda():
+    assert input_expr({"shape": [4, 8], "dtype": "torch.float32", "device": "cuda"}) == (
+        "torch.randn((4, 8), dtype=torch.float32, device='cuda')")
+
+
+# compute-sanitizer --tool memcheck on tests/gpu_cases/aoti_relu_assert.py (CUDA 13, H100), its first report:
+SANITIZED_ASSERT = """========= COMPUTE-SANITIZER
+========= Warp assert
+=========     at __assertfail+0x19a0
+=========     by thread (0,0,0) in block (0,0,0)
+=========         Device Frame: __assertfail+0x1930
+=========     Saved host backtrace up to driver entry point at kernel launch time
+=========         Host Frame: launch [0x1cac] in __triton_launcher.cpython-312-x86_64-linux-gnu.so
+"""
+# An out-of-bounds store as memcheck reports one (its manual's memcheck_demo; the kernel renamed).
+SANITIZED_WRITE = """========= Invalid __global__ write of size 4 bytes
+=========     at triton_poi_fused_relu_0+0x1b0 in /tmp/cq.py:18
+=========     by thread (0,0,0) in block (0,0,0)
+"""
+
+
+def test_sanitizer_report_names_the_kernel_it_saw_and_not_cudas_assert():
+    from reprokit.export.aoti_debug import SANITIZER_ENV, sanitizer_report
+    from reprokit.data.records import TrialSpec
+    from reprokit.trial.runner import child_command
+
+    assert sanitizer_report(SANITIZED_ASSERT, "t") == {"error": "Warp assert", "kernel": None, "trial": "t"}
+    assert sanitizer_report(SANITIZED_WRITE, "t") == {
+        "error": "Invalid __global__ write of size 4 bytes", "kernel": "triton_poi_fused_relu_0", "trial": "t"}
+    assert sanitizer_report("ok\n", "t") is None
+    spec = TrialSpec(mode="script", stage="user", env={SANITIZER_ENV: "/cuda/bin/compute-sanitizer"})
+    assert child_command(spec, "s.json", "d", "py") == [
+        "/cuda/bin/compute-sanitizer", "--tool", "memcheck", "py", "-m", "reprokit.child.main", "s.json", "d"]
+
+
+def test_issue_md_says_a_cuda_fault_of_aotis_compile_named_no_kernel():
+    from reprokit.data.records import Verdict
+    from reprokit.report.bisect_report import isolated_lines
+
+    fault = {"fault": "device-side assert triggered", "kernel": None, "launch_blocking": True}
+    assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=fault, repro_kind="export_graph")) == [
+        "CUDA fault: device-side assert triggered, named by no kernel; every trial after the original ran with "
+        "`CUDA_LAUNCH_BLOCKING=1`"]
+
+
 def test_only_a_crash_without_a_kernel_name_asks_for_one():
     from reprokit.data.records import Outcome, Signature
     from reprokit.export.aoti_debug import names_no_kernel

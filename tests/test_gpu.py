@@ -60,6 +60,32 @@ def test_triton_relu_bug_isolated_and_minified(tmp_path, bug, kind):
         assert used == {str(i) for i in range(gpus)}, used
 
 
+def test_aoti_device_assert_is_found_at_its_lowering_and_minified(tmp_path):
+    """The Triton relu of an AOTInductor build for CUDA planted with a device-side assert: it fires while
+    aoti_compile_and_package runs the kernels once, and the script sees it at the next synchronisation, in no kernel.
+    Stage aoti_compile, kind cuda_fault from a CUDA_LAUNCH_BLOCKING=1 re-run, the relu lowering, and a repro.py that
+    exports and AOT-compiles the relu alone for CUDA again and fails so in a fresh interpreter."""
+    data = bisect(tmp_path, "aoti_relu_assert.py", "--no-configs", "--no-pack")
+    if os.environ.get("REPROKIT_GPU_SUMMARY"):
+        with open(os.path.join(os.environ["REPROKIT_GPU_SUMMARY"], "aoti_relu_assert.json"), "w") as f:
+            json.dump(data, f)
+    assert (data["failing_stage"], data["last_passing_stage"]) == ("aoti_compile", "decompose"), data["ladder"]
+    assert data["kind"] == "cuda_fault" and data["signature"]["message"] == "device-side assert triggered"
+    fault = data["cuda_fault"]
+    assert fault["launch_blocking"] is True and "launch-blocking" in fault["trial"], fault
+    assert fault["device_check"].startswith("healthy"), fault
+    assert data["message"] == ("AOTInductor runs each CUDA kernel it generates once while compiling (its autotuning, "
+                               "on random inputs of the example's shapes), and one of them raised \"device-side "
+                               "assert triggered\" there, the same with CUDA_LAUNCH_BLOCKING=1"), data["message"]
+    assert data["subsystem"] and data["subsystem"]["confirmed"] is True, data["subsystem"]
+    assert data["subsystem"]["detail"].startswith("aten.relu.default"), data["subsystem"]
+    assert data["repro_verified"] is True and data["repro_kind"] == "export_graph", data["repro_attempts"]
+    assert data["nodes"]["minified"] == 1, data["nodes"]
+    text = pathlib.Path(data["repro"]).read_text()
+    assert "relu = torch.ops.aten.relu.default(" in text and "device='cuda'" in text
+    assert "torch._inductor.config.triton.inject_relu_bug_TESTING_ONLY = 'runtime_error'" in text
+
+
 def test_reduce_overhead_mode_is_kept_and_searched(tmp_path):
     data = bisect(tmp_path, "cudagraphs_reduce_overhead.py", "--no-pack", "--no-minify")
     assert data["failing_stage"] == "inductor"

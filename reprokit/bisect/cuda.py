@@ -18,7 +18,8 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
     trial (graph, lowering, config, minify, repro verification) runs so too. Returns what later steps take for
     the original (the inductor stage, when the script compiles with inductor)."""
     s.runner.env = dict(LAUNCH_BLOCKING_ENV)
-    out = s.runner(s.spec("user", "original-launch-blocking", env=TORCH_LOGS_ENV))
+    # Its own key (the switch in its env): with the original's env alone the journal would answer for it.
+    out = s.runner(s.spec("user", "original-launch-blocking", env={**TORCH_LOGS_ENV, **LAUNCH_BLOCKING_ENV}))
     kernels = KERNEL_NAME.findall(_text(out))
     same = out.kind == "cuda_fault" and out.signature.message == original.signature.message
     v.cuda_fault = {"fault": original.signature.message, "kernel": kernels[-1] if kernels else None,

@@ -68,6 +68,8 @@ def value_meta(val) -> dict:
     except Exception:  # an unbacked size has no hint: a cut there cannot be made an input
         return {}
     meta = {"shape": shape, "dtype": str(val.dtype)}
+    if val.device.type != "cpu":  # a CUDA program: its cut inputs are made there too, or AOTI compiles for the CPU
+        meta["device"] = val.device.type
     try:  # a non-contiguous example (a slice): the package may assume its strides (pytorch#153992)
         if not val.is_contiguous():
             meta["stride"] = [int(s) for s in val.stride()]

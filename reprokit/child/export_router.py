@@ -197,7 +197,12 @@ class ExportRouter:
         if self.state.spec.check_accuracy and eager is not None and not kwargs:
             reference = (eager(*copies(args)), None)
         self.note(phase)
-        out = fn(*args, **kwargs)
+        try:
+            out = fn(*args, **kwargs)
+        except Exception as e:
+            if phase == "aoti_run":
+                raise_cuda_fault(e)
+            raise
         self.note(None)
         mismatch = compare_outputs(reference, out) if reference is not None else None
         if mismatch:
@@ -205,6 +210,19 @@ class ExportRouter:
             self.state.fail(0, accuracy=f"{phase}: {mismatch}")
             raise AccuracyFailure(self.state.accuracy_failure)
         return out
+
+
+def raise_cuda_fault(error: Exception) -> None:
+    """AOTInductor's package failed: when a CUDA fault is behind it (a launch that returned the device's error under
+    CUDA_LAUNCH_BLOCKING=1), raise the device's own error, chained to the loader's, whose message names neither."""
+    import torch
+
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return
+    try:
+        torch.cuda.synchronize()  # a device-side assert or illegal access is sticky: every later call reports it
+    except Exception as fault:
+        raise fault from error
 
 
 def install_export_router(state: TrialState) -> ExportRouter:

@@ -1,7 +1,9 @@
 """An AOTInductor run failure that names no kernel ("RuntimeError: Unknown exception" from the loader), named by
 kernel: the package is built and run once more with AOTI's own debug switch that prints each kernel's name before
 and after its launch (`aot_inductor.debug_intermediate_value_printer = "3"`). The kernel launched and never
-finished is the one that failed."""
+finished is the one that failed. On CUDA, after a fault (device-side assert, illegal memory access), the re-run
+launches synchronously (CUDA_LAUNCH_BLOCKING=1, bisect/cuda.py), so the launch that failed is the one left
+unfinished; where CUDA's toolkit is installed, compute-sanitizer runs the package once more beside it."""
 from __future__ import annotations
 
 import os
@@ -38,10 +40,29 @@ def unfinished_kernel(text: str) -> tuple:
     return (open_[-1] if open_ else None), launched
 
 
-def name_aoti_kernel(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
-    """Re-run with AOTI's kernel-name printer: {"kernel", "launched", "switch", "trial", "same"}; None when the
-    re-run names no unfinished kernel."""
-    out = s.runner(s.spec(stage, "aoti-kernel-names", config=dict(PRINTER)))
+def name_aoti_kernel(s: Session, stage: str, failing: Outcome, sanitize: bool = False) -> Optional[dict]:
+    """Re-run with AOTI's kernel-name printer (and, for a CUDA fault, under compute-sanitizer where it is
+    installed, beside it): {"kernel", "launched", "switch", "trial", "same", "sanitizer"}; None when neither names
+    a kernel."""
+    exe = sanitizer_path() if sanitize else None
+    specs = [s.spec(stage, "aoti-kernel-names", config=dict(PRINTER))]
+    if exe:
+        specs.append(s.spec(stage, "aoti-compute-sanitizer", env={SANITIZER_ENV: exe}))
+    out, *checked = s.runner.map(specs)
+    kernel, launched = unfinished_kernel(trial_text(out))
+    sanitizer = sanitizer_report(trial_text(checked[0]), checked[0].trial_dir) if checked else None
+    blocking = "CUDA_LAUNCH_BLOCKING=1, " if (s.runner.env or {}).get("CUDA_LAUNCH_BLOCKING") == "1" else ""
+    switch = blocking + ", ".join(f"{k}={v!r}" for k, v in PRINTER.items())
+    if kernel is None and sanitizer and sanitizer.get("kernel"):
+        kernel, switch, out = sanitizer["kernel"], f"compute-sanitizer --tool {SANITIZER_TOOL}", checked[0]
+    if kernel is None:
+        return None
+    return {"kernel": kernel, "launched": launched[-5:], "switch": switch, "trial": out.trial_dir,
+            "same": s.fails_same(out), "sanitizer": sanitizer}
+
+
+def trial_text(out: Outcome) -> str:
+    """A trial's stdout and stderr (their last 400 kB each)."""
     text = ""
     for name in ("stdout.txt", "stderr.txt"):
         try:
@@ -49,18 +70,45 @@ def name_aoti_kernel(s: Session, stage: str, failing: Outcome) -> Optional[dict]
                 text += f.read()[-400_000:]
         except OSError:
             pass
-    kernel, launched = unfinished_kernel(text)
-    if kernel is None:
+    return text
+
+
+# compute-sanitizer, where CUDA's toolkit is installed: the trial runs under it (trial.runner.child_command).
+SANITIZER_ENV, SANITIZER_TOOL = "REPROKIT_SANITIZER", "memcheck"
+# The device frame it names ("at triton_poi_fused_relu_0+0x1b0"); a device assert's own frame (__assertfail) is
+# CUDA's, no kernel of the package.
+_SANITIZER_FRAME = re.compile(r"^=+\s+at (?:0x[0-9a-f]+ in )?([A-Za-z][\w:]*)", re.M)
+_SANITIZER_ERROR = re.compile(r"^=+ ((?:Invalid|Program hit|Device|Misaligned|Out of range|Malloc|Barrier|"
+                              r"Hardware|Warp|Lane|Assert)[^\n]*)", re.M)
+
+
+def sanitizer_path() -> Optional[str]:
+    """compute-sanitizer on PATH or in a CUDA toolkit under /usr/local; None where it is not installed."""
+    import glob
+    import shutil
+
+    found = shutil.which("compute-sanitizer")
+    return found or next(iter(sorted(glob.glob("/usr/local/cuda*/bin/compute-sanitizer"), reverse=True)), None)
+
+
+def sanitizer_report(text: str, trial: str) -> Optional[dict]:
+    """What compute-sanitizer said: {"error": its first report line, "kernel": the device frame it named,
+    "trial"}; None when it reported nothing."""
+    error = _SANITIZER_ERROR.search(text)
+    frame = _SANITIZER_FRAME.search(text)
+    if not (error or frame):
         return None
-    switch = ", ".join(f"{k}={v!r}" for k, v in PRINTER.items())
-    return {"kernel": kernel, "launched": launched[-5:], "switch": switch, "trial": out.trial_dir,
-            "same": s.fails_same(out)}
+    return {"error": error.group(1).strip()[:200] if error else None, "kernel": frame.group(1) if frame else None,
+            "trial": trial}
 
 
 def describe(found: dict) -> str:
     """One sentence for the verdict's message and ISSUE.md."""
+    said = found.get("sanitizer") or {}
+    also = (f"; compute-sanitizer: {said['error']}" + (f" in {said['kernel']}" if said.get("kernel") else "")
+            if said.get("error") else "")
     return (f"AOTInductor's package failed inside kernel {found['kernel']} (launched, never finished; named by "
-            f"re-running with {found['switch']})")
+            f"re-running with {found['switch']}){also}")
 
 
 _INPUT_CHECK = re.compile(r"input_handles\[\d+\]: (?:unmatched|dim value is too)[^\n]*")

@@ -115,6 +115,10 @@ def narrow_aoti(s: Session, v: Verdict, failing: Outcome) -> None:
         v.message = error
     elif v.failing_stage == "aoti_run":
         aoti_run_switches(s, v, failing)
+    elif v.cuda_fault:  # seen on an H100 (tests/gpu_cases/aoti_relu_assert.py)
+        v.message = ("AOTInductor runs each CUDA kernel it generates once while compiling (its autotuning, on random "
+                     f"inputs of the example's shapes), and one of them raised \"{v.cuda_fault['fault']}\" there"
+                     + (", the same with CUDA_LAUNCH_BLOCKING=1" if v.cuda_fault.get("same") else ""))
     if s.opts.configs:
         v.config = config_flips(aoti, "inductor", failing)
     if s.opts.subsystems:
@@ -128,10 +132,12 @@ def aoti_run_switches(s: Session, v: Verdict, failing: Outcome) -> None:
     if checked:  # a guard the program would have checked already said which call (and the fix): keep it first
         v.message = (f"{v.message}; AOTI_RUNTIME_CHECK_INPUTS=1 refuses that call ({checked['error']})"
                      if v.message else aoti_debug.describe_inputs(checked))
-    if aoti_debug.names_no_kernel(failing):  # "Unknown exception": which kernel
-        v.aoti_kernel = aoti_debug.name_aoti_kernel(s, "user", failing)
+    if aoti_debug.names_no_kernel(failing):  # "Unknown exception", or a CUDA fault the loader hid: which kernel
+        v.aoti_kernel = aoti_debug.name_aoti_kernel(s, "user", failing, sanitize=bool(v.cuda_fault))
         if v.aoti_kernel:
             v.message = "; ".join(filter(None, (v.message, aoti_debug.describe(v.aoti_kernel))))
+            if v.cuda_fault:  # the launch-blocking re-run's logs name every kernel of the package: this one failed
+                v.cuda_fault["kernel"] = v.aoti_kernel["kernel"]
 
 
 def lowering_boundary(s: AotiSession, failing: Outcome) -> Optional[dict]:

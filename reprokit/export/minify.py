@@ -130,12 +130,13 @@ class CandidateMaker:
 def input_expr(meta: dict) -> str:
     """An expression making a synthetic input of the value's shape and dtype."""
     shape, dtype = tuple(meta["shape"]), meta["dtype"]
+    on = f", device={meta['device']!r}" if meta.get("device") else ""
     if meta.get("stride"):  # the example's layout, a view of a larger buffer as the script's slice was
         size = 1 + sum((n - 1) * st for n, st in zip(shape, meta["stride"]))
-        return f"torch.randn({size}, dtype={dtype}).as_strided({shape}, {tuple(meta['stride'])})"
+        return f"torch.randn({size}, dtype={dtype}{on}).as_strided({shape}, {tuple(meta['stride'])})"
     if dtype == "torch.bool":
-        return f"torch.rand({shape}) < 0.5"
+        return f"torch.rand({shape}{on}) < 0.5"
     if dtype.startswith(_DTYPES_INT):
-        return f"torch.randint(0, 2, {shape}, dtype={dtype})"
-    return f"torch.randn({shape}, dtype={dtype})"
+        return f"torch.randint(0, 2, {shape}, dtype={dtype}{on})"
+    return f"torch.randn({shape}, dtype={dtype}{on})"
 

@@ -91,11 +91,7 @@ def isolated_lines(v: Verdict) -> list:
         isolated.append(f"subsystem: `{v.subsystem['name']}` application #{v.subsystem['application']} of "
                         f"{v.subsystem.get('applications')}: `{v.subsystem.get('detail')}`{stability}")
     if v.cuda_fault:
-        isolated.append(f"CUDA fault: {v.cuda_fault['fault']} in kernel `{v.cuda_fault.get('kernel')}`"
-                        + ("; every trial after the original ran with `CUDA_LAUNCH_BLOCKING=1`, so the fault "
-                           "surfaced at the kernel that raised it" + ("" if v.repro_kind == "source" else
-                                                                       " (repro.py sets it too)")
-                           if v.cuda_fault.get("launch_blocking") else ""))
+        isolated.append(cuda_fault_line(v))
     for o in v.other_failures or []:
         isolated.append(f"a different failure met on the way: {Signature.from_dict(o['signature']).short()}")
     if v.export and v.export.get("kind"):  # an export-stage failure (#20): its guard, line and fix apart
@@ -263,3 +259,16 @@ def bisect_plan(run: RunDir, include_data: bool = False) -> PackPlan:
         expected=Signature.from_dict(v.signature).short() if v.signature else "a failure",
         no_repro_reason=v.message or "minify did not run")
     return plan
+
+
+def cuda_fault_line(v: Verdict) -> str:
+    """The CUDA fault, its kernel where one was named, and how the trials after it launched."""
+    fault, kernel = v.cuda_fault, v.cuda_fault.get("kernel")
+    line = f"CUDA fault: {fault['fault']}" + (f" in kernel `{kernel}`" if kernel else ", named by no kernel")
+    if not fault.get("launch_blocking"):
+        return line
+    line += "; every trial after the original ran with `CUDA_LAUNCH_BLOCKING=1`"
+    if kernel:
+        line += ", so the fault surfaced at the kernel that raised it"
+    # repro.py sets it where it is a graph's repro (templates/repro.py.j2), not the export path's
+    return line + ("" if v.repro_kind in ("source", "export_graph") else " (repro.py sets it too)")

@@ -154,6 +154,9 @@ def child_command(spec: TrialSpec, spec_path: str, trial_dir: str, python: str) 
     """The trial's command line: one child process, or N ranks of it under torchrun (pack --model --launch)."""
     ranks = _ranks(spec)
     child = ["-m", "reprokit.child.main", spec_path, trial_dir]
+    sanitizer = (spec.env or {}).get("REPROKIT_SANITIZER")  # export/aoti_debug.py: the trial under compute-sanitizer
+    if sanitizer and ranks == 1:
+        return [sanitizer, "--tool", "memcheck", python, *child]
     if ranks > 1:
         # torchrun's agent and every rank share the trial's process group: a timeout takes them all down.
         return [python, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}", *child]
