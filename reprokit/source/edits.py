@@ -100,10 +100,8 @@ def simplify_candidates(source: str, limit: int = 60) -> list:
     spots = []
     for node in ast.walk(tree):
         for field, value in ast.iter_fields(node):
-            # a dotted name is not cut in the middle (torch.nn.functional.gelu -> torch.nn.gelu): no such attribute
             if isinstance(value, ast.expr) and not isinstance(value, (ast.Name, ast.Constant)) and field not in (
-                    "func", "targets", "target", "annotation", "returns") and not (
-                    isinstance(node, ast.Attribute) and field == "value"):
+                    "func", "targets", "target", "annotation", "returns"):
                 for child in ast.iter_child_nodes(value):
                     if isinstance(child, ast.expr) and not isinstance(child, (ast.Load, ast.Store)) and (
                             not isinstance(value, ast.Call) or child is not value.func):
@@ -146,31 +144,4 @@ def unbound_names(source: str) -> set:
             bound.add(node.rest)
     if read & _DYNAMIC:
         return set()
-    # The module's own code (not a function's body, run later if at all) reads names only the module binds.
-    top_bound, top_read = set(), set()
-    for node in _module_level(tree):
-        if isinstance(node, ast.Name):
-            (top_read if isinstance(node.ctx, ast.Load) else top_bound).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            top_bound.add(node.name)
-        elif isinstance(node, ast.alias):
-            top_bound.add(node.asname or node.name.split(".")[0])
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            top_bound.add(node.name)
-    return (read - bound - _PROVIDED) | (top_read - top_bound - _PROVIDED)
-
-
-def _module_level(tree: ast.Module):
-    """The nodes of the module's own code, class bodies included: function and lambda bodies left out (run later
-    if at all), their decorators and defaults (run at definition) kept."""
-    todo = [tree]
-    while todo:
-        node = todo.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                yield child
-                todo += [*child.decorator_list, *child.args.defaults, *filter(None, child.args.kw_defaults)]
-            elif not isinstance(child, ast.Lambda):
-                todo.append(child)
-
+    return read - bound - _PROVIDED

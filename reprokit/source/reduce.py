@@ -65,17 +65,11 @@ def inline_helpers(problem: Problem, source: str) -> str:
 
 
 def simplify_expressions(problem: Problem, source: str) -> str:
-    """Replace an expression by one of its sub-expressions, while the script fails the same way. After a
-    replacement the search goes on from the spot that took it (the spots before it were refused a moment ago; the
-    next round of passes asks them again)."""
-    start = 0
-    while True:
-        candidates = simplify_candidates(source)
-        hit = next((i for i in range(start, len(candidates))
-                    if len(candidates[i]) < len(source) and problem.test(candidates[i])), None)
-        if hit is None:
-            return source
-        source, start = candidates[hit], hit
+    """Replace an expression by one of its sub-expressions, while the script fails the same way."""
+    while (found := _first_that_fails(problem, [c for c in simplify_candidates(source)
+                                                if len(c) < len(source)])) is not None:
+        source = found
+    return source
 
 
 SOURCE_PASSES = [Pass("delete_statements", delete_statements), Pass("inline_helpers", inline_helpers),
