@@ -79,7 +79,6 @@ class Bisector(Session):
         if stage_outcome is original or in_dynamo:
             decisive["torch_logs"] = original.trial_dir
         else:  # the report's logs, not the verdict's: asked after the repro (after_repro)
-            self._logs_stage = failing.stage
             v.deferred.append("torch_logs")
         return self.finish(v, decisive=decisive)
 
@@ -90,12 +89,12 @@ class Bisector(Session):
         if not v.deferred:
             return v
         started, executed = time.monotonic(), self.runner.executed
+        stage = v.failing_stage
         with cf.ThreadPoolExecutor(max_workers=2) as pool:
-            logs = pool.submit(self.torch_logs, self._logs_stage) if "torch_logs" in v.deferred else None
-            stable = (pool.submit(confirm_boundary, self, v.failing_stage, v.subsystem)
-                      if "confirm" in v.deferred else None)
+            logs = pool.submit(self.torch_logs, stage) if "torch_logs" in v.deferred else None
+            stable = pool.submit(confirm_boundary, self, stage, v.subsystem) if "confirm" in v.deferred else None
             if "configs" in v.deferred:
-                v.config = config_flips(self, *self._deferred_configs)
+                v.config = config_flips(self, stage, self.stage_outcomes[stage])
             if stable is not None:
                 v.subsystem = {**v.subsystem, "confirmed": stable.result()}
                 if not v.subsystem["confirmed"]:
@@ -148,7 +147,6 @@ class Bisector(Session):
             if configs and v.subsystem:
                 # The application found is the cause; a flip that avoids it is a workaround for the report,
                 # asked after the repro (after_repro) instead of delaying the verdict by a full compile or more.
-                self._deferred_configs = (stage, failing)
                 v.deferred.append("configs")
             elif configs:
                 v.config = config_flips(self, stage, failing)

@@ -13,6 +13,7 @@ from typing import Optional
 from reprokit.bisect.session import Session
 from reprokit.data.records import Outcome
 from reprokit.data.signature import KERNEL_NAME
+from reprokit.data.trial_files import read_tail
 
 # AOTI's switch, as a config the trial hands to aoti_compile_and_package (child.export_router merges spec.config).
 PRINTER = {"aot_inductor.debug_intermediate_value_printer": "3"}
@@ -63,14 +64,7 @@ def name_aoti_kernel(s: Session, stage: str, failing: Outcome, sanitize: bool = 
 
 def trial_text(out: Outcome) -> str:
     """A trial's stdout and stderr (their last 400 kB each)."""
-    text = ""
-    for name in ("stdout.txt", "stderr.txt"):
-        try:
-            with open(os.path.join(out.trial_dir, name), errors="replace") as f:
-                text += f.read()[-400_000:]
-        except OSError:
-            pass
-    return text
+    return "".join(read_tail(os.path.join(out.trial_dir, name), 400_000) or "" for name in ("stdout.txt", "stderr.txt"))
 
 
 # compute-sanitizer, where CUDA's toolkit is installed: the trial runs under it (trial.runner.child_command).

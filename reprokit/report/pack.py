@@ -22,7 +22,6 @@ from reprokit.report.git import git_state
 from reprokit.report.redact import Redactor
 
 
-
 @dataclasses.dataclass
 class PackPlan:
     """What one tarball holds: texts (scrubbed when built), binary blobs, the top folder and the redactor."""
