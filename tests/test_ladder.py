@@ -108,3 +108,27 @@ def test_user_backend_that_compiles_pieces_with_inductor_names_the_failing_piece
     assert "the backend 'two_pieces' had inductor compile 2 pieces; piece 2 (2 nodes: add, relu) failed" in (
         data["message"])
     assert f"{'inductor pieces':<26} piece 2 of 2 failed: 2 nodes (add, relu)" in table_lines(data)
+
+
+def test_a_baseline_cut_at_the_limit_does_not_raise_the_limit_of_the_trials_beside_it(tmp_path):
+    """The run's limit is ten times the no-compile baseline's time. A baseline that hung ran only as long as the
+    limit: taking ten times that would let the original and the stages beside it hang ten times as long (a DDP
+    rank deadlocked at teardown held a CI run for 30 minutes that way)."""
+    from reprokit.bisect.session import BisectOptions, Session
+    from reprokit.bisect.start import start_round
+    from reprokit.data.rundir import RunDir
+    from reprokit.trial.runner import Runner
+
+    script = tmp_path / "sleeps.py"
+    script.write_text("import time\nimport torch\nf = torch.compile(lambda x: x + 1)\ntime.sleep(300)\n")
+    runner = Runner(RunDir.create(str(tmp_path), "hang"), timeout=8.0, jobs=4)
+    try:
+        started = time.monotonic()
+        baseline, originals = start_round(Session(BisectOptions(script=str(script), cwd=str(tmp_path)), runner,
+                                                  lambda *a, **k: None))
+        took = time.monotonic() - started
+    finally:
+        runner.close()
+    assert (baseline.kind, [o.kind for o in originals]) == ("hang", ["hang"]), (baseline, originals)
+    assert runner.timeout == 8.0
+    assert took < 60, took  # every trial cut at 8 s (not 120 s, the floor the baseline's time would have set)

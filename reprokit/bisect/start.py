@@ -28,16 +28,22 @@ def start_round(s: Session) -> tuple[Outcome, list]:
 
     def stop(i, outcome):
         done[i] = outcome
-        if i == 0 and o.timeout is None:
+        if i == 0 and o.timeout is None and outcome.kind != "hang":
             # Compiling costs far more than running; leave room for it. --timeout overrides. Trials already
-            # running take the new limit too.
-            s.runner.timeout = max(120.0, 10 * outcome.seconds)
+            # running take the new limit too. A baseline cut at the limit says nothing of how long a run
+            # takes: ten times the limit would let every trial beside it hang ten times as long.
+            s.runner.timeout = trial_limit(outcome.seconds)
         # Dynamo hung before any graph reached a backend: every stage would hang the same way, a timeout each.
         # The ladder asks Dynamo's stage alone; the stages after it are not started.
         return i == o.repeat and any(x is not None and dynamo_hang(x) for x in done[1:])
 
     started = s.runner.map(first, stop=stop)
     return started[0], started[1:1 + o.repeat]
+
+
+def trial_limit(baseline_seconds: float) -> float:
+    """Seconds each trial may run, from the no-compile baseline's time."""
+    return max(120.0, 10 * baseline_seconds)
 
 
 def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
