@@ -209,3 +209,40 @@ def test_a_higher_order_ops_own_compile_is_told_apart():
     assert from_higher_order_op(frame_in(os.path.join(compat.TORCH_ROOT, "_higher_order_ops", "utils.py")))
     assert not from_higher_order_op(frame_in(os.path.join(compat.TORCH_ROOT, "nn", "modules", "module.py")))
     assert not from_higher_order_op(frame_in(str(CASES / "decompose_cond_branch_tensor.py")))
+
+
+# What an H200 (torch 2.11, CUDA_LAUNCH_BLOCKING=1) printed for tests/gpu_cases/aoti_relu_assert.py: the assert sits
+# in a helper, so CUDA names the function "unknown", and the fault surfaced in set_rng_state, in no kernel. The
+# structured trace (TORCH_TRACE) holds the kernels' sources, tab-indented.
+ASSERT_PRINTED = (
+    "/opt/torch/.venv/lib/python3.12/site-packages/torch/_inductor/runtime/triton_helpers.py:248: unknown: block: "
+    "[0,0,0], thread: [0,0,0] Assertion `injected assert fail` failed.\n"
+    "torch._inductor.exc.InductorError: AcceleratorError: CUDA error: device-side assert triggered\n")
+AOTI_TRACE = """\tdef triton_poi_fused_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+\t    tmp0 = tl.load(in_ptr0 + (x0), xmask)
+\t''', device_str='cuda')
+\tdef triton_poi_fused_addmm_relu_sigmoid_1(in_out_ptr0, xnumel, XBLOCK : tl.constexpr):
+\t    tmp31 = tmp29 + tmp30
+\t    tmp32 = triton_helpers.device_assert_then(tmp31 == 0, "injected assert fail", tmp31)
+\t    tmp33 = tl.sigmoid(tmp32)
+"""
+# torch.compile of x[i] with an index out of range, TORCH_LOGS=output_code (same machine): the printed assert and
+# the kernel as the output-code log shows it.
+INDEX_PRINTED = ("/tmp/ind2/pu/cpux.py:31: unknown: block: [0,0,0], thread: [4,0,0] Assertion `index out of bounds: "
+                 "0 <= tmp4 < 8` failed.\n")
+INDEX_LOG = """V1125 02:50:36.739000 549 torch/_inductor/graph.py:2552] [0/0] [__output_code] @triton.jit
+V1125 02:50:36.739000 549 torch/_inductor/graph.py:2552] [0/0] [__output_code] def triton_poi_fused_index_mul_relu_0(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+V1125 02:50:36.739000 549 torch/_inductor/graph.py:2552] [0/0] [__output_code]     tl.device_assert(((0 <= tmp4) & (tmp4 < 8)) | ~(xmask), "index out of bounds: 0 <= tmp4 < 8")
+V1125 02:50:36.739000 549 torch/_inductor/graph.py:2552] [0/0] [__output_code] def triton_poi_fused_mul_1(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+"""
+
+
+def test_a_device_assert_is_named_by_the_kernel_whose_source_holds_its_message():
+    from reprokit.bisect.cuda import asserting_kernel
+
+    assert asserting_kernel(ASSERT_PRINTED, ASSERT_PRINTED + AOTI_TRACE) == "triton_poi_fused_addmm_relu_sigmoid_1"
+    assert asserting_kernel(INDEX_PRINTED, INDEX_LOG) == "triton_poi_fused_index_mul_relu_0"
+    # no assert printed, no source holding it, or two kernels holding it: no name rather than a guess
+    assert asserting_kernel("RuntimeError: CUDA error: an illegal memory access was encountered", AOTI_TRACE) is None
+    assert asserting_kernel(ASSERT_PRINTED, INDEX_LOG) is None
+    assert asserting_kernel(INDEX_PRINTED, INDEX_LOG + INDEX_LOG.replace("_index_mul_relu_0", "_index_2")) is None

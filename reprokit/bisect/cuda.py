@@ -4,7 +4,10 @@ trial runs with CUDA_LAUNCH_BLOCKING=1: the fault surfaces at the launch of the 
 kernel joins its identity (data/signature.py)."""
 from __future__ import annotations
 
+import glob
 import os
+import re
+from typing import Optional
 
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.signature import KERNEL_NAME, LAUNCH_BLOCKING_ENV
@@ -20,9 +23,11 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
     s.runner.env = dict(LAUNCH_BLOCKING_ENV)
     # Its own key (the switch in its env): with the original's env alone the journal would answer for it.
     out = s.runner(s.spec("user", "original-launch-blocking", env={**TORCH_LOGS_ENV, **LAUNCH_BLOCKING_ENV}))
-    kernels = KERNEL_NAME.findall(_text(out))
+    text = _text(out)
+    kernels = KERNEL_NAME.findall(text)
     same = out.kind == "cuda_fault" and out.signature.message == original.signature.message
-    v.cuda_fault = {"fault": original.signature.message, "kernel": kernels[-1] if kernels else None,
+    kernel = asserting_kernel(text, text + _trace_text(out)) or (kernels[-1] if kernels else None)
+    v.cuda_fault = {"fault": original.signature.message, "kernel": kernel,
                     "trial": out.trial_dir, "same": same, "launch_blocking": same,
                     "device_check": out.device_check or original.device_check}
     if not same:
@@ -34,6 +39,36 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
     s.target = out.signature
     v.signature = out.signature.to_dict()
     return out
+
+
+# What CUDA prints for each thread whose device-side assert failed: "<file>:<line>: <function>: block: [..],
+# thread: [..] Assertion `<message>` failed." The function is "unknown" when the assert sits in a helper
+# (triton_helpers.device_assert_then), and AOTInductor's compile-time run of its kernels surfaces the fault later,
+# at a call that names no kernel, even with synchronous launches: the message is what names the kernel.
+_ASSERTION = re.compile(r"Assertion `(.+?)` failed")
+_TRITON_DEF = re.compile(r"\bdef (triton_\w+)\(")
+
+
+def asserting_kernel(printed: str, sources: str) -> Optional[str]:
+    """The one generated Triton kernel whose source holds, as a string literal, the message a failed device-side
+    assert printed (inductor's "index out of bounds: 0 <= tmp4 < 8", an injected assert); None when no kernel
+    or several do."""
+    found = set()
+    for message in set(_ASSERTION.findall(printed)):
+        for literal in (f'"{message}"', f"'{message}'"):
+            start = 0
+            while (at := sources.find(literal, start)) >= 0:
+                defs = _TRITON_DEF.findall(sources, 0, at)
+                if defs:
+                    found.add(defs[-1])
+                start = at + len(literal)
+    return found.pop() if len(found) == 1 else None
+
+
+def _trace_text(out: Outcome) -> str:
+    """The trial's structured trace (TORCH_TRACE), where inductor logs each kernel's source, AOTInductor's too."""
+    return "".join(read_tail(p, 20_000_000) or "" for p in sorted(glob.glob(os.path.join(out.trial_dir, "trace",
+                                                                                           "*.log"))))
 
 
 def _text(out: Outcome) -> str:

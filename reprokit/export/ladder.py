@@ -117,7 +117,9 @@ def narrow_aoti(s: Session, v: Verdict, failing: Outcome) -> None:
         aoti_run_switches(s, v, failing)
     elif v.cuda_fault:  # seen on an H100 (tests/gpu_cases/aoti_relu_assert.py)
         v.message = ("AOTInductor runs each CUDA kernel it generates once while compiling (its autotuning, on random "
-                     f"inputs of the example's shapes), and one of them raised \"{v.cuda_fault['fault']}\" there"
+                     f"inputs of the example's shapes), and one of them"
+                     + (f", {v.cuda_fault['kernel']}," if v.cuda_fault.get("kernel") else "")
+                     + f" raised \"{v.cuda_fault['fault']}\" there"
                      + (", the same with CUDA_LAUNCH_BLOCKING=1" if v.cuda_fault.get("same") else ""))
     if s.opts.configs:
         v.config = config_flips(aoti, "inductor", failing)

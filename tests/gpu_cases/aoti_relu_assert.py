@@ -4,7 +4,7 @@ relu planted with a device-side assert (torch's own hook, "runtime_error": the k
 PyTorch's AOTI minifier tests plant it. On CUDA, AOTInductor runs every kernel it generates once while compiling
 (its autotuning code, on random inputs of the example's shapes), so the assert fires inside
 aoti_compile_and_package, and the script sees "device-side assert triggered" at the next synchronisation, named by
-no kernel. (The package is not loaded here: with torch 2.11+cu130 on the device machine, loading any CUDA AOTI
+no kernel (reprokit names it by the message the assert printed). (The package is not loaded here: with torch 2.11+cu130 on the device machine, loading any CUDA AOTI
 package, a correct one too, ends in SIGSEGV inside torch's _load_aoti.)"""
 import torch
 import torch._inductor.config as inductor_config
