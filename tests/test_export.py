@@ -89,9 +89,9 @@ def test_lying_fake_kernel_repro_carries_the_custom_op(workdir):
 @pytest.mark.slow
 def test_second_call_with_another_input_is_replayed(workdir):
     """The script's own calls are replayed on each stage's artefact: the second call, with a batch export never
-    saw, is rejected by the exported program's guard (another failure) and answered wrongly by AOTInductor."""
-    p, data = bisect(workdir, "second_call_other_batch.py", "--no-pack", "--no-minify", "--no-subsystems",
-                     "--no-configs")
+    saw, is rejected by the exported program's guard (another failure) and answered wrongly by AOTInductor. The
+    program cut alone, fed the example's shapes once, passes: repro.py is the script reduced, calls kept."""
+    p, data = bisect(workdir, "second_call_other_batch.py", "--no-pack", "--no-subsystems", "--no-configs")
     assert p.returncode == 0, p.stderr
     exp = expect("second_call_other_batch.py")
     assert (data["failing_stage"], data["last_passing_stage"]) == (exp["failing_stage"], exp["last_passing_stage"])
@@ -100,6 +100,14 @@ def test_second_call_with_another_input_is_replayed(workdir):
     assert data["other_failures"], data
     assert data["message"].startswith("the exported program rejects a call the script makes (AssertionError: Guard "
                                       "failed: x.size()[N] == N)"), data["message"]
+    assert [a["kind"] for a in data["repro_attempts"]] == ["export_graph", "source"], data["repro_attempts"]
+    assert data["repro_attempts"][1]["result"] == "verified" and data["repro_verified"] is True
+    assert data["repro_kind"] == "source" and data["nodes"]["unit"] == "lines"
+    assert data["nodes"]["minified"] < data["nodes"]["original"], data["nodes"]
+    text = pathlib.Path(data["repro"]).read_text()
+    assert "for batch in (4, 6):" in text and "aoti_load_package" in text, text
+    p = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600, cwd=workdir)
+    assert p.returncode != 0 and "Tensor-likes are not close" in p.stderr, p.stderr[-2000:]
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 """Minifying an export-ladder run (bisect's minify step, and `reprokit minify RUN_DIR`): an export-stage failure
 has no graph, so the script's source is reduced while export fails on the same guard or constraint; an
-AOTInductor failure's exported program is cut again (export.minify)."""
+AOTInductor failure's exported program is cut again (export.minify), and where no cut fails the same way (a failure
+that needs the script's own calls: a second call, another batch) the script's source is reduced instead."""
 from __future__ import annotations
 
 import os
@@ -39,27 +40,38 @@ def minify_export_run(run: RunDir, v: Verdict, runner, emit, command: str = "") 
         raise ReprokitError(f"{run.path} failed at {v.failing_stage}, not on the export path")
     check_unchanged(run, v)
     if v.failing_stage in SOURCE_STAGES:
-        return minify_export_source(run, v, runner, emit)
+        return minify_export_source(run, v, runner, emit, stage=v.failing_stage)
+    started, before = time.monotonic(), runner.executed
     info = run.read_json("run.json")
     recorded = info["options"]
     s = Session(BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())}), runner, emit)
     s.target = Signature.from_dict(v.signature)
     v = minify_export(s, run, v, command or info.get("command") or f"reprokit bisect {os.path.basename(v.script)}")
     run.write_json("verdict.json", v.to_dict())
-    return v
+    if v.repro_verified:
+        return v
+    # The cut program, fed synthetic inputs once, did not fail: the failure needs what the script does around
+    # AOTInductor (its calls, their inputs). The script itself, run as it is ("user": export and AOTInductor as
+    # the script calls them), is then reduced while it fails the same way.
+    return minify_export_source(run, v, runner, emit, stage="user", started=started, before=before)
 
 
-def minify_export_source(run: RunDir, v: Verdict, runner, emit) -> Verdict:
-    """The script reduced while its failing stage fails the same way, on the same guard or constraint."""
-    target = original_guard(v)
+def minify_export_source(run: RunDir, v: Verdict, runner, emit, stage: str, started: Optional[float] = None,
+                         before: Optional[int] = None) -> Verdict:
+    """The script reduced while `stage` fails the same way (an export-stage failure: on the same guard or
+    constraint); attempts made before (an unverified cut) are kept in repro_attempts and in the minify counts."""
+    target = original_guard(v) if stage in SOURCE_STAGES else None
 
     def same_guard(outcome) -> bool:
         return target is None or traceback_guard(outcome.traceback or "") == target
 
-    v = minify_source(run, v, runner, emit, time.monotonic(), runner.executed, stage=v.failing_stage,
-                      same=same_guard)
-    v.repro_attempts = [{"kind": "source", "result": "verified" if v.repro_verified else
-                         (v.message or "the reduced script does not fail the same way")}]
+    finding, earlier = v.message, list(v.repro_attempts or [])
+    v = minify_source(run, v, runner, emit, time.monotonic() if started is None else started,
+                      runner.executed if before is None else before, stage=stage, same=same_guard)
+    why = v.message if v.message != finding else "the reduced script does not fail the same way"
+    v.repro_attempts = earlier + [{"kind": "source", "result": "verified" if v.repro_verified else why}]
+    if v.message != finding:  # why the source was not reduced: said in repro_attempts; the verdict's finding stays
+        v.message = finding
     if not v.repro_verified:
         v.repro_kind = None
     run.write_json("verdict.json", v.to_dict())
