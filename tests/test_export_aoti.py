@@ -151,7 +151,7 @@ SANITIZED_WRITE = """========= Invalid __global__ write of size 4 bytes
 
 
 def test_sanitizer_report_names_the_kernel_it_saw_and_not_cudas_assert():
-    from reprokit.export.aoti_debug import SANITIZER_ENV, sanitizer_report
+    from reprokit.trial.sanitizer import SANITIZER_ENV, sanitizer_report
     from reprokit.data.records import TrialSpec
     from reprokit.trial.runner import child_command
 
@@ -172,6 +172,26 @@ def test_issue_md_says_a_cuda_fault_of_aotis_compile_named_no_kernel():
     assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=fault, repro_kind="export_graph")) == [
         "CUDA fault: device-side assert triggered, named by no kernel; every trial after the original ran with "
         "`CUDA_LAUNCH_BLOCKING=1`"]
+
+
+
+def test_issue_md_says_how_a_kernel_the_fault_did_not_surface_in_was_named():
+    from reprokit.data.records import Verdict
+    from reprokit.report.bisect_report import isolated_lines
+
+    by_message = {"fault": "device-side assert triggered", "kernel": "triton_poi_fused_addmm_relu_sigmoid_0",
+                  "named_by": "message", "launch_blocking": True}
+    assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=by_message, repro_kind="export_graph")) == [
+        "CUDA fault: device-side assert triggered in kernel `triton_poi_fused_addmm_relu_sigmoid_0`; every trial "
+        "after the original ran with `CUDA_LAUNCH_BLOCKING=1`; it surfaced in no kernel, which is named by the "
+        "message its assert printed, found in that kernel's generated source"]
+    by_sanitizer = {"fault": "an illegal memory access was encountered", "kernel": "scatter_far",
+                    "named_by": "sanitizer", "launch_blocking": True,
+                    "sanitizer": {"error": "Invalid __global__ write of size 4 bytes", "kernel": "scatter_far"}}
+    assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=by_sanitizer, repro_kind="graph")) == [
+        "CUDA fault: an illegal memory access was encountered in kernel `scatter_far`; every trial after the "
+        "original ran with `CUDA_LAUNCH_BLOCKING=1`; it surfaced in no kernel, which compute-sanitizer's memcheck "
+        "named (Invalid __global__ write of size 4 bytes) (repro.py sets it too)"]
 
 
 def test_only_a_crash_without_a_kernel_name_asks_for_one():
@@ -246,3 +266,28 @@ def test_a_device_assert_is_named_by_the_kernel_whose_source_holds_its_message()
     assert asserting_kernel("RuntimeError: CUDA error: an illegal memory access was encountered", AOTI_TRACE) is None
     assert asserting_kernel(ASSERT_PRINTED, INDEX_LOG) is None
     assert asserting_kernel(INDEX_PRINTED, INDEX_LOG + INDEX_LOG.replace("_index_mul_relu_0", "_index_2")) is None
+
+
+# The traceback of tests/gpu_cases/triton_relu.py-style faults under CUDA_LAUNCH_BLOCKING=1 (H200, torch 2.11): the
+# wrapper's launch line names the kernel; the output-code log in stderr names every kernel, and is not read for it.
+LAUNCH_TRACEBACK = '''  File "/opt/torch/.venv/lib/python3.12/site-packages/torch/_inductor/utils.py", line 3401, in run
+    out = model(new_inputs)
+  File "/tmp/ind2/nc/cnc7emnycigylm5ws6s7ibtt7khloemw6prp35fx7ga6ztijzvqw.py", line 113, in call
+    triton_poi_fused_index_mul_relu_0.run(arg1_1, arg0_1, buf0, 8, stream=stream0)
+  File "/opt/torch/.venv/lib/python3.12/site-packages/torch/_inductor/runtime/triton_heuristics.py", line 1495, in run
+    result = launcher(
+  File "/opt/torch/.venv/lib/python3.12/site-packages/torch/_inductor/runtime/static_triton_launcher.py", line 291, in run
+    self.C_impl._launch_kernel(
+RuntimeError: CUDA driver error: device-side assert triggered
+'''
+
+
+def test_the_launch_a_synchronous_fault_was_raised_at_is_read_from_the_wrappers_frame_only():
+    from reprokit.bisect.cuda import launched_kernel
+
+    assert launched_kernel(LAUNCH_TRACEBACK) == "triton_poi_fused_index_mul_relu_0"
+    # a kernel the script launched itself (a custom op's Triton call): Triton's own `kernel.run(` is no wrapper's
+    own = ('  File "/tmp/project/ima.py", line 20, in store_far\n    scatter_far[(1,)](y, y.numel(), BLOCK=64)\n'
+           '  File "/x/triton/runtime/jit.py", line 733, in run\n    kernel.run(grid_0, grid_1, grid_2, stream)\n')
+    assert launched_kernel(own) is None
+    assert launched_kernel(INDEX_LOG) is None  # the output-code log names kernels, launches none

@@ -136,6 +136,27 @@ def test_illegal_memory_access_is_its_own_kind_and_the_device_is_checked(tmp_pat
     assert out.device == "0" and out.device_check.startswith("healthy"), out.device_check
 
 
+def test_an_illegal_memory_access_in_the_scripts_own_kernel_is_named_by_compute_sanitizer(tmp_path):
+    """CUDA_LAUNCH_BLOCKING=1 alone names no kernel for a fault in a kernel the script wrote (no inductor name);
+    where compute-sanitizer is installed, one more run under its memcheck does, and ISSUE.md says so."""
+    from reprokit.trial.sanitizer import sanitizer_path
+
+    if not sanitizer_path():
+        pytest.skip("compute-sanitizer is not installed here")
+    data = bisect(tmp_path, "ima_compiled_only.py", "--no-minify")
+    if os.environ.get("REPROKIT_GPU_SUMMARY"):
+        with open(os.path.join(os.environ["REPROKIT_GPU_SUMMARY"], "ima_compiled_only.json"), "w") as f:
+            json.dump(data, f)
+    assert data["kind"] == "cuda_fault" and data["signature"]["message"] == "an illegal memory access was encountered"
+    assert (data["failing_stage"], data["last_passing_stage"]) == ("eager", "none"), data["ladder"]
+    fault = data["cuda_fault"]
+    assert fault["launch_blocking"] is True and fault["named_by"] == "sanitizer", fault
+    assert fault["kernel"] == "scatter_far" and fault["sanitizer"]["error"].startswith("Invalid __global__ write"), fault
+    issue = subprocess.run([sys.executable, "-m", "reprokit", "issue", data["run_dir"]], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300).stdout
+    assert "in kernel `scatter_far`" in issue and "compute-sanitizer's memcheck named (Invalid __global__ write" in issue
+
+
 def test_cuda_out_of_memory_is_a_skip_not_a_bug(tmp_path):
     p = bisect(tmp_path, "cuda_out_of_memory.py", "--no-pack", code=3)
     assert "ran out of memory" in p.stderr and "Traceback" not in p.stderr

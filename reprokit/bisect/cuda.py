@@ -10,10 +10,11 @@ import re
 from typing import Optional
 
 from reprokit.data.records import Outcome, Verdict
-from reprokit.data.signature import KERNEL_NAME, LAUNCH_BLOCKING_ENV
+from reprokit.data.signature import LAUNCH_BLOCKING_ENV
 from reprokit.data.trial_files import read_tail
 from reprokit.bisect.findings import say
 from reprokit.bisect.session import TORCH_LOGS_ENV, Session
+from reprokit.trial.sanitizer import SANITIZER_ENV, sanitizer_path, sanitizer_report, trial_text
 
 
 def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
@@ -24,12 +25,15 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
     # Its own key (the switch in its env): with the original's env alone the journal would answer for it.
     out = s.runner(s.spec("user", "original-launch-blocking", env={**TORCH_LOGS_ENV, **LAUNCH_BLOCKING_ENV}))
     text = _text(out)
-    kernels = KERNEL_NAME.findall(text)
     same = out.kind == "cuda_fault" and out.signature.message == original.signature.message
-    kernel = asserting_kernel(text, text + _trace_text(out)) or (kernels[-1] if kernels else None)
+    asserting = asserting_kernel(text, text + _trace_text(out))
+    kernel = asserting or launched_kernel(out.traceback or "")
     v.cuda_fault = {"fault": original.signature.message, "kernel": kernel,
+                    "named_by": "message" if asserting else "launch" if kernel else None,
                     "trial": out.trial_dir, "same": same, "launch_blocking": same,
                     "device_check": out.device_check or original.device_check}
+    if kernel is None and same:
+        sanitized(s, v.cuda_fault)
     if not same:
         # Synchronous launches change what happens: the search goes on with the launches as the script had them.
         s.runner.env = {}
@@ -39,6 +43,32 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
     s.target = out.signature
     v.signature = out.signature.to_dict()
     return out
+
+
+# A frame of inductor's generated wrapper (a module in its cache, named by a hash: .../ab/cab...xyz.py) at the
+# line that launched a kernel: "    triton_poi_fused_mul_0.run(buf0, ..., stream=stream0)".
+_WRAPPER_LAUNCH = re.compile(r'File "[^"\n]*/c[a-z0-9]{40,}\.py", line \d+, in \w+\n\s+(\w+)\.run\(')
+
+
+def launched_kernel(traceback: str) -> Optional[str]:
+    """The kernel at whose launch (synchronous, CUDA_LAUNCH_BLOCKING=1) the fault was raised: the last launch line
+    of inductor's wrapper in the traceback. Only there: the trial's logs name every kernel the wrapper holds."""
+    found = _WRAPPER_LAUNCH.findall(traceback)
+    return found[-1] if found else None
+
+
+def sanitized(s: Session, fault: dict) -> None:
+    """No kernel named yet (a fault in a kernel the script brought, a launch the traceback does not show): where
+    compute-sanitizer is installed, one more run under its memcheck, whose report names the faulting kernel."""
+    exe = sanitizer_path()
+    if not exe:
+        return
+    out = s.runner(s.spec("user", "original-compute-sanitizer", env={**LAUNCH_BLOCKING_ENV, SANITIZER_ENV: exe}))
+    said = sanitizer_report(trial_text(out), out.trial_dir)
+    if said:
+        fault["sanitizer"] = said
+        if said.get("kernel"):
+            fault["kernel"], fault["named_by"] = said["kernel"], "sanitizer"
 
 
 # What CUDA prints for each thread whose device-side assert failed: "<file>:<line>: <function>: block: [..],

@@ -6,14 +6,13 @@ launches synchronously (CUDA_LAUNCH_BLOCKING=1, bisect/cuda.py), so the launch t
 unfinished; where CUDA's toolkit is installed, compute-sanitizer runs the package once more beside it."""
 from __future__ import annotations
 
-import os
 import re
 from typing import Optional
 
 from reprokit.bisect.session import Session
 from reprokit.data.records import Outcome
 from reprokit.data.signature import KERNEL_NAME
-from reprokit.data.trial_files import read_tail
+from reprokit.trial.sanitizer import SANITIZER_ENV, SANITIZER_TOOL, sanitizer_path, sanitizer_report, trial_text
 
 # AOTI's switch, as a config the trial hands to aoti_compile_and_package (child.export_router merges spec.config).
 PRINTER = {"aot_inductor.debug_intermediate_value_printer": "3"}
@@ -60,40 +59,6 @@ def name_aoti_kernel(s: Session, stage: str, failing: Outcome, sanitize: bool = 
         return None
     return {"kernel": kernel, "launched": launched[-5:], "switch": switch, "trial": out.trial_dir,
             "same": s.fails_same(out), "sanitizer": sanitizer}
-
-
-def trial_text(out: Outcome) -> str:
-    """A trial's stdout and stderr (their last 400 kB each)."""
-    return "".join(read_tail(os.path.join(out.trial_dir, name), 400_000) or "" for name in ("stdout.txt", "stderr.txt"))
-
-
-# compute-sanitizer, where CUDA's toolkit is installed: the trial runs under it (trial.runner.child_command).
-SANITIZER_ENV, SANITIZER_TOOL = "REPROKIT_SANITIZER", "memcheck"
-# The device frame it names ("at triton_poi_fused_relu_0+0x1b0"); a device assert's own frame (__assertfail) is
-# CUDA's, no kernel of the package.
-_SANITIZER_FRAME = re.compile(r"^=+\s+at (?:0x[0-9a-f]+ in )?([A-Za-z][\w:]*)", re.M)
-_SANITIZER_ERROR = re.compile(r"^=+ ((?:Invalid|Program hit|Device|Misaligned|Out of range|Malloc|Barrier|"
-                              r"Hardware|Warp|Lane|Assert)[^\n]*)", re.M)
-
-
-def sanitizer_path() -> Optional[str]:
-    """compute-sanitizer on PATH or in a CUDA toolkit under /usr/local; None where it is not installed."""
-    import glob
-    import shutil
-
-    found = shutil.which("compute-sanitizer")
-    return found or next(iter(sorted(glob.glob("/usr/local/cuda*/bin/compute-sanitizer"), reverse=True)), None)
-
-
-def sanitizer_report(text: str, trial: str) -> Optional[dict]:
-    """What compute-sanitizer said: {"error": its first report line, "kernel": the device frame it named,
-    "trial"}; None when it reported nothing."""
-    error = _SANITIZER_ERROR.search(text)
-    frame = _SANITIZER_FRAME.search(text)
-    if not (error or frame):
-        return None
-    return {"error": error.group(1).strip()[:200] if error else None, "kernel": frame.group(1) if frame else None,
-            "trial": trial}
 
 
 def describe(found: dict) -> str:

@@ -268,7 +268,14 @@ def cuda_fault_line(v: Verdict) -> str:
     if not fault.get("launch_blocking"):
         return line
     line += "; every trial after the original ran with `CUDA_LAUNCH_BLOCKING=1`"
-    if kernel:
+    named_by = fault.get("named_by") or ("launch" if kernel else None)
+    said = fault.get("sanitizer") or {}
+    if named_by == "launch":
         line += ", so the fault surfaced at the kernel that raised it"
+    elif named_by == "message":
+        line += "; it surfaced in no kernel, which is named by the message its assert printed, found in that " \
+                "kernel's generated source"
+    elif named_by == "sanitizer":
+        line += f"; it surfaced in no kernel, which compute-sanitizer's memcheck named ({said.get('error')})"
     # repro.py sets it where it is a graph's repro (templates/repro.py.j2), not the export path's
     return line + ("" if v.repro_kind in ("source", "export_graph") else " (repro.py sets it too)")
