@@ -35,7 +35,7 @@ CASE_DIRS = (REPO / "tests" / "cases", REPO / "bench" / "cases")
 DEFAULT_CASES = ("relu_compile_error,cnn_runtime_error,relu_accuracy,backward_only,third_graph,"
                  "wrong_decomposition")
 # What the verdict must name, per case: (failing stage, a word of the subsystem detail or None).
-RIGHT = {"wrong_decomposition": ("aot_eager_decomp_partition", "hardswish")}
+RIGHT = {"wrong_decomposition": ("aot_eager_decomp_partition", "hardswish"), "graph_break_fullgraph": ("eager", None)}
 # The after_aot minifier's TORCHDYNAMO_REPRO_LEVEL a user who read its docs would pick: 2 (the default) only sees
 # exceptions raised inside compiled code; a failure that kills the process needs 3 ("good for segfaults"), a wrong
 # result the script's own check catches needs 4 (accuracy).
