@@ -184,6 +184,20 @@ def test_minify_reduces_the_source_of_an_export_failure(runs, case, kept, guard)
 
 
 @pytest.mark.slow
+def test_minify_reduces_the_source_of_a_wrong_decomposition_at_decompose(runs):
+    """The script's own decomposition table is wrong (gelu): decompose fails, with no guard to keep; repro.py keeps
+    the table's entry and run_decompositions (the wrong body itself may be simplified to any other wrong one),
+    and fails the script's check in a fresh interpreter."""
+    v = runs.minify("wrong_decomposition.py")
+    assert (v["failing_stage"], v["repro_kind"], v["repro_verified"]) == ("decompose", "source", True), v
+    assert v["nodes"]["unit"] == "lines" and v["nodes"]["minified"] < v["nodes"]["original"], v["nodes"]
+    text = pathlib.Path(v["repro"]).read_text()
+    assert "table[torch.ops.aten.gelu.default] = my_gelu" in text and ".run_decompositions(table)" in text, text
+    p = subprocess.run([sys.executable, v["repro"]], capture_output=True, text=True, timeout=300, cwd=runs.work)
+    assert p.returncode != 0 and "Tensor-likes are not close" in p.stderr, p.stderr[-2000:]
+
+
+@pytest.mark.slow
 def test_minify_of_an_export_run_whose_script_changed_is_bad_input(runs):
     """The script bisected was edited since: its reduction would not be this failure's repro (one line, exit 2)."""
     run_dir = runs.bisect("export_dim_constraint.py")["run_dir"]
