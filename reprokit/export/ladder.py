@@ -135,7 +135,9 @@ def aoti_run_switches(s: Session, v: Verdict, failing: Outcome) -> None:
         v.message = (f"{v.message}; AOTI_RUNTIME_CHECK_INPUTS=1 refuses that call ({checked['error']})"
                      if v.message else aoti_debug.describe_inputs(checked))
     if aoti_debug.names_no_kernel(failing):  # "Unknown exception", or a CUDA fault the loader hid: which kernel
-        v.aoti_kernel = aoti_debug.name_aoti_kernel(s, "user", failing, sanitize=bool(v.cuda_fault))
+        # compute-sanitizer ran already where the launch-blocking re-run named no kernel (bisect/cuda.py)
+        sanitize = bool(v.cuda_fault) and not v.cuda_fault.get("sanitizer")
+        v.aoti_kernel = aoti_debug.name_aoti_kernel(s, "user", failing, sanitize=sanitize)
         if v.aoti_kernel:
             v.message = "; ".join(filter(None, (v.message, aoti_debug.describe(v.aoti_kernel))))
             if v.cuda_fault:  # the launch-blocking re-run's logs name every kernel of the package: this one failed
