@@ -70,8 +70,7 @@ def minify_export_source(run: RunDir, v: Verdict, runner, emit, stage: str, star
                       runner.executed if before is None else before, stage=stage, same=same_guard)
     why = v.message if v.message != finding else "the reduced script does not fail the same way"
     v.repro_attempts = earlier + [{"kind": "source", "result": "verified" if v.repro_verified else why}]
-    if v.message != finding:  # why the source was not reduced: said in repro_attempts; the verdict's finding stays
-        v.message = finding
+    v.message = finding  # why the source was not reduced is said in repro_attempts; the verdict's finding stays
     if not v.repro_verified:
         v.repro_kind = None
     run.write_json("verdict.json", v.to_dict())
