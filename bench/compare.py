@@ -15,6 +15,9 @@ wall time is), trials and right-or-wrong, time to a verified repro.py (then, apa
 test_repro.py that follows it: "+test s"), nodes, the split of trials
 and trial-seconds per phase (start, ladder, graph, configs, subsystems, logs, minify, after repro), and the ratios against
 PyTorch's tools (cold rows only). --extra "--no-configs" adds another labelled reprokit row.
+A case may also be a genuine bug of tests/real_bugs (e.g. --cases autocast_disabled_region_backward): its EXPECT
+line says what the verdict must name, the after_aot minifier runs at level 4 (the script dies of its own check),
+and the table says which kind of repro reprokit made (graph, graph_in_context, graph_in_script, source).
 """
 from __future__ import annotations
 
@@ -31,7 +34,9 @@ import tempfile
 import time
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-CASE_DIRS = (REPO / "tests" / "cases", REPO / "bench" / "cases")
+# tests/real_bugs: genuine upstream bugs whose repro may come from context replay, the running script or source
+# reduction (their EXPECT line says the stage and, where the verdict should name it, the op).
+CASE_DIRS = (REPO / "tests" / "cases", REPO / "bench" / "cases", REPO / "tests" / "real_bugs")
 DEFAULT_CASES = ("relu_compile_error,cnn_runtime_error,relu_accuracy,backward_only,third_graph,"
                  "wrong_decomposition")
 # What the verdict must name, per case: (failing stage, a word of the subsystem detail or None).
@@ -40,6 +45,27 @@ RIGHT = {"wrong_decomposition": ("aot_eager_decomp_partition", "hardswish"), "gr
 # exceptions raised inside compiled code; a failure that kills the process needs 3 ("good for segfaults"), a wrong
 # result the script's own check catches needs 4 (accuracy).
 REPRO_LEVEL = {"relu_accuracy": 4, "cnn_runtime_error": 3, "wrong_decomposition": 4}
+
+
+def expect_line(case: str) -> dict:
+    """The case's # EXPECT = {...} line, or {}."""
+    first = case_path(case).read_text().splitlines()[0]
+    return ast.literal_eval(first.split("=", 1)[1]) if first.startswith("# EXPECT") else {}
+
+
+def right_answer(case: str) -> tuple:
+    """(failing stage, a word the culprit must hold or None): RIGHT's, else a genuine bug's EXPECT line."""
+    if case[:-3] in RIGHT:
+        return RIGHT[case[:-3]]
+    exp = expect_line(case)
+    if "issue" in exp:  # tests/real_bugs: the stage, and the op where the verdict should name one
+        return exp["failing_stage"], exp.get("op")
+    return "inductor", "relu"
+
+
+def repro_level(case: str) -> int:
+    """A genuine bug's script dies of its own check (a wrong result: level 4), as the accuracy cases do."""
+    return REPRO_LEVEL.get(case[:-3], 4 if "issue" in expect_line(case) else 2)
 
 COUNTER = """import os, subprocess, sys
 with open(os.environ["BENCH_COUNT"], "a") as f:
@@ -55,7 +81,7 @@ def case_path(case: str) -> pathlib.Path:
 def workdir(case: str) -> pathlib.Path:
     d = pathlib.Path(tempfile.mkdtemp(prefix="bench-"))
     shutil.copy(case_path(case), d / case)
-    shutil.copy(CASE_DIRS[0] / "_blocks.py", d / "_blocks.py")
+    shutil.copy(CASE_DIRS[0] / "_blocks.py", d / "_blocks.py")  # the planted cases' shared blocks
     return d
 
 
@@ -69,8 +95,7 @@ def env_for(d: pathlib.Path) -> dict:
 
 def case_args(case: str) -> list:
     """The arguments a case asks for on its EXPECT line (--check-accuracy, --timeout ...)."""
-    first = case_path(case).read_text().splitlines()[0]
-    exp = ast.literal_eval(first.split("=", 1)[1]) if first.startswith("# EXPECT") else {}
+    exp = expect_line(case)
     return list(exp.get("args", [])) + (["--timeout", str(exp["timeout"])] if "timeout" in exp else [])
 
 
@@ -130,7 +155,7 @@ def run_reprokit(case: str, jobs: int, cache: pathlib.Path, extra: tuple = ()) -
     data = json.loads(stdout) if stdout.strip() else {}
     if data:
         data["verdict_wall"] = round(verdict_wall or wall, 2)
-    stage, word = RIGHT.get(case[:-3], ("inductor", "relu"))
+    stage, word = right_answer(case)
     ok = data.get("failing_stage") == stage and (word is None or word in json.dumps(data.get("subsystem")))
     split = phases(data["run_dir"], data.get("trials") or 0) if data.get("run_dir") else {}
     return {"data": data, "wall": wall, "verdict_ok": ok, "phases": split, "error": stderr[-300:]}
@@ -148,9 +173,11 @@ def run_bisector(case: str) -> dict:
     runs = len((d / "runs").read_text()) if (d / "runs").exists() else 0
     m = re.search(r"Bisection complete: (.*)", p.stdout)
     result = m.group(1) if m else p.stdout[-300:]
-    stage, word = RIGHT.get(case[:-3], ("inductor", "relu"))
+    stage, word = right_answer(case)
     return {"wall": wall, "runs": runs, "result": result,
-            "verdict_ok": stage in result and (word is None or word in result)}
+            # backend='eager' is not backend='aot_eager': the stage is matched as the value it is
+            "verdict_ok": re.search(rf"backend=['\"]?{stage}\b", result) is not None
+                          and (word is None or word in result)}
 
 
 def count_forward_nodes(repro: str) -> int | None:
@@ -168,7 +195,7 @@ def run_after_aot(case: str) -> dict:
     d = workdir(case)
     env = env_for(d)
     env["TORCHDYNAMO_REPRO_AFTER"] = "aot"
-    env["TORCHDYNAMO_REPRO_LEVEL"] = str(REPRO_LEVEL.get(case[:-3], 2))
+    env["TORCHDYNAMO_REPRO_LEVEL"] = str(repro_level(case))
     t = time.monotonic()
     subprocess.run([sys.executable, case], cwd=d, capture_output=True, text=True, env=env, timeout=1800)
     launchers = sorted(d.rglob("minifier_launcher.py"))
@@ -190,7 +217,7 @@ def run_after_aot(case: str) -> dict:
         reproduces = r.returncode != 0
     queries = len(re.findall(r"Trying granularity|Made progress|Started off with", p.stdout + p.stderr))
     return {"wall": wall, "nodes": nodes, "reproduces": reproduces, "queries": queries,
-            "note": f"level {REPRO_LEVEL.get(case[:-3], 2)}"}
+            "note": f"level {repro_level(case)}"}
 
 
 def ratio(a, b):
@@ -223,11 +250,12 @@ def ours_row(case: str, who: str, ours: dict) -> dict:
 
 def print_table(rows: list) -> None:
     print(f"{'case':<22} {'who':<22} {'right':<5} {'verdict s':>9} {'trials':>6} {'repro s':>8} {'+test s':>7} "
-          f"{'nodes':>9} {'verified':>8} {'ratio verdict':>13} {'ratio repro':>11}")
+          f"{'nodes':>9} {'verified':>8} {'repro kind':>16} {'ratio verdict':>13} {'ratio repro':>11}")
     for r in rows:
         print(f"{r['case']:<22} {r['who']:<22} {str(r['verdict_ok']):<5} {r['verdict_s'] or 0:>9.1f} "
               f"{str(r['trials']):>6} {r['repro_s'] or 0:>8.1f} {r.get('test_repro_s') or 0:>7.1f} {r['nodes']:>9} "
-              f"{str(r['verified']):>8} {r.get('ratio_verdict', ''):>13} {r.get('ratio_repro', ''):>11}")
+              f"{str(r['verified']):>8} {str(r.get('repro_kind') or ''):>16} {r.get('ratio_verdict', ''):>13} "
+              f"{r.get('ratio_repro', ''):>11}")
         if r.get("phases"):
             print(f"{'':<22} phases (trials, trial-s): " + ", ".join(
                 f"{k} {n} / {sec:.0f}" for k, (n, sec) in sorted(r["phases"].items(), key=lambda kv: -kv[1][1])))
