@@ -35,7 +35,8 @@ class Printer:
                       f"{o.seconds:5.1f} s{same}")
         elif event == "original":
             o = d["outcome"]
-            self.line(f"  ✗ original run ({o.user_backend or '?'})  {o.signature.short()[:70]}  {o.seconds:.1f} s")
+            title = f"original run ({o.user_backend or '?'})"  # in the stage rows' columns, as one table
+            self.line(f"  ✗ {title:<28} {o.signature.short()[:60]:<60} {o.seconds:5.1f} s")
         elif event == "graph":
             self.line(f"  ✗ graph {d['graph']} of {d['count']} fails alone")
         elif event == "configs":

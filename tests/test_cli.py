@@ -222,3 +222,20 @@ def test_minify_refuses_a_flaky_run(tmp_path):
             "that reproduces every time\n")
     assert reprokit("minify", verdict["run_dir"]) == (2, "", line)
     assert reprokit("minify", verdict["run_dir"], "--json") == (2, "", line)
+
+
+def test_the_original_run_and_the_stages_print_as_one_table(capsys):
+    """The original run's row has the stage rows' columns (title, failure, seconds), so the ladder reads as one."""
+    from reprokit.cli_render import Printer
+    from reprokit.data.records import Outcome, Signature
+
+    crash = Signature(kind="crash", exc_type="SIGABRT", message="killed by SIGABRT")
+    printer = Printer(verbose=False, quiet=False)
+    printer("stage", stage="none", outcome=Outcome(kind="pass", signature=Signature(kind="pass"), seconds=0.3))
+    printer("original", outcome=Outcome(kind="crash", signature=crash, seconds=8.7, user_backend="inductor"))
+    printer("stage", stage="inductor", outcome=Outcome(kind="crash", signature=crash, seconds=8.7))
+    assert capsys.readouterr().err.splitlines() == [
+        "  ✓ eager (no compile)           passes" + " " * 57 + "0.3 s",
+        "  ✗ original run (inductor)      SIGABRT: killed by SIGABRT" + " " * 37 + "8.7 s",
+        "  ✗ inductor                     SIGABRT: killed by SIGABRT" + " " * 37 + "8.7 s  (same as the original)",
+    ]
