@@ -138,6 +138,37 @@ def test_crash_is_the_signal_and_the_faulting_threads_stack():
     assert len(lines(out)) <= 15
 
 
+def test_an_abort_in_a_compiled_kernel_says_what_was_thrown_and_where():
+    """inductor's C++ relu planted to throw (examples/relu_bug.py's repro, recorded): std::terminate's line says what
+    was thrown, and the stack starts at the generated module's call, though faulthandler marks no thread as current
+    (the kernel ran without the GIL) and the module sits in reprokit's compile cache."""
+    out = decisive_error("crash", recorded("cpp_kernel_abort.txt.gz"), signal="SIGABRT")
+    assert lines(out)[:3] == ["terminate called after throwing an instance of 'int'", "Fatal Python error: Aborted",
+                              ""]
+    assert lines(out)[3].startswith("Thread 0x") and lines(out)[4].endswith(".py\", line 88 in call")
+    assert "/compile/" in lines(out)[4] and "repro.py\", line 14 in forward" in out
+    assert "reprokit/child/" not in out and len(lines(out)) <= LIMIT
+
+
+def test_without_a_current_thread_the_one_running_the_generated_module_faulted():
+    dump = "\n".join([
+        "  what():  index out of range", "Fatal Python error: Aborted", "",
+        "Thread 0x00007f0000000002 (most recent call first):",
+        '  File "/usr/lib/python3.11/threading.py", line 327 in wait',
+        "",
+        "Thread 0x00007f0000000001 (most recent call first):",
+        '  File "/tmp/cache/ab/cabcdefghijklmnopqrstuvwxyz0123456789abcdefgh.py", line 40 in call',
+        '  File "/home/u/train.py", line 7 in step',
+        "",
+        "Thread 0x00007f0000000000 (most recent call first):",
+        '  File "/home/u/train.py", line 30 in <module>',
+    ])
+    out = decisive_error("crash", dump, signal="SIGABRT")
+    assert lines(out)[:4] == ["  what():  index out of range", "Fatal Python error: Aborted", "",
+                              "Thread 0x00007f0000000001 (most recent call first):"], out
+    assert "threading.py" not in out and "line 30 in <module>" not in out
+
+
 def test_accuracy_is_the_mismatch_numbers():
     import json
 

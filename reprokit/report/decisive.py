@@ -180,20 +180,62 @@ def exception_summary(text: str, limit: int = LIMIT) -> Optional[str]:
 
 
 def crash_summary(text: str, signal: Optional[str] = None, limit: int = LIMIT) -> Optional[str]:
-    """faulthandler's dump reduced to the signal and the faulting thread's stack (the 'Current thread')."""
+    """faulthandler's dump reduced to what the C++ runtime said before it (an uncaught exception's type and
+    what()), the signal, and the faulting thread's stack."""
     lines = text.splitlines()
     start = next((i for i, l in enumerate(lines) if FAULT.match(l)), None)
-    out = [lines[start]] if start is not None else ([f"Process killed by {signal}"] if signal else [])
-    begin = next((i for i, l in enumerate(lines) if l.startswith("Current thread")
-                  and (start is None or i > start)), None)
-    if begin is None:
+    out = ([*abort_cause(lines, start), lines[start]] if start is not None
+           else ([f"Process killed by {signal}"] if signal else []))
+    blocks = thread_blocks(lines, 0 if start is None else start + 1)
+    if not blocks:
         return "\n".join(out) if out else None
-    frames = []
-    for l in lines[begin + 1:]:
-        if not l.startswith("  ") or THREAD.match(l):
+    head, frames = faulting_thread(blocks)
+    return fit(out + ["", head] + crash_frames(frames), limit)
+
+
+# What the C++ runtime prints before abort() when a kernel or an extension throws (std::terminate), or glibc's
+# heap checks fail: the cause faulthandler's "Aborted" does not say.
+ABORT_CAUSE = re.compile(r"^(terminate called |\s+what\(\):|.*Assertion `.*' failed|(double free|free\(\)|"
+                         r"malloc\(\)|munmap_chunk\(\)|corrupted )|Exception raised from )")
+
+
+def abort_cause(lines: list, fault: int, most: int = 8) -> list:
+    """The lines just before faulthandler's 'Fatal Python error' from the first runtime message on (at most
+    `most`): 'terminate called after throwing an instance of ...' and its what(), an assert, a heap check."""
+    first = None
+    for i in range(fault - 1, max(-1, fault - 1 - most), -1):
+        if not lines[i].strip():
             break
-        frames.append(l)
-    return fit(out + ["", lines[begin]] + crash_frames(frames), limit)
+        if ABORT_CAUSE.match(lines[i]):
+            first = i
+    return lines[first:fault] if first is not None else []
+
+
+def thread_blocks(lines: list, begin: int) -> list:
+    """faulthandler's thread stacks from line `begin` on: [(header, frames)], in the order it printed them."""
+    blocks = []
+    for i in range(begin, len(lines)):
+        if THREAD.match(lines[i]):
+            frames = []
+            for l in lines[i + 1:]:
+                if not l.startswith("  ") or THREAD.match(l):
+                    break
+                frames.append(l)
+            blocks.append((lines[i], frames))
+    return blocks
+
+
+def faulting_thread(blocks: list) -> tuple:
+    """The thread that faulted: the one faulthandler calls 'Current thread'; when it names none (the crash came
+    in C++ code that had released the GIL, e.g. a compiled kernel), the one running inductor's generated module,
+    else the oldest (the main thread, which faulthandler prints last)."""
+    for block in blocks:
+        if block[0].startswith("Current thread"):
+            return block
+    for block in blocks:
+        if any((m := FH_FRAME.match(l)) and GENERATED.search(m["file"]) for l in block[1]):
+            return block
+    return blocks[-1]
 
 
 def crash_frames(frames: list, innermost: int = 6) -> list:
@@ -202,7 +244,9 @@ def crash_frames(frames: list, innermost: int = 6) -> list:
     out, skipped = [], 0
     for i, line in enumerate(frames):
         m = FH_FRAME.match(line)
-        ours = bool(m and "/reprokit/" in m["file"])  # reprokit's trial machinery: not in the user's own run
+        # reprokit's trial machinery is not in the user's own run; inductor's generated module is, though it may
+        # live in reprokit's compile cache (~/.cache/reprokit/compile/...)
+        ours = bool(m and "/reprokit/" in m["file"] and not GENERATED.search(m["file"]))
         if not ours and (i < innermost or (m and is_user_frame(m["file"]))):
             if skipped:
                 out.append(f"  [... {skipped} frames not shown ...]")
