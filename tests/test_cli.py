@@ -239,3 +239,16 @@ def test_the_original_run_and_the_stages_print_as_one_table(capsys):
         "  ✗ original run (inductor)      SIGABRT: killed by SIGABRT" + " " * 37 + "8.7 s",
         "  ✗ inductor                     SIGABRT: killed by SIGABRT" + " " * 37 + "8.7 s  (same as the original)",
     ]
+
+
+def test_a_script_that_dies_before_torch_compile_has_nothing_to_isolate_exit_3(in_tmp):
+    """A script that fails before it reaches torch.compile (here: a module that is not installed) fails the same way
+    without compile: nothing of the compiler's to isolate, said plainly, not 'never calls torch.compile'."""
+    (in_tmp / "needs_missing.py").write_text("import torch\nimport reprokit_no_such_module\n"
+                                             "torch.compile(lambda x: x + 1)(torch.ones(2))\n")
+    code, out, err = reprokit("bisect", "needs_missing.py", "--json", "--no-pack", "-o", str(in_tmp / "artifacts"))
+    message = ("the script fails before it reaches torch.compile, and without compile too (ModuleNotFoundError: No "
+               "module named 'reprokit_no_such_module'): nothing compiler-specific to isolate; fix that first")
+    assert code == 3
+    assert err.splitlines()[-1] == f"reprokit: {message}" and "Traceback" not in err
+    assert json.loads(out) == {"failing_stage": None, "message": message, "exit_code": 3}

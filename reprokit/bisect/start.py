@@ -57,6 +57,13 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
         name = os.path.basename(o.script)
         raise ReprokitError(f"{name} initialises torch.distributed from the environment (env://) but no launcher "
                             f"started it: run reprokit bisect --nproc-per-node N {name}")
+    if not original.compiled and original.failed and baseline.failed:
+        # It died before it reached torch.compile (a missing module, a bad path): the run without compile fails
+        # too, so there is nothing of the compiler's in it; "never calls torch.compile" would send the user to
+        # the wrong line.
+        raise NothingToIsolate(f"the script fails before it reaches torch.compile, and without compile too "
+                               f"({baseline.signature.short()[:200]}): nothing compiler-specific to isolate; "
+                               "fix that first")
     if not original.compiled:
         raise ReprokitError(f"{os.path.basename(o.script)} never calls torch.compile (ran without it in "
                             f"{baseline.seconds:.1f} s); reprokit bisects compiled code only")
