@@ -210,14 +210,24 @@ def run_after_aot(case: str) -> dict:
     wall = time.monotonic() - t
     repros = sorted(d.rglob("repro.py"), key=lambda x: x.stat().st_mtime)
     nodes = count_forward_nodes(repros[-1].read_text()) if repros else None
-    reproduces = False
+    reproduces, note = False, f"level {repro_level(case)}"
     if repros:
         r = subprocess.run([sys.executable, str(repros[-1])], cwd=repros[-1].parent, capture_output=True, text=True,
                            env=env, timeout=900)
-        reproduces = r.returncode != 0
+        unresolved = cannot_load(r.stderr)
+        reproduces = r.returncode != 0 and not unresolved
+        if unresolved:
+            note += f"; its repro.py dies of {unresolved}, not of the bug"
     queries = len(re.findall(r"Trying granularity|Made progress|Started off with", p.stdout + p.stderr))
-    return {"wall": wall, "nodes": nodes, "reproduces": reproduces, "queries": queries,
-            "note": f"level {repro_level(case)}"}
+    return {"wall": wall, "nodes": nodes, "reproduces": reproduces, "queries": queries, "note": note}
+
+
+def cannot_load(stderr: str):
+    """The line a minifier repro died of when it could not even build its graph: an op of the script's that it
+    never registered (the script's custom op), a module it cannot import. None when it died of something else."""
+    m = re.search(r"^.*('_OpNamespace' '[\w.]+' object has no attribute '[\w.]+'|failed to resolve torch\.ops\.[\w.]+|"
+                  r"No module named '[\w.]+').*$", stderr, re.M)
+    return m.group(0).strip()[:160] if m else None
 
 
 def ratio(a, b):
