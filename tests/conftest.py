@@ -1,9 +1,27 @@
 """Shared fixtures of the end-to-end tests."""
+import fcntl
 import hashlib
+import os
 import pathlib
 import shutil
+import tempfile
 
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def _cores_shared_unless_timing(request):
+    """Under pytest-xdist, a test marked `timing` runs alone: it holds the workers' lock exclusively, every other
+    test holds it shared. A wall-time assertion (a speed-up, a hang cut at 8 s, no silence over 2 s) made while
+    another worker's bisect takes the cores would measure the neighbour."""
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run_id:  # one process: nothing runs beside the test
+        yield
+        return
+    exclusive = request.node.get_closest_marker("timing") is not None
+    with open(os.path.join(tempfile.gettempdir(), f"reprokit-tests-{run_id}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
 
 
 def tree_digest(folder: pathlib.Path) -> dict:

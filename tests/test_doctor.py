@@ -111,6 +111,7 @@ def test_user_code_findings_write_no_issue(project):
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_speed_verdict_when_compile_helps(project):
     r = doctor(project, "compile_helps.py")
     s = r["speed"]
@@ -120,6 +121,7 @@ def test_speed_verdict_when_compile_helps(project):
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_speed_verdict_when_compile_does_not_help(project):
     r = doctor(project, "compile_does_not_help.py")
     s = r["speed"]
@@ -152,6 +154,7 @@ def test_bad_input_and_nothing_to_explain(tmp_path, make, code, words):
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_bisect_kind_slow_names_the_stage_that_is_slow(project):
     p = reprokit(project, "bisect", "compile_does_not_help.py", "--kind", "slow", "--json", "--no-pack",
                  "-o", str(project / "artifacts"))
@@ -167,6 +170,7 @@ def test_bisect_kind_slow_names_the_stage_that_is_slow(project):
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_bisect_kind_slow_with_nothing_slow_exits_3(project):
     p = reprokit(project, "bisect", "compile_helps.py", "--kind", "slow", "--no-pack", "-o", str(project / "artifacts"))
     assert p.returncode == 3, p.stderr[-2000:]

@@ -45,6 +45,7 @@ def test_wrong_fake_kernel_is_named_at_the_crossref_stage(workdir):
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_dynamo_hang_before_any_graph_is_the_eager_stage(workdir):
     """Dynamo's tracing never ends: staged as eager after two timeouts side by side, not "never calls
     torch.compile", and no later stage is started (each would hang a timeout more)."""
@@ -110,6 +111,7 @@ def test_user_backend_that_compiles_pieces_with_inductor_names_the_failing_piece
     assert f"{'inductor pieces':<26} piece 2 of 2 failed: 2 nodes (add, relu)" in table_lines(data)
 
 
+@pytest.mark.timing
 def test_a_baseline_cut_at_the_limit_does_not_raise_the_limit_of_the_trials_beside_it(tmp_path):
     """The run's limit is ten times the no-compile baseline's time. A baseline that hung ran only as long as the
     limit: taking ten times that would let the original and the stages beside it hang ten times as long (a DDP
