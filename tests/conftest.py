@@ -39,3 +39,11 @@ def workdir(request, tmp_path):
     before = tree_digest(work)
     yield work
     assert tree_digest(work) == before, "reprokit modified the user's files"
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest tests first (genuine bugs, then other end-to-end runs), so that under pytest-xdist the run does
+    not end with one worker finishing a 7-minute bisect while the other cores sit idle."""
+    def weight(item):
+        return 0 if item.get_closest_marker("real_bug") else 1 if item.get_closest_marker("slow") else 2
+    items.sort(key=weight)  # stable: file order within each weight
