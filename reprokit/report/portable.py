@@ -29,10 +29,12 @@ PLACEHOLDER = re.compile(r"(?:<|&lt;)(" + "|".join(map(re.escape, NAMES)) + r")(
 _ENDS_IN_PLACEHOLDER = re.compile(PLACEHOLDER.pattern + r"$")
 _BEFORE = r"(?<![\w.@+~-])"  # a path starts here: not inside a name
 _AFTER = r"(?![\w@+~-]|\.\w)"  # and ends here: /tmp but not /tmp.k745 or /tmpfoo (a sentence's full stop is fine)
-SITE = re.compile(r"~?(?:/[^\s\"'`:()\[\]<>]+)?/(?:site|dist)-packages(?=/|\b)")
-# inductor's own default cache, or reprokit's per-machine one (trial/cache.py).
-INDUCTOR_CACHE = re.compile(r"~?(?:/[^\s\"'`:()\[\]<>]+)?/"
-                            r"(?:torchinductor_[^/\s\"'`]+|reprokit/compile/[^/\s\"'`]+/inductor)")
+# Any folder named site-packages, and inductor's own default cache or reprokit's per-machine one (trial/cache.py),
+# wherever they are: found by their last part, then the path is taken back to where it starts (a regex that tried
+# every earlier "/" as the start was quadratic: 8 s on a 200 kB line of base64).
+SITE = re.compile(r"/(?:site|dist)-packages(?=/|\b)")
+INDUCTOR_CACHE = re.compile(r"/(?:torchinductor_[^/\s\"'`]+|reprokit/compile/[^/\s\"'`]+/inductor)")
+_NOT_PATH = set(" \t\n\r\f\v\"'`:()[]<>")
 HOME_TILDE = re.compile(r"(?<![\w<>~^])~/")
 MACHINE_PATH = re.compile(r"(?<![\w.~-])(?:" + "|".join(re.escape(r) for r in MACHINE_ROOTS)
                           + r")[^\s\"'`:()\[\]<>,;&]*")
@@ -59,6 +61,23 @@ def _sub(pattern: re.Pattern, text: str, replace) -> str:
     return pattern.sub(one, text)
 
 
+def _sub_tail(pattern: re.Pattern, text: str, name: str, in_html: bool) -> str:
+    """The paths that end in pattern's match replaced by name, from the path's first "/" (or "~/")."""
+    out, pos = [], 0
+    for m in pattern.finditer(text):
+        start = m.start()
+        while start > pos and text[start - 1] not in _NOT_PATH:
+            start -= 1
+        start = text.index("/", start, m.start() + 1)
+        if start > pos and text[start - 1] == "~":
+            start -= 1
+        if _ENDS_IN_PLACEHOLDER.search(text, max(0, start - 32), start):
+            continue
+        out += [text[pos:start], mark(name, in_html)]
+        pos = m.end()
+    return "".join(out) + text[pos:]
+
+
 def replace_places(text: str, pairs: list, in_html: bool = False) -> str:
     """text with every path of pairs ((path, placeholder), longest first) replaced, in one pass."""
     names = dict(pairs)
@@ -70,8 +89,8 @@ def replace_places(text: str, pairs: list, in_html: bool = False) -> str:
 
 def portable_with(text: str, pairs: list, in_html: bool = False) -> str:
     """text with the named places of pairs, then any other path of this machine, replaced by placeholders."""
-    text = _sub(SITE, text, lambda m: mark("<site-packages>", in_html))
-    text = _sub(INDUCTOR_CACHE, text, lambda m: mark("<inductor-cache>", in_html))
+    text = _sub_tail(SITE, text, "<site-packages>", in_html)
+    text = _sub_tail(INDUCTOR_CACHE, text, "<inductor-cache>", in_html)
     text = replace_places(text, pairs, in_html)
     text = _sub(HOME_TILDE, text, lambda m: mark("<home>", in_html) + "/")
     return _sub(MACHINE_PATH, text,
