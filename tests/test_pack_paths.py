@@ -42,6 +42,8 @@ def test_longest_path_wins_and_a_second_pass_changes_nothing():
                     "<li><project>/a.py</li> '<home>' /tmpfoo /data/tmp/x /tmp.x1/y")
     assert portable_with(once, places) == once
     assert portable_with(portable_with(once, pairs(tmp=["/tmp/tmp"])), places) == once
+    compile_cmd = "g++ -I/home/al/venv/include/python3.11 -L/tmp/tmp/run/lib -o /tmp/x.so"
+    assert portable_with(compile_cmd, places) == "g++ -I<home>/venv/include/python3.11 -L<run-dir>/lib -o <tmp>/x.so"
 
 
 def test_placeholders_are_text_in_html_and_json_stays_json():
@@ -91,15 +93,16 @@ def example_pack(tmp_path_factory):
 
 
 def machine_needles(run_dir: str) -> dict:
-    """What must not appear in any member: {name: regex}. A path counts where a path starts (so /tmp inside
-    /data/tmp is not the temp folder); user and host names as words, when long enough to mean them."""
+    """What must not appear in any member: {name: regex}. A short path (/tmp, /root) counts where a path starts
+    and ends (not /tmp inside /data/tmp or /tmpfoo), a longer one anywhere; user and host names as words, when
+    long enough to mean them."""
     paths = {"project root": str(REPO), "sys.prefix": sys.prefix, "sys.executable": sys.executable,
              "run folder": run_dir, "output folder": os.path.dirname(run_dir), "home": os.path.expanduser("~"),
              "temp folder": tempfile.gettempdir(), "compile cache": compile_cache_root("")}
     paths.update({f"site-packages {i}": p for i, p in enumerate(site.getsitepackages() + [site.getusersitepackages()])})
     paths.update({f"{k} (resolved)": os.path.realpath(v) for k, v in list(paths.items())})
-    needles = {k: re.compile(r"(?<![\w.~-])" + re.escape(v) + r"(?![\w@+~-]|\.\w)") for k, v in paths.items()
-               if v and v not in ("/", "/usr", "/usr/local")}
+    needles = {k: re.compile(re.escape(v) if len(v) > 6 else r"(?<![\w.~])" + re.escape(v) + r"(?![\w@+~-]|\.\w)")
+               for k, v in paths.items() if v and v not in ("/", "/usr", "/usr/local")}
     for name, value in (("user", getpass.getuser()), ("host", socket.gethostname())):
         if value and len(value) >= 3 and value != "root":  # what the redactor replaces (a shorter one is a word)
             needles[name] = re.compile(rf"\b{re.escape(value)}\b")

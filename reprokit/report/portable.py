@@ -27,7 +27,8 @@ NAMES = ("run-dir", "project", "cwd", "reprokit", "python", "python-executable",
 # A placeholder as written in text, or in HTML (tlparse's report) where a bare <name> would read as a tag.
 PLACEHOLDER = re.compile(r"(?:<|&lt;)(" + "|".join(map(re.escape, NAMES)) + r")(?:>|&gt;)")
 _ENDS_IN_PLACEHOLDER = re.compile(PLACEHOLDER.pattern + r"$")
-_BEFORE = r"(?<![\w.@+~-])"  # a path starts here: not inside a name
+# A path starts here: not inside a name, but right after a compiler's -I or -L (-I/venv/include/python3.11).
+_BEFORE = r"(?:(?<![\w.@+~-])|(?<=-[IL]))"
 _AFTER = r"(?![\w@+~-]|\.\w)"  # and ends here: /tmp but not /tmp.k745 or /tmpfoo (a sentence's full stop is fine)
 # Any folder named site-packages, and inductor's own default cache or reprokit's per-machine one (trial/cache.py),
 # wherever they are: found by their last part, then the path is taken back to where it starts (a regex that tried
@@ -36,7 +37,7 @@ SITE = re.compile(r"/(?:site|dist)-packages(?=/|\b)")
 INDUCTOR_CACHE = re.compile(r"/(?:torchinductor_[^/\s\"'`]+|reprokit/compile/[^/\s\"'`]+/inductor)")
 _NOT_PATH = set(" \t\n\r\f\v\"'`:()[]<>")
 HOME_TILDE = re.compile(r"(?<![\w<>~^])~/")
-MACHINE_PATH = re.compile(r"(?<![\w.~-])(?:" + "|".join(re.escape(r) for r in MACHINE_ROOTS)
+MACHINE_PATH = re.compile(_BEFORE + r"(?:" + "|".join(re.escape(r) for r in MACHINE_ROOTS)
                           + r")[^\s\"'`:()\[\]<>,;&]*")
 
 
