@@ -65,7 +65,9 @@ def record(run_path: str, env: Optional[dict] = None, identity: Optional[dict] =
     _private_write(os.path.join(run_path, KEY_FILE), key)
     variables = {name: {"length": len(value), "hmac": _mac(key, value)}
                  for name, value in sorted(env.items()) if SECRET_NAME.search(name) and len(value) >= MIN_LENGTH}
-    body = {"algorithm": "hmac-sha256", "variables": variables, "identity": identity or {}}
+    # Where the run folder was made: its paths in the logs name it even when the folder is packed from elsewhere.
+    identity = {**(identity or {}), "run_dir": os.path.abspath(run_path)}
+    body = {"algorithm": "hmac-sha256", "variables": variables, "identity": identity}
     _private_write(os.path.join(run_path, RECORD_FILE), (json.dumps(body, indent=2, sort_keys=True) + "\n").encode())
 
 

@@ -1,53 +1,120 @@
 """Portable text: this machine's absolute paths replaced by placeholders a reader on another machine understands.
 
 `<site-packages>` (installed packages, torch's headers among them), `<python>` (the interpreter's library),
-`<run-dir>` (reprokit's output folder), `<project>` (the script's folder), `<inductor-cache>`, `<reprokit>`,
+`<python-executable>`, `<python-prefix>`, `<run-dir>` (reprokit's output folder), `<project>` (the script's folder),
+`<cwd>` (where reprokit ran), `<inductor-cache>`, `<triton-cache>`, `<reprokit-cache>`, `<cache>`, `<reprokit>`,
 `<home>`, `<tmp>`, and `<local>/NAME` for any other path under a machine root (/tmp, /home, ...).
+
+Replacing is idempotent: one pass over the text, the longest path first at each position, a path only where a
+path starts and ends (not `/tmp` inside `/tmp/tmp.x1`), and nothing right after a placeholder, so a text already
+made portable is left as it is (a second pass once turned `/tmp/tmp.k745/out` into `<tmp><tmp>.k745/out`).
 """
 from __future__ import annotations
 
+import functools
+import html
 import os
 import re
-import sys
-import sysconfig
-import tempfile
 from typing import Iterable, Optional
+
+from reprokit.report.places import live_places, ordered, run_places
 
 # Any absolute path left under these roots after the named places are replaced is still this machine's.
 MACHINE_ROOTS = ("/tmp/", "/home/", "/root/", "/Users/", "/private/var/", "/var/folders/", "/scratch/", "/work/",
                  "/opt/")
-SITE = re.compile(r"~?(?:/[^\s\"'`:()\[\]<>]+)?/(?:site|dist)-packages(?=/|\b)")
-# inductor's own default cache, or reprokit's per-machine one (trial/cache.py).
-INDUCTOR_CACHE = re.compile(r"~?(?:/[^\s\"'`:()\[\]<>]+)?/"
-                            r"(?:torchinductor_[^/\s\"'`]+|reprokit/compile/[^/\s\"'`]+/inductor)")
+NAMES = ("run-dir", "project", "cwd", "reprokit", "python", "python-executable", "python-prefix", "site-packages",
+         "inductor-cache", "triton-cache", "reprokit-cache", "cache", "home", "tmp", "local")
+# A placeholder as written in text, or in HTML (tlparse's report) where a bare <name> would read as a tag.
+PLACEHOLDER = re.compile(r"(?:<|&lt;)(" + "|".join(map(re.escape, NAMES)) + r")(?:>|&gt;)")
+_ENDS_IN_PLACEHOLDER = re.compile(PLACEHOLDER.pattern + r"$")
+# A path starts here: not inside a name, but right after a compiler's -I or -L (-I/venv/include/python3.11).
+_BEFORE = r"(?:(?<![\w.@+~-])|(?<=-[IL]))"
+_AFTER = r"(?![\w@+~-]|\.\w)"  # and ends here: /tmp but not /tmp.k745 or /tmpfoo (a sentence's full stop is fine)
+# Any folder named site-packages, and inductor's own default cache or reprokit's per-machine one (trial/cache.py),
+# wherever they are: found by their last part, then the path is taken back to where it starts (a regex that tried
+# every earlier "/" as the start was quadratic: 8 s on a 200 kB line of base64).
+SITE = re.compile(r"/(?:site|dist)-packages(?=/|\b)")
+INDUCTOR_CACHE = re.compile(r"/(?:torchinductor_[^/\s\"'`]+|reprokit/compile/[^/\s\"'`]+/inductor)")
+_NOT_PATH = set(" \t\n\r\f\v\"'`:()[]<>")
 HOME_TILDE = re.compile(r"(?<![\w<>~^])~/")
-MACHINE_PATH = re.compile(r"(?<![\w<>.~-])(?:" + "|".join(re.escape(r) for r in MACHINE_ROOTS)
-                          + r")[^\s\"'`:()\[\]<>,;]*")
+MACHINE_PATH = re.compile(_BEFORE + r"(?:" + "|".join(re.escape(r) for r in MACHINE_ROOTS)
+                          + r")[^\s\"'`:()\[\]<>,;&]*")
+
+
+def mark(name: str, in_html: bool = False) -> str:
+    """A placeholder as text (<tmp>) or as HTML text (&lt;tmp&gt;)."""
+    return html.escape(name) if in_html else name
+
+
+@functools.lru_cache(maxsize=32)
+def _matcher(paths: tuple) -> Optional[re.Pattern]:
+    if not paths:
+        return None
+    return re.compile(_BEFORE + "(?:" + "|".join(re.escape(p) for p in paths) + ")" + _AFTER)
+
+
+def _sub(pattern: re.Pattern, text: str, replace) -> str:
+    """pattern replaced by replace(match), except right after a placeholder (that path is already portable)."""
+    def one(m: re.Match) -> str:
+        if _ENDS_IN_PLACEHOLDER.search(text, max(0, m.start() - 32), m.start()):
+            return m.group(0)
+        return replace(m)
+    return pattern.sub(one, text)
+
+
+def _sub_tail(pattern: re.Pattern, text: str, name: str, in_html: bool) -> str:
+    """The paths that end in pattern's match replaced by name, from the path's first "/" (or "~/")."""
+    out, pos = [], 0
+    for m in pattern.finditer(text):
+        start = m.start()
+        while start > pos and text[start - 1] not in _NOT_PATH:
+            start -= 1
+        start = text.index("/", start, m.start() + 1)
+        if start > pos and text[start - 1] == "~":
+            start -= 1
+        if _ENDS_IN_PLACEHOLDER.search(text, max(0, start - 32), start):
+            continue
+        out += [text[pos:start], mark(name, in_html)]
+        pos = m.end()
+    return "".join(out) + text[pos:]
+
+
+def replace_places(text: str, pairs: list, in_html: bool = False) -> str:
+    """text with every path of pairs ((path, placeholder), longest first) replaced, in one pass."""
+    names = dict(pairs)
+    matcher = _matcher(tuple(p for p, _ in pairs))
+    if matcher is None or not any(p in text for p in names):
+        return text
+    return _sub(matcher, text, lambda m: mark(names[m.group(0)], in_html))
+
+
+def portable_with(text: str, pairs: list, in_html: bool = False) -> str:
+    """text with the named places of pairs, then any other path of this machine, replaced by placeholders."""
+    text = _sub_tail(SITE, text, "<site-packages>", in_html)
+    text = _sub_tail(INDUCTOR_CACHE, text, "<inductor-cache>", in_html)
+    text = replace_places(text, pairs, in_html)
+    text = _sub(HOME_TILDE, text, lambda m: mark("<home>", in_html) + "/")
+    return _sub(MACHINE_PATH, text,
+                lambda m: mark("<local>", in_html) + "/" + os.path.basename(m.group(0).rstrip("/")))
 
 
 def places(run_dir: Optional[str] = None, project: Optional[str] = None) -> list:
-    """(path, placeholder) pairs, longest path first so the most specific name wins."""
-    reprokit_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    pairs = [(run_dir, "<run-dir>"), (project, "<project>"), (reprokit_dir, "<reprokit>"),
-             (sysconfig.get_paths().get("stdlib"), "<python>"), (sys.prefix, "<python-prefix>"),
-             (os.path.expanduser("~"), "<home>"), (tempfile.gettempdir(), "<tmp>")]
-    found = {}
-    for path, name in pairs:
-        if path and len(path) > 1:
-            for p in {os.path.abspath(path), os.path.realpath(path)}:
-                found.setdefault(p.rstrip("/"), name)
-    return sorted(found.items(), key=lambda kv: -len(kv[0]))
+    """(path, placeholder) pairs, longest path first: a run folder's recorded places (its machine's, not this
+    shell's: the pack is the same from any shell), else this shell's."""
+    if run_dir:
+        return ordered([("<project>", [project])] + [(n, [p]) for p, n in run_places(run_dir)])
+    return ordered([("<project>", [project])] + list(live_places().items()))
 
 
 def portable(text: str, run_dir: Optional[str] = None, project: Optional[str] = None,
              extra: Iterable = ()) -> str:
     """text with every absolute path of this machine replaced by a placeholder."""
-    text = SITE.sub("<site-packages>", text)
-    text = INDUCTOR_CACHE.sub("<inductor-cache>", text)
-    for path, name in list(extra) + places(run_dir, project):
-        text = re.sub(re.escape(path) + r"(?=/|\b|$)", name, text)
-    text = HOME_TILDE.sub("<home>/", text)  # the redactor writes the home folder as ~
-    return MACHINE_PATH.sub(lambda m: "<local>/" + os.path.basename(m.group(0).rstrip("/")), text)
+    return portable_with(text, ordered([(n, [p]) for p, n in list(extra) + places(run_dir, project)]))
+
+
+def placeholders_in(text: str) -> list:
+    """The kinds of place named in text (home, tmp, site-packages ...), sorted: what MANIFEST.json lists."""
+    return sorted({m.group(1) for m in PLACEHOLDER.finditer(text)})
 
 
 def machine_paths(text: str) -> list:

@@ -1,4 +1,5 @@
-"""Scrub secrets and identity from text before it enters a tarball; remember what was scrubbed, never the value."""
+"""Scrub secrets, identity and this machine's paths from text before it enters a tarball; remember what was scrubbed
+(kind and place), never the value."""
 from __future__ import annotations
 
 import getpass
@@ -9,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from reprokit.report.keyed import KeyedSecrets
+from reprokit.report.places import live_places, ordered, run_places
+from reprokit.report.portable import places as live_pairs, placeholders_in, portable_with
 from reprokit.report.redact_rules import NEEDLES, PATTERNS, SECRET_NAME  # noqa: F401 (SECRET_NAME: re-exported)
 
 
@@ -22,25 +25,29 @@ class Redactor:
     host: str = field(default_factory=lambda: _safe(socket.gethostname))
     redactions: list = field(default_factory=list)
     keyed: Optional[KeyedSecrets] = None  # the run's recorded values, found by their keyed hashes
+    places: list = field(default_factory=list)  # (path, placeholder) of the machine's places, longest first
 
     @classmethod
     def from_environment(cls, env: dict | None = None, argv=()) -> "Redactor":
         """Every secret-named variable's value is a known secret, wherever it shows up later."""
         env = os.environ if env is None else env
         secrets = [v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 6]
-        r = cls(known_secrets=sorted(set(secrets), key=len, reverse=True))
+        r = cls(known_secrets=sorted(set(secrets), key=len, reverse=True), places=live_pairs())
         r.add_argv(argv)
         return r
 
     @classmethod
     def for_run(cls, run_path: str, argv=()) -> "Redactor":
-        """The redactor of a run folder: the values bisect recorded (by keyed hash) and its identity, so the pack
-        is the same from any shell; a folder recorded before that falls back to the live environment."""
+        """The redactor of a run folder: the values bisect recorded (by keyed hash), its identity and its machine's
+        places, so the pack is the same from any shell; a folder recorded before that falls back to the live
+        environment."""
         keyed = KeyedSecrets.load(run_path)
         if keyed is None:
-            return cls.from_environment(None, argv)
+            r = cls.from_environment(None, argv)
+            r.places = run_places(run_path)
+            return r
         ident = {k: v for k, v in keyed.identity.items() if k in ("home", "user", "host")}
-        r = cls(keyed=keyed, **ident)
+        r = cls(keyed=keyed, places=run_places(run_path, keyed.identity), **ident)
         r.add_argv(argv)
         return r
 
@@ -54,7 +61,8 @@ class Redactor:
                         self.known_secrets.append(value)
 
     def scrub(self, text: str, place: str) -> str:
-        """The text with secrets replaced by <redacted:kind>, identity by placeholders; noted by place."""
+        """The text with secrets replaced by <redacted:kind>, identity and the machine's paths by placeholders;
+        noted by place."""
         if self.keyed is not None:
             text = self._cut(text, self.keyed.spans(text), place)
         for value in self.known_secrets:
@@ -66,13 +74,22 @@ class Redactor:
             if kind in NEEDLES and not any(n in lowered for n in NEEDLES[kind]):
                 continue
             text = pattern.sub(lambda m, k=kind: self._replace(m, k, place), text)
-        if self.home and len(self.home) > 1 and self.home in text:
-            text = text.replace(self.home, "~")
-            self._note("home path", place)
+        text = self._paths(text, place)
         for value, label in ((self.user, "<user>"), (self.host, "<host>")):
             if value and len(value) >= 3 and value not in ("root",) and re.search(rf"\b{re.escape(value)}\b", text):
                 text = re.sub(rf"\b{re.escape(value)}\b", label, text)
                 self._note(label.strip("<>") + " name", place)
+        return text
+
+    def _paths(self, text: str, place: str) -> str:
+        """Paths of the machine replaced by placeholders (HTML-escaped in HTML); each kind of place noted."""
+        pairs = self.places
+        if self.home and len(self.home) > 1 and not any(n == "<home>" for _, n in pairs):
+            pairs = ordered([(n, [p]) for p, n in pairs] + [("<home>", [self.home])])
+            self.places = pairs
+        text = portable_with(text, pairs, in_html=place.endswith((".html", ".htm")))
+        for kind in placeholders_in(text):
+            self._note(f"{kind} path", place)
         return text
 
     def _cut(self, text: str, spans: list, place: str) -> str:
@@ -110,8 +127,10 @@ class Redactor:
 
 
 def live_identity() -> dict:
-    """This shell's home, user and host: what the redactor replaces by ~, <user> and <host>."""
-    return {"home": os.path.expanduser("~"), "user": _safe(getpass.getuser), "host": _safe(socket.gethostname)}
+    """This shell's home, user, host and places: what the redactor replaces by <home>, <user>, <host> and the
+    places' placeholders (recorded when a run starts, so a later pack needs no live shell)."""
+    return {"home": os.path.expanduser("~"), "user": _safe(getpass.getuser), "host": _safe(socket.gethostname),
+            "places": live_places()}
 
 
 def _safe(fn) -> str:
