@@ -12,7 +12,7 @@ from reprokit.app.pack import write_pack
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
-from reprokit.trial.runner import run_trial
+from reprokit.trial.launch import run_trial
 from reprokit.versions import envs, releases
 from reprokit.versions.check import check_release
 

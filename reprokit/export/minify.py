@@ -22,7 +22,7 @@ from reprokit.search import find_boundary
 from reprokit.bisect.session import Session
 
 _DTYPES_INT = ("torch.int", "torch.uint", "torch.long", "torch.short")
-# Config a trial's environment sets (trial.runner.trial_env), not the script: not the repro's to carry.
+# Config a trial's environment sets (trial.environment.trial_env), not the script: not the repro's to carry.
 _SET_BY_REPROKIT = ("fx_graph_cache", "autograd_cache")
 
 
