@@ -71,7 +71,7 @@ class CandidateMaker:
     """Candidate repros cut from the captured program, and the same-failure oracle over them."""
 
     def __init__(self, s: Session, run_dir: RunDir, v: Verdict, graph: dict, config_lines: list, command: str):
-        self.s, self.run, self.v, self.graph = s, run_dir, v, graph
+        self.s, self.run_dir, self.v, self.graph = s, run_dir, v, graph
         self.config_lines, self.command = config_lines, command
         self.meta = {p["name"]: p for p in graph["placeholders"]}
         self.meta.update({n["name"]: n for n in graph["nodes"]})

@@ -43,7 +43,7 @@ def minify_export_run(run_dir: RunDir, isolation: Isolation, runner, emit, comma
 def _minify_export(run_dir: RunDir, v: Verdict, runner, emit, command: str) -> Verdict:
     """minify_export_run on minify's working verdict, which it returns filled in."""
     if v.failing_stage not in FAILING_STAGES:
-        raise ReprokitError(f"{run.path} failed at {v.failing_stage}, not on the export path")
+        raise ReprokitError(f"{run_dir.path} failed at {v.failing_stage}, not on the export path")
     check_unchanged(run_dir, v)
     if v.failing_stage in SOURCE_STAGES:
         return minify_export_source(run_dir, v, runner, emit, stage=v.failing_stage)
