@@ -315,7 +315,7 @@ def test_each_phase_takes_and_returns_its_result():
     asked after the repro takes the Isolation and returns Evidence."""
     wanted = [("reprokit.bisect.bisector", "Bisector.isolate", None, "Isolation"),
               ("reprokit.bisect.bisector", "Bisector.after_repro", "Isolation", "Evidence"),
-              ("reprokit.minify.run", "minify_isolation", "Isolation", "Repro"),
+              ("reprokit.minify.repro_kinds", "minify_isolation", "Isolation", "Repro"),
               ("reprokit.export.rerun", "minify_export_run", "Isolation", "Repro"),
               ("reprokit.app.minify", "make_repro", "Isolation", "Repro")]
     wrong = []

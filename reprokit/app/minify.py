@@ -12,7 +12,7 @@ from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
 from reprokit.export.ladder import FAILING_STAGES
 from reprokit.export.rerun import minify_export_run
-from reprokit.minify.run import CompiledIsCloser, minify_isolation
+from reprokit.minify.repro_kinds import CompiledIsCloser, minify_isolation
 from reprokit.report.bisect_report import load_verdict
 from reprokit.trial.runner import Runner
 
