@@ -48,7 +48,7 @@ def _plan(folder: Optional[RunDir], torch_list: Optional[str] = None, newest: bo
     missing = [r for r in chosen if r != user and not os.path.exists(
         os.path.join(cache_dir, f"torch-{r}", envs.MARKER))]
     envs.check_space(cache_dir, missing)
-    return {"run": folder, "user": user, "offered": offered, "chosen": chosen, "missing": missing,
+    return {"run_dir": folder, "user": user, "offered": offered, "chosen": chosen, "missing": missing,
             "cache_dir": cache_dir, "index_url": index_url}
 
 
@@ -66,9 +66,9 @@ def check_releases(run_dir: str, torch_list: Optional[str] = None, newest: bool 
     """`reprokit versions RUN_DIR`: try the failure under each chosen release (and, with bisect, the releases
     between a passing and a failing one); write versions.json and the verdict's `versions`."""
     p = plan(run_dir, torch_list, newest, between, index_url, cache_dir)
-    v = _verdict(p["run"])
+    v = _verdict(p["run_dir"])
     result = _tried(p, v, bisect, emit)
-    record_versions(p["run"], v, result, emit)
+    record_versions(p["run_dir"], v, result, emit)
     return result
 
 
@@ -110,12 +110,12 @@ def _env(p: dict, release: str, emit: Emit) -> dict:
 
 def _row(p: dict, v: Verdict, release: str, env: dict, emit: Emit) -> dict:
     """One release: the check run in its environment."""
-    trial_root = p["run"].file("versions", f"torch-{release}")
+    trial_root = p["run_dir"].file("versions", f"torch-{release}")
 
     def run_one(spec, trial_dir, python):
         return run_trial(spec, trial_dir, os.path.join(trial_root, "cache"), TRIAL_TIMEOUT, python=python)
 
-    checked = check_release(p["run"], v, env["python"], trial_root, run_one)
+    checked = check_release(p["run_dir"], v, env["python"], trial_root, run_one)
     row = {"release": release, **checked, "env": {k: env.get(k) for k in ("created", "seconds", "bytes",
                                                                              "this_interpreter")}}
     emit("version", row=row)

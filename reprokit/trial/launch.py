@@ -36,7 +36,7 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[f
         from reprokit.trial.warm import ForkSetupFailed
 
         try:
-            returncode, timed_out = warm.run(
+            returncode, timed_out = warm.fork_trial(
                 [spec_path, trial_dir], env, spec.cwd or trial_dir, os.path.join(trial_dir, "stdout.txt"),
                 os.path.join(trial_dir, "stderr.txt"), lambda: limit_of(timeout), on_timeout=_dump_stacks_and_kill)
             return classify(trial_dir, returncode, timed_out, time.monotonic() - started)
