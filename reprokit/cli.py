@@ -102,9 +102,9 @@ def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, c
     if resume_dir and script:
         raise ReprokitError("--resume takes the run folder alone: the script and its options come from its run.json")
     if resume_dir:
-        v = bisect_case.resume(resume_dir, minify=not no_minify, pack=not no_pack, emit=printer)
+        v = bisect_case.resume_bisect(resume_dir, minify=not no_minify, pack=not no_pack, emit=printer)
     elif script:
-        v = bisect_case.run(
+        v = bisect_case.bisect_script(
             script, tuple(script_args), output_dir=output_dir, timeout=timeout, jobs=jobs, repeat=repeat,
             check_accuracy=check_accuracy, configs=not no_configs, subsystems=not no_subsystems,
             minify=not no_minify, pack=not no_pack, max_input_bytes=max_input_bytes, ranks=nproc, kind=kind,
@@ -125,7 +125,7 @@ def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, c
 @one_line_errors("failing_stage")
 def minify(run_dir, resume, as_json, verbose):
     """Minify the failing graph of an earlier bisect run and write a verified repro.py."""
-    v = minify_case.run(run_dir, emit=Printer(verbose, quiet=False), resume=resume)
+    v = minify_case.minify_folder(run_dir, emit=Printer(verbose, quiet=False), resume=resume)
     if as_json:
         echo_json(verdict_json(v))
     else:
@@ -146,7 +146,7 @@ def doctor(script, script_args, output_dir, timeout, nproc, as_json, verbose):
     """Explain why compiled SCRIPT is not faster: graph breaks, recompilations, silent fall-backs, speed.
 
     Arguments after -- are passed to the script: reprokit doctor train.py -- --steps 20"""
-    r = doctor_case.run(script, tuple(script_args), output_dir=output_dir, timeout=timeout, ranks=nproc,
+    r = doctor_case.doctor_script(script, tuple(script_args), output_dir=output_dir, timeout=timeout, ranks=nproc,
                         command=invoked("doctor"), emit=Printer(verbose, quiet=False))
     if as_json:
         echo_json(r.to_dict())
@@ -205,7 +205,7 @@ def pack(run_dir, show, include_data, model, config_path, layers, sequence_lengt
         else:
             click.echo(f"{v['model']}: {v['outcome']}; tarball {v['tarball']}")
         return
-    result = pack_case.run(run_dir, show=show, include_data=include_data)
+    result = pack_case.pack_folder(run_dir, show=show, include_data=include_data)
     if as_json:
         click.echo(json.dumps(result))
     else:
@@ -218,7 +218,7 @@ def pack(run_dir, show, include_data, model, config_path, layers, sequence_lengt
 @one_line_errors("models")
 def models(tensor_parallel_gpus, as_json):
     """What the model registry holds, with exact sizes (counted on the meta device)."""
-    rows = models_case.run(tensor_parallel_gpus)
+    rows = models_case.list_models(tensor_parallel_gpus)
     if as_json:
         echo_json({"models": rows})
     else:
@@ -231,7 +231,7 @@ def models(tensor_parallel_gpus, as_json):
 @one_line_errors("issue")
 def issue(run_dir, as_json):
     """Print the GitHub issue text of a run, ready for PyTorch's bug-report form."""
-    text = issue_case.run(run_dir)
+    text = issue_case.issue_markdown(run_dir)
     warning = issue_case.upstream_warning(run_dir)
     if warning:
         click.echo(f"reprokit: {warning}", err=True)
@@ -246,7 +246,7 @@ def issue(run_dir, as_json):
 @one_line_errors("env")
 def env(as_json):
     """Print the environment report alone (torch, CUDA, driver, GPU, Python, packages)."""
-    report = env_case.run()
+    report = env_case.environment_report()
     click.echo(report["data"] if as_json else report["text"])
 
 
@@ -277,8 +277,8 @@ def versions(run_dir, torch_list, newest, between, bisect_releases, index_url, c
         raise ReprokitError("pass the run folder of a reprokit bisect, or --clean")
     if sum(bool(x) for x in (torch_list, newest, between)) > 1:
         raise ReprokitError("--torch, --newest and --between choose the releases: pass one of them")
-    result = versions_case.run(run_dir, torch_list, newest, tuple(between) if between else None, bisect_releases,
-                               index_url, cache_dir, emit=Printer(False, quiet=as_json))
+    result = versions_case.check_releases(run_dir, torch_list, newest, tuple(between) if between else None,
+                                          bisect_releases, index_url, cache_dir, emit=Printer(False, quiet=as_json))
     if as_json:
         echo_json(result)
     else:

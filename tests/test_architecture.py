@@ -223,6 +223,119 @@ def test_no_import_circles():
     assert not found, report("import circles (imports inside functions count)", found)
 
 
+# -- the phases: what passes between bisect, minify and the report ---------------------------------------------
+
+VERDICT_WRITER = "reprokit.app.verdict_file"  # the one module that writes verdict.json
+VERDICT = "verdict.json"
+
+
+def in_package(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def verdict_constants(tree: ast.AST) -> set:
+    """Module-level names bound to "verdict.json" (VERDICT_FILE = "verdict.json")."""
+    return {t.id for node in getattr(tree, "body", []) if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant) and node.value.value == VERDICT
+            for t in node.targets if isinstance(t, ast.Name)}
+
+
+def names_verdict(node: ast.AST, constants: set) -> bool:
+    return (isinstance(node, ast.Constant) and node.value == VERDICT
+            or isinstance(node, ast.Name) and node.id in constants)
+
+
+def verdict_writes(name: str) -> list:
+    """Calls in the module that write verdict.json: a write*(...) or open(..., "w") naming the file, directly or
+    through a module constant."""
+    path, tree = MODULES[name]
+    constants = verdict_constants(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not any(names_verdict(a, constants) for a in ast.walk(node)
+                                                     if a is not node.func):
+            continue
+        func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        mode = next((a.value for a in node.args[1:2] if isinstance(a, ast.Constant)), "r")
+        if func.startswith("write") or func in ("open", "replace", "rename") and any(c in str(mode) for c in "wax"):
+            found.append(f"{where(path, node)} {func}(...)")
+    return found
+
+
+def test_verdict_json_is_written_by_one_module():
+    writers = {name: verdict_writes(name) for name in MODULES}
+    others = [w for name, found in writers.items() if name != VERDICT_WRITER for w in found]
+    assert not others, report(f"writes of verdict.json outside {VERDICT_WRITER}", others)
+    assert writers[VERDICT_WRITER], f"{VERDICT_WRITER} no longer writes verdict.json: the check above sees nothing"
+
+
+def test_the_phases_below_the_app_never_read_verdict_json():
+    """bisect, minify, source and export hand on values (Isolation, Repro, Evidence): none reads the file back."""
+    found = []
+    for name, (path, tree) in MODULES.items():
+        if not any(in_package(name, f"reprokit.{p}") for p in ("bisect", "minify", "source", "export")):
+            continue
+        constants = verdict_constants(tree)
+        found += [where(path, node) for node in ast.walk(tree) if names_verdict(node, constants)]
+    assert not found, report("mentions of verdict.json in the phases below the app", found)
+
+
+# (importer package, imported package) pairs that must not exist: the phases meet only through their results.
+FORBIDDEN = [("reprokit.minify", "reprokit.bisect"), ("reprokit.report", "reprokit.bisect"),
+             ("reprokit.source", "reprokit.bisect"), ("reprokit.bisect", "reprokit.minify"),
+             ("reprokit.bisect", "reprokit.report"), ("reprokit.bisect", "reprokit.source"),
+             ("reprokit.report", "reprokit.minify"),
+             # the deployment path builds on bisect, never the other way (the app hands its ladder to the Bisector)
+             ("reprokit.bisect", "reprokit.export")]
+
+
+def test_bisect_minify_and_report_meet_only_through_phase_results():
+    violations = []
+    for imp in ALL_IMPORTS:
+        target = reprokit_target(imp)
+        if target is None:
+            continue
+        violations += [f"{imp.where} {imp.importer} imports {target}" for low, high in FORBIDDEN
+                       if in_package(imp.importer, low) and in_package(target, high)]
+    assert not violations, report("imports across the phase seams", sorted(set(violations)))
+
+
+def signature_of(module: str, qualname: str) -> tuple:
+    """(parameter annotations by name, return annotation) of a function or method, as source text."""
+    path, tree = MODULES[module]
+    owner, _, fname = qualname.rpartition(".")
+    scope = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == owner) if owner else tree
+    fn = next(n for n in scope.body if isinstance(n, ast.FunctionDef) and n.name == fname)
+    params = {a.arg: ast.unparse(a.annotation) for a in fn.args.args + fn.args.kwonlyargs if a.annotation}
+    return params, ast.unparse(fn.returns) if fn.returns else None
+
+
+def test_each_phase_takes_and_returns_its_result():
+    """The bisector returns an Isolation; minify (graph and export paths) takes one and returns a Repro; what is
+    asked after the repro takes the Isolation and returns Evidence."""
+    wanted = [("reprokit.bisect.bisector", "Bisector.isolate", None, "Isolation"),
+              ("reprokit.bisect.bisector", "Bisector.after_repro", "Isolation", "Evidence"),
+              ("reprokit.minify.repro_kinds", "minify_isolation", "Isolation", "Repro"),
+              ("reprokit.export.rerun", "minify_export_run", "Isolation", "Repro"),
+              ("reprokit.app.minify", "make_repro", "Isolation", "Repro")]
+    wrong = []
+    for module, qualname, takes, returns in wanted:
+        params, ret = signature_of(module, qualname)
+        if takes is not None and takes not in params.values() or ret != returns:
+            wrong.append(f"{module}.{qualname}({params}) -> {ret}: wants an {takes} argument, returns {returns}")
+    assert not wrong, report("phase functions that do not pass their results", wrong)
+
+
+def test_phase_results_are_frozen():
+    """Each phase's result is a frozen dataclass: a later phase cannot change what an earlier one found."""
+    path, tree = MODULES["reprokit.data.phases"]
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    assert {"Isolation", "Repro", "Evidence"} <= set(classes)
+    for name in ("Isolation", "Repro", "Evidence"):
+        decorators = [ast.unparse(d) for d in classes[name].decorator_list]
+        assert "dataclass(frozen=True)" in decorators, (name, decorators)
+
+
 # -- the checker checks itself ----------------------------------------------------------------------------------
 
 def test_relative_imports_resolve_to_absolute_names():
@@ -243,6 +356,18 @@ def test_private_name_detection():
         del MODULES["fake"]
     assert sorted(found) == sorted(["import torch._dynamo", "import torch._ops", "torch._ops", "torch._dynamo",
                                     "getattr(torch, '_C')"]), found
+
+
+def test_verdict_write_detection():
+    tree = ast.parse('VERDICT_FILE = "verdict.json"\nrun.write_json("verdict.json", {})\nrun.write_json(VERDICT_FILE, v)\n'
+                     'open(os.path.join(d, "verdict.json"), "w")\nrun.read_json("verdict.json")\n'
+                     'plan.texts["verdict.json"] = text\n')
+    MODULES["fake"] = (ROOT / "fake.py", tree)
+    try:
+        found = [f.split(" ", 1)[1] for f in verdict_writes("fake")]
+    finally:
+        del MODULES["fake"]
+    assert found == ["write_json(...)", "write_json(...)", "open(...)"], found
 
 
 def test_circle_finder():

@@ -10,7 +10,7 @@ import pytest
 
 from reprokit.data import signature as sig
 from reprokit.data.ranks import merge_ranks, needs_launcher
-from reprokit.trial.runner import classify
+from reprokit.trial.outcome import classify
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

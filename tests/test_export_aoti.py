@@ -153,7 +153,7 @@ SANITIZED_WRITE = """========= Invalid __global__ write of size 4 bytes
 def test_sanitizer_report_names_the_kernel_it_saw_and_not_cudas_assert():
     from reprokit.trial.sanitizer import SANITIZER_ENV, sanitizer_report
     from reprokit.data.records import TrialSpec
-    from reprokit.trial.runner import child_command
+    from reprokit.trial.launch import child_command
 
     assert sanitizer_report(SANITIZED_ASSERT, "t") == {"error": "Warp assert", "kernel": None, "trial": "t"}
     assert sanitizer_report(SANITIZED_WRITE, "t") == {

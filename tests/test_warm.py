@@ -66,7 +66,7 @@ def test_warm_trials_survive_hangs_and_crashes(case, tmp_path, monkeypatch):
 
 
 def test_which_trials_may_fork_from_the_warm_worker():
-    from reprokit.trial.runner import warm_eligible
+    from reprokit.trial.fork_policy import warm_eligible
 
     lowerings = {"backend": "inductor", "name": "lowerings", "max": 3}
     assert warm_eligible(TrialSpec(mode="graph", stage="inductor"))

@@ -11,10 +11,12 @@ from reprokit.app import versions as versions_case
 from reprokit.app.common import (Emit, check_script, default_jobs, forks_cleanly, noop, record_secrets,
                                  recorded_environment, run_kind)
 from reprokit.app.pack import write_pack
+from reprokit.app.verdict_file import isolated, with_evidence, with_fields
 from reprokit.bisect.bisector import BisectOptions, Bisector
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
+from reprokit.export.ladder import isolate_deployment
 from reprokit.trial.devices import cuda_devices
 from reprokit.trial.runner import Runner
 
@@ -25,11 +27,12 @@ def pinned_devices() -> Optional[list]:
     return gpus if len(gpus) > 1 else None
 
 
-def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
-        jobs: Optional[int] = None, repeat: int = 1, check_accuracy: bool = False, configs: bool = True,
-        subsystems: bool = True, minify: bool = True, pack: bool = True, max_input_bytes: int = 64 << 20,
-        ranks: int = 1, kind: str = "failure", slow_threshold: float = 0.10, command: str = "",
-        versions: bool = False, emit: Emit = noop) -> Verdict:
+def bisect_script(script: str, argv: tuple = (), *, output_dir: Optional[str] = None,
+                  timeout: Optional[float] = None, jobs: Optional[int] = None, repeat: int = 1,
+                  check_accuracy: bool = False, configs: bool = True, subsystems: bool = True, minify: bool = True,
+                  pack: bool = True, max_input_bytes: int = 64 << 20, ranks: int = 1, kind: str = "failure",
+                  slow_threshold: float = 0.10, command: str = "", versions: bool = False,
+                  emit: Emit = noop) -> Verdict:
     """Run the whole bisect: ladder, graph, configs, subsystems; then minify and pack unless told not to; with
     versions, the failure under other torch releases last (reprokit versions, its cost said first)."""
     script = check_script(script)
@@ -57,51 +60,48 @@ def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, time
     emit("run_dir", path=run_dir.path)
     verdict = bisect_in(run_dir, opts, devices, minify=minify, pack=pack, emit=emit)
     if versions and verdict.failing_stage and verdict.signature:
-        verdict.versions = versions_case.run(run_dir.path, emit=emit)
-        verdict.tarball = run_dir.read_json("verdict.json").get("tarball")
+        verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
     return verdict
 
 
-def resume(run_dir: str, *, minify: bool = True, pack: bool = True, emit: Emit = noop) -> Verdict:
+def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit: Emit = noop) -> Verdict:
     """Continue an interrupted bisect in its own folder, with the options run.json recorded: trials the journal
     holds are answered from it, the rest run. --no-minify / --no-pack may still turn those steps off."""
-    run = RunDir.open(run_dir)
-    kind = run_kind(run)
-    info = run.read_json("run.json")
+    folder = RunDir.open(run_dir)
+    kind = run_kind(folder)
+    info = folder.read_json("run.json")
     if kind != "bisect" or "options" not in info:
-        raise ReprokitError(f"{run.path} is a {kind} run folder; --resume continues a folder reprokit bisect wrote")
+        raise ReprokitError(f"{folder.path} is a {kind} run folder; --resume continues a folder reprokit bisect wrote")
     recorded = info["options"]
     opts = BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())})
     check_script(opts.script)
     steps = info.get("steps") or {}
-    emit("run_dir", path=run.path)
-    emit("note", text=f"resuming: {len(run.journal())} finished trials in the journal are not run again")
-    return bisect_in(run, opts, pinned_devices(), minify=minify and steps.get("minify", True),
+    emit("run_dir", path=folder.path)
+    emit("note", text=f"resuming: {len(folder.journal())} finished trials in the journal are not run again")
+    return bisect_in(folder, opts, pinned_devices(), minify=minify and steps.get("minify", True),
                      pack=pack and steps.get("pack", True), emit=emit)
 
 
-def bisect_in(run: RunDir, opts: BisectOptions, devices: Optional[list], *, minify: bool, pack: bool,
+def bisect_in(run_dir: RunDir, opts: BisectOptions, devices: Optional[list], *, minify: bool, pack: bool,
               emit: Emit) -> Verdict:
-    """The bisect proper in a prepared run folder, then minify (when allowed) and pack."""
+    """The phases in a prepared run folder: the isolation, its repro (when allowed), the evidence asked after it,
+    the pack; the verdict built from their results and written after each."""
     # --kind slow compares the timings of whole runs: those stay plain interpreters, like the user's own runs.
-    runner = Runner(run, timeout=opts.timeout or 600.0, jobs=opts.jobs, devices=devices,
+    runner = Runner(run_dir, timeout=opts.timeout or 600.0, jobs=opts.jobs, devices=devices,
                     warm_scripts=opts.kind == "failure" and forks_cleanly(opts.script),
                     on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
-    bisector = Bisector(opts, runner, emit)
-    verdict = bisector.run()
-    verdict.run_dir = run.path
-    run.write_json("verdict.json", verdict.to_dict())
+    bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
+    isolation = bisector.isolate()
+    verdict = isolated(run_dir, isolation)
     if minify and verdict.failing_stage:
         reason = minify_case.refusal(verdict)
-        if reason is None:  # the export path's failures too (#20): minify_case.run picks their minifier
-            verdict = minify_case.run(run, runner=runner, emit=emit,
-                                      command=f"reprokit bisect {os.path.basename(opts.script)}")
+        if reason is None:  # the export path's failures too (#20): make_repro picks their minifier
+            verdict = minify_case.minify_verdict(run_dir, verdict, runner=runner, emit=emit,
+                                                 command=f"reprokit bisect {os.path.basename(opts.script)}")
         elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON):
             emit("note", text="not minified: " + reason)
-    if verdict.deferred:
-        verdict = bisector.after_repro(verdict)
-        run.write_json("verdict.json", verdict.to_dict())
+    if isolation.deferred:
+        verdict = with_evidence(run_dir, verdict, bisector.after_repro(isolation))
     if pack:
-        verdict.tarball = write_pack(run, emit=emit)
-        run.write_json("verdict.json", verdict.to_dict())
+        verdict = with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
     return verdict

@@ -58,10 +58,10 @@ def recorded_environment() -> dict:
     return {k: ("<set, value withheld>" if SECRET_NAME.search(k) else v) for k, v in allowed_env().items()}
 
 
-def record_secrets(run: RunDir) -> None:
+def record_secrets(run_dir: RunDir) -> None:
     """Keyed hashes of the secret-named variables' values and the identity to scrub, kept in the run folder, so
     that `pack` redacts the same from any shell, later (report/keyed.py says why this design)."""
-    keyed.record(run.path, identity=live_identity())
+    keyed.record(run_dir.path, identity=live_identity())
 
 
 def default_jobs() -> int:
@@ -70,6 +70,6 @@ def default_jobs() -> int:
     return max(1, min(4, cores))
 
 
-def run_kind(run: RunDir) -> str:
+def run_kind(run_dir: RunDir) -> str:
     """What made a run folder: "bisect", "doctor" or "model" (run.json's kind; bisect runs record none)."""
-    return run.read_json("run.json").get("kind") or "bisect"
+    return run_dir.read_json("run.json").get("kind") or "bisect"

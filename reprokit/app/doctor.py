@@ -55,8 +55,9 @@ def eager_then_compiled(runner: Runner, script: str, argv: tuple, cwd: str, time
     return eager, compiled
 
 
-def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
-        ranks: int = 1, command: str = "", emit: Emit = noop) -> DoctorReport:
+def doctor_script(script: str, argv: tuple = (), *, output_dir: Optional[str] = None,
+                  timeout: Optional[float] = None, ranks: int = 1, command: str = "",
+                  emit: Emit = noop) -> DoctorReport:
     """Run the script once eager and once compiled (isolated), and explain what Dynamo did: breaks,
     recompilations, fall-backs and speed, each finding with a fix. Writes doctor.json and DOCTOR.md."""
     script = check_script(script)

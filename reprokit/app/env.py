@@ -7,7 +7,7 @@ from reprokit.report import env as envmod
 from reprokit.report.redact import Redactor
 
 
-def run() -> dict:
+def environment_report() -> dict:
     """{"data": the report as JSON text, "text": the same as a summary}, both scrubbed of secrets."""
     data = envmod.collect()
     redactor = Redactor.from_environment()

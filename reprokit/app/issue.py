@@ -6,7 +6,7 @@ from reprokit.data.rundir import RunDir
 from reprokit.errors import NothingToIsolate
 
 
-def run(run_dir: str) -> str:
+def issue_markdown(run_dir: str) -> str:
     """ISSUE.md of the run's pack; NothingToIsolate when every doctor finding is the script's own to fix."""
     members = pack_plan(RunDir.open(run_dir)).members()
     if "ISSUE.md" not in members:
@@ -17,8 +17,8 @@ def run(run_dir: str) -> str:
 
 def upstream_warning(run_dir: str) -> str:
     """A warning when `reprokit versions` found the failure fixed in a newer torch, else ""."""
-    run = RunDir.open(run_dir)
-    fixed = ((run.read_json("verdict.json") if run.exists("verdict.json") else {}).get("versions") or {}).get(
+    folder = RunDir.open(run_dir)
+    fixed = ((folder.read_json("verdict.json") if folder.exists("verdict.json") else {}).get("versions") or {}).get(
         "fixed_in")
     if not fixed:
         return ""

@@ -1,15 +1,18 @@
-"""`reprokit minify RUN_DIR` (and bisect's minify step): the guards, then the graph or source minifier."""
+"""`reprokit minify RUN_DIR` (and bisect's minify step): the guards, then the graph, export or source minifier; the
+verdict with its `Repro`."""
 from __future__ import annotations
 
 from typing import Optional, Union
 
 from reprokit.app.common import Emit, forks_cleanly, noop, run_kind
+from reprokit.app.verdict_file import with_fields, with_repro
+from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
 from reprokit.export.ladder import FAILING_STAGES
 from reprokit.export.rerun import minify_export_run
-from reprokit.minify.run import minify_run
+from reprokit.minify.repro_kinds import CompiledIsCloser, minify_isolation
 from reprokit.report.bisect_report import load_verdict
 from reprokit.trial.runner import Runner
 
@@ -32,26 +35,44 @@ def refusal(v: Verdict) -> Optional[str]:
     return None
 
 
-def run(run_dir: Union[str, RunDir], *, runner: Optional[Runner] = None, emit: Emit = noop,
-        resume: bool = False, command: str = "") -> Verdict:
-    """Minify the failing graph (or source) of a finished bisect run and write a verified repro.py."""
-    run = run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)
-    kind = run_kind(run)
+def minify_folder(run_dir: Union[str, RunDir], *, runner: Optional[Runner] = None, emit: Emit = noop,
+                  resume: bool = False, command: str = "") -> Verdict:
+    """`reprokit minify RUN_DIR`: the failing graph (or source) of a finished bisect run cut to a verified repro.py;
+    the verdict it read, with the repro, written."""
+    run_dir = run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)
+    kind = run_kind(run_dir)
     if kind != "bisect":
-        raise ReprokitError(f"{run.path} is a {kind} run folder; minify works on the folder reprokit bisect wrote")
-    v = load_verdict(run)
-    reason = refusal(v)
+        raise ReprokitError(f"{run_dir.path} is a {kind} run folder; minify works on the folder reprokit bisect wrote")
+    return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
+
+
+def minify_verdict(run_dir: RunDir, verdict: Verdict, *, runner: Optional[Runner] = None, emit: Emit = noop,
+                   resume: bool = False, command: str = "") -> Verdict:
+    """The verdict with a repro of its isolation (bisect's minify step passes the verdict it has), written."""
+    reason = refusal(verdict)
     if reason:
         raise ReprokitError(f"not minified: {reason}")
-    if v.failing_stage in FAILING_STAGES:  # the export path (#20): no Dynamo graph; its own minifiers
-        return minify_export_run(run, v, runner or export_runner(run, v, emit), emit, command)
-    return minify_run(run, runner=runner, emit=emit, resume=resume)
+    try:
+        repro = make_repro(run_dir, Isolation.of(verdict), runner=runner, emit=emit, resume=resume, command=command)
+    except CompiledIsCloser as e:
+        with_fields(run_dir, verdict, message=e.message)
+        raise
+    return with_repro(run_dir, verdict, repro)
 
 
-def export_runner(run: RunDir, v: Verdict, emit: Emit) -> Runner:
+def make_repro(run_dir: RunDir, isolation: Isolation, *, runner: Optional[Runner] = None, emit: Emit = noop,
+               resume: bool = False, command: str = "") -> Repro:
+    """The repro of an isolation: the export path's minifiers for its failures (#20), else the graph's or source."""
+    if isolation.failing_stage in FAILING_STAGES:  # no Dynamo graph there
+        return minify_export_run(run_dir, isolation, runner or export_runner(run_dir, isolation, emit), emit,
+                                 command)
+    return minify_isolation(run_dir, isolation, runner=runner, emit=emit, resume=resume)
+
+
+def export_runner(run_dir: RunDir, isolation: Isolation, emit: Emit) -> Runner:
     """The runner bisect had: its parallel trials, and forks of a warm worker where the script allows (a source
     reduction runs hundreds of short trials; each importing torch afresh would take ten times as long)."""
-    opts = run.read_json("run.json")["options"]
-    return Runner(run, timeout=opts.get("timeout") or 600.0, jobs=int(opts.get("jobs") or 1),
-                  warm_scripts=forks_cleanly(v.script),
+    opts = run_dir.read_json("run.json")["options"]
+    return Runner(run_dir, timeout=opts.get("timeout") or 600.0, jobs=int(opts.get("jobs") or 1),
+                  warm_scripts=forks_cleanly(isolation.script),
                   on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from reprokit.models.registry import REGISTRY, sizes
 
 
-def run(tensor_parallel_gpus: int = 1) -> list:
+def list_models(tensor_parallel_gpus: int = 1) -> list:
     """One row per registry model: its shape, parameters in all and per rank, and its risk class."""
     rows = []
     for name, f in REGISTRY.items():

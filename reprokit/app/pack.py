@@ -11,7 +11,8 @@ import time
 from typing import Optional
 
 from reprokit.app.common import Emit, noop, record_secrets, run_kind
-from reprokit.data.records import TrialSpec
+from reprokit.app.verdict_file import write_verdict
+from reprokit.data.records import TrialSpec, Verdict
 from reprokit.data.rundir import RunDir, read_json
 from reprokit.errors import ReprokitError
 from reprokit.models import registry
@@ -33,26 +34,28 @@ MODEL_SUMMARY_KEYS = ("model", "params_total", "params_per_rank", "risk", "outco
                       "depth", "message", "run_dir", "signature", "peak_memory_bytes", "ranks", "collectives_in_graph")
 
 
-def pack_plan(run: RunDir, include_data: bool = False) -> PackPlan:
-    """The pack of a run folder, built by the report of its kind (bisect, doctor or model)."""
-    kind = run_kind(run)
-    return bisect_plan(run, include_data) if kind == "bisect" else PLANS[kind](run)
+def pack_plan(run_dir: RunDir, include_data: bool = False, verdict: Optional[Verdict] = None) -> PackPlan:
+    """The pack of a run folder, built by the report of its kind (bisect, doctor or model); verdict: a bisect's, as
+    the run in progress holds it (else read from the folder)."""
+    kind = run_kind(run_dir)
+    return bisect_plan(run_dir, include_data, verdict) if kind == "bisect" else PLANS[kind](run_dir)
 
 
-def write_pack(run: RunDir, emit: Emit = noop, include_data: bool = False) -> str:
+def write_pack(run_dir: RunDir, emit: Emit = noop, include_data: bool = False,
+               verdict: Optional[Verdict] = None) -> str:
     """Write the run's tarball beside its folder; returns the path."""
-    return pack_plan(run, include_data).write(os.path.dirname(run.path), emit)
+    return pack_plan(run_dir, include_data, verdict).write(os.path.dirname(run_dir.path), emit)
 
 
-def run(run_dir: Optional[str], show: bool = False, include_data: bool = False) -> dict:
+def pack_folder(run_dir: Optional[str], show: bool = False, include_data: bool = False) -> dict:
     """Pack a run folder: {"tarball": path}; with show, {"files": [{"path", "bytes"}], "redacted": [...]} and
     nothing written."""
     if not run_dir:
         raise ReprokitError("pass a run folder to pack, or --model NAME (see reprokit models)")
-    run = RunDir.open(run_dir)
+    folder = RunDir.open(run_dir)
     if not show:
-        return {"tarball": write_pack(run, include_data=include_data)}
-    plan = pack_plan(run, include_data)
+        return {"tarball": write_pack(folder, include_data=include_data)}
+    plan = pack_plan(folder, include_data)
     members = plan.members()
     return {"files": [{"path": f"{plan.top}/{path}", "bytes": len(members[path])} for path in sorted(members)],
             "redacted": plan.redactions}
@@ -172,7 +175,7 @@ def compile_attempts(runner: Runner, req: ModelRequest, a: Attempt, emit: Emit):
     return main_out, main, depth
 
 
-def model_verdict(a: Attempt, main_out, main: dict, depth: list, run: RunDir, seconds: float) -> dict:
+def model_verdict(a: Attempt, main_out, main: dict, depth: list, run_dir: RunDir, seconds: float) -> dict:
     """verdict.json of a model run: sizes, the attempt's outcome and timings, what was asked and what ran."""
     sizes, speedup = a.sizes, main.get("speedup")
     verdict = {
@@ -184,7 +187,7 @@ def model_verdict(a: Attempt, main_out, main: dict, depth: list, run: RunDir, se
         "worth_it": None if speedup is None else speedup >= 1.05,
         "peak_memory_bytes": main.get("peak_memory_bytes"), "requested": a.requested, "ran": a.ran,
         "collectives_in_graph": main.get("collectives_in_graph"), "ranks": main.get("ranks"),
-        "depth": sorted(depth, key=lambda r: r["layers"]), "trial": main_out.trial_dir, "run_dir": run.path,
+        "depth": sorted(depth, key=lambda r: r["layers"]), "trial": main_out.trial_dir, "run_dir": run_dir.path,
         "seconds": seconds, "tarball": None, "factory": a.factory, "fields": a.fields, "message": "",
     }
     if speedup is not None and speedup < 1.05:
@@ -196,23 +199,23 @@ def pack_model(req: ModelRequest, output_dir: Optional[str] = None, command: str
                pack: bool = True) -> dict:
     """Sizes from the meta device, an isolated compile attempt (and a depth scan), then the tarball."""
     a = plan_attempt(req)
-    run = RunDir.create(output_dir or os.path.join(os.getcwd(), "artifacts"), f"model-{a.name}")
-    record_secrets(run)
-    run.write_json("run.json", {"kind": "model", "command": command, "python": sys.executable,
+    run_dir = RunDir.create(output_dir or os.path.join(os.getcwd(), "artifacts"), f"model-{a.name}")
+    record_secrets(run_dir)
+    run_dir.write_json("run.json", {"kind": "model", "command": command, "python": sys.executable,
                                 "request": dataclasses.asdict(req), "environment": {}})
-    emit("run_dir", path=run.path)
+    emit("run_dir", path=run_dir.path)
     s, tp = a.sizes, req.tensor_parallel_gpus
     emit("note", text=f"{a.name}: {s.get('params_total', '?'):,} parameters, {s.get('params_per_rank', '?'):,} "
                       f"per rank (tp={tp}); risk {s.get('risk', 'unknown')}" if s else f"{a.name}: user factory")
-    runner = Runner(run, timeout=req.timeout, jobs=1,
+    runner = Runner(run_dir, timeout=req.timeout, jobs=1,
                     on_trial=lambda sp, o, c: emit("trial", spec=sp, outcome=o, cached=c))
     started = time.monotonic()
     main_out, main, depth = compile_attempts(runner, req, a, emit)
-    verdict = model_verdict(a, main_out, main, depth, run, round(time.monotonic() - started, 2))
-    run.write_json("verdict.json", verdict)
+    verdict = model_verdict(a, main_out, main, depth, run_dir, round(time.monotonic() - started, 2))
+    write_verdict(run_dir, verdict)
     if pack:
-        verdict["tarball"] = write_pack(run, emit)
-        run.write_json("verdict.json", verdict)
+        verdict["tarball"] = write_pack(run_dir, emit)
+        write_verdict(run_dir, verdict)
     return verdict
 
 

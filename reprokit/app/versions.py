@@ -9,22 +9,23 @@ from typing import Optional
 
 from reprokit.app.common import Emit, noop
 from reprokit.app.pack import write_pack
+from reprokit.app.verdict_file import with_fields
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
-from reprokit.trial.runner import run_trial
+from reprokit.trial.launch import run_trial
 from reprokit.versions import envs, releases
 from reprokit.versions.check import check_release
 
 TRIAL_TIMEOUT = 900.0
 
 
-def _verdict(run: RunDir) -> Verdict:
-    if not run.exists("verdict.json"):
-        raise ReprokitError(f"{run.path} has no verdict.json: run reprokit bisect first")
-    v = Verdict.from_dict(run.read_json("verdict.json"))
+def _verdict(run_dir: RunDir) -> Verdict:
+    if not run_dir.exists("verdict.json"):
+        raise ReprokitError(f"{run_dir.path} has no verdict.json: run reprokit bisect first")
+    v = Verdict.from_dict(run_dir.read_json("verdict.json"))
     if not v.failing_stage or not v.signature:
-        raise ReprokitError(f"{run.path}: its bisect found no failure to look for in other torch releases")
+        raise ReprokitError(f"{run_dir.path}: its bisect found no failure to look for in other torch releases")
     return v
 
 
@@ -32,9 +33,14 @@ def plan(run_dir: Optional[str], torch_list: Optional[str] = None, newest: bool 
          between: Optional[tuple] = None, index_url: Optional[str] = None, cache_dir: Optional[str] = None) -> dict:
     """What a versions step will do, before it does it: the releases, which environments exist, the cost.
     run_dir None: the plan of a step that will run after a bisect not yet made."""
-    run = RunDir.open(run_dir) if run_dir else None
-    if run is not None:
-        _verdict(run)
+    folder = RunDir.open(run_dir) if run_dir else None
+    if folder is not None:
+        _verdict(folder)
+    return _plan(folder, torch_list, newest, between, index_url, cache_dir)
+
+
+def _plan(folder: Optional[RunDir], torch_list: Optional[str] = None, newest: bool = False,
+          between: Optional[tuple] = None, index_url: Optional[str] = None, cache_dir: Optional[str] = None) -> dict:
     cache_dir = cache_dir or envs.default_cache_dir()
     offered = releases.index_releases(index_url)
     user = releases.base(metadata.version("torch"))
@@ -42,7 +48,7 @@ def plan(run_dir: Optional[str], torch_list: Optional[str] = None, newest: bool 
     missing = [r for r in chosen if r != user and not os.path.exists(
         os.path.join(cache_dir, f"torch-{r}", envs.MARKER))]
     envs.check_space(cache_dir, missing)
-    return {"run": run, "user": user, "offered": offered, "chosen": chosen, "missing": missing,
+    return {"run_dir": folder, "user": user, "offered": offered, "chosen": chosen, "missing": missing,
             "cache_dir": cache_dir, "index_url": index_url}
 
 
@@ -54,28 +60,43 @@ def cost_line(p: dict) -> str:
             f"{p['cache_dir']}, {made} reused; then one run of the repro per release")
 
 
-def run(run_dir: str, torch_list: Optional[str] = None, newest: bool = False, between: Optional[tuple] = None,
-        bisect: bool = False, index_url: Optional[str] = None, cache_dir: Optional[str] = None,
-        emit: Emit = noop) -> dict:
-    """Try the failure under each chosen release (and, with bisect, the releases between a passing and a failing
-    one); write versions.json and the verdict's `versions`."""
+def check_releases(run_dir: str, torch_list: Optional[str] = None, newest: bool = False,
+                   between: Optional[tuple] = None, bisect: bool = False, index_url: Optional[str] = None,
+                   cache_dir: Optional[str] = None, emit: Emit = noop) -> dict:
+    """`reprokit versions RUN_DIR`: try the failure under each chosen release (and, with bisect, the releases
+    between a passing and a failing one); write versions.json and the verdict's `versions`."""
     p = plan(run_dir, torch_list, newest, between, index_url, cache_dir)
+    v = _verdict(p["run_dir"])
+    result = _tried(p, v, bisect, emit)
+    record_versions(p["run_dir"], v, result, emit)
+    return result
+
+
+def versions_after_bisect(run_dir: RunDir, verdict: Verdict, emit: Emit = noop) -> Verdict:
+    """bisect --versions: the verdict it has, tried under the default releases, written (and repacked)."""
+    result = _tried(_plan(run_dir), verdict, False, emit)
+    return record_versions(run_dir, verdict, result, emit)
+
+
+def _tried(p: dict, v: Verdict, bisect: bool, emit: Emit) -> dict:
+    """The table of releases tried and what it concludes."""
     emit("note", text=cost_line(p))
-    run, v = p["run"], _verdict(p["run"])
     made = {r: _env(p, r, emit) for r in p["chosen"]}  # bad input (network, disk, release) before any trial
     rows = {r: _row(p, v, r, made[r], emit) for r in p["chosen"]}
     if bisect:
         _bisect(p, v, rows, emit)
     table = sorted(rows.values(), key=lambda r: releases.key(r["release"]))
-    result = {"user": p["user"], "rows": table, **releases.conclusions(table, p["user"]),
-              "cache_dir": p["cache_dir"], "cache_bytes": envs.tree_bytes(p["cache_dir"]), "index_url": index_url}
-    v.versions = result
-    run.write_json("versions.json", result)
-    run.write_json("verdict.json", v.to_dict())
-    if v.tarball:
-        v.tarball = write_pack(run, emit=emit)
-        run.write_json("verdict.json", v.to_dict())
-    return result
+    return {"user": p["user"], "rows": table, **releases.conclusions(table, p["user"]),
+            "cache_dir": p["cache_dir"], "cache_bytes": envs.tree_bytes(p["cache_dir"]), "index_url": p["index_url"]}
+
+
+def record_versions(run_dir: RunDir, verdict: Verdict, result: dict, emit: Emit) -> Verdict:
+    """versions.json and the verdict's `versions`; a packed run is packed again."""
+    run_dir.write_json("versions.json", result)
+    verdict = with_fields(run_dir, verdict, versions=result)
+    if verdict.tarball:
+        verdict = with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
+    return verdict
 
 
 def _env(p: dict, release: str, emit: Emit) -> dict:
@@ -89,12 +110,12 @@ def _env(p: dict, release: str, emit: Emit) -> dict:
 
 def _row(p: dict, v: Verdict, release: str, env: dict, emit: Emit) -> dict:
     """One release: the check run in its environment."""
-    trial_root = p["run"].file("versions", f"torch-{release}")
+    trial_root = p["run_dir"].file("versions", f"torch-{release}")
 
     def run_one(spec, trial_dir, python):
         return run_trial(spec, trial_dir, os.path.join(trial_root, "cache"), TRIAL_TIMEOUT, python=python)
 
-    checked = check_release(p["run"], v, env["python"], trial_root, run_one)
+    checked = check_release(p["run_dir"], v, env["python"], trial_root, run_one)
     row = {"release": release, **checked, "env": {k: env.get(k) for k in ("created", "seconds", "bytes",
                                                                              "this_interpreter")}}
     emit("version", row=row)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 import time
-from typing import Optional
+from typing import Callable, Optional
 
+from reprokit.data.phases import Evidence, Isolation
 from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.stages import CROSSREF, STAGES, SUBSYSTEMS
 from reprokit.data.trial_files import trial_record
@@ -24,21 +25,34 @@ from reprokit.bisect.session import TORCH_LOGS_ENV, BisectOptions, Emit, Session
 from reprokit.bisect.speed import SLOW_STAGE_MEANING, SpeedJudge, modes
 from reprokit.bisect.start import record_original, reference_run, start_round
 from reprokit.bisect.subsystems import confirm_boundary, subsystem
-from reprokit.export.ladder import export_record, run_export_ladder
 
-__all__ = ["BisectOptions", "Bisector", "TORCH_LOGS_ENV", "SLOW_STAGE_MEANING"]
+__all__ = ["BisectOptions", "Bisector", "Deployment", "TORCH_LOGS_ENV", "SLOW_STAGE_MEANING"]
+
+# The deployment path's isolation (export/, which builds on bisect/ and so is handed in by the app): given the
+# session, the draft verdict and the original run, the decisive trials when the original failed on that path,
+# else None.
+Deployment = Callable[[Session, Verdict, Outcome], Optional[dict]]
+
+
+def _no_deployment(_s: Session, _v: Verdict, _original: Outcome) -> Optional[dict]:
+    return None
 
 
 class Bisector(Session):
     """Asks the questions of a bisect run; every answer is a trial run by `runner`."""
 
-    def __init__(self, opts: BisectOptions, runner: Runner, emit: Emit):
+    def __init__(self, opts: BisectOptions, runner: Runner, emit: Emit, deployment: Deployment = _no_deployment):
         super().__init__(opts, runner, emit)
+        self.deployment = deployment
         if opts.kind == "slow":
             runner.judge = SpeedJudge(opts.slow_threshold)
 
-    def run(self) -> Verdict:
-        """The whole bisect: original checks, stage ladder, then graph, configs, subsystems and evidence."""
+    def isolate(self) -> Isolation:
+        """The whole bisect up to the verdict: original checks, stage ladder, then graph, configs, subsystems."""
+        return Isolation.of(self._draft())
+
+    def _draft(self) -> Verdict:
+        """The isolation, filled into a working verdict by each step."""
         o = self.opts
         v = Verdict(script=o.script, argv=list(o.argv))
         baseline, originals = start_round(self)
@@ -52,8 +66,9 @@ class Bisector(Session):
 
         if original.kind == "cuda_fault":  # from here on every launch is synchronous: the fault names its kernel
             original = launch_blocking(self, v, original)
-        if export_record(original):  # the deployment path: torch.export and AOTInductor (issue #20)
-            return self.finish(v, decisive=run_export_ladder(self, v, original))
+        decisive = self.deployment(self, v, original)  # torch.export and AOTInductor (issue #20)
+        if decisive is not None:
+            return self.finish(v, decisive=decisive)
         if original.kind == "skip":
             memory_finding(v, original, baseline)
         ladder = run_ladder(self, original)
@@ -82,30 +97,31 @@ class Bisector(Session):
             v.deferred.append("torch_logs")
         return self.finish(v, decisive=decisive)
 
-    def after_repro(self, v: Verdict) -> Verdict:
-        """Ask what the verdict did not need and the report wants (v.deferred), side by side: the re-run of the
-        subsystem boundary, the config flips once an application named the cause (they only add a workaround),
-        and the failing stage's torch logs. Run after the repro is written: none delays the verdict or the repro."""
-        if not v.deferred:
-            return v
+    def after_repro(self, isolation: Isolation) -> Evidence:
+        """Ask what the verdict did not need and the report wants (isolation.deferred), side by side: the re-run of
+        the subsystem boundary, the config flips once an application named the cause (they only add a
+        workaround), and the failing stage's torch logs. Run after the repro is written: none delays the verdict or
+        the repro."""
+        asked = tuple(isolation.deferred)
+        if not asked:
+            return Evidence()
         started, executed = time.monotonic(), self.runner.executed
-        stage = v.failing_stage
+        stage, found = isolation.failing_stage, isolation.subsystem
+        config = confirmed = torch_logs = None
         with cf.ThreadPoolExecutor(max_workers=2) as pool:
-            logs = pool.submit(self.torch_logs, stage) if "torch_logs" in v.deferred else None
-            stable = pool.submit(confirm_boundary, self, stage, v.subsystem) if "confirm" in v.deferred else None
-            if "configs" in v.deferred:
-                v.config = config_flips(self, stage, self.stage_outcomes[stage])
+            logs = pool.submit(self.torch_logs, stage) if "torch_logs" in asked else None
+            stable = pool.submit(confirm_boundary, self, stage, found) if "confirm" in asked and found else None
+            if "configs" in asked:
+                config = config_flips(self, stage, self.stage_outcomes[stage])
             if stable is not None:
-                v.subsystem = {**v.subsystem, "confirmed": stable.result()}
-                if not v.subsystem["confirmed"]:
-                    self.emit("note", text=f"{v.subsystem['name']} application #{v.subsystem['application']}: "
+                confirmed = stable.result()
+                if not confirmed:
+                    self.emit("note", text=f"{found['name']} application #{found['application']}: "
                                            "the boundary did not hold on a re-run (a flaky failure?)")
             if logs is not None:
-                v.decisive_trials = {**(v.decisive_trials or {}), "torch_logs": logs.result().trial_dir}
-        v.deferred = []
-        v.deferred_seconds = round(time.monotonic() - started, 2)
-        v.deferred_trials = self.runner.executed - executed
-        return v
+                torch_logs = logs.result().trial_dir
+        return Evidence(asked=asked, config=config, confirmed=confirmed, torch_logs=torch_logs,
+                        trials=self.runner.executed - executed, seconds=round(time.monotonic() - started, 2))
 
     def first_failing(self, v: Verdict, ladder: list, original: Outcome) -> Optional[StageResult]:
         """The first stage that fails the same way; or crossref, when its own check fails before that (a wrong

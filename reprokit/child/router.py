@@ -162,7 +162,7 @@ def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool):
     script's own call is unchanged), and noting when its backward runs."""
     calls = [0]
 
-    def run(*args):
+    def observed_call(*args):
         calls[0] += 1
         check = check_accuracy and calls[0] <= 2
         reference = eager_reference(gm, args) if check else None
@@ -183,7 +183,7 @@ def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool):
         watch_backward(state, k, out)
         return out
 
-    return run
+    return observed_call
 
 
 def watch_backward(state: TrialState, k: int, out) -> None:

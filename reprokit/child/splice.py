@@ -25,7 +25,7 @@ def spliced(gm, edit: dict, compile_part: Callable) -> Callable:
     computed, cut = set(edit["computed"]), list(edit["cut"])
     state: dict = {}
 
-    def run(*args):
+    def spliced_call(*args):
         # Pass 1: the eager values the compiled part takes as inputs (cut nodes), on clones so that an in-place
         # op of the graph is not applied twice; clones keep autograd, so gradients still reach the inputs.
         values = _record(gm, [_clone(a) for a in args], set(cut)) if cut else {}
@@ -37,7 +37,7 @@ def spliced(gm, edit: dict, compile_part: Callable) -> Callable:
         # Pass 2: the whole graph, eager except what the compiled part produced.
         return _Overridden(gm, {**values, **produced}, computed).run(*args)
 
-    return run
+    return spliced_call
 
 
 def _record(gm, args, names: set) -> dict:

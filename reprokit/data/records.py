@@ -187,6 +187,24 @@ class StageResult(JsonData):
     same: bool  # fails with the original signature
 
 
+@dataclass(frozen=True)
+class ReproAttempt(JsonData):
+    """One kind of repro minify tried (graph, graph_in_context, graph_in_script, source, export_graph) and what
+    came of it ("verified", or why not)."""
+
+    kind: str
+    result: str
+
+    def __getitem__(self, name: str):
+        # The renderers read attempts as they read verdict.json (a["kind"]): the same either way.
+        return getattr(self, name)
+
+    @classmethod
+    def coerce(cls, item) -> "ReproAttempt":
+        """An attempt from itself or from its JSON form."""
+        return item if isinstance(item, cls) else cls(kind=item.get("kind", ""), result=item.get("result", ""))
+
+
 @dataclass
 class Verdict(JsonData):
     """The answer of a bisect run, written to verdict.json."""
@@ -222,7 +240,7 @@ class Verdict(JsonData):
     # call-time context, custom ops or hooks), "graph_in_script" (minified inside the running script, the script's
     # own check the oracle), "source" (the script reduced); each kind tried, with what came of it
     repro_kind: Optional[str] = None
-    repro_attempts: list = field(default_factory=list)
+    repro_attempts: list = field(default_factory=list)  # of ReproAttempt
     # repro.py's inputs: "synthetic" (matched on recorded statistics), "inline" (the few real values written into
     # it) or "file" (real values in repro_inputs.pt, packed only with --include-data); why real data was needed
     repro_inputs: Optional[str] = None
@@ -261,3 +279,10 @@ class Verdict(JsonData):
     deferred: list = field(default_factory=list)
     deferred_seconds: Optional[float] = None
     deferred_trials: int = 0
+
+    @classmethod
+    def from_dict(cls, data):
+        """A verdict from verdict.json; keys an older reprokit did not write take their defaults."""
+        v = _from_dict(cls, data)
+        v.repro_attempts = [ReproAttempt.coerce(a) for a in v.repro_attempts or ()]
+        return v

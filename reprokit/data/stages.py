@@ -41,8 +41,8 @@ INDUCTOR_FLAGS = (
 # Flags that only matter on a GPU; flipping them on a CPU-only run asks a question that cannot matter.
 GPU_ONLY_FLAGS = {"triton.cudagraphs", "max_autotune"}
 
-# Set by reprokit's own trial environment (runner.trial_env), not by the user: never copied into a repro, never
-# flipped as the user's setting.
+# Set by reprokit's own trial environment (trial.environment.trial_env), not by the user: never copied into a repro,
+# never flipped as the user's setting.
 INDUCED_BY_REPROKIT = {"torch._inductor.config.fx_graph_cache", "torch._functorch.config.enable_autograd_cache"}
 
 # Counted subsystems of torch's compiler_bisector worth bisecting, per stage, in the order tried.

@@ -42,6 +42,12 @@ class AotiSession:
         return getattr(self._session, name)
 
 
+def isolate_deployment(s: Session, v: Verdict, original: Outcome) -> Optional[dict]:
+    """The export ladder's decisive trials when the original failed inside torch.export or AOTInductor, else None
+    (the Bisector's `deployment`)."""
+    return run_export_ladder(s, v, original) if export_record(original) else None
+
+
 def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
     """Fill the verdict from the export ladder; the decisive trials."""
     s.emit("ladder_start", stages=[*EXPORT_TRIAL_STAGES, "aoti"])

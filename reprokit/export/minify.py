@@ -13,7 +13,7 @@ import time
 from typing import Optional
 
 from reprokit import __version__
-from reprokit.data.records import Signature, Verdict, text_hash
+from reprokit.data.records import ReproAttempt, Signature, Verdict, text_hash
 from reprokit.data.rundir import RunDir, read_json
 from reprokit.data.trial_files import trial_record
 from reprokit.fx.prelude import prelude_for
@@ -22,21 +22,21 @@ from reprokit.search import find_boundary
 from reprokit.bisect.session import Session
 
 _DTYPES_INT = ("torch.int", "torch.uint", "torch.long", "torch.short")
-# Config a trial's environment sets (trial.runner.trial_env), not the script: not the repro's to carry.
+# Config a trial's environment sets (trial.environment.trial_env), not the script: not the repro's to carry.
 _SET_BY_REPROKIT = ("fx_graph_cache", "autograd_cache")
 
 
-def minify_export(s: Session, run: RunDir, v: Verdict, command: str = "") -> Verdict:
+def minify_export(s: Session, run_dir: RunDir, v: Verdict, command: str = "") -> Verdict:
     """Capture the program, cut it, write repro.py; the verdict with repro fields filled (or why not)."""
     started, before = time.monotonic(), s.runner.executed
     capture = s.runner(s.spec("user", "export-capture", capture=0))
     path = os.path.join(capture.trial_dir, "case", "export_graph.json")
     if not os.path.exists(path):
-        v.repro_attempts = [{"kind": "export_graph", "result": "the program AOTInductor was given was not "
-                             "captured" + (f" ({capture.note})" if capture.note else "")}]
+        v.repro_attempts = [ReproAttempt("export_graph", "the program AOTInductor was given was not captured"
+                                         + (f" ({capture.note})" if capture.note else ""))]
         return v
     graph = read_json(path)
-    maker = CandidateMaker(s, run, v, graph, configs(trial_record(capture.trial_dir)), command)
+    maker = CandidateMaker(s, run_dir, v, graph, configs(trial_record(capture.trial_dir)), command)
     n = len(graph["nodes"])
     width_ = s.runner.jobs
     end = find_boundary(lambda j: maker.fails([(0, j)])[0], lo=-1, hi=n - 1, width=width_,
@@ -44,7 +44,7 @@ def minify_export(s: Session, run: RunDir, v: Verdict, command: str = "") -> Ver
     width = find_boundary(lambda k: maker.fails([(end - k, end)])[0], lo=-1, hi=end, width=width_,
                           fails_many=lambda ks: maker.fails([(end - k, end) for k in ks]))
     text = maker.text(end - width, end)
-    final = os.path.join(run.path, "repro.py")
+    final = os.path.join(run_dir.path, "repro.py")
     with open(final, "w") as f:
         f.write(text)
     verified = s.runner(maker.spec(final, text, "verify-repro", fresh=True))
@@ -52,8 +52,8 @@ def minify_export(s: Session, run: RunDir, v: Verdict, command: str = "") -> Ver
     v.repro_verified = maker.same(verified)
     v.repro_signature = verified.signature.to_dict()
     v.nodes = {"original": n, "minified": width + 1}
-    v.repro_attempts = [{"kind": "export_graph", "result": "verified" if v.repro_verified else
-                         f"the cut program does not fail the same way ({verified.signature.short()})"}]
+    v.repro_attempts = [ReproAttempt("export_graph", "verified" if v.repro_verified else
+                                     f"the cut program does not fail the same way ({verified.signature.short()})")]
     v.minify_trials = s.runner.executed - before
     v.minify_seconds = round(time.monotonic() - started, 2)
     return v
@@ -70,8 +70,8 @@ def configs(record: dict) -> list:
 class CandidateMaker:
     """Candidate repros cut from the captured program, and the same-failure oracle over them."""
 
-    def __init__(self, s: Session, run: RunDir, v: Verdict, graph: dict, config_lines: list, command: str):
-        self.s, self.run, self.v, self.graph = s, run, v, graph
+    def __init__(self, s: Session, run_dir: RunDir, v: Verdict, graph: dict, config_lines: list, command: str):
+        self.s, self.run_dir, self.v, self.graph = s, run_dir, v, graph
         self.config_lines, self.command = config_lines, command
         self.meta = {p["name"]: p for p in graph["placeholders"]}
         self.meta.update({n["name"]: n for n in graph["nodes"]})
@@ -79,7 +79,7 @@ class CandidateMaker:
             ops = sorted({n["code"].split("torch.ops.", 1)[1].split(".")[0] for n in graph["nodes"]
                           if "torch.ops." in n["code"]} - {"aten", "prims", "higher_order"})
             self.prelude = prelude_for(f.read(), op_namespaces=ops) if ops else None
-        self.folder = os.path.join(run.path, "export_candidates")
+        self.folder = os.path.join(run_dir.path, "export_candidates")
         os.makedirs(self.folder, exist_ok=True)
 
     def text(self, i: int, j: int) -> Optional[str]:

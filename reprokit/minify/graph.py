@@ -58,13 +58,13 @@ class GraphOracle:
         return False
 
 
-def graph_problem(oracle: GraphOracle, start: Edit, run: RunDir, emit: Emit) -> Problem:
+def graph_problem(oracle: GraphOracle, start: Edit, run_dir: RunDir, emit: Emit) -> Problem:
     """The reduction problem over edits of the oracle's graph, persisting every improvement to minify.json."""
     shape = oracle.shape
 
     def on_improve(edit: Edit) -> None:
         # Written at every improvement: Ctrl-C or a crash keeps the smallest failing graph.
-        run.write_json("minify.json", {"case": oracle.case, "best": edit.to_dict(), "nodes": shape.size(edit)})
+        run_dir.write_json("minify.json", {"case": oracle.case, "best": edit.to_dict(), "nodes": shape.size(edit)})
         emit("minify_step", what="smaller graph fails the same way", nodes=shape.size(edit))
 
     return Problem(start, oracle.fails_same, shape.size, first_failing=oracle.first_failing,

@@ -21,7 +21,7 @@ from reprokit.data.signature import WRAPPERS, normalise_message
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.report.decisive import last_chain
 from reprokit.report.render import environment
-from reprokit.trial.runner import trial_env
+from reprokit.trial.environment import trial_env
 
 MAIN_BLOCK = '\nif __name__ == "__main__":'
 NO_FAILURE = '    print("no failure: the bug did not reproduce")\n'

@@ -224,10 +224,10 @@ def add_repro(plan: PackPlan, run: RunDir, v: Verdict, include_data: bool) -> No
                                 "why": v.repro_inputs_note or None}
 
 
-def bisect_plan(run: RunDir, include_data: bool = False) -> PackPlan:
+def bisect_plan(run: RunDir, include_data: bool = False, verdict: Optional[Verdict] = None) -> PackPlan:
     """Everything the tarball of a bisect run holds, named reprokit-<script>-<hash of the verdict>; real input data
-    only with include_data (`reprokit pack --include-data RUN_DIR`)."""
-    v = load_verdict(run)
+    only with include_data (`reprokit pack --include-data RUN_DIR`). verdict: the one the run holds (else read)."""
+    v = verdict or load_verdict(run)
     info = run.read_json("run.json")
     # Secret values: found by the keyed hashes bisect recorded (never the values), so any shell packs the same.
     redactor = Redactor.for_run(run.path, argv=list(v.argv) + [info.get("command", "")])

@@ -16,13 +16,13 @@ from reprokit.source.edits import inline_candidates, simplify_candidates, statem
 INLINE_SLACK = 200
 
 
-def source_problem(run: RunDir, v: Verdict, runner, start: str, stage: str = "eager", same=None) -> Problem:
+def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str = "eager", same=None) -> Problem:
     """The reduction problem over texts of the script: each is run as a trial under `stage` ("eager" for a
     Dynamo-stage failure, "user" for the script's own compile, an export stage); every improvement is repro.py.
     same(outcome), when given, must hold too (an export failure's guard)."""
     target = Signature.from_dict(v.signature)
-    opts = run.read_json("run.json")["options"]
-    candidate_path = run.file("source_candidate.py")
+    opts = run_dir.read_json("run.json")["options"]
+    candidate_path = run_dir.file("source_candidate.py")
 
     # A candidate reading a name it no longer binds dies of NameError: not this failure, unless it is one.
     name_check = target.exc_type != "NameError"
@@ -30,7 +30,7 @@ def source_problem(run: RunDir, v: Verdict, runner, start: str, stage: str = "ea
     def fails_same(source: str | None) -> bool:
         if source is None or (name_check and unbound_names(source)):
             return False
-        run.write_text("source_candidate.py", source)
+        run_dir.write_text("source_candidate.py", source)
         spec = TrialSpec(mode="script", stage=stage, script=candidate_path, argv=tuple(v.argv), cwd=opts["cwd"],
                          label=f"source-{len(source.splitlines())}l", path_dirs=(os.path.dirname(v.script),),
                          script_hash=text_hash(source))
@@ -43,7 +43,7 @@ def source_problem(run: RunDir, v: Verdict, runner, start: str, stage: str = "ea
         plain = runner(dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile"))
         return plain is not None and plain.kind == "pass"
 
-    return Problem(start, fails_same, size=len, on_improve=lambda source: run.write_text("repro.py", source))
+    return Problem(start, fails_same, size=len, on_improve=lambda source: run_dir.write_text("repro.py", source))
 
 
 def delete_statements(problem: Problem, source: str) -> str:
@@ -76,42 +76,41 @@ SOURCE_PASSES = [Pass("delete_statements", delete_statements), Pass("inline_help
                  Pass("simplify_expressions", simplify_expressions)]
 
 
-def minify_source(run: RunDir, v: Verdict, runner, emit, started: float, before: int,
+def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, before: int,
                   stage: str = "eager", same=None) -> Verdict:
-    """Reduce the script with the source passes while it fails the same way, then verify repro.py twice."""
+    """Reduce the script with the source passes while it fails the same way, then verify repro.py twice; fills in
+    the repro fields of `v`, minify's working verdict."""
     with open(v.script) as f:
         original = f.read()
     v.repro_kind = "source"
-    problem = source_problem(run, v, runner, ast.unparse(ast.parse(original)) + "\n", stage, same)
+    problem = source_problem(run_dir, v, runner, ast.unparse(ast.parse(original)) + "\n", stage, same)
     emit("minify_start", graph="source", nodes=len(original.splitlines()))
     if not problem.test(problem.best):
         v.repro_verified = False
         v.message = "the script, re-printed from its AST, no longer fails the same way: source not reduced"
-        run.write_json("verdict.json", v.to_dict())
         return v
     result = run_passes(problem, SOURCE_PASSES)
-    run.write_text("repro.py", result)
-    _verify(run, v, runner, result, same)
+    run_dir.write_text("repro.py", result)
+    _verify(run_dir, v, runner, result, same)
     v.nodes = {"original": len(original.strip().splitlines()), "minified": len(result.strip().splitlines()),
                "unit": "lines"}
     v.minify_trials = runner.executed - before
     v.minify_seconds = round(time.monotonic() - started, 2)
-    run.write_json("verdict.json", v.to_dict())
     emit("minified", before=v.nodes["original"], after=v.nodes["minified"], trials=v.minify_trials,
          seconds=v.minify_seconds, verified=v.repro_verified)
     return v
 
 
-def _verify(run: RunDir, v: Verdict, runner, result: str, same=None) -> None:
+def _verify(run_dir: RunDir, v: Verdict, runner, result: str, same=None) -> None:
     """Run repro.py twice in fresh interpreters: verified when both fail the same way."""
     target = Signature.from_dict(v.signature)
-    opts = run.read_json("run.json")["options"]
-    specs = [TrialSpec(mode="script", stage="user", script=run.file("repro.py"), cwd=opts["cwd"],
+    opts = run_dir.read_json("run.json")["options"]
+    specs = [TrialSpec(mode="script", stage="user", script=run_dir.file("repro.py"), cwd=opts["cwd"],
                        argv=tuple(v.argv), attempt=i, label=f"verify-repro-{i}",
                        path_dirs=(os.path.dirname(v.script),), script_hash=text_hash(result),
                        fresh_interpreter=True) for i in range(2)]
     *checks, plain = runner.map(specs + [dataclasses.replace(specs[0], stage="none", label="verify-repro-no-compile")])
-    v.repro = run.file("repro.py")
+    v.repro = run_dir.file("repro.py")
     v.repro_verified = all(c is not None and target.matches(c.signature) and (same is None or same(c))
                            for c in checks) and (
         plain is not None and plain.kind == "pass")

@@ -2,7 +2,7 @@
 
 Sharing it cannot hide a codegen bug: inductor names each kernel binary by a hash of its full generated source and
 its compile command, and the code generation itself runs in every trial (the compiled-graph and autograd caches,
-which would skip it, are off in every trial: runner.trial_env). A buggy lowering writes different source and so
+which would skip it, are off in every trial: trial_env). A buggy lowering writes different source and so
 misses the cache; a C++ compile error writes no binary, so it is compiled, and fails, again each time. What is
 shared is the work that does not depend on the bug: the C++ compiler run for source seen before, and the one-off
 checks of which vector ISAs the CPU runs, and on a GPU Triton's binaries (also keyed by source) and autotuning

@@ -1,4 +1,4 @@
-"""compute-sanitizer, where CUDA's toolkit is installed: a trial runs under it (trial.runner.child_command, when
+"""compute-sanitizer, where CUDA's toolkit is installed: a trial runs under it (trial.launch.child_command, when
 its env sets SANITIZER_ENV), and its report names the kernel that faulted, where CUDA's own error names none."""
 from __future__ import annotations
 

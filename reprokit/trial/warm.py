@@ -41,7 +41,7 @@ class WarmPool:
     def alive(self) -> bool:
         return self.ready and self.proc.poll() is None
 
-    def run(self, argv: list, env: dict, cwd: str, stdout: str, stderr: str,
+    def fork_trial(self, argv: list, env: dict, cwd: str, stdout: str, stderr: str,
             limit: Callable[[], float], on_timeout) -> tuple[Optional[int], bool]:
         """(returncode, timed_out) of one forked trial. limit() is the seconds it may run, asked again while it
         runs; on_timeout(pid) dumps stacks and kills its group. Raises ForkSetupFailed when the fork could not

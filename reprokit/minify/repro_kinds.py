@@ -5,7 +5,8 @@ import time
 from typing import Callable, Optional
 
 from reprokit.errors import NothingToIsolate, ReprokitError
-from reprokit.data.records import Signature, Verdict
+from reprokit.data.phases import Isolation, Repro
+from reprokit.data.records import ReproAttempt, Signature, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import LAUNCH_BLOCKING_ENV
 from reprokit.data.stages import STAGE_TITLES
@@ -22,45 +23,54 @@ def _noop(*_a, **_k):
     pass
 
 
-def make_runner(run: RunDir, emit: Emit, jobs: int = 1) -> Runner:
-    opts = run.read_json("run.json")["options"]
-    return Runner(run, timeout=opts.get("timeout") or 600.0, jobs=jobs,
+class CompiledIsCloser(NothingToIsolate):
+    """The script's check saw compiled differ from eager, but compiled is the closer to float64: no compiler bug.
+    message: what the verdict says of it."""
+
+    def __init__(self, text: str, message: str):
+        super().__init__(text)
+        self.message = message
+
+
+def make_runner(run_dir: RunDir, emit: Emit, jobs: int = 1) -> Runner:
+    opts = run_dir.read_json("run.json")["options"]
+    return Runner(run_dir, timeout=opts.get("timeout") or 600.0, jobs=jobs,
                   on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
 
 
-def minify_run(run: RunDir, runner: Optional[Runner] = None, emit: Emit = _noop, resume: bool = False) -> Verdict:
-    """Minify a finished bisect run into a verified repro.py, trying each kind of repro smallest first:
+def minify_isolation(run_dir: RunDir, isolation: Isolation, runner: Optional[Runner] = None, emit: Emit = _noop,
+                     resume: bool = False) -> Repro:
+    """Minify what the bisect isolated into a verified repro.py, trying each kind of repro smallest first:
     the graph alone (or in the script's context), the graph minified inside the running script, the script
-    reduced at source level. Every kind tried is recorded with what came of it (verdict.repro_attempts)."""
-    v = Verdict.from_dict(run.read_json("verdict.json"))
-    info = run.read_json("run.json")
-    runner = runner or make_runner(run, emit)
+    reduced at source level. Every kind tried is recorded with what came of it (Repro.attempts)."""
+    v = isolation.draft()
+    info = run_dir.read_json("run.json")
+    runner = runner or make_runner(run_dir, emit)
     if (v.cuda_fault or {}).get("launch_blocking"):  # as the bisect's trials ran (bisect/cuda.py)
         runner.env = dict(LAUNCH_BLOCKING_ENV)
     started, before = time.monotonic(), runner.executed
     if not v.failing_stage:
-        raise ReprokitError(f"{run.path} has no failing stage to minify")
+        raise ReprokitError(f"{run_dir.path} has no failing stage to minify")
     v.repro_attempts = []
     if v.failing_stage != "eager" and v.graph is not None:
         notes: list = []
-        if _graph_repros(run, runner, v, info, emit, resume, notes):
-            return _finish(run, v, runner, before, started, notes, emit)
+        if _graph_repros(run_dir, runner, v, info, emit, resume, notes):
+            return _finish(v, runner, before, started, notes, emit)
     elif v.failing_stage != "eager":
-        v.repro_attempts.append({"kind": "graph", "result": "no single graph fails alone: no graph to cut"})
+        v.repro_attempts.append(ReproAttempt("graph", "no single graph fails alone: no graph to cut"))
     from reprokit.source.reduce import minify_source
 
     stage = "eager" if v.failing_stage == "eager" else "user"
-    v = minify_source(run, v, runner, emit, started, before, stage=stage)
-    v.repro_attempts.append({"kind": "source", "result": "verified" if v.repro_verified else
-                             (v.message or "the reduced script does not fail the same way")})
+    v = minify_source(run_dir, v, runner, emit, started, before, stage=stage)
+    v.repro_attempts.append(ReproAttempt("source", "verified" if v.repro_verified else
+                                         (v.message or "the reduced script does not fail the same way")))
     if not v.repro_verified:
         v.repro_kind = None
-        v.message = "no verified repro: " + "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts)
-    run.write_json("verdict.json", v.to_dict())
-    return v
+        v.message = "no verified repro: " + "; ".join(f"{a.kind}: {a.result}" for a in v.repro_attempts)
+    return Repro.of(v)
 
 
-def _graph_repros(run, runner, v, info, emit, resume, notes) -> bool:
+def _graph_repros(run_dir, runner, v, info, emit, resume, notes) -> bool:
     """The graph-level kinds in order; True once one of them wrote a verified repro.py."""
     opts = info["options"]
     stage = v.failing_stage if v.failing_stage in STAGE_TITLES else "user"
@@ -69,33 +79,31 @@ def _graph_repros(run, runner, v, info, emit, resume, notes) -> bool:
         "check_accuracy", False)
     found = find_failing_graph(runner, v, opts, info, stage, accuracy)
     if isinstance(found, str):
-        v.repro_attempts.append({"kind": "graph", "result": found})
+        v.repro_attempts.append(ReproAttempt("graph", found))
         return False
     if found.meta.get("note"):
         notes.append(found.meta["note"])
     if found.signature is None and "more accurate" in found.note:
         # The script's check saw a difference, but compiled is the closer one to float64: no compiler bug.
-        v.message = found.note
-        run.write_json("verdict.json", v.to_dict())
-        raise NothingToIsolate(f"graph {v.graph} compiled differs from eager, but {found.note}")
+        raise CompiledIsCloser(f"graph {v.graph} compiled differs from eager, but {found.note}", found.note)
     neighbour = found.signature is not None and original.kind in ("exception", "crash") and not (
         found.signature.matches(original) or accuracy and found.signature.kind == "accuracy")
     if neighbour:
         # Another failure, even through the wrappers' root cause: minifying it would report a neighbour.
-        v.repro_attempts.append({"kind": "graph", "result": f"the graph alone fails differently "
-                                                            f"({found.signature.short()})"})
+        v.repro_attempts.append(ReproAttempt("graph", f"the graph alone fails differently "
+                                                         f"({found.signature.short()})"))
     elif found.signature is not None:
         kind = "graph_in_context" if found.in_context else "graph"
         oracle = GraphOracle(runner, GraphShape.from_meta(found.meta), found.case, stage, found.signature,
                              accuracy, found.run_backward)
-        if _reduce_and_write(run, runner, v, info, emit, resume, oracle, found, kind, accuracy, notes):
+        if _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kind, accuracy, notes):
             return True
     else:
-        v.repro_attempts.append({"kind": "graph", "result": found.why})
-    return _in_script(run, runner, v, info, emit, found, stage, original, accuracy, notes)
+        v.repro_attempts.append(ReproAttempt("graph", found.why))
+    return _in_script(run_dir, runner, v, info, emit, found, stage, original, accuracy, notes)
 
 
-def _in_script(run, runner, v, info, emit, found, stage, original, accuracy, notes) -> bool:
+def _in_script(run_dir, runner, v, info, emit, found, stage, original, accuracy, notes) -> bool:
     """Minify graph k inside the running script (the script's own check decides), then a standalone repro."""
     from reprokit.minify.inscript import ScriptOracle
 
@@ -103,19 +111,19 @@ def _in_script(run, runner, v, info, emit, found, stage, original, accuracy, not
     shape = GraphShape.from_meta(found.meta)
     oracle = ScriptOracle(runner, shape, found.case, stage, original, base)
     if not oracle.fails_same(shape.original()):
-        v.repro_attempts.append({"kind": "graph_in_script", "result": "the script no longer fails the same way "
-                                                                    "with graph k spliced back in"})
+        v.repro_attempts.append(ReproAttempt("graph_in_script", "the script no longer fails the same way "
+                                                                 "with graph k spliced back in"))
         return False
-    return _reduce_and_write(run, runner, v, info, emit, False, oracle, found, "graph_in_script", accuracy, notes,
+    return _reduce_and_write(run_dir, runner, v, info, emit, False, oracle, found, "graph_in_script", accuracy, notes,
                              strict=accuracy)
 
 
-def _reduce_and_write(run, runner, v, info, emit, resume, oracle, found, kind, accuracy, notes,
+def _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kind, accuracy, notes,
                       strict=False) -> bool:
     """Reduce with the oracle, write repro.py for the best edit and verify it; record the attempt."""
     shape = oracle.shape
     emit("minify_start", graph=v.graph, nodes=found.meta["node_count"])
-    problem = graph_problem(oracle, _start(run, shape, found.case, resume), run, emit)
+    problem = graph_problem(oracle, _start(run_dir, shape, found.case, resume), run_dir, emit)
     try:
         best = reduce_graph(problem, shape, width=runner.jobs)
     except KeyboardInterrupt:
@@ -123,33 +131,32 @@ def _reduce_and_write(run, runner, v, info, emit, resume, oracle, found, kind, a
         notes.append("minify interrupted; repro.py is the smallest failing graph found so far")
     v.nodes = {"original": found.meta["node_count"], "minified": shape.size(best)}
     target = found.signature or Signature("accuracy", None, "compiled output differs from eager", None)
-    write_verified_repro(run, runner, v, found.case, best, oracle.stage, target, accuracy or strict,
+    write_verified_repro(run_dir, runner, v, found.case, best, oracle.stage, target, accuracy or strict,
                          found.run_backward, info.get("command", ""), strict=strict)
     if oracle.refused:
         notes.append(f"{len(oracle.refused)} smaller graphs failed differently and were refused "
                      "(see minify_refused.json)")
-        run.write_json("minify_refused.json", oracle.refused)
-    v.repro_attempts.append({"kind": kind, "result": "verified" if v.repro_verified else
-                             f"repro.py of {v.nodes['minified']} nodes does not fail the same way alone"})
+        run_dir.write_json("minify_refused.json", oracle.refused)
+    v.repro_attempts.append(ReproAttempt(kind, "verified" if v.repro_verified else
+                                         f"repro.py of {v.nodes['minified']} nodes does not fail the same way alone"))
     v.repro_kind = kind if v.repro_verified else None
     return bool(v.repro_verified)
 
 
-def _start(run: RunDir, shape: GraphShape, case: str, resume: bool) -> Edit:
+def _start(run_dir: RunDir, shape: GraphShape, case: str, resume: bool) -> Edit:
     """Where the search starts: the whole graph, or with --resume the best edit minify.json saved for this case."""
-    if resume and run.exists("minify.json"):
-        saved = run.read_json("minify.json")
+    if resume and run_dir.exists("minify.json"):
+        saved = run_dir.read_json("minify.json")
         if saved.get("case") == case:
             return Edit.from_dict(saved["best"])
     return shape.original()
 
 
-def _finish(run: RunDir, v: Verdict, runner: Runner, before: int, started: float, notes: list, emit: Emit) -> Verdict:
+def _finish(v: Verdict, runner: Runner, before: int, started: float, notes: list, emit: Emit) -> Repro:
     v.minify_trials = runner.executed - before
     v.minify_seconds = round(time.monotonic() - started, 2)
     if notes:
         v.message = "; ".join(x for x in [v.message] + notes if x)
-    run.write_json("verdict.json", v.to_dict())
     emit("minified", before=v.nodes["original"], after=v.nodes["minified"], trials=v.minify_trials,
          seconds=v.minify_seconds, verified=v.repro_verified)
-    return v
+    return Repro.of(v)

@@ -1,0 +1,50 @@
+"""A trial's environment: the user's, scrubbed of reprokit's and torch's switches, with the stage's own set."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from reprokit.data.ranks import free_port
+from reprokit.data.records import TrialSpec
+
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Variables a trial must never inherit: they would silently change what is compiled or where caches go.
+_SCRUBBED_ENV = ("TORCHDYNAMO_DISABLE", "TORCH_BISECT_BACKEND", "TORCH_BISECT_SUBSYSTEM", "TORCH_BISECT_MAX",
+                 "TORCH_COMPILE_BACKEND", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",
+                 "TORCHDYNAMO_REPRO_AFTER", "TORCHDYNAMO_REPRO_LEVEL")
+
+
+def trial_env(spec: TrialSpec, cache_root: str, trial_dir: str, base: Optional[dict] = None) -> dict:
+    """The environment of one trial: the user's, with reprokit's caches and the stage's switches."""
+    env = {k: v for k, v in (base if base is not None else os.environ).items() if k not in _SCRUBBED_ENV}
+    env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache_root, "inductor")
+    env["TRITON_CACHE_DIR"] = os.path.join(cache_root, "triton")
+    # Compiled-graph caches could answer a trial without running the failing codegen: off.
+    env["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
+    env["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "0"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update({k: v.replace("{trial_dir}", trial_dir) for k, v in (spec.env or {}).items()})
+    if spec.stage == "none":
+        env["TORCHDYNAMO_DISABLE"] = "1"
+    if spec.mode == "script":
+        # Its own rendezvous port: trials side by side never meet at the script's port (EADDRINUSE).
+        env["MASTER_PORT"] = str(free_port())
+    if spec.subsystem and "name" in spec.subsystem:  # several names at once: the child's probe turns them off
+        env["TORCH_BISECT_BACKEND"] = spec.subsystem["backend"]
+        env["TORCH_BISECT_SUBSYSTEM"] = spec.subsystem["name"]
+        env["TORCH_BISECT_MAX"] = str(spec.subsystem["max"])
+    return env
+
+
+def with_device(env: dict, device: Optional[str]) -> dict:
+    """The environment pinned to `device` (CUDA_VISIBLE_DEVICES) on a machine with several GPUs."""
+    if device is not None:
+        env["CUDA_VISIBLE_DEVICES"] = device
+    return env
+
+
+def ranks_of(spec: TrialSpec) -> int:
+    """Processes the trial launches: 1, or its ranks under torchrun."""
+    return max(1, spec.ranks)

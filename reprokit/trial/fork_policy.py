@@ -1,0 +1,57 @@
+"""Which trials may fork from the warm worker, and the worker itself, started on the first trial that may."""
+from __future__ import annotations
+
+import atexit
+import threading
+
+from reprokit.data.records import TrialSpec
+from reprokit.trial.environment import ranks_of, trial_env
+
+# Read when used (CUDA's at its first use, which the worker never makes; TORCHDYNAMO_DISABLE at each compile),
+# or read again when a warm trial starts (compat.reread_env_switches): a forked trial may differ from its worker
+# in these and no others.
+_REREAD_IN_CHILD = ("CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "TORCHDYNAMO_DISABLE", "TORCH_BISECT_BACKEND",
+                    "TORCH_BISECT_SUBSYSTEM", "TORCH_BISECT_MAX", "TORCH_LOGS", "TORCH_TRACE", "MASTER_PORT")
+
+
+def warm_eligible(spec: TrialSpec, scripts: bool = False) -> bool:
+    """Trials a pre-imported worker may run: graphs and repros, and whole scripts when `scripts` (the script was
+    read and sets no environment of its own). A trial with variables torch reads only at import starts cold, as
+    does a multi-rank launch."""
+    if spec.fresh_interpreter or any(k not in _REREAD_IN_CHILD for k in spec.env or {}) or ranks_of(spec) > 1:
+        return False
+    return spec.mode in ("graph", "repro") or (scripts and spec.mode == "script")
+
+
+def comparable(env: dict) -> dict:
+    """The variables a fork must share with its worker (those it cannot read again)."""
+    return {k: v for k, v in env.items() if k not in _REREAD_IN_CHILD}
+
+
+class WarmWorker:
+    """The run's one warm worker, started lazily by the first eligible trial; None once it may not be used."""
+
+    def __init__(self, cache_root: str, enabled: bool, scripts: bool):
+        self.cache_root = cache_root
+        self.enabled = enabled
+        self.scripts = scripts
+        self.pool = None
+        self._lock = threading.Lock()
+
+    def for_trial(self, spec: TrialSpec, trial_dir: str):
+        """The warm worker, started on the first trial that may use it; None when it may not or failed."""
+        if not self.enabled or not warm_eligible(spec, self.scripts):
+            return None
+        with self._lock:
+            if self.pool is None:
+                from reprokit.trial.devices import cuda_devices
+                from reprokit.trial.warm import WarmPool
+
+                self.pool = WarmPool(comparable(trial_env(spec, self.cache_root, trial_dir)), cpu=not cuda_devices())
+                atexit.register(self.pool.close)
+            return self.pool if self.pool.alive() else None
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None

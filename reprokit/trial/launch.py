@@ -1,0 +1,121 @@
+"""Launch one trial, warm fork or fresh interpreter, in its own process group; kill it at its limit."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Callable, Optional, Union
+
+from reprokit.data.records import Outcome, TrialSpec
+from reprokit.data.rundir import private_opener, write_json_atomic
+from reprokit.trial.environment import ranks_of, trial_env, with_device
+from reprokit.trial.fork_policy import comparable
+from reprokit.trial.outcome import classify
+
+
+def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[float, Callable[[], float]],
+              python: str = sys.executable, device: Optional[str] = None, warm=None) -> Outcome:
+    """Run one trial to completion or timeout and classify what happened. A callable timeout is asked again
+    while the trial runs (the first trials start before the baseline has set the run's limit). warm: the worker
+    to fork the trial from, when the caller found the trial eligible (warm_eligible); it is used only while
+    alive and started with the trial's environment."""
+    os.makedirs(trial_dir, exist_ok=True)
+    spec_path = os.path.join(trial_dir, "spec.json")
+    write_json_atomic(spec_path, spec.to_dict())
+    ranks_before = [n for n in os.listdir(trial_dir) if n.startswith("rank")]  # a resumed multi-rank trial
+    for stale in [os.path.join(d, f) for d in ["", *ranks_before] for f in ("result.json", "state.json")]:
+        if os.path.exists(os.path.join(trial_dir, stale)):
+            os.unlink(os.path.join(trial_dir, stale))
+    env = with_device(trial_env(spec, cache_root, trial_dir), device)
+    started = time.monotonic()
+    cold_note = ""
+    if warm is not None and comparable(env) == warm.env and warm.alive():
+        from reprokit.trial.warm import ForkSetupFailed
+
+        try:
+            returncode, timed_out = warm.fork_trial(
+                [spec_path, trial_dir], env, spec.cwd or trial_dir, os.path.join(trial_dir, "stdout.txt"),
+                os.path.join(trial_dir, "stderr.txt"), lambda: limit_of(timeout), on_timeout=_dump_stacks_and_kill)
+            return classify(trial_dir, returncode, timed_out, time.monotonic() - started)
+        except ForkSetupFailed as e:
+            cold_note = f"started cold: the warm worker's fork could not prepare torch ({e})"
+            started = time.monotonic()
+    outcome = _run_cold(spec, spec_path, trial_dir, env, python, timeout, started)
+    if cold_note:
+        outcome = dataclasses.replace(outcome, note="; ".join(n for n in (outcome.note, cold_note) if n))
+    return outcome
+
+
+def _run_cold(spec: TrialSpec, spec_path: str, trial_dir: str, env: dict, python: str,
+              timeout: Union[float, Callable[[], float]], started: float) -> Outcome:
+    """The trial in a fresh interpreter (or under torchrun), cut at the limit with a stack dump."""
+    ranks = ranks_of(spec)
+    with open(os.path.join(trial_dir, "stdout.txt"), "wb", opener=private_opener) as out, \
+            open(os.path.join(trial_dir, "stderr.txt"), "wb", opener=private_opener) as err:
+        proc = subprocess.Popen(child_command(spec, spec_path, trial_dir, python),
+                                cwd=spec.cwd or trial_dir, env=env,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        timed_out = False
+        try:
+            while True:
+                left = started + limit_of(timeout) - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    _dump_stacks_and_kill(proc.pid, ranks)
+                    break
+                try:
+                    proc.wait(timeout=min(left, 1.0))
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+        except BaseException:
+            # Ctrl-C or a crash of reprokit: the trial's whole group goes with it.
+            _kill_group(proc)
+            raise
+        finally:
+            # Children the script left behind (compile workers) must not outlive the trial.
+            _kill_group(proc)
+    return classify(trial_dir, proc.returncode, timed_out, time.monotonic() - started, torchrun=ranks > 1)
+
+
+def limit_of(timeout: Union[float, Callable[[], float]]) -> float:
+    """Seconds a trial may run, as of now."""
+    return timeout() if callable(timeout) else timeout
+
+
+def child_command(spec: TrialSpec, spec_path: str, trial_dir: str, python: str) -> list:
+    """The trial's command line: one child process, or N ranks of it under torchrun (pack --model --launch)."""
+    ranks = ranks_of(spec)
+    child = ["-m", "reprokit.child.main", spec_path, trial_dir]
+    sanitizer = (spec.env or {}).get("REPROKIT_SANITIZER")  # export/aoti_debug.py: the trial under compute-sanitizer
+    if sanitizer and ranks == 1:
+        return [sanitizer, "--tool", "memcheck", python, *child]
+    if ranks > 1:
+        # torchrun's agent and every rank share the trial's process group: a timeout takes them all down.
+        return [python, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}", *child]
+    return [python, *child]
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _dump_stacks_and_kill(pid: int, ranks: int = 1) -> None:
+    """A trial that timed out: every thread's stack into stacks.txt (faulthandler; every rank, torchrun's or
+    the script's own, has its own), then its whole process group killed."""
+    try:
+        os.killpg(pid, signal.SIGUSR1)  # the whole group: ranks the script spawned dump theirs too
+        time.sleep(1.0)
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

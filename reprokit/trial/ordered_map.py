@@ -1,0 +1,46 @@
+"""An ordered parallel map that can stop early: results in input order, later items skipped once told to stop."""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import threading
+from typing import Callable, Optional, Sequence, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def ordered_map(call: Callable[[T], R], items: Sequence[T], width: int,
+                stop: Optional[Callable[[int, R], bool]] = None) -> list:
+    """call() over items, up to `width` at a time; results in order. Once stop(i, result) is true for the i-th
+    item, items after i that have not started are skipped (None)."""
+    items = list(items)
+    results: list = [None] * len(items)
+    if width <= 1 or len(items) <= 1:
+        for i, item in enumerate(items):
+            results[i] = call(item)
+            if stop and stop(i, results[i]):
+                break
+        return results
+    finished = [False] * len(items)
+    state = {"next": 0, "halted": False}
+    lock = threading.Lock()
+
+    def one(i):
+        # stop() is asked in item order, by the worker that completes the order, before that worker takes
+        # another item: an item not started when it says stop is never started.
+        with lock:
+            if state["halted"]:
+                return
+        result = call(items[i])
+        with lock:
+            results[i], finished[i] = result, True
+            while not state["halted"] and state["next"] < len(items) and finished[state["next"]]:
+                j = state["next"]
+                state["next"] += 1
+                if stop and stop(j, results[j]):
+                    state["halted"] = True
+
+    with cf.ThreadPoolExecutor(max_workers=width) as pool:
+        for fut in [pool.submit(one, i) for i in range(len(items))]:
+            fut.result()
+    return results

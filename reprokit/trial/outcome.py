@@ -1,0 +1,72 @@
+"""What happened to a finished trial, as an Outcome: its result.json, or how its process ended."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Optional
+
+from reprokit.data import signature as sig
+from reprokit.data.ranks import merge_ranks, rank_dirs, rank_stacks
+from reprokit.data.records import Outcome, Signature
+from reprokit.data.rundir import read_json
+
+
+def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, torchrun: bool = False) -> Outcome:
+    """Outcome of a finished trial from its result.json, or from how the process ended; a trial of several
+    ranks answers with its first failing rank (data.ranks.merge_ranks)."""
+    result_path = os.path.join(trial_dir, "result.json")
+    state_path = os.path.join(trial_dir, "state.json")
+    data: dict = {}
+    if os.path.exists(result_path) and not timed_out:
+        data = read_json(result_path)
+    elif os.path.exists(state_path):
+        data = read_json(state_path)
+    if not timed_out:
+        data = merge_ranks(trial_dir, data, torchrun)
+    extra = {k: data.get(k) for k in ("graphs", "compiled", "user_backend", "compile_args", "bisect_detail",
+                                      "failed_graph", "failed_ranks") if data.get(k) is not None}
+    extra["counters"] = data.get("counters") or {}
+    note = data.get("note") or ""
+    if timed_out:
+        signature = sig.HANG
+        kind = "hang"
+        # Where a rank waits says more than where the process that started the ranks does (mp.spawn's join).
+        frame = next(filter(None, (_hang_frame(os.path.join(trial_dir, d, "stacks.txt"))
+                                   for d in [*rank_dirs(trial_dir), ""])), None)
+        if frame:
+            signature = dataclasses.replace(signature, frame=frame)
+        note = note or "timed out; every thread's stack is in stacks.txt"
+        data["traceback"] = rank_stacks(trial_dir)  # every process's, each rank's included
+    elif "kind" in data:
+        kind = data["kind"]
+        signature = Signature.from_dict(data["signature"])
+        note = data.get("note") or note
+    elif returncode is not None and returncode < 0:
+        kind = "crash"
+        signature = sig.for_signal(-returncode)
+    else:
+        kind = "crash"
+        signature = Signature("crash", None, f"trial process exited {returncode} without a result", None)
+    return Outcome(kind=kind, signature=signature, seconds=round(seconds, 3), returncode=returncode,
+                   trial_dir=trial_dir, traceback=data.get("traceback", "") if "kind" in data or timed_out else "",
+                   note=note, **extra)
+
+
+def _hang_frame(stacks_path: str) -> Optional[str]:
+    """The innermost frame of the main thread in a faulthandler dump, for the hang's report."""
+    try:
+        with open(stacks_path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    block = None
+    for part in text.split("\n\n"):
+        if "most recent call first" in part and ("Current thread" in part or block is None):
+            block = part
+    if not block:
+        return None
+    for line in block.splitlines():
+        line = line.strip()
+        if line.startswith('File "'):
+            return line
+    return None
