@@ -57,6 +57,7 @@ def run(script: str, argv: tuple = (), *, output_dir: Optional[str] = None, time
     emit("run_dir", path=run_dir.path)
     verdict = bisect_in(run_dir, opts, devices, minify=minify, pack=pack, emit=emit)
     if versions and verdict.failing_stage and verdict.signature:
+        emit("phase", name="versions")
         verdict.versions = versions_case.run(run_dir.path, emit=emit)
         verdict.tarball = run_dir.read_json("verdict.json").get("tarball")
     return verdict
@@ -102,6 +103,7 @@ def bisect_in(run: RunDir, opts: BisectOptions, devices: Optional[list], *, mini
         verdict = bisector.after_repro(verdict)
         run.write_json("verdict.json", verdict.to_dict())
     if pack:
+        emit("phase", name="pack")
         verdict.tarball = write_pack(run, emit=emit)
         run.write_json("verdict.json", verdict.to_dict())
     return verdict

@@ -43,6 +43,7 @@ def run(run_dir: Union[str, RunDir], *, runner: Optional[Runner] = None, emit: E
     reason = refusal(v)
     if reason:
         raise ReprokitError(f"not minified: {reason}")
+    emit("phase", name="minify")
     if v.failing_stage in FAILING_STAGES:  # the export path (#20): no Dynamo graph; its own minifiers
         return minify_export_run(run, v, runner or export_runner(run, v, emit), emit, command)
     return minify_run(run, runner=runner, emit=emit, resume=resume)

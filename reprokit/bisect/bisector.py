@@ -88,6 +88,7 @@ class Bisector(Session):
         and the failing stage's torch logs. Run after the repro is written: none delays the verdict or the repro."""
         if not v.deferred:
             return v
+        self.emit("phase", name="evidence")
         started, executed = time.monotonic(), self.runner.executed
         stage = v.failing_stage
         with cf.ThreadPoolExecutor(max_workers=2) as pool:
@@ -124,6 +125,7 @@ class Bisector(Session):
     def narrow(self, v: Verdict, original: Outcome, failing: Outcome) -> None:
         """Within the failing stage: which graph, which config flips, which subsystem, which compile modes."""
         o, stage = self.opts, v.failing_stage
+        self.emit("phase", name="graph")
         graph = failing_graph(self, stage, v.last_passing_stage, failing)
         if graph is not None:
             v.graph = graph
@@ -134,12 +136,15 @@ class Bisector(Session):
             return  # config flips and counted passes are about failures, not the memory a program needs
         configs = o.configs and stage in ("inductor", "aot_eager_decomp_partition")
         if o.kind == "slow":
+            self.emit("phase", name="configs")
             v.config = config_flips(self, stage, failing) if configs else None
             v.speed = {"original": original.note}
+            self.emit("phase", name="modes")
             v.modes = modes(self, original)
             v.message = SLOW_STAGE_MEANING.get(stage, "")
         else:
             if o.subsystems and stage in SUBSYSTEMS:
+                self.emit("phase", name="subsystems")
                 # The boundary's re-run checks the answer, it does not change it: asked after the repro.
                 v.subsystem = subsystem(self, stage, failing, confirm=False)
                 if v.subsystem:
@@ -149,9 +154,11 @@ class Bisector(Session):
                 # asked after the repro (after_repro) instead of delaying the verdict by a full compile or more.
                 v.deferred.append("configs")
             elif configs:
+                self.emit("phase", name="configs")
                 v.config = config_flips(self, stage, failing)
         if o.kind == "failure" and stage == "inductor" and _mode_matters(original):
             # On a GPU the mode decides CUDA graphs and autotuning: does the bug follow the mode?
+            self.emit("phase", name="modes")
             v.modes = modes(self, original)
 
 

@@ -122,6 +122,7 @@ def _reduce_and_write(run, runner, v, info, emit, resume, oracle, found, kind, a
         best = problem.best
         notes.append("minify interrupted; repro.py is the smallest failing graph found so far")
     v.nodes = {"original": found.meta["node_count"], "minified": shape.size(best)}
+    emit("phase", name="repro")
     target = found.signature or Signature("accuracy", None, "compiled output differs from eager", None)
     write_verified_repro(run, runner, v, found.case, best, oracle.stage, target, accuracy or strict,
                          found.run_backward, info.get("command", ""), strict=strict)
