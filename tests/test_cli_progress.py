@@ -1,9 +1,18 @@
 """Progress as a user sees it (issue #28): the plain lines off a terminal, the per-phase count of every trial and
-second, and the neutral mark of an original run that passes."""
+second, the neutral mark of an original run that passes, and, under a pseudo-terminal, the quick start's bisect
+never silent for more than 2 s."""
+import os
+import pathlib
+import sys
+
+import pytest
+
+from pty_record import longest_silence, record
 from reprokit.cli_render import Printer
 from reprokit.cli_tally import Tally, tally_table
 from reprokit.data.records import Outcome, Signature, TrialSpec
 
+ROOT = pathlib.Path(__file__).resolve().parent.parent  # the checkout under test, not the installed reprokit
 
 
 class FakeClock:
@@ -110,3 +119,20 @@ def test_an_original_run_that_passes_or_never_compiles_is_not_marked_failing():
                                         user_backend="inductor"))
     assert lines == ["  · original run (no torch.compile call) passes" + " " * 57 + "1.5 s",
                      "  · original run (inductor)      passes" + " " * 57 + "1.5 s"]
+
+
+@pytest.mark.slow
+def test_the_quick_start_under_a_terminal_is_never_silent_for_more_than_2_s(tmp_path):
+    """`reprokit bisect examples/relu_bug.py` at a terminal: some output at least every 2 s from start to exit (the
+    live display's ticker), and the summary at the end."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    code, chunks, ended = record([sys.executable, "-m", "reprokit.cli", "bisect", "examples/relu_bug.py",
+                                  "--output-dir", str(tmp_path / "out")], env, str(ROOT))
+    text = b"".join(c for _, c in chunks).decode("utf-8", "replace")
+    assert code == 0, text[-3000:]
+    assert longest_silence(chunks, ended) <= 2.0, [round(b[0] - a[0], 1) for a, b in zip(chunks, chunks[1:])]
+    assert "failing stage              inductor" in text and "minifying graph 0" in text
+    summary = text[text.index("phase "):].replace("\r\n", "\n")
+    assert [line.split()[0] for line in summary.splitlines()[2:]][-1] == "all"
+    assert "0:0" in text  # the status line's elapsed time was drawn
