@@ -167,6 +167,9 @@ def summary_table(v, tally: Optional[Tally] = None) -> str:
         lines.append(f"{'torch releases':<26} {v.versions['summary']}")
     if tally is not None:
         lines += ["", tally_table(tally)]
+        if v.test_repro_seconds and any(p.name == "repro" for p in tally.phases):
+            # Not a trial (a plain interpreter run once), so no row of its own: its seconds are the repro phase's.
+            lines.append(f"repro's seconds include one run of test_repro.py: {v.test_repro_seconds:.1f} s")
     return "\n".join(lines).lstrip("\n")
 
 

@@ -136,3 +136,25 @@ def test_the_quick_start_under_a_terminal_is_never_silent_for_more_than_2_s(tmp_
     summary = text[text.index("phase "):].replace("\r\n", "\n")
     assert [line.split()[0] for line in summary.splitlines()[2:]][-1] == "all"
     assert "0:0" in text  # the status line's elapsed time was drawn
+
+
+def test_the_summary_says_where_test_repro_py_went():
+    """test_repro.py runs once in a plain interpreter, not as a trial: the summary says its seconds are the repro
+    phase's."""
+    from reprokit.cli_render import summary_table
+    from reprokit.data.records import Verdict
+
+    printer, _, clock = printer_with_clock()
+    printer("phase", name="repro")
+    trial(printer, "verify-repro-0", 2.0)
+    clock.now += 9.0
+    v = Verdict(script="s.py", argv=[], failing_stage="inductor", trials=4, seconds=20.0, test_repro_seconds=6.3)
+    assert summary_table(v, printer.tally).splitlines()[-7:] == [
+        "verdict after              4 trials, 20.0 s",
+        "",
+        "phase  trials  seconds",
+        "-----  ------  -------",
+        "repro       1      9.0",
+        "all         1      9.0",
+        "repro's seconds include one run of test_repro.py: 6.3 s",
+    ]
