@@ -40,6 +40,8 @@ class Printer:
             text = event_text(event, d)
             if text is not None:
                 self.line(text)
+            if event == "run_dir":  # the first phase began with the command: said once its folder is named
+                self.line(phase_line(self.tally))
 
 
 def phase_line(tally: Tally) -> str:

@@ -11,7 +11,7 @@ from typing import Callable, Optional
 
 # What each phase does, as the live display and the plain lines say it.
 PHASES = {
-    "start": "the script without compile, as written, and the first stages beside it",
+    "start": "the script as written and without compile, the first stages beside them",
     "ladder": "which compiler stage fails",
     "graph": "which graph fails",
     "configs": "inductor config flips",

@@ -101,6 +101,7 @@ all          6       5  <s>
 
 # What that run says on stderr off a terminal, one line per event (the original row's signature is cut at 60).
 USER_BACKEND_PROGRESS = """run folder {run_dir}
+· start: the script as written and without compile, the first stages beside them (at <t>)
   ✓ eager (no compile)           passes <s> s
   ✗ original run (relu_compile_error_TESTING_ONLY) BackendCompilerFailed: backend='<reprokit.child.router.Graph <s> s
 · ladder: which compiler stage fails (at <t>)

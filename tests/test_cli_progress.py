@@ -58,6 +58,7 @@ def test_every_trial_and_second_is_counted_by_phase():
             trial(printer, f"{name}-{i}", 1.0)
         clock.now += seconds
     assert lines == ["run folder /r",
+                     "· start: the script as written and without compile, the first stages beside them (at 0:00)",
                      "· ladder: which compiler stage fails (at 0:40)",
                      "· subsystems: torch's pass and lowering counters (at 0:45)",
                      "· minify: capturing and cutting the failing graph (at 1:05)",
