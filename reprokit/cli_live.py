@@ -60,6 +60,8 @@ def progress(verbose: bool, quiet: bool = False) -> Iterator[Printer]:
         yield Printer(verbose, quiet)
         return
     printer = Printer(verbose, quiet, sink=lambda text: console.print(Text(text), soft_wrap=True), trial_lines=True)
+    # Anything else written to stdout or stderr meanwhile (a library's warning) goes above the status line, on
+    # stderr: stdout is kept for the summary, or --json's one object.
     with Live(Status(printer.tally), console=console, refresh_per_second=REFRESH_PER_SECOND, transient=True,
-              redirect_stdout=False, redirect_stderr=False):
+              redirect_stdout=True, redirect_stderr=True):
         yield printer
