@@ -16,8 +16,8 @@ from reprokit.app import minify as minify_case
 from reprokit.app import models as models_case
 from reprokit.app import pack as pack_case
 from reprokit.app import versions as versions_case
-from reprokit.cli_render import (Printer, doctor_table, models_table, pack_show, summary_table, verdict_json,
-                                 versions_table)
+from reprokit.cli_live import progress
+from reprokit.cli_render import doctor_table, models_table, pack_show, summary_table, verdict_json, versions_table
 from reprokit.errors import NothingToIsolate, ReprokitError
 
 EXIT_BAD_INPUT = 2
@@ -98,23 +98,24 @@ def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, c
     Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4
 
     An interrupted bisect continues with: reprokit bisect --resume RUN_DIR"""
-    printer = Printer(verbose, quiet=False)
     if resume_dir and script:
         raise ReprokitError("--resume takes the run folder alone: the script and its options come from its run.json")
-    if resume_dir:
-        v = bisect_case.resume_bisect(resume_dir, minify=not no_minify, pack=not no_pack, emit=printer)
-    elif script:
-        v = bisect_case.bisect_script(
-            script, tuple(script_args), output_dir=output_dir, timeout=timeout, jobs=jobs, repeat=repeat,
-            check_accuracy=check_accuracy, configs=not no_configs, subsystems=not no_subsystems,
-            minify=not no_minify, pack=not no_pack, max_input_bytes=max_input_bytes, ranks=nproc, kind=kind,
-            slow_threshold=slow_threshold / 100.0, command=invoked("bisect"), versions=versions_step, emit=printer)
-    else:
+    if not resume_dir and not script:
         raise ReprokitError("pass the script to bisect, or --resume RUN_DIR to continue an interrupted bisect")
+    with progress(verbose) as printer:
+        if resume_dir:
+            v = bisect_case.resume_bisect(resume_dir, minify=not no_minify, pack=not no_pack, emit=printer)
+        else:
+            v = bisect_case.bisect_script(
+                script, tuple(script_args), output_dir=output_dir, timeout=timeout, jobs=jobs, repeat=repeat,
+                check_accuracy=check_accuracy, configs=not no_configs, subsystems=not no_subsystems,
+                minify=not no_minify, pack=not no_pack, max_input_bytes=max_input_bytes, ranks=nproc, kind=kind,
+                slow_threshold=slow_threshold / 100.0, command=invoked("bisect"), versions=versions_step,
+                emit=printer)
     if as_json:
         echo_json(verdict_json(v))
     else:
-        click.echo(summary_table(v))
+        click.echo(summary_table(v, printer.tally))
 
 
 @main.command()
@@ -125,11 +126,12 @@ def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, c
 @one_line_errors("failing_stage")
 def minify(run_dir, resume, as_json, verbose):
     """Minify the failing graph of an earlier bisect run and write a verified repro.py."""
-    v = minify_case.minify_folder(run_dir, emit=Printer(verbose, quiet=False), resume=resume)
+    with progress(verbose) as printer:
+        v = minify_case.minify_folder(run_dir, emit=printer, resume=resume)
     if as_json:
         echo_json(verdict_json(v))
     else:
-        click.echo(summary_table(v))
+        click.echo(summary_table(v, printer.tally))
 
 
 @main.command()
@@ -146,8 +148,9 @@ def doctor(script, script_args, output_dir, timeout, nproc, as_json, verbose):
     """Explain why compiled SCRIPT is not faster: graph breaks, recompilations, silent fall-backs, speed.
 
     Arguments after -- are passed to the script: reprokit doctor train.py -- --steps 20"""
-    r = doctor_case.doctor_script(script, tuple(script_args), output_dir=output_dir, timeout=timeout, ranks=nproc,
-                        command=invoked("doctor"), emit=Printer(verbose, quiet=False))
+    with progress(verbose) as printer:
+        r = doctor_case.doctor_script(script, tuple(script_args), output_dir=output_dir, timeout=timeout, ranks=nproc,
+                            command=invoked("doctor"), emit=printer)
     if as_json:
         echo_json(r.to_dict())
     else:
@@ -199,7 +202,8 @@ def pack(run_dir, show, include_data, model, config_path, layers, sequence_lengt
             model=model, config_path=config_path, layers=layers, sequence_length=sequence_length,
             batch_size=batch_size, tensor_parallel_gpus=tensor_parallel_gpus, device=device, dtype=dtype, mode=mode,
             dynamic=dynamic, timeout=timeout, sets=parse_sets(sets), exact=exact, launch=launch)
-        v = pack_case.pack_model(req, output_dir=output_dir, command=invoked("pack"), emit=Printer(verbose, False))
+        with progress(verbose) as printer:
+            v = pack_case.pack_model(req, output_dir=output_dir, command=invoked("pack"), emit=printer)
         if as_json:
             echo_json(pack_case.model_summary(v))
         else:
@@ -277,8 +281,9 @@ def versions(run_dir, torch_list, newest, between, bisect_releases, index_url, c
         raise ReprokitError("pass the run folder of a reprokit bisect, or --clean")
     if sum(bool(x) for x in (torch_list, newest, between)) > 1:
         raise ReprokitError("--torch, --newest and --between choose the releases: pass one of them")
-    result = versions_case.check_releases(run_dir, torch_list, newest, tuple(between) if between else None,
-                                          bisect_releases, index_url, cache_dir, emit=Printer(False, quiet=as_json))
+    with progress(False, quiet=as_json) as printer:
+        result = versions_case.check_releases(run_dir, torch_list, newest, tuple(between) if between else None,
+                                   bisect_releases, index_url, cache_dir, emit=printer)
     if as_json:
         echo_json(result)
     else:

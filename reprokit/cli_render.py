@@ -3,73 +3,117 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from typing import Callable, Optional
 
 import click
 
+from reprokit.cli_tally import PHASES, Tally, clock, tally_table
 from reprokit.data.stages import STAGE_TITLES
 
 
 class Printer:
-    """Renders app events as progress lines on stderr (stdout stays clean for --json)."""
+    """Renders app events as progress lines on stderr (stdout stays clean for --json), and counts where the run's
+    trials and seconds went (self.tally). Lines go to `sink`: click's echo off a terminal, the live display on one
+    (cli_live), which also wants a line for each finished trial (trial_lines)."""
 
-    def __init__(self, verbose: bool, quiet: bool):
+    def __init__(self, verbose: bool, quiet: bool, sink: Optional[Callable[[str], None]] = None,
+                 trial_lines: bool = False):
         self.verbose = verbose
         self.quiet = quiet
+        self.sink = sink or (lambda text: click.echo(text, err=True))
+        self.trial_lines = trial_lines or verbose
+        self.tally = Tally()
+        # Trials finish on the runner's threads; a line and its count stay together.
+        self.lock = threading.Lock()
 
     def line(self, text: str) -> None:
         if not self.quiet:
-            click.echo(text, err=True)
+            self.sink(text)
 
     def __call__(self, event: str, **d) -> None:
-        if event == "trial" and self.verbose:
-            o, s = d["outcome"], d["spec"]
-            self.line(f"    · {s.label or s.stage:<38} {o.kind:<9} {o.seconds:6.1f} s"
-                      f"{'  (journal)' if d['cached'] else ''}  {o.signature.short()[:70]}")
-        elif event == "run_dir":
-            self.line(f"run folder {d['path']}")
-        elif event == "stage":
-            o = d["outcome"]
-            mark = "✓" if o.kind == "pass" else "✗"
-            same = "" if o.kind == "pass" else ("  (same as the original)" if d.get("same", True) else "  (a different failure)")
-            self.line(f"  {mark} {STAGE_TITLES.get(d['stage'], d['stage']):<28} {o.signature.short()[:60]:<60} "
-                      f"{o.seconds:5.1f} s{same}")
-        elif event == "original":
-            o = d["outcome"]
-            title = f"original run ({o.user_backend or '?'})"  # in the stage rows' columns, as one table
-            self.line(f"  ✗ {title:<28} {o.signature.short()[:60]:<60} {o.seconds:5.1f} s")
-        elif event == "graph":
-            self.line(f"  ✗ graph {d['graph']} of {d['count']} fails alone")
-        elif event == "configs":
-            fixes = ", ".join(d["fixes"]) or "none"
-            together = "pass" if d.get("together") else "still fail"
-            self.line(f"  · {d['tried']} config flips: all together {together}; the script's own settings that "
-                      f"make it pass reset alone: {fixes}")
-        elif event == "subsystems":
-            self.line(f"  · subsystems turned off: {', '.join(d['tried'])}; off alone, these make it pass: "
-                      f"{', '.join(d['fixes']) or 'none'}")
-        elif event == "subsystem":
-            self.line(f"  ✗ {d['name']} application #{d['application']} of {d['applications']}: {d['detail']}"
-                      f"{'  (boundary not stable on re-run)' if d['confirmed'] is False else ''}")
-        elif event == "minify_start":
-            self.line(f"  minifying graph {d['graph']} ({d['nodes']} nodes) ...")
-        elif event == "minify_step":
-            if self.verbose:
-                self.line(f"    minify: {d['what']} → {d['nodes']} nodes")
-        elif event == "minified":
-            self.line(f"  minified graph {d['before']} → {d['after']} nodes in {d['trials']} trials, "
-                      f"{d['seconds']:.1f} s; repro.py {'verified in a fresh process' if d['verified'] else 'NOT verified'}")
-        elif event == "modes":
-            for r in d["rows"]:
-                mark = "✓" if r["kind"] == "pass" else "✗"
-                what = r["speed"] if r["kind"] in ("pass", "slow") else r["kind"] + (
-                    " (same failure)" if r.get("same") else " (a different failure)")
-                self.line(f"  {mark} mode={r['mode'] or 'default'} dynamic={r['dynamic']}: {what}")
-        elif event == "note":
-            self.line(f"  {d['text']}")
-        elif event == "packed":
-            self.line(f"wrote {d['path']}")
-        elif event == "version":
-            self.line("  " + version_line(d["row"]))
+        with self.lock:
+            if self.tally.event(event, d):
+                self.line(phase_line(self.tally))
+            if event == "trial" and not self.trial_lines or event == "minify_step" and not self.verbose:
+                return
+            text = event_text(event, d)
+            if text is not None:
+                self.line(text)
+            if event == "run_dir":  # the first phase began with the command: said once its folder is named
+                self.line(phase_line(self.tally))
+
+
+def phase_line(tally: Tally) -> str:
+    """A new phase, with the time since the command started: "· ladder: which compiler stage fails (at 0:41)"."""
+    name = tally.current.name
+    return f"· {name}: {PHASES.get(name, name)} (at {clock(tally.elapsed())})"
+
+
+def trial_line(d: dict) -> str:
+    o, s = d["outcome"], d["spec"]
+    return (f"    · {s.label or s.stage:<38} {o.kind:<9} {o.seconds:6.1f} s"
+            f"{'  (journal)' if d['cached'] else ''}  {o.signature.short()[:70]}")
+
+
+def stage_line(d: dict) -> str:
+    o = d["outcome"]
+    mark = "✓" if o.kind == "pass" else "✗"
+    same = "" if o.kind == "pass" else ("  (same as the original)" if d.get("same", True) else "  (a different failure)")
+    return (f"  {mark} {STAGE_TITLES.get(d['stage'], d['stage']):<28} {o.signature.short()[:60]:<60} "
+            f"{o.seconds:5.1f} s{same}")
+
+
+def original_line(d: dict) -> str:
+    """The original run in the stage rows' columns, as one table; marked ✗ only when it fails (a passing one, or
+    one that never compiled, is what the next line explains, not a failure)."""
+    o = d["outcome"]
+    how = o.user_backend or ("no torch.compile call" if not o.compiled else "backend unknown")
+    title = f"original run ({how})"
+    return f"  {'✗' if o.failed else '·'} {title:<28} {o.signature.short()[:60]:<60} {o.seconds:5.1f} s"
+
+
+def event_text(event: str, d: dict) -> Optional[str]:
+    """One event's line, or None for an event that prints nothing."""
+    if event in LINES:
+        return LINES[event](d)
+    if event == "modes":
+        return "\n".join(mode_line(r) for r in d["rows"])
+    return None
+
+
+def mode_line(r: dict) -> str:
+    mark = "✓" if r["kind"] == "pass" else "✗"
+    what = r["speed"] if r["kind"] in ("pass", "slow") else r["kind"] + (
+        " (same failure)" if r.get("same") else " (a different failure)")
+    return f"  {mark} mode={r['mode'] or 'default'} dynamic={r['dynamic']}: {what}"
+
+
+def minified_line(d: dict) -> str:
+    return (f"  minified graph {d['before']} → {d['after']} nodes in {d['trials']} trials, {d['seconds']:.1f} s; "
+            f"repro.py {'verified in a fresh process' if d['verified'] else 'NOT verified'}")
+
+
+LINES = {
+    "trial": trial_line,
+    "run_dir": lambda d: f"run folder {d['path']}",
+    "stage": stage_line,
+    "original": original_line,
+    "graph": lambda d: f"  ✗ graph {d['graph']} of {d['count']} fails alone",
+    "configs": lambda d: (f"  · {d['tried']} config flips: all together "
+                          f"{'pass' if d.get('together') else 'still fail'}; the script's own settings that make it "
+                          f"pass reset alone: {', '.join(d['fixes']) or 'none'}"),
+    "subsystems": lambda d: (f"  · subsystems turned off: {', '.join(d['tried'])}; off alone, these make it pass: "
+                             f"{', '.join(d['fixes']) or 'none'}"),
+    "subsystem": lambda d: (f"  ✗ {d['name']} application #{d['application']} of {d['applications']}: {d['detail']}"
+                            f"{'  (boundary not stable on re-run)' if d['confirmed'] is False else ''}"),
+    "minify_start": lambda d: f"  minifying graph {d['graph']} ({d['nodes']} nodes) ...",
+    "minify_step": lambda d: f"    minify: {d['what']} → {d['nodes']} nodes",
+    "minified": minified_line,
+    "note": lambda d: f"  {d['text']}",
+    "packed": lambda d: f"wrote {d['path']}",
+    "version": lambda d: "  " + version_line(d["row"]),
+}
 
 
 def verdict_json(v) -> dict:
@@ -79,8 +123,9 @@ def verdict_json(v) -> dict:
     return d
 
 
-def summary_table(v) -> str:
-    """The ladder as a table, then what the bisect isolated, one fact a line."""
+def summary_table(v, tally: Optional[Tally] = None) -> str:
+    """The ladder as a table, then what the bisect isolated, one fact a line; then, given the CLI's tally, every
+    trial and second of the run by phase (the verdict's own count stops at the verdict)."""
     rows = [("stage", "result", "seconds")]
     for r in v.ladder:
         rows.append((STAGE_TITLES.get(r["stage"], r["stage"]), _stage_result(v, r), f"{r['seconds']:.1f}"))
@@ -110,7 +155,7 @@ def summary_table(v) -> str:
              ("no repro because", None if v.repro_verified or not v.repro_attempts else
               "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts)),
              ("tarball", v.tarball),
-             ("trials", f"{v.trials} in {v.seconds:.1f} s")]
+             ("verdict after", f"{v.trials} trials, {v.seconds:.1f} s")]
     lines.append("")
     lines += [f"{k:<26} {val}" for k, val in facts if val is not None]
     if v.other_failures:
@@ -122,6 +167,11 @@ def summary_table(v) -> str:
     if v.versions:  # reprokit versions: the news that matters most goes first
         lines.insert(0, f"{v.versions['summary']}\n" if v.versions.get("fixed_in") else "")
         lines.append(f"{'torch releases':<26} {v.versions['summary']}")
+    if tally is not None:
+        lines += ["", tally_table(tally)]
+        if v.test_repro_seconds and any(p.name == "repro" for p in tally.phases):
+            # Not a trial (a plain interpreter run once), so no row of its own: its seconds are the repro phase's.
+            lines.append(f"repro's seconds include one run of test_repro.py: {v.test_repro_seconds:.1f} s")
     return "\n".join(lines).lstrip("\n")
 
 

@@ -22,7 +22,8 @@ LAYERS = {
     "reprokit.bisect": 6, "reprokit.minify": 6, "reprokit.source": 6, "reprokit.doctor": 6,
     "reprokit.versions": 6, "reprokit.export": 6,
     "reprokit.app": 7,
-    "reprokit.cli": 8, "reprokit.cli_render": 8, "reprokit.__main__": 8,
+    "reprokit.cli": 8, "reprokit.cli_render": 8, "reprokit.cli_tally": 8, "reprokit.cli_live": 8,
+    "reprokit.__main__": 8,
 }
 COMPAT = "reprokit.compat"  # the only module that may name torch._anything
 SEARCH = "reprokit.search"  # generic: the standard library and itself only

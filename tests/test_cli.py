@@ -74,9 +74,10 @@ Options:
   --help                     Show this message and exit.
 """
 
-# The run-specific parts of a summary table: each stage's seconds and the run's total seconds.
+# The run-specific parts of a summary table: each stage's seconds, the verdict's seconds, each phase's seconds.
 STAGE_SECONDS = re.compile(r"\d+\.\d +$", re.M)
-TOTAL_SECONDS = re.compile(r" in \d+\.\d s$", re.M)
+TOTAL_SECONDS = re.compile(r", \d+\.\d s$", re.M)
+PHASE_SECONDS = re.compile(r" +\d+\.\d$", re.M)
 
 USER_BACKEND_TABLE = """\
 stage                       result  seconds
@@ -88,9 +89,29 @@ inductor                    pass    <s>
 
 failing stage              relu_compile_error_TESTING_ONLY
 failure                    exception
-trials                     6 in <s> s
+verdict after              6 trials, <s> s
 every stock stage passes; the user's backend 'relu_compile_error_TESTING_ONLY' fails
+
+phase   trials  reused  seconds
+------  ------  ------  -------
+start        5       1  <s>
+ladder       1       4  <s>
+all          6       5  <s>
 """
+
+# What that run says on stderr off a terminal, one line per event (the original row's signature is cut at 60).
+USER_BACKEND_PROGRESS = """run folder {run_dir}
+· start: the script as written and without compile, the first stages beside them (at <t>)
+  ✓ eager (no compile)           passes <s> s
+  ✗ original run (relu_compile_error_TESTING_ONLY) BackendCompilerFailed: backend='<reprokit.child.router.Graph <s> s
+· ladder: which compiler stage fails (at <t>)
+  ✓ dynamo (backend=eager)       passes <s> s
+  ✓ aot_eager                    passes <s> s
+  ✓ aot_eager_decomp_partition   passes <s> s
+  ✓ inductor                     passes <s> s
+"""
+LINE_SECONDS = re.compile(r" +\d+\.\d s$", re.M)
+PHASE_AT = re.compile(r"\(at \d+:\d\d\)")
 
 
 def reprokit(*args, env=None):
@@ -101,7 +122,7 @@ def reprokit(*args, env=None):
 
 
 def normalised(table: str) -> str:
-    return TOTAL_SECONDS.sub(" in <s> s", STAGE_SECONDS.sub("<s>", table))
+    return PHASE_SECONDS.sub("  <s>", TOTAL_SECONDS.sub(", <s> s", STAGE_SECONDS.sub("<s>", table)))
 
 
 def test_help_of_the_group_and_of_bisect():
@@ -183,7 +204,7 @@ def user_backend_run(tmp_path_factory):
 def test_bisect_summary_table(user_backend_run):
     out, err, run_dir = user_backend_run
     assert normalised(out) == USER_BACKEND_TABLE
-    assert err.splitlines()[0] == f"run folder {run_dir}"
+    assert PHASE_AT.sub("(at <t>)", LINE_SECONDS.sub(" <s> s", err)) == USER_BACKEND_PROGRESS.format(run_dir=run_dir)
 
 
 @pytest.mark.slow

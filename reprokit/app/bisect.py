@@ -60,6 +60,7 @@ def bisect_script(script: str, argv: tuple = (), *, output_dir: Optional[str] = 
     emit("run_dir", path=run_dir.path)
     verdict = bisect_in(run_dir, opts, devices, minify=minify, pack=pack, emit=emit)
     if versions and verdict.failing_stage and verdict.signature:
+        emit("phase", name="versions")
         verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
     return verdict
 
@@ -89,7 +90,8 @@ def bisect_in(run_dir: RunDir, opts: BisectOptions, devices: Optional[list], *, 
     # --kind slow compares the timings of whole runs: those stay plain interpreters, like the user's own runs.
     runner = Runner(run_dir, timeout=opts.timeout or 600.0, jobs=opts.jobs, devices=devices,
                     warm_scripts=opts.kind == "failure" and forks_cleanly(opts.script),
-                    on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
+                    on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+                    on_start=lambda s: emit("trial_start", spec=s))
     bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
     isolation = bisector.isolate()
     verdict = isolated(run_dir, isolation)
@@ -103,5 +105,6 @@ def bisect_in(run_dir: RunDir, opts: BisectOptions, devices: Optional[list], *, 
     if isolation.deferred:
         verdict = with_evidence(run_dir, verdict, bisector.after_repro(isolation))
     if pack:
+        emit("phase", name="pack")
         verdict = with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
     return verdict

@@ -71,7 +71,8 @@ def doctor_script(script: str, argv: tuple = (), *, output_dir: Optional[str] = 
                                     "cwd": cwd, "python": sys.executable, "environment": recorded_environment()})
     emit("run_dir", path=run_dir.path)
     runner = Runner(run_dir, timeout=timeout or 600.0, jobs=1,
-                    on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
+                    on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+                    on_start=lambda s: emit("trial_start", spec=s))
     eager, compiled = eager_then_compiled(runner, script, argv, cwd, timeout, emit, ranks)
     observed = [read_observed(o.trial_dir) for o in (eager, compiled)]
     lines = source_lines([script] + (trial_record(compiled.trial_dir).get("local_modules") or []))

@@ -52,6 +52,7 @@ def minify_verdict(run_dir: RunDir, verdict: Verdict, *, runner: Optional[Runner
     reason = refusal(verdict)
     if reason:
         raise ReprokitError(f"not minified: {reason}")
+    emit("phase", name="minify")
     try:
         repro = make_repro(run_dir, Isolation.of(verdict), runner=runner, emit=emit, resume=resume, command=command)
     except CompiledIsCloser as e:
@@ -75,4 +76,5 @@ def export_runner(run_dir: RunDir, isolation: Isolation, emit: Emit) -> Runner:
     opts = run_dir.read_json("run.json")["options"]
     return Runner(run_dir, timeout=opts.get("timeout") or 600.0, jobs=int(opts.get("jobs") or 1),
                   warm_scripts=forks_cleanly(isolation.script),
-                  on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
+                  on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+                  on_start=lambda s: emit("trial_start", spec=s))

@@ -208,7 +208,8 @@ def pack_model(req: ModelRequest, output_dir: Optional[str] = None, command: str
     emit("note", text=f"{a.name}: {s.get('params_total', '?'):,} parameters, {s.get('params_per_rank', '?'):,} "
                       f"per rank (tp={tp}); risk {s.get('risk', 'unknown')}" if s else f"{a.name}: user factory")
     runner = Runner(run_dir, timeout=req.timeout, jobs=1,
-                    on_trial=lambda sp, o, c: emit("trial", spec=sp, outcome=o, cached=c))
+                    on_trial=lambda sp, o, c: emit("trial", spec=sp, outcome=o, cached=c),
+                    on_start=lambda sp: emit("trial_start", spec=sp))
     started = time.monotonic()
     main_out, main, depth = compile_attempts(runner, req, a, emit)
     verdict = model_verdict(a, main_out, main, depth, run_dir, round(time.monotonic() - started, 2))

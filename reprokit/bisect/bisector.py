@@ -105,6 +105,7 @@ class Bisector(Session):
         asked = tuple(isolation.deferred)
         if not asked:
             return Evidence()
+        self.emit("phase", name="evidence")
         started, executed = time.monotonic(), self.runner.executed
         stage, found = isolation.failing_stage, isolation.subsystem
         config = confirmed = torch_logs = None
@@ -140,6 +141,7 @@ class Bisector(Session):
     def narrow(self, v: Verdict, original: Outcome, failing: Outcome) -> None:
         """Within the failing stage: which graph, which config flips, which subsystem, which compile modes."""
         o, stage = self.opts, v.failing_stage
+        self.emit("phase", name="graph")
         graph = failing_graph(self, stage, v.last_passing_stage, failing)
         if graph is not None:
             v.graph = graph
@@ -150,12 +152,15 @@ class Bisector(Session):
             return  # config flips and counted passes are about failures, not the memory a program needs
         configs = o.configs and stage in ("inductor", "aot_eager_decomp_partition")
         if o.kind == "slow":
+            self.emit("phase", name="configs")
             v.config = config_flips(self, stage, failing) if configs else None
             v.speed = {"original": original.note}
+            self.emit("phase", name="modes")
             v.modes = modes(self, original)
             v.message = SLOW_STAGE_MEANING.get(stage, "")
         else:
             if o.subsystems and stage in SUBSYSTEMS:
+                self.emit("phase", name="subsystems")
                 # The boundary's re-run checks the answer, it does not change it: asked after the repro.
                 v.subsystem = subsystem(self, stage, failing, confirm=False)
                 if v.subsystem:
@@ -165,9 +170,11 @@ class Bisector(Session):
                 # asked after the repro (after_repro) instead of delaying the verdict by a full compile or more.
                 v.deferred.append("configs")
             elif configs:
+                self.emit("phase", name="configs")
                 v.config = config_flips(self, stage, failing)
         if o.kind == "failure" and stage == "inductor" and _mode_matters(original):
             # On a GPU the mode decides CUDA graphs and autotuning: does the bug follow the mode?
+            self.emit("phase", name="modes")
             v.modes = modes(self, original)
 
 

@@ -35,7 +35,8 @@ class CompiledIsCloser(NothingToIsolate):
 def make_runner(run_dir: RunDir, emit: Emit, jobs: int = 1) -> Runner:
     opts = run_dir.read_json("run.json")["options"]
     return Runner(run_dir, timeout=opts.get("timeout") or 600.0, jobs=jobs,
-                  on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c))
+                  on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+                  on_start=lambda s: emit("trial_start", spec=s))
 
 
 def minify_isolation(run_dir: RunDir, isolation: Isolation, runner: Optional[Runner] = None, emit: Emit = _noop,
@@ -130,6 +131,7 @@ def _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kin
         best = problem.best
         notes.append("minify interrupted; repro.py is the smallest failing graph found so far")
     v.nodes = {"original": found.meta["node_count"], "minified": shape.size(best)}
+    emit("phase", name="repro")
     target = found.signature or Signature("accuracy", None, "compiled output differs from eager", None)
     write_verified_repro(run_dir, runner, v, found.case, best, oracle.stage, target, accuracy or strict,
                          found.run_backward, info.get("command", ""), strict=strict)

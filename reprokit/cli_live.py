@@ -1,0 +1,67 @@
+"""The live display on a terminal: a status line under the progress lines, redrawn four times a second.
+
+Why rich: its Live display redraws from its own thread (the ticker that keeps a terminal from going silent while
+a trial compiles for a minute), keeps the status line under lines printed from any thread, and erases it at the
+end; click's progress bar needs a known length and a caller that advances it, and a bisect has neither.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+from rich.console import Console
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from reprokit.cli_render import Printer
+from reprokit.cli_tally import PHASES, Tally, clock
+
+# Often enough that the elapsed time moves every second and no terminal waits 2 s for a byte (issue #28).
+REFRESH_PER_SECOND = 4
+
+
+class Status:
+    """The status line, rendered afresh at each redraw from the tally: spinner, phase, trials, elapsed time."""
+
+    def __init__(self, tally: Tally):
+        self.tally = tally
+        self.spinner = Spinner("dots", style="cyan")
+
+    def text(self) -> Text:
+        t = self.tally
+        phase = t.current.name
+        done = t.trials()
+        parts = [f"{phase}: {PHASES.get(phase, phase)}"]
+        if t.running:  # known only where the runner reports trial starts
+            parts.append(f"{t.running} running")
+        parts.append(f"{done} trial{'' if done == 1 else 's'} done")
+        parts.append(f"{clock(t.elapsed())} elapsed")
+        return Text(" · ".join(parts), no_wrap=True, overflow="ellipsis")
+
+    def __rich__(self) -> Table:
+        grid = Table.grid(padding=(0, 1))
+        grid.add_row(self.spinner, self.text())
+        return grid
+
+
+def terminal() -> Console:
+    """The console of stderr (stdout stays for the summary, or --json's one object)."""
+    return Console(stderr=True, highlight=False)
+
+
+@contextlib.contextmanager
+def progress(verbose: bool, quiet: bool = False) -> Iterator[Printer]:
+    """A Printer for the use case's events: on a terminal with the live display around it (a line for each
+    finished trial too), elsewhere plain lines. The display is gone when the block ends, before the summary."""
+    console = terminal()
+    if quiet or not console.is_terminal or console.is_dumb_terminal:
+        yield Printer(verbose, quiet)
+        return
+    printer = Printer(verbose, quiet, sink=lambda text: console.print(Text(text), soft_wrap=True), trial_lines=True)
+    # Anything else written to stdout or stderr meanwhile (a library's warning) goes above the status line, on
+    # stderr: stdout is kept for the summary, or --json's one object.
+    with Live(Status(printer.tally), console=console, refresh_per_second=REFRESH_PER_SECOND, transient=True,
+              redirect_stdout=True, redirect_stderr=True):
+        yield printer
