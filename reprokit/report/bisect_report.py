@@ -193,7 +193,7 @@ def test_repro_note(v: Verdict) -> Optional[str]:
 
 def portable_code(text: str, run_dir: str, project: str) -> str:
     """Python text with this machine's paths replaced in its comments only (the code itself must still run)."""
-    return "\n".join(portable(l, run_dir, project) if l.lstrip().startswith("#") else l for l in text.split("\n"))
+    return "\n".join(portable_text(l, run_dir, project) if l.lstrip().startswith("#") else l for l in text.split("\n"))
 
 
 def decisive_logs(v: Verdict, error: Optional[dict] = None) -> tuple:
