@@ -80,6 +80,14 @@ def _short(x: float, digits: int = 3) -> str:
     return _num(float(f"{x:.{digits}g}"))
 
 
+def _bound(x: float, up: bool) -> str:
+    """A range's end to 4 significant digits, rounded inwards: the clamped values stay within the recorded range."""
+    if x == 0 or not math.isfinite(x):
+        return _num(x)
+    scale = 10.0 ** (math.floor(math.log10(abs(x))) - 3)
+    return _num(float(f"{(math.ceil if up else math.floor)(x / scale) * scale:.4g}"))
+
+
 def _dims(shape: tuple) -> str:
     return ", ".join(str(d) for d in shape) if shape else "()"
 
@@ -131,21 +139,32 @@ def _clamped(expr: str, meta: dict) -> str:
     high = hi is not None and hi < mean + 2.5 * std
     if not (low or high):
         return expr
-    wrapped = f"({expr})" if " " in expr else expr
+    wrapped = _atom(expr)
     if low and high:
-        return f"{wrapped}.clamp({_short(lo, 4)}, {_short(hi, 4)})"
-    return f"{wrapped}.clamp(min={_short(lo, 4)})" if low else f"{wrapped}.clamp(max={_short(hi, 4)})"
+        return f"{wrapped}.clamp({_bound(lo, True)}, {_bound(hi, False)})"
+    return f"{wrapped}.clamp(min={_bound(lo, True)})" if low else f"{wrapped}.clamp(max={_bound(hi, False)})"
+
+
+def _atom(expr: str) -> str:
+    """expr in parentheses where a method call on it would bind to its last operand only."""
+    depth = 0
+    for ch in expr:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == " " and depth == 0:
+            return f"({expr})"
+    return expr
 
 
 def _placed(expr: str, meta: dict) -> str:
     shape, dtype = tuple(meta["shape"]), meta["dtype"]
     if meta.get("device", "cpu") != "cpu":
-        expr = f"({expr}).to({meta['device']!r})" if " " in expr else f"{expr}.to({meta['device']!r})"
+        expr = f"{_atom(expr)}.to({meta['device']!r})"
     if not meta.get("contiguous", True):
         device = "" if meta.get("device", "cpu") == "cpu" else f", device={meta['device']!r}"
         expr = f"torch.empty_strided({shape}, {tuple(meta['stride'])}, dtype=torch.{dtype}{device}).copy_({expr})"
     if meta.get("requires_grad"):
-        expr = (f"({expr})" if " " in expr else expr) + ".requires_grad_()"
+        expr = _atom(expr) + ".requires_grad_()"
     return expr
 
 
