@@ -58,6 +58,12 @@ def check_repro(data, exp):
         assert data["signature"]["exc_type"] in p.stderr
     elif data["kind"] == "crash":
         assert p.returncode < 0
+    text = pathlib.Path(data["repro"]).read_text()
+    code = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if data["nodes"]["minified"] <= 3:  # one op: as short as a maintainer would write it (issue #28)
+        assert len(code) <= (22 if data["kind"] == "accuracy" else 15), text
+    if data.get("test_repro"):
+        assert len(pathlib.Path(data["test_repro"]).read_text().splitlines()) <= 40
 
 
 @pytest.mark.slow
