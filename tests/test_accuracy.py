@@ -291,8 +291,7 @@ def test_repro_compares_mutated_inputs(tmp_path):
     p = run_repro(repro)
     assert p.returncode == 1, p.stdout + p.stderr
     last = p.stderr.strip().splitlines()[-1]
-    assert last.startswith("AssertionError: input 0 (mutated): compiled differs from eager, max abs diff ")
-    assert ", compiled 0, float64 " in last and "error vs float64: compiled " in last
+    assert last.startswith("AssertionError: input 0: Tensor-likes are not close!"), p.stderr[-2000:]
 
 
 def probit(p):
@@ -311,5 +310,4 @@ def test_repro_of_float64_erfinv_fails_only_at_the_strict_level(tmp_path, strict
         return
     assert proc.returncode == 1, proc.stdout + proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("AssertionError: output 0: compiled differs from eager, max abs diff ")
-    assert "float64 " in last and "; error vs float64: compiled " in last and ", eager 0" in last
+    assert last.startswith("AssertionError: output 0: error vs float64 ") and "eager's 0" in last, proc.stderr[-2000:]

@@ -58,6 +58,12 @@ def check_repro(data, exp):
         assert data["signature"]["exc_type"] in p.stderr
     elif data["kind"] == "crash":
         assert p.returncode < 0
+    text = pathlib.Path(data["repro"]).read_text()
+    code = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if data["nodes"]["minified"] <= 3:  # one op: as short as a maintainer would write it (issue #28)
+        assert len(code) <= (22 if data["kind"] == "accuracy" else 15), text
+    if data.get("test_repro"):
+        assert len(pathlib.Path(data["test_repro"]).read_text().splitlines()) <= 40
 
 
 @pytest.mark.slow
@@ -197,9 +203,9 @@ def test_silent_accuracy_bug_needs_check_accuracy(workdir):
     check_verdict(data, exp)
     check_repro(data, exp)
     text = pathlib.Path(data["repro"]).read_text()
-    # synthetic inputs matched on the real ones' statistics reproduce it: no real data; both results printed
-    assert data["repro_inputs"] == "synthetic" and "def synthetic(" in text and "repro_inputs.pt" not in text
-    assert "eager:" in text
+    # synthetic inputs matched on the real ones' statistics reproduce it: no real data; eager, compiled, float64
+    assert data["repro_inputs"] == "synthetic" and "torch.manual_seed(0)" in text and "repro_inputs.pt" not in text
+    assert "expected, actual = results(" in text and "reference = results(" in text
     check_issue(data["run_dir"], "max abs diff", "[inductor][cpu] wrong results (silent)",
                 ("module: correctness (silent)",))
 

@@ -2,8 +2,7 @@
 
 import torch
 
-from reprokit.fx.inputs import (INLINE_MAX_ELEMENTS, inline_exprs, synthetic_expr, synthetic_inputs, synthetic_tensor,
-                                value_stats)
+from reprokit.fx.inputs import INLINE_MAX_ELEMENTS, inline_exprs, synthetic_expr, synthetic_inputs, value_stats
 
 
 def _meta(t, **kw):
@@ -23,15 +22,19 @@ def test_repro_expressions_make_inputs_matched_on_the_statistics():
     real[0, 0] = float("inf")
     meta = _meta(real)
     expr = synthetic_expr(meta)
+    assert "synthetic" not in expr  # an inline expression of torch alone
     torch.manual_seed(0)
-    made = eval(expr, {"torch": torch, "synthetic": synthetic_tensor, "float": float})
+    made = eval(expr, {"torch": torch, "float": float})
     assert made.shape == real.shape and made.stride() == real.stride() and made.dtype == real.dtype
     finite = made[torch.isfinite(made)]
     assert torch.isinf(made).sum() == 1
     assert finite.min() >= meta["min"] and finite.max() <= meta["max"] and abs(float(finite.mean()) - 10) < 2
     (again,) = synthetic_inputs([meta])
     assert again.shape == real.shape and torch.isinf(again).any()
-    assert synthetic_expr(_meta(torch.tensor([3, 7]))) == "torch.randint(3, 8, (2,), dtype=torch.int64)"
+    assert synthetic_expr(_meta(torch.tensor([3, 7]))) == "torch.randint(3, 8, (2,))"
+    assert synthetic_expr(_meta(torch.randn(8, 16))).startswith("torch.randn(8, 16)")  # no clamp where it binds not
+    positive = _meta(torch.rand(64) + 0.5)  # a domain's edge (log's, sqrt's) is kept
+    assert ".clamp(" in synthetic_expr(positive) and eval(synthetic_expr(positive), {"torch": torch}).min() > 0
 
 
 def test_few_real_values_are_written_exactly_and_many_are_not():

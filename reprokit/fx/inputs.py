@@ -75,35 +75,96 @@ def _num(x: float) -> str:
     return repr(x) if math.isfinite(x) else f'float("{x}")'
 
 
-def synthetic_expr(meta: dict) -> str:
-    """One expression of repro.py that makes an input like the captured one from its statistics (fixed seed)."""
+def _short(x: float, digits: int = 3) -> str:
+    """x to a few significant digits: repro.py's statistics are a recipe, not a record."""
+    return _num(float(f"{x:.{digits}g}"))
+
+
+def _bound(x: float, up: bool) -> str:
+    """A range's end to 4 significant digits, rounded inwards: the clamped values stay within the recorded range."""
+    if x == 0 or not math.isfinite(x):
+        return _num(x)
+    scale = 10.0 ** (math.floor(math.log10(abs(x))) - 3)
+    return _num(float(f"{(math.ceil if up else math.floor)(x / scale) * scale:.4g}"))
+
+
+def _dims(shape: tuple) -> str:
+    return ", ".join(str(d) for d in shape) if shape else "()"
+
+
+def synthetic_expr(meta: dict, default_dtype: str = "float32") -> str:
+    """One expression of repro.py that makes an input like the captured one from its statistics (the caller seeds
+    torch's generator once): shape, dtype, stride and device; mean and std; the range where it is narrower than the
+    values' spread would give; the special values (NaN, inf, zero) it held, planted first."""
     if meta["kind"] != "tensor":
         return repr(meta.get("value"))
     shape, dtype = tuple(meta["shape"]), meta["dtype"]
     if dtype == "bool":
-        expr = f"torch.rand({shape}) < 0.5"
+        expr = f"torch.rand({_dims(shape)}) < 0.5"
     elif dtype.startswith(("int", "uint")):
         lo, hi = int(meta.get("min", 0)), int(meta.get("max", 1))
-        expr = f"torch.randint({lo}, {hi + 1}, {shape}, dtype=torch.{dtype})"
+        kind = "" if dtype == "int64" else f", dtype=torch.{dtype}"
+        expr = f"torch.randint({lo}, {hi + 1}, {shape}{kind})"
     else:
-        args = [f"{k}={_num(round(meta[k], 6))}" for k in ("mean", "std") if meta.get(k) is not None]
-        if meta.get("min") is not None and meta.get("max") is not None:
-            args += [f"lo={_num(meta['min'])}", f"hi={_num(meta['max'])}"]
-        if meta.get("special"):
-            args.append(f"special={tuple(meta['special'])!r}")
-        expr = f"synthetic({shape}, torch.{dtype}" + "".join(", " + a for a in args) + ")"
+        expr = _float_expr(meta, shape, dtype, "" if dtype == default_dtype else f", dtype=torch.{dtype}")
     return _placed(expr, meta)
+
+
+def _float_expr(meta: dict, shape: tuple, dtype: str, kind: str) -> str:
+    """randn scaled and shifted to the recorded std and mean, clamped to the range where it binds."""
+    special = list(meta.get("special") or ())[: math.prod(shape)]
+    body = (math.prod(shape) - len(special),) if special else shape
+    mean, std = meta.get("mean"), meta.get("std")
+    if std == 0 and mean is not None:
+        expr = f"torch.full({body}, {_short(mean)}{kind})"
+    else:
+        expr = f"torch.randn({_dims(body)}{kind})"
+        if std is not None and _short(std) != "1.0":
+            expr += f" * {_short(std)}"
+        # A mean within the sampling noise of the values' own mean (std / sqrt(n)) is no part of the recipe.
+        if mean and std is not None and abs(mean) > std / math.sqrt(max(1, math.prod(shape))):
+            expr += f" + {_short(mean)}" if mean > 0 else f" - {_short(-mean)}"
+        expr = _clamped(expr, meta)
+    if special:
+        planted = ", ".join(_num(_SPECIAL[name]) for name in special)
+        expr = f"torch.cat([torch.tensor([{planted}]{kind}), {expr}]).reshape({_dims(shape)})"
+    return expr
+
+
+def _clamped(expr: str, meta: dict) -> str:
+    """expr clamped to the recorded range, on the sides where that range is narrower than mean -/+ 2.5 std (a
+    domain such as log's or acos's; randn's own tails there are not the input's)."""
+    lo, hi, mean, std = meta.get("min"), meta.get("max"), meta.get("mean") or 0.0, meta.get("std") or 0.0
+    low = lo is not None and lo > mean - 2.5 * std
+    high = hi is not None and hi < mean + 2.5 * std
+    if not (low or high):
+        return expr
+    wrapped = _atom(expr)
+    if low and high:
+        return f"{wrapped}.clamp({_bound(lo, True)}, {_bound(hi, False)})"
+    return f"{wrapped}.clamp(min={_bound(lo, True)})" if low else f"{wrapped}.clamp(max={_bound(hi, False)})"
+
+
+def _atom(expr: str) -> str:
+    """expr in parentheses where a method call on it would bind to its last operand only."""
+    depth = 0
+    for ch in expr:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == " " and depth == 0:
+            return f"({expr})"
+    return expr
 
 
 def _placed(expr: str, meta: dict) -> str:
     shape, dtype = tuple(meta["shape"]), meta["dtype"]
     if meta.get("device", "cpu") != "cpu":
-        expr += f".to({meta['device']!r})"
+        expr = f"{_atom(expr)}.to({meta['device']!r})"
     if not meta.get("contiguous", True):
-        expr = (f"torch.empty_strided({shape}, {tuple(meta['stride'])}, dtype=torch.{dtype}, "
-                f"device={meta.get('device', 'cpu')!r}).copy_({expr})")
+        device = "" if meta.get("device", "cpu") == "cpu" else f", device={meta['device']!r}"
+        expr = f"torch.empty_strided({shape}, {tuple(meta['stride'])}, dtype=torch.{dtype}{device}).copy_({expr})"
     if meta.get("requires_grad"):
-        expr += ".requires_grad_()"
+        expr = _atom(expr) + ".requires_grad_()"
     return expr
 
 

@@ -112,7 +112,22 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
         "compile_args": meta.get("compile_args"),
         "nodes": len(gm.graph.nodes),
         "torch_version": compat.TORCH_VERSION,
+        "float64_error": float64_error(gm, inputs),
     }
+
+
+def float64_error(gm, inputs) -> str | None:
+    """Why the graph cannot run in float64 as repro.py's reference runs it (the module and its floating point
+    inputs cast with .double()), or None when it can: the repro then needs no fall-back for it."""
+    import copy
+
+    args = [x.detach().double() if isinstance(x, torch.Tensor) and x.is_floating_point() else
+            x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    try:
+        copy.deepcopy(gm).double()(*args)
+        return None
+    except Exception as e:  # any failure: the reference is left out, as repro.py's older fall-back did
+        return f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
 
 
 def _read_text(path: str) -> str | None:

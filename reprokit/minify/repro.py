@@ -95,7 +95,7 @@ def _why_real_data(mode: str, synthetic_gave, nbytes: int) -> str:
         return ""
     gave = "passed" if synthetic_gave is None or synthetic_gave.kind == "pass" else \
         f"failed differently ({synthetic_gave.short()})"
-    where = "written into repro.py" if mode == "inline" else f"in repro_inputs.pt ({nbytes} bytes)"
+    where = "written into the repro" if mode == "inline" else f"in a data file of {nbytes} bytes the repro loads"
     return (f"the failure needs the real input values ({where}): with synthetic inputs matched on shape, dtype, "
             f"stride, range and special values (NaN/inf/zero) the repro {gave}")
 

@@ -23,20 +23,24 @@ from reprokit.report.decisive import last_chain
 from reprokit.report.render import environment
 from reprokit.trial.environment import trial_env
 
-MAIN_BLOCK = '\nif __name__ == "__main__":'
-NO_FAILURE = '    print("no failure: the bug did not reproduce")\n'
+NO_FAILURE = 'print("no failure: the bug did not reproduce")'
 
 
 def test_text(repro_text: str, v: Verdict, stage: str, target: Signature, backward: bool) -> str:
-    """test_repro.py's text from repro.py's text rendered with the accuracy check (the correct behaviour)."""
-    body = repro_text.split(MAIN_BLOCK, 1)[0].rstrip() + "\n"
-    body = "\n".join(l for l in body.split("\n") if not l.startswith("# ")).replace(NO_FAILURE, "").strip("\n")
+    """test_repro.py's text from repro.py's text rendered with the accuracy check (the correct behaviour): its
+    definitions (imports, config, the graph) as they are, and what it runs after them as the test's body."""
+    lines = repro_text.rstrip("\n").split("\n")
+    lines = lines[next((i for i, l in enumerate(lines) if not l.startswith("#")), len(lines)):]  # not its header
+    start = next(i for i, l in enumerate(lines) if l.startswith("class Repro("))
+    run_from = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace()), len(lines))
+    definitions = "\n".join(lines[:run_from]).strip("\n")
+    body = "\n".join(l for l in lines[run_from:] if l.strip() and l != NO_FAILURE)
     torch_version = re.search(r"with torch (\S+?)\.?$", repro_text.split("\n", 1)[0])
     name = re.sub(r"\W+", "_", stage).strip("_") or "compile"
     return environment().get_template("test_repro.py.j2").render(
         reprokit_version=__version__, torch_version=torch_version.group(1) if torch_version else "?",
-        stage_title=STAGE_TITLES.get(stage, stage), expected=target.short(), body=body, graph=v.graph,
-        backward=backward, class_name="TestCompileRepro", test_name=f"test_{name}_matches_eager")
+        stage_title=STAGE_TITLES.get(stage, stage), expected=target.short(), definitions=definitions, body=body,
+        graph=v.graph, backward=backward, class_name="TestCompileRepro", test_name=f"test_{name}_matches_eager")
 
 
 def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, backward: bool,
@@ -55,6 +59,9 @@ def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, bac
     run.write_text("test_repro.py", text)
     info = run.read_json("run.json")
     env = trial_env(TrialSpec(mode="script", stage="user"), run.file("cache"), run.path)
+    # Under CI=1 PyTorch's run_tests writes XML reports, which needs unittest-xml-reporting: the test's run here
+    # is about the bug, not the report format.
+    env.pop("CI", None)
     started = time.monotonic()
     try:
         p = subprocess.run([info.get("python") or sys.executable, "test_repro.py"], cwd=run.path, env=env,

@@ -12,7 +12,8 @@ from reprokit.data.stages import STAGE_TITLES
 from reprokit.data.trial_files import trial_record
 from reprokit.errors import ReprokitError
 from reprokit.report import triage
-from reprokit.report.issue_parts import TLPARSE_HINT, error_section, fit_github, tlparse_dir, tlparse_texts
+from reprokit.report.command_text import portable_command, portable_text
+from reprokit.report.issue_parts import error_section, fit_github, tlparse_dir, tlparse_texts
 from reprokit.report.pack import (PackPlan, environment_report, environment_variables, env_texts, read_tail,
                                   short_digest, source_texts, trial_logs)
 from reprokit.report.portable import portable
@@ -27,8 +28,9 @@ def load_verdict(run: RunDir) -> Verdict:
     return Verdict.from_dict(run.read_json("verdict.json"))
 
 
-def summary(v: Verdict) -> str:
-    """The verdict in a few sentences, for ISSUE.md and README.md."""
+def summary(v: Verdict, brief: bool = False) -> str:
+    """The verdict in a few sentences, for README.md; brief (ISSUE.md, whose list of what was isolated says the
+    graph, the config and the subsystem): what fails and in which stage only."""
     sig = Signature.from_dict(v.signature) if v.signature else None
     what = {"exception": "raises", "crash": "crashes the process", "accuracy": "silently computes wrong values",
             "hang": "hangs", "exit": "makes the script's own check fail"}.get(v.kind or "", "fails")
@@ -40,12 +42,12 @@ def summary(v: Verdict) -> str:
                          f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}` on, so the bug is in that stage.")
         else:
             parts.append(f"Every stock stage passes; the script's own backend `{v.failing_stage}` fails.")
-    if v.graph is not None:
+    if v.graph is not None and not brief:
         parts.append(f"Graph {v.graph} of {v.graph_count} that Dynamo produced fails on its own.")
-    if v.subsystem:
+    if v.subsystem and not brief:
         parts.append(f"Torch's bisector counters pin it to {v.subsystem['name']} application "
                      f"#{v.subsystem['application']}: `{v.subsystem.get('detail')}`.")
-    if v.config:
+    if v.config and not brief:
         parts.append("It passes with " + ", ".join(f"`{k}={val!r}`" for k, val in v.config.items()) + ".")
     if v.flaky:
         parts.append(f"The failure is flaky: it reproduced in {v.repro_rate:.0%} of runs.")
@@ -68,14 +70,14 @@ def repro_note(v: Verdict, repro: Optional[str], inline: Optional[str]) -> str:
     if not repro or not v.repro_verified and v.repro_attempts:
         tried = "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts or [])
         return ("no verified standalone repro" + (f" ({tried})" if tried else "")
-                + "; the original script is in the pack under source/")
+                + "; the original script is in the attached tarball")
     nodes = v.nodes or {}
     kind = REPRO_KINDS.get(v.repro_kind or "", "")
     note = (f"{kind + ', ' if kind else ''}{nodes.get('minified')} of {nodes.get('original')} "
             f"{nodes.get('unit', 'FX nodes')}, "
             + ("verified to fail the same way in two fresh interpreters" if v.repro_verified else
                f"NOT verified: it gave {Signature.from_dict(v.repro_signature).short() if v.repro_signature else 'nothing'}"))
-    return note if inline else note + "; too long to inline, see repro.py in the pack"
+    return note if inline else note + "; too long to show here, it is in the attached tarball"
 
 
 def isolated_lines(v: Verdict) -> list:
@@ -110,8 +112,8 @@ def export_lines(finding: dict) -> list:
         lines.append(f"the line that added it: `{finding['line']}`: `{finding.get('code') or ''}`")
     lines.append(f"fix: {finding['fix']}")
     if finding.get("report"):
-        lines.append(f"draft_export's report ({len(finding.get('draft') or [])} problem(s)): "
-                     f"`{finding['report']}` in the pack")
+        lines.append(f"draft_export's report ({len(finding.get('draft') or [])} problem(s)) is in the attached "
+                     f"tarball")
     return lines
 
 
@@ -127,31 +129,57 @@ def data_note(v: Verdict, attached: bool) -> str:
 
 def issue_text(run: RunDir, v: Verdict, tarball_name: str, redactor: Redactor, tlparse_at: Optional[str] = None,
                error: Optional[dict] = None, data: str = "") -> str:
-    """ISSUE.md: the text for PyTorch's torch.compile bug-report form, scrubbed and portable."""
+    """ISSUE.md: the text for PyTorch's torch.compile bug-report form, scrubbed and portable. Each fact once, the
+    minimal graph (the repro's) and not the original, and no file a GitHub reader cannot open but the tarball."""
     env_data = environment_report(run)
     repro = read_tail(run.file("repro.py")) if v.repro and os.path.exists(run.file("repro.py")) else None
     repro = portable_code(repro, run.path, os.path.dirname(v.script)) if repro else None
-    inline = repro if repro and len(repro.splitlines()) < 100 else None
+    inline = repro.rstrip("\n") if repro and len(repro.splitlines()) < 100 else None
     cuda = bool(trial_record((v.decisive_trials or {}).get("first_failing") or "").get("cuda"))
     ladder = [{"title": STAGE_TITLES.get(r["stage"], r["stage"]),
                "result": "pass" if r["kind"] == "pass" else ("FAIL" if r["same"] else f"fail ({r['kind']}, different)"),
                "seconds": r["seconds"]} for r in v.ladder]
     error = error or error_section(run, v)
-    graph_code = (v.graph_code or "").strip() if v.graph_code and len(v.graph_code.splitlines()) <= 80 else None
+    graph = minimal_graph(repro) if repro and not inline else None
     text = environment().get_template("ISSUE.md.j2").render(
-        title=triage.title(v, cuda), labels=triage.labels(v, cuda), summary=summary(v), ladder=ladder,
+        title=triage.title(v, cuda), labels=triage.labels(v, cuda), summary=summary(v, brief=True), ladder=ladder,
         isolated=isolated_lines(v), repro_inline=inline, repro_note=repro_note(v, repro, inline) + (f". {data}" if data else ""),
-        test_repro=test_repro_note(v), graph_code=graph_code, graph=v.graph, error_log=error["text"],
-        error_source=error["source"], full_log=error["full_log"],
-        tlparse_note=(f"tlparse's report of the failing run's TORCH_TRACE log is in the pack: "
-                      f"`{tlparse_at}/index.html`, with every artifact it links to") if tlparse_at else TLPARSE_HINT,
+        minimal_graph=graph, error_log=error["text"], error_source=error["source"],
         versions=env_data.get("text") or env_data.get("error", "unavailable"), reprokit_version=__version__,
-        command=run.read_json("run.json").get("command") or "reprokit bisect", tarball_name=tarball_name,
-        releases=v.versions)
+        command=portable_command(run.read_json("run.json").get("command") or "reprokit bisect", run.path,
+                                 os.path.dirname(v.script)),
+        tarball_name=tarball_name, attached=attached_note(v, tlparse_at), releases=v.versions)
     # Paths first: the redactor writes the home folder as ~, which would hide the interpreter's own paths.
-    text = redactor.scrub(portable(text, run.path, os.path.dirname(v.script)), "ISSUE.md")
-    return fit_github(text, [(graph_code, "(the failing graph is in verdict.json in the pack)"),
-                             (inline, "(repro.py is in the pack)")])
+    text = redactor.scrub(portable_text(text, run.path, os.path.dirname(v.script)), "ISSUE.md")
+    return fit_github(text, [(graph, "(the minimal graph is in the attached tarball)"),
+                             (inline, "(the minimal repro is in the attached tarball)")])
+
+
+def minimal_graph(repro: str) -> Optional[str]:
+    """The graph classes of repro.py (its `class ...(torch.nn.Module)` blocks), or None when they are too long to
+    show (over 80 lines)."""
+    lines, keep, inside = repro.split("\n"), [], False
+    for line in lines:
+        if line.startswith("class "):
+            inside = True
+        elif line and not line[0].isspace():
+            inside = False
+        if inside:
+            keep.append(line)
+    code = "\n".join(keep).strip("\n")
+    return code if code and len(code.splitlines()) <= 80 else None
+
+
+def attached_note(v: Verdict, tlparse_at: Optional[str]) -> str:
+    """What the attached tarball holds beyond this text, in one sentence's words."""
+    parts = []
+    if v.test_repro:
+        parts.append("the repro as a failing test in PyTorch's style (`TestCase`, `run_tests`: it asserts the correct "
+                     "behaviour, so it passes once the bug is fixed; " + test_repro_note(v) + ")")
+    parts.append("the original script, the decisive runs' full logs")
+    if tlparse_at:
+        parts.append("tlparse's report of the failing run's TORCH_TRACE log")
+    return ", ".join(parts) + ", the environment and a manifest of what was redacted"
 
 
 def test_repro_note(v: Verdict) -> Optional[str]:
@@ -159,13 +187,13 @@ def test_repro_note(v: Verdict) -> Optional[str]:
     if not v.test_repro:
         return None
     if v.test_repro_verified:
-        return f"run in a fresh interpreter, it fails the same way (`{v.test_repro_failure}`)"
-    return f"NOT verified: run in a fresh interpreter it gave `{v.test_repro_failure or 'nothing'}`"
+        return f"in a fresh interpreter it fails the same way, `{v.test_repro_failure}`"
+    return f"NOT verified: in a fresh interpreter it gave `{v.test_repro_failure or 'nothing'}`"
 
 
 def portable_code(text: str, run_dir: str, project: str) -> str:
     """Python text with this machine's paths replaced in its comments only (the code itself must still run)."""
-    return "\n".join(portable(l, run_dir, project) if l.lstrip().startswith("#") else l for l in text.split("\n"))
+    return "\n".join(portable_text(l, run_dir, project) if l.lstrip().startswith("#") else l for l in text.split("\n"))
 
 
 def decisive_logs(v: Verdict, error: Optional[dict] = None) -> tuple:

@@ -15,8 +15,6 @@ from reprokit.report.decisive import decisive_error
 from reprokit.report.pack import read_tail
 
 GITHUB_LIMIT = 65_536  # characters of an issue body
-TLPARSE_HINT = ("not run: tlparse is not installed (`pip install tlparse`, then `tlparse <TORCH_TRACE log>`; the "
-                "trace log is in the pack under logs/*/trace/)")
 # tlparse's copies of the whole trace log: the pack holds the log itself already.
 TLPARSE_SKIP = ("raw.log", "raw.jsonl")
 TLPARSE_MEMBER_LIMIT = 1_000_000
@@ -51,14 +49,14 @@ def error_section(run: RunDir, v: Verdict) -> dict:
     if repro:
         out = trial_record(repro)
         return {"text": trial_error(repro, out.get("kind") or v.kind or "exception", out.get("signature")),
-                "source": "The minimal repro's failure, re-run in a fresh interpreter (`python repro.py`):",
+                "source": "The minimal repro's failure, re-run in a fresh interpreter:",
                 "full_log": "logs/repro/stderr.txt", "trial": repro, "role": "repro"}
     trial = (v.decisive_trials or {}).get("first_failing")
     if not trial:
         return {"text": "(no failing trial recorded)", "source": "", "full_log": "verdict.json", "trial": None,
                 "role": None}
     return {"text": trial_error(trial, v.kind or "exception", v.signature),
-            "source": "The original script's failure under the failing stage (the bisect's first failing trial):",
+            "source": "The original script's failure under the failing stage:",
             "full_log": "logs/first_failing/stderr.txt", "trial": trial, "role": "first_failing"}
 
 
@@ -94,12 +92,12 @@ def tlparse_texts(out: str, prefix: str) -> dict:
 
 def fit_github(text: str, folded: list) -> str:
     """The issue body within GitHub's limit: each of `folded` (long parts, least needed first) replaced by a
-    pointer into the pack until it fits."""
+    pointer to the attached tarball until it fits."""
     for part, pointer in folded:
         if len(text) <= GITHUB_LIMIT:
             break
         if part and part in text:
             text = text.replace(part, pointer)
     if len(text) > GITHUB_LIMIT:
-        text = text[:GITHUB_LIMIT - 200] + "\n\n[... cut to GitHub's limit; the whole text is ISSUE.md in the pack]\n"
+        text = text[:GITHUB_LIMIT - 200] + "\n\n[... cut to GitHub's limit; the whole text is in the attached tarball]\n"
     return text

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import jinja2
 
 from reprokit import __version__
 from reprokit.data.stages import STAGE_TITLES, compile_choice
-from reprokit.fx.inputs import synthetic_expr
-from reprokit.report.portable import portable
+from reprokit.report.command_text import portable_command
+from reprokit.report.repro_inputs import input_parts
 
 def template_dir() -> str:
     """templates/ as installed (the wheel maps it to reprokit.templates) or beside the package in a checkout."""
@@ -26,11 +27,6 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, autoescape=False)
     env.filters["basename"] = lambda p: os.path.basename(p or "")
     return env
-
-
-def input_line(meta: dict) -> str:
-    """One expression that makes an input like the captured one (synthetic values matched on its statistics)."""
-    return synthetic_expr(meta)
 
 
 def context_parts(ctx: dict | None) -> tuple[list, str | None]:
@@ -54,20 +50,20 @@ def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, ba
     """repro.py's text. accuracy: compare compiled with eager and a float64 reference (strict: with the strict
     rule, for when the script's own tolerance is unknown); backward: run the backward too. Inputs: synthetic,
     or the real values inline (inline) or from repro_inputs.pt (use_saved)."""
-    metas = parts.get("attribute_meta") or {}
-    attribute_lines = [(name, synthetic_expr(metas[name]) if name in metas else "None") for name in parts["attributes"]]
     choice = compile_choice(stage, parts.get("compile_args"))
     setup, with_items = context_parts(parts.get("context"))
-    return environment().get_template("repro.py.j2").render(
-        reprokit_version=__version__, torch_version=parts["torch_version"], command=portable(command or "reprokit"),
+    text = environment().get_template("repro.py.j2").render(
+        reprokit_version=__version__, torch_version=parts["torch_version"], command=portable_command(command),
         stage_title=STAGE_TITLES.get(stage, stage), expected=target.short(), nodes=parts["nodes"],
         original_nodes=original_nodes, graph=verdict.graph, imports=parts["imports"],
         config_lines=parts["config_lines"], attributes=parts["attributes"], forward=parts["forward"],
-        use_saved=use_saved, input_lines=[input_line(m) for m in parts["inputs"]], backend=choice["backend"],
-        inline=parts.get("inline") if inline else None, attribute_lines=attribute_lines,
+        use_saved=use_saved, backend=choice["backend"], inline=bool(inline and parts.get("inline")),
         mode=choice["mode"], options=json.dumps(choice["options"]) if choice["options"] else None,
         accuracy=accuracy, strict=strict, backward=backward, submodules=parts.get("submodules", []),
         children=parts.get("children", []), graph_kind=parts.get("graph_kind", "forward"),
         prelude=parts.get("prelude"), hook_lines=parts.get("hook_lines") or [], context_setup=setup,
-        context_with=with_items, dynamic=bool(parts.get("dynamic")),
-        launch_blocking=bool((getattr(verdict, "cuda_fault", None) or {}).get("launch_blocking")))
+        context_with=with_items, dynamic=bool(parts.get("dynamic")), float64_error=parts.get("float64_error"),
+        launch_blocking=bool((getattr(verdict, "cuda_fault", None) or {}).get("launch_blocking")),
+        **input_parts(parts, inline=bool(inline and parts.get("inline")), backward=backward))
+    # The optional parts leave runs of blank lines: two at most, as PEP 8 puts between top-level definitions.
+    return re.sub(r"\n{4,}", "\n\n\n", text).rstrip("\n") + "\n"
