@@ -11,7 +11,7 @@ from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
 from reprokit.export.ladder import FAILING_STAGES
-from reprokit.export.rerun import minify_export_run
+from reprokit.export.rerun import check_unchanged, minify_export_run
 from reprokit.minify.repro_kinds import CompiledIsCloser, minify_isolation
 from reprokit.report.bisect_report import load_verdict
 from reprokit.trial.runner import Runner
@@ -52,6 +52,8 @@ def minify_verdict(run_dir: RunDir, verdict: Verdict, *, runner: Optional[Runner
     reason = refusal(verdict)
     if reason:
         raise ReprokitError(f"not minified: {reason}")
+    if verdict.failing_stage in FAILING_STAGES:  # bad input is one line: said before the phase's progress line
+        check_unchanged(run_dir, verdict)
     emit("phase", name="minify")
     try:
         repro = make_repro(run_dir, Isolation.of(verdict), runner=runner, emit=emit, resume=resume, command=command)
