@@ -222,6 +222,9 @@ class Verdict(JsonData):
     subsystem: Optional[dict] = None
     flaky: bool = False
     repro_rate: Optional[float] = None
+    # Runs that failed another way than the original and were asked again (the baseline, a stage): one line each,
+    # flaky or broken that way (bisect/steady.py); never the failure itself
+    unsteady: str = ""
     trials: int = 0
     seconds: float = 0.0
     run_dir: str = ""
