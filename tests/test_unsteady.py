@@ -39,3 +39,12 @@ def test_a_rank_that_hangs_at_exit_after_its_work_counts_by_its_result(workdir):
     assert data["failing_stage"] == "inductor" and data["last_passing_stage"] == "aot_eager_decomp_partition", data
     assert "the run without compile hung at exit after its work was done; counted as pass" in data["unsteady"]
     assert seconds < 500, seconds
+
+
+@pytest.mark.slow
+def test_values_eager_never_wrote_are_no_accuracy_failure(workdir):
+    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "empty_partly_written.py", "--check-accuracy",
+                        "--no-pack", "-o", str(workdir / "artifacts")], cwd=workdir, capture_output=True, text=True,
+                       timeout=900, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 3, p.stderr[-3000:]
+    assert "passes compiled and uncompiled" in p.stderr.strip().splitlines()[-1], p.stderr[-2000:]
