@@ -162,6 +162,8 @@ def summary_table(v, tally: Optional[Tally] = None) -> str:
         lines.append(f"{'other failures seen':<26} " + "; ".join(
             f"{o['signature'].get('exc_type') or o['signature']['kind']}: {o['signature'].get('message', '')[:50]}"
             for o in v.other_failures))
+    if v.unsteady:
+        lines.append(f"{'runs that failed otherwise':<26} {v.unsteady}")
     if v.message:
         lines.append(v.message)
     if v.versions:  # reprokit versions: the news that matters most goes first

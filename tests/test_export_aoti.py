@@ -90,6 +90,17 @@ def test_aoti_accuracy_stage_and_verified_repro(accuracy):
 
 
 @pytest.mark.slow
+def test_aoti_accuracy_checked_by_sys_exit_gets_the_same_graph_repro(tmp_path_factory):
+    """Issue #32: the script's own check calls sys.exit(1); the cut program's raises from assert_close. One wrong
+    result either way, so the program is cut to its relu node (no fall-back to source reduction)."""
+    data = bisect_case(tmp_path_factory, "aoti_accuracy_exit.py", *FAST)
+    assert (data["failing_stage"], data["last_passing_stage"]) == ("aoti_run", "decompose")
+    assert data["kind"] == "exit", data["signature"]
+    check_export_repro(data, "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'accuracy'")
+    assert [a["kind"] for a in data["repro_attempts"]] == ["export_graph"], data["repro_attempts"]
+
+
+@pytest.mark.slow
 def test_genuine_sliced_example_input_pytorch_153992(sliced):
     """pytorch#153992: exported from a slice, the package silently answers wrong for a newly created input of
     the same shape. Stage aoti_run; AOTI's input checks, switched on, name the stride it was compiled for; the

@@ -8,6 +8,7 @@ from typing import Optional
 from reprokit.data.records import Outcome, StageResult
 from reprokit.data.stages import CROSSREF, STAGES
 from reprokit.bisect.session import Session
+from reprokit.bisect.steady import describe, differs, settle
 
 # An operator outside torch's own namespaces, as Dynamo writes it into a graph's code: the crossref stage checks
 # only these (torch's default for it), so without one it would repeat the stage before it.
@@ -60,16 +61,31 @@ def run_ladder(s: Session, original: Outcome) -> list[StageResult]:
     s.emit("ladder_start", stages=stages)
     results = s.runner.map([x for x in specs if x is not None], stop=None)
     it = iter(results)
+    outcomes = [original if spec is None else next(it) for spec in specs]
+    first_same = next((i for i, x in enumerate(outcomes) if s.target is not None and s.target.matches(x.signature)),
+                      len(outcomes))
     out = []
-    for stage, spec in zip(stages, specs):
-        outcome = original if spec is None else next(it)
+    for i, (stage, spec) in enumerate(zip(stages, specs)):
+        outcome = outcomes[i]
+        if i < first_same and spec is not None and differs(s.target, outcome):
+            outcome = _settled(s, stage, outcome)  # a stage before the failing one that failed another way
         s.stage_outcomes[stage] = outcome
         same = s.fails_same(outcome)
         out.append(StageResult(stage=stage, kind=outcome.kind, summary=outcome.signature.short(),
                                seconds=outcome.seconds, same=same))
         s.emit("stage", stage=stage, outcome=outcome, same=same)
-    s.stage_outcomes["none"] = s.runner(s.spec("none", "baseline-no-compile"))
+    s.stage_outcomes["none"] = s.baseline or s.runner(s.spec("none", "baseline-no-compile"))
     return out
+
+
+def _settled(s: Session, stage: str, outcome: Outcome) -> Outcome:
+    """A stage that failed another way than the original, asked again (bisect/steady.py); noted when it came
+    right or stayed broken."""
+    counted, runs = settle(s.runner, lambda k: s.spec(stage, f"stage-{stage}", attempt=k), s.target, outcome)
+    if not differs(s.target, counted) or counted.kind == "hang":  # flaky, or hung each time: say so
+        s.unsteady.append(describe(f"stage {stage}", runs, s.target))
+        s.emit("note", text=s.unsteady[-1])
+    return counted
 
 
 def meta_mismatch(s: Session, ladder: list[StageResult]) -> Optional[StageResult]:

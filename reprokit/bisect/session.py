@@ -47,6 +47,9 @@ class Session:
         self.started = time.monotonic()
         self.script_hash = file_hash(opts.script)
         self.stage_outcomes: dict[str, Outcome] = {}
+        # The no-compile baseline that counts (after re-runs when it failed another way: bisect/steady.py)
+        self.baseline: Optional[Outcome] = None
+        self.unsteady: list[str] = []  # one line per run that failed another way and was asked again
 
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the user's script under `stage`, with the run's options."""
@@ -74,6 +77,7 @@ class Session:
         """Stamp the verdict with the decisive trials, the other failures seen, trial count and time."""
         v.decisive_trials = decisive
         v.other_failures = list(self.others.values())
+        v.unsteady = "; ".join(self.unsteady)
         v.trials = self.runner.executed
         v.seconds = round(time.monotonic() - self.started, 2)
         return v

@@ -6,8 +6,10 @@ import os
 import traceback
 
 from reprokit.child.accuracy import AccuracyFailure
+from reprokit.child.comparisons import mismatch_reported
 from reprokit.child.state import TrialState
 from reprokit.data import signature as sig
+from reprokit.data.records import MISMATCH
 
 
 def passed() -> dict:
@@ -27,6 +29,9 @@ def classify_exit(state: TrialState, e: SystemExit) -> tuple[dict, int]:
 
             print(e.code, file=sys.stderr)
         result = {"kind": "exit", "signature": sig.for_exit(code).to_dict()}
+        if mismatch_reported():  # the script's own check: its comparison failed, then it exited
+            result["signature"]["cause"] = MISMATCH
+            result["note"] = f"the script exited {code} right after a comparison found its tensors differ"
     return result, 1 if code else 0
 
 
@@ -41,8 +46,10 @@ def classify_exception(state: TrialState, exc: BaseException) -> dict:
     name, message, inner = sig.root_cause(exc)
     inner_frames = frames if inner is exc else [(f.filename, f.name) for f in traceback.extract_tb(inner.__traceback__)]
     cause = f"{name}: {sig.normalise_message(message)} @ {sig.innermost_torch_frame(inner_frames, compat.TORCH_ROOT)}"
-    s = dataclasses.replace(sig.for_exception(type(exc).__name__, str(exc), frames, compat.TORCH_ROOT), cause=cause)
     text = str(exc)
+    if isinstance(exc, AssertionError) and (mismatch_reported() or text.lstrip().startswith(sig.MISMATCH_WORDS)):
+        cause = MISMATCH  # a check's comparison failed: the mismatch is the failure, not how it was raised
+    s = dataclasses.replace(sig.for_exception(type(exc).__name__, str(exc), frames, compat.TORCH_ROOT), cause=cause)
     if type(exc).__name__ == "OutOfMemoryError" or "out of memory" in text.lower() or \
             "can't allocate memory" in text:  # CUDA's and the CPU allocator's words for it
         # Not the user's bug nor the compiler's: this trial could not say anything.

@@ -79,6 +79,7 @@ def arm_faulthandler(trial_dir: str) -> None:
 def dispatch(state: TrialState, observer) -> None:
     """Set up the compiler for the spec and run what its mode names: a script, a model, a graph, repro parts."""
     from reprokit import compat
+    from reprokit.child.comparisons import install as install_comparisons
     from reprokit.child.probe import install_probe
 
     spec = state.spec
@@ -86,6 +87,7 @@ def dispatch(state: TrialState, observer) -> None:
         if name.startswith("functorch."):
             compat.set_functorch_config(name.split(".", 1)[1], value)  # global: aot reads it lazily
     install_probe(state)
+    install_comparisons()  # a check that exits or raises after a failed comparison reports a mismatch
     if spec.mode == "script":
         from reprokit.child.ranks import mark_environment
         from reprokit.child.router import install_router

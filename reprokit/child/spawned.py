@@ -97,6 +97,7 @@ def _next_free_rank(root: str) -> int:
 def _rank_function(fn, i: int):
     from reprokit.child.classify import classify_exception, classify_exit, passed
     from reprokit.child.main import arm_faulthandler, read_spec, write_result
+    from reprokit.child.comparisons import install as install_comparisons
     from reprokit.child.probe import install_probe
     from reprokit.child.router import install_router
     from reprokit.child.state import TrialState
@@ -107,6 +108,7 @@ def _rank_function(fn, i: int):
     arm_faulthandler(rank_dir)
     state = TrialState(spec, rank_dir)
     install_probe(state)
+    install_comparisons()
     install_router(state)
     pin_rendezvous_port()
 

@@ -26,6 +26,7 @@ class Isolation(JsonData):
     subsystem: Optional[dict] = None
     flaky: bool = False
     repro_rate: Optional[float] = None
+    unsteady: str = ""  # the baseline or a stage that failed another way, asked again: flaky or broken that way
     trials: int = 0
     seconds: float = 0.0
     other_failures: tuple = ()

@@ -33,6 +33,10 @@ class JsonData:
         return json.dumps(self.to_dict(), sort_keys=True)
 
 
+# The cause of an exit or an exception that reported a mismatch of tensors (Signature.reports_mismatch).
+MISMATCH = "mismatch: the script's or the repro's comparison found tensors that differ"
+
+
 @dataclass(frozen=True)
 class Signature(JsonData):
     """What makes two failures 'the same': kind, exception type, normalised message, innermost torch frame."""
@@ -46,6 +50,10 @@ class Signature(JsonData):
     cause: Optional[str] = None
 
     def matches(self, other: Optional["Signature"]) -> bool:
+        if other is not None and self.reports_mismatch() and other.reports_mismatch():
+            return True  # one wrong result, whether a check exited, raised, or the router's check saw it
+        if other is not None and self.reports_mismatch() != other.reports_mismatch():
+            return False  # exit 1 after a failed comparison is not exit 1 for another reason
         if other is None or self.kind != other.kind:
             return False
         if self.kind in ("hang", "accuracy", "slow"):
@@ -57,6 +65,11 @@ class Signature(JsonData):
         if self.exc_type != other.exc_type or self.message != other.message:
             return False
         return self.frame is None or other.frame is None or self.frame == other.frame
+
+    def reports_mismatch(self) -> bool:
+        """A wrong result, however its check reported it: reprokit's accuracy check, or an exit or an
+        AssertionError right after a comparison that found the tensors differ (child/comparisons.py)."""
+        return self.kind == "accuracy" or self.cause == MISMATCH
 
     def short(self) -> str:
         if self.kind == "pass":
@@ -222,6 +235,9 @@ class Verdict(JsonData):
     subsystem: Optional[dict] = None
     flaky: bool = False
     repro_rate: Optional[float] = None
+    # Runs that failed another way than the original and were asked again (the baseline, a stage): one line each,
+    # flaky or broken that way (bisect/steady.py); never the failure itself
+    unsteady: str = ""
     trials: int = 0
     seconds: float = 0.0
     run_dir: str = ""

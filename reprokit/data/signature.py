@@ -57,6 +57,10 @@ def for_signal(signum: int) -> Signature:
     return Signature("crash", name, f"killed by {name}", None)
 
 
+# How torch.testing.assert_close says that tensors differ (child/classify.py).
+MISMATCH_WORDS = ("Tensor-likes are not close!", "Scalars are not close!")
+
+
 def for_exit(code: int) -> Signature:
     return Signature("exit", None, f"exit code {code}", None)
 

@@ -51,6 +51,8 @@ def summary(v: Verdict, brief: bool = False) -> str:
         parts.append("It passes with " + ", ".join(f"`{k}={val!r}`" for k, val in v.config.items()) + ".")
     if v.flaky:
         parts.append(f"The failure is flaky: it reproduced in {v.repro_rate:.0%} of runs.")
+    if v.unsteady:
+        parts.append(f"Note: {v.unsteady}.")
     return " ".join(parts)
 
 

@@ -19,6 +19,8 @@ import select
 import socket
 import sys
 
+from reprokit.trial.reaper import die_with_parent
+
 # Exit status of a fork that could not prepare the worker's torch for its trial (it wrote why to "setup_error").
 SETUP_FAILED = 75
 
@@ -45,6 +47,7 @@ def run_child(request: dict) -> None:
     code = 1
     try:
         os.setsid()  # its own process group: the runner kills the whole trial with one killpg
+        die_with_parent()  # the worker is single-threaded, so this holds while the worker lives
         out = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # raw output: private
         err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         devnull = os.open(os.devnull, os.O_RDONLY)

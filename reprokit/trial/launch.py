@@ -14,6 +14,7 @@ from reprokit.data.rundir import private_opener, write_json_atomic
 from reprokit.trial.environment import ranks_of, trial_env, with_device
 from reprokit.trial.fork_policy import comparable
 from reprokit.trial.outcome import classify
+from reprokit.trial import reaper
 
 
 def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[float, Callable[[], float]],
@@ -57,7 +58,9 @@ def _run_cold(spec: TrialSpec, spec_path: str, trial_dir: str, env: dict, python
             open(os.path.join(trial_dir, "stderr.txt"), "wb", opener=private_opener) as err:
         proc = subprocess.Popen(child_command(spec, spec_path, trial_dir, python),
                                 cwd=spec.cwd or trial_dir, env=env,
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
+                                preexec_fn=reaper.die_with_parent)
+        reaper.watch(proc.pid)  # its group dies with reprokit, however reprokit ends
         timed_out = False
         try:
             while True:
@@ -78,6 +81,7 @@ def _run_cold(spec: TrialSpec, spec_path: str, trial_dir: str, env: dict, python
         finally:
             # Children the script left behind (compile workers) must not outlive the trial.
             _kill_group(proc)
+            reaper.unwatch(proc.pid)
     return classify(trial_dir, proc.returncode, timed_out, time.monotonic() - started, torchrun=ranks > 1)
 
 

@@ -11,18 +11,30 @@ from reprokit.data.records import Outcome, Signature
 from reprokit.data.rundir import read_json
 
 
+# The note of a trial that hung after every process wrote its result (bisect/steady.py reports it).
+EXIT_HANG_NOTE = "hung at exit after writing its result (counted by the result; where it hung: stacks.txt)"
+
+
 def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, torchrun: bool = False) -> Outcome:
     """Outcome of a finished trial from its result.json, or from how the process ended; a trial of several
     ranks answers with its first failing rank (data.ranks.merge_ranks)."""
     result_path = os.path.join(trial_dir, "result.json")
     state_path = os.path.join(trial_dir, "state.json")
     data: dict = {}
+    teardown = timed_out and answered(trial_dir)
+    if teardown:
+        # It hung after every process had written its answer (gloo's teardown at exit): the answer counts.
+        timed_out = False
     if os.path.exists(result_path) and not timed_out:
         data = read_json(result_path)
     elif os.path.exists(state_path):
         data = read_json(state_path)
     if not timed_out:
         data = merge_ranks(trial_dir, data, torchrun)
+    if teardown:
+        data.setdefault("kind", "pass")  # every rank passed; only the exit hung
+        data.setdefault("signature", sig.PASS.to_dict())
+        data["note"] = "; ".join(x for x in (data.get("note"), EXIT_HANG_NOTE) if x)
     extra = {k: data.get(k) for k in ("graphs", "compiled", "user_backend", "compile_args", "bisect_detail",
                                       "failed_graph", "failed_ranks") if data.get(k) is not None}
     extra["counters"] = data.get("counters") or {}
@@ -50,6 +62,14 @@ def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, t
     return Outcome(kind=kind, signature=signature, seconds=round(seconds, 3), returncode=returncode,
                    trial_dir=trial_dir, traceback=data.get("traceback", "") if "kind" in data or timed_out else "",
                    note=note, **extra)
+
+
+def answered(trial_dir: str) -> bool:
+    """Every process of the trial wrote its result: the trial process, or each rank it started."""
+    if os.path.exists(os.path.join(trial_dir, "result.json")):
+        return True
+    ranks = rank_dirs(trial_dir)
+    return bool(ranks) and all(os.path.exists(os.path.join(trial_dir, r, "result.json")) for r in ranks)
 
 
 def _hang_frame(stacks_path: str) -> Optional[str]:

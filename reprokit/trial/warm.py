@@ -13,6 +13,8 @@ import time
 import uuid
 from typing import Callable, Optional
 
+from reprokit.trial import reaper
+
 
 class ForkSetupFailed(Exception):
     """A fork of the warm worker could not prepare torch for its trial (reprokit's problem, not the trial's):
@@ -35,6 +37,7 @@ class WarmPool:
                                      env=server_env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      start_new_session=True)
+        reaper.watch(self.proc.pid)
         self.ready = self.proc.stdout.readline().strip() == b"ready"
         self._lock = threading.Lock()
 
@@ -76,6 +79,7 @@ class WarmPool:
         if pid is None:
             conn.close()
             return None, False
+        reaper.watch(pid)  # a forked trial is its own group, the worker's child: it too dies with reprokit
         timed_out = False
         try:
             line = read_line(lambda: started + limit())
@@ -89,6 +93,7 @@ class WarmPool:
             raise
         finally:
             _killpg(pid)  # workers the trial left behind go with it
+            reaper.unwatch(pid)
             conn.close()
         self._raise_setup_failure(setup_error)
         return (json.loads(line)["returncode"] if line else None), timed_out
@@ -113,6 +118,7 @@ class WarmPool:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except OSError:
                 pass
+        reaper.unwatch(self.proc.pid)
         try:
             os.unlink(self.path)
             os.rmdir(self._dir)

@@ -59,15 +59,41 @@ def check_release(run: RunDir, v: Verdict, python: str, trial_root: str, run_one
     """{status, detail, seconds, mode} of the run's failure under one interpreter."""
     spec = repro_spec(run, v)
     os.makedirs(trial_root, exist_ok=True)
+    done: dict = {}
     if spec is not None:
-        out = run_one(spec, os.path.join(trial_root, "repro"), python)
-        status, detail = judge(out, target_of(v, True))
-        return {"status": status, "detail": detail, "seconds": out.seconds, "mode": "repro.py"}
+        done["repro"] = run_one(spec, os.path.join(trial_root, "repro"), python)
     no_compile, compiled = script_specs(v, os.path.dirname(v.script))
-    plain = run_one(no_compile, os.path.join(trial_root, "no-compile"), python)
+    while True:
+        step, row = decide(v, **done)
+        if row is not None:
+            return row
+        done[step] = run_one(no_compile if step == "plain" else compiled, os.path.join(
+            trial_root, "no-compile" if step == "plain" else "compiled"), python)
+
+
+def decide(v: Verdict, repro: Optional[Outcome] = None, plain: Optional[Outcome] = None,
+           compiled: Optional[Outcome] = None) -> tuple[Optional[str], Optional[dict]]:
+    """(the run to make next, "plain" or "compiled"; None) or (None, the release's row), from the runs made so far.
+    A repro that fails differently cannot speak for the release (its cut graph may not be valid there): then the
+    script judges it, without compile and then as written."""
+    said = ""
+    if repro is not None:
+        status, detail = judge(repro, target_of(v, True))
+        if status != "different":
+            return None, {"status": status, "detail": detail, "seconds": repro.seconds, "mode": "repro.py"}
+        said = f"repro.py fails differently ({detail}), so the script decided"
+    spent = sum(x.seconds for x in (repro, plain, compiled) if x is not None)
+    if plain is None:
+        return "plain", None
     if plain.failed:
-        return {"status": "cannot_run", "detail": "the script fails without torch.compile: " + plain.signature.short(),
-                "seconds": plain.seconds, "mode": "script"}
-    out = run_one(compiled, os.path.join(trial_root, "compiled"), python)
-    status, detail = judge(out, target_of(v, False))
-    return {"status": status, "detail": detail, "seconds": round(plain.seconds + out.seconds, 1), "mode": "script"}
+        return None, {"status": "cannot_run", "detail": _joined("the script fails without torch.compile: "
+                                                                  + plain.signature.short(), said),
+                      "seconds": round(spent, 1), "mode": "script"}
+    if compiled is None:
+        return "compiled", None
+    status, detail = judge(compiled, target_of(v, False))
+    return None, {"status": status, "detail": _joined(detail, said), "seconds": round(spent, 1), "mode": "script"}
+
+
+def _joined(detail: str, said: str) -> str:
+    return f"{detail}; {said}" if said else detail

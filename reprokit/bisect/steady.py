@@ -1,0 +1,47 @@
+"""Runs that fail some other way than the original (the no-compile baseline, a stage of the ladder): asked again a
+bounded number of times, so that one flaky run (a hang at gloo's teardown, a stray crash) neither stops the
+bisect nor stands in for the failure."""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from reprokit.data.records import Outcome, Signature, TrialSpec
+
+# Runs after the first that failed another way: a flaky failure rarely survives three runs; a steady one is told
+# by the second run failing exactly as the first (then no third is spent).
+RERUNS = 2
+
+
+def differs(target: Optional[Signature], outcome: Optional[Outcome]) -> bool:
+    """The run failed, and not the way the original did (another signature, or a hang where it raised)."""
+    return outcome is not None and outcome.failed and not (target is not None and target.matches(outcome.signature))
+
+
+def settle(run: Callable[[TrialSpec], Outcome], spec: Callable[[int], TrialSpec], target: Signature,
+           first: Outcome) -> tuple[Outcome, list]:
+    """(the outcome that counts, every outcome) once `first`, which failed another way, is asked again: up to
+    RERUNS more runs, ending at the first that passes or fails the original's way, or that fails exactly as the
+    run before it (a steady failure of its own)."""
+    runs = [first]
+    for attempt in range(1, RERUNS + 1):
+        again = run(spec(attempt))
+        runs.append(again)
+        if not differs(target, again) or again.signature.matches(runs[-2].signature):
+            break
+    return runs[-1], runs
+
+
+def describe(what: str, runs: list, target: Signature) -> str:
+    """One line on a run that failed another way: flaky (it came right) or broken that way (it stayed)."""
+    other = [r for r in runs if differs(target, r)]
+    how = _how(other[0])
+    if not differs(target, runs[-1]):
+        ended = "passed" if runs[-1].kind == "pass" else "failed the original's way"
+        return f"{what} is flaky: it {how} in {len(other)} of {len(runs)} runs, then {ended}; that is not the failure"
+    return f"{what} is broken another way: it {how} in all {len(runs)} runs; that is not the failure, the bisect went on"
+
+
+def _how(outcome: Outcome) -> str:
+    if outcome.kind == "hang":
+        return f"hung (cut at {outcome.seconds:.0f} s)"
+    return f"failed with {outcome.signature.short()[:160]}"

@@ -1,0 +1,100 @@
+"""No trial outlives reprokit: a small watch process kills every trial's process group once reprokit is gone.
+
+SIGKILL runs no handler in reprokit, so the watch is one the kernel triggers: the reaper holds the read end of a
+pipe whose write end only reprokit holds. Reprokit writes "+PGID" as a trial's group starts and "-PGID" once it
+is gone; when reading hits EOF (reprokit died, any way, or exited) the reaper SIGKILLs every group still listed.
+Run as `python -m reprokit.trial.reaper`; stdlib only, so it starts in a few milliseconds.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import threading
+from typing import Optional
+
+_PR_SET_PDEATHSIG = 1
+
+_lock = threading.Lock()
+_proc: Optional[subprocess.Popen] = None
+_owner = 0  # the pid that started _proc: a fork of reprokit must start its own
+
+
+def watch(pgid: int) -> None:
+    """Tell the reaper a trial's process group started."""
+    _tell(f"+{pgid}")
+
+
+def unwatch(pgid: int) -> None:
+    """Tell the reaper a trial's process group is gone (its id may be reused by a stranger's group)."""
+    _tell(f"-{pgid}")
+
+
+def _tell(line: str) -> None:
+    global _proc, _owner
+    with _lock:
+        for _ in range(2):  # a reaper that died (killed by hand) is started again once
+            if _proc is None or _owner != os.getpid() or _proc.poll() is not None:
+                _proc, _owner = _start(), os.getpid()
+            try:
+                _proc.stdin.write(line.encode() + b"\n")
+                _proc.stdin.flush()
+                return
+            except (BrokenPipeError, OSError):
+                _proc = None
+
+
+def _start() -> subprocess.Popen:
+    # Its own session: Ctrl-C at the terminal reaches reprokit's group, never the reaper, which must outlive it.
+    # The package's folder on the path: reprokit may run from a checkout that is not installed.
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
+    return subprocess.Popen([sys.executable, "-m", "reprokit.trial.reaper"], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+
+
+def die_with_parent() -> None:
+    """In a child (Popen's preexec_fn, or a fresh fork): SIGKILL it when the thread that started it dies, a second
+    line behind the reaper for the moment between its start and watch(). Linux only; elsewhere nothing."""
+    try:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (AttributeError, OSError):
+        pass
+
+
+def _load_libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)  # loaded here, not in the forked child, which must not import
+    except OSError:
+        return None
+
+
+_libc = _load_libc()
+
+
+def serve(stream) -> None:
+    """The reaper's loop: track the groups it is told of; at EOF kill those still listed."""
+    groups: set[int] = set()
+    for raw in iter(stream.readline, b""):
+        line = raw.strip()
+        try:
+            pgid = int(line[1:])
+        except ValueError:
+            continue
+        if line.startswith(b"+"):
+            groups.add(pgid)
+        elif line.startswith(b"-"):
+            groups.discard(pgid)
+    for pgid in groups:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+if __name__ == "__main__":
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)  # only the pipe's EOF ends it, after it has done its job
+    serve(sys.stdin.buffer)

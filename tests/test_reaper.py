@@ -1,0 +1,93 @@
+"""No trial outlives reprokit, however reprokit ends: SIGKILL reprokit while its trials hang, and every trial's
+process group is gone within seconds (trial/reaper.py). Real processes: the CLI, its warm worker, its trials."""
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).parent.parent
+
+# Never ends, compiled or not: every trial of the first round (baseline, original, stages) hangs here.
+ENDLESS = """import torch
+
+f = torch.compile(lambda x: x + 1)
+print("looping", flush=True)
+while True:
+    pass
+"""
+
+
+def _processes() -> dict:
+    """pid -> (ppid, pgid) of every process on the machine."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            found[int(name)] = (int(fields[1]), int(fields[2]))  # after the name: state, ppid, pgrp
+    return found
+
+
+def _descendants(root: int) -> dict:
+    """pid -> pgid of every process under root."""
+    table = _processes()
+    out, frontier = {}, [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, (ppid, pgid) in table.items():
+            if ppid == parent and pid not in out:
+                out[pid] = pgid
+                frontier.append(pid)
+    return out
+
+
+def _wait_for_looping_trial(artifacts: pathlib.Path, proc: subprocess.Popen, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "reprokit ended before any trial started"
+        if any("looping" in p.read_text(errors="replace") for p in artifacts.rglob("stdout.txt")):
+            return
+        time.sleep(0.5)
+    pytest.fail("no trial reached its endless loop")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("warm", ["1", "0"], ids=["warm-forks", "cold"])
+def test_sigkill_of_reprokit_takes_every_trial_group_down(tmp_path, warm):
+    (tmp_path / "endless.py").write_text(ENDLESS)
+    artifacts = tmp_path / "artifacts"
+    proc = subprocess.Popen([sys.executable, "-m", "reprokit.cli", "bisect", "endless.py", "--timeout", "600",
+                             "--no-pack", "--no-minify", "-o", str(artifacts)], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(REPO), "REPROKIT_WARM": warm},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    trials: dict = {}
+    try:
+        _wait_for_looping_trial(artifacts, proc, 240)
+        trials = {pid: pgid for pid, pgid in _descendants(proc.pid).items() if pgid != proc.pid}
+        assert trials, "the looping trial is not among reprokit's processes"
+        os.kill(proc.pid, signal.SIGKILL)  # no handler runs: only the kernel's EOF on the reaper's pipe
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            left = {pid for pid, (_, pgid) in _processes().items() if pgid in trials.values() or pid in trials}
+            if not left:
+                break
+            time.sleep(0.2)
+        assert not left, f"trial processes outlived reprokit: {sorted(left)}"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        for pgid in set(trials.values()) | set(_descendants(proc.pid).values()):  # a failed test leaves nothing
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass

@@ -1,0 +1,50 @@
+"""A baseline that fails some other way than the original (it hangs where the compiled run raises, or hangs at exit
+after its work was done) is never "fails without compile too": the bisect goes on, in bounded time, and the
+verdict says what the baseline did (bisect/steady.py, trial/outcome.py). Real processes, the real compiler, CPU."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import pytest
+
+CASES = pathlib.Path(__file__).parent / "unsteady_cases"
+REPO = pathlib.Path(__file__).parent.parent
+
+
+def bisect(workdir, case):
+    started = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", case, "--json", "--no-pack", "--no-minify",
+                        "--no-configs", "--no-subsystems", "-o", str(workdir / "artifacts")],
+                       cwd=workdir, capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout), time.monotonic() - started
+
+
+@pytest.mark.slow
+def test_a_baseline_that_hangs_where_the_compiled_run_raises_is_not_the_failure(workdir):
+    data, seconds = bisect(workdir, "hang_without_compile.py")
+    assert data["failing_stage"] == "inductor" and data["signature"]["message"].startswith("CppCompileError"), data
+    assert "the run without compile is broken another way: it hung" in data["unsteady"], data["unsteady"]
+    # Its limit follows from the original's time (max(10 x original, 60 s)), not the 600 s default.
+    assert seconds < 500, seconds
+
+
+@pytest.mark.slow
+def test_a_rank_that_hangs_at_exit_after_its_work_counts_by_its_result(workdir):
+    data, seconds = bisect(workdir, "spawn_exit_hang.py")
+    assert data["failing_stage"] == "inductor" and data["last_passing_stage"] == "aot_eager_decomp_partition", data
+    assert "the run without compile hung at exit after its work was done; counted as pass" in data["unsteady"]
+    assert seconds < 500, seconds
+
+
+@pytest.mark.slow
+def test_values_eager_never_wrote_are_no_accuracy_failure(workdir):
+    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "empty_partly_written.py", "--check-accuracy",
+                        "--no-pack", "-o", str(workdir / "artifacts")], cwd=workdir, capture_output=True, text=True,
+                       timeout=900, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 3, p.stderr[-3000:]
+    assert "passes compiled and uncompiled" in p.stderr.strip().splitlines()[-1], p.stderr[-2000:]
