@@ -162,6 +162,10 @@ def test_a_job_killed_at_its_time_limit_is_retried_once_then_reported_not_the_bu
     finally:
         runner.close()
     assert outcome.kind == "skip" and not outcome.failed, outcome
-    assert re.fullmatch(r"the scheduler ended the trial's job: job \d+ TIMEOUT, then job \d+ TIMEOUT; not the "
-                        r"failure", outcome.note), outcome.note
+    said = re.fullmatch(r"the scheduler ended the trial's job: job (\d+) TIMEOUT, then job (\d+) TIMEOUT; not the "
+                        r"failure", outcome.note)
+    assert said, outcome.note
+    # The scheduler's own records say so too.
+    for job in said.groups():
+        assert re.search(rf"JobId={job} .*JobState=TIMEOUT", jobcomp()), job
     assert our_jobs() == []

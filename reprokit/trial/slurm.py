@@ -3,7 +3,9 @@ command the local launcher runs, in the trial folder on the shared filesystem; e
 is cancelled when the search ends, fails or is interrupted."""
 from __future__ import annotations
 
+import itertools
 import os
+import signal
 import sys
 import threading
 import time
@@ -19,10 +21,14 @@ from reprokit.trial.outcome import classify
 from reprokit.trial.slurm_state import ENDED, KILLED, job_state
 
 POLL_SECONDS = 0.5
+ASK_EVERY = 8  # polls between questions to the scheduler while a job has no result
 
 
 def on_node(command: list, cwd: str, env: dict, trial_dir: str, limit: float, ranks: int) -> tuple:
     """What a job runs on its node: the child command with the trial's limit; (returncode, timed_out, seconds)."""
+    # submitit answers the scheduler's warning before the limit by ending the job itself (SLURM then records
+    # FAILED); ignored, the scheduler ends the job at its limit and its records say TIMEOUT.
+    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
     started = time.monotonic()
     returncode, timed_out = run_process(command, cwd, env, trial_dir, limit, ranks, started)
     return returncode, timed_out, time.monotonic() - started
@@ -100,19 +106,25 @@ class SlurmExecutor:
         return job
 
     def _wait(self, job) -> tuple:
-        """(the job's final state, what on_node returned or None) once the scheduler says it ended."""
-        while True:
-            if job.paths.result_pickle.exists():
-                outcome, value = _read_result(job)
-                if outcome in ("success", "error"):
-                    self._forget(job)
-                    return ("COMPLETED", value) if outcome == "success" else (_said(str(value)), None)
+        """(the job's final state, what on_node returned or None) once the scheduler says it ended. A result is
+        trusted only from a job that was not killed: at its limit SLURM's SIGTERM ends the trial first, and on_node
+        returns that as if the trial had crashed."""
+        for tick in itertools.count():
+            finished = job.paths.result_pickle.exists()
+            # The scheduler is asked every few seconds until the job has written its result (a stat is free;
+            # scontrol is an RPC to slurmctld, and every running trial polls).
+            if not finished and tick % ASK_EVERY:
+                time.sleep(POLL_SECONDS)
+                continue
             state = job_state(job.job_id)
-            if state in ENDED:
-                time.sleep(POLL_SECONDS)  # the result file is written before the job ends; read it once more
-                outcome, value = _read_result(job) if job.paths.result_pickle.exists() else (None, None)
+            if state in ENDED or (state is None and finished):  # None: a cluster that forgot the job already
+                outcome, value = _read_result(job) if finished else (None, None)
                 self._forget(job)
-                return state, value if outcome == "success" else None
+                if state in KILLED:
+                    return state, None
+                if outcome == "success":
+                    return "COMPLETED", value
+                return (_said(str(value)) if outcome == "error" else state or "UNKNOWN"), None
             time.sleep(POLL_SECONDS)
 
     def _forget(self, job) -> None:
