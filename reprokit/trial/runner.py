@@ -155,15 +155,15 @@ class Runner:
         if self.remote is None:
             return ordered_map(self, specs, self.jobs, stop)
         # On a cluster the round's trials not in the journal go as one job array, submitted at once.
-        fresh = []
+        fresh: dict = {}
         for spec in specs:
             spec, cached = self._cached(spec)
-            if cached is None:
-                fresh.append((spec, self.run_dir.trial_dir(spec.key(), spec.label or spec.stage), self.cache_root,
-                              lambda: self.timeout))
-        self.remote.submit_round(fresh)
+            if cached is None:  # the same question twice in a round is one job
+                fresh.setdefault(spec.key(), (spec, self.run_dir.trial_dir(spec.key(), spec.label or spec.stage),
+                                              self.cache_root, lambda: self.timeout))
+        self.remote.submit_round(list(fresh.values()))
         try:
-            return ordered_map(self, specs, self.jobs, stop)
+            return ordered_map(self, specs, self.jobs, stop, abort=self.remote.cancel_all)
         finally:
             self.remote.cancel_unused()
 

@@ -34,6 +34,10 @@ def on_node(command: list, cwd: str, env: dict, trial_dir: str, limit: float, ra
     return returncode, timed_out, time.monotonic() - started
 
 
+class TrialsCancelled(Exception):
+    """A trial whose job reprokit cancelled: the run is stopping, the trial has no answer."""
+
+
 class SlurmExecutor:
     """Runs trials as jobs of the settings' partition; the jobs' own logs go under jobs_dir."""
 
@@ -60,6 +64,7 @@ class SlurmExecutor:
         self._lock = threading.Lock()
         self._live: dict = {}  # job id -> job not yet seen to end
         self._queued: dict = {}  # trial folder -> (job, args), submitted with its round, not yet waited for
+        self._cancelled = threading.Event()
 
     def submit_round(self, trials: list) -> None:
         """The round's trials [(spec, trial_dir, cache_root, timeout)] as one job array, submitted now."""
@@ -84,6 +89,9 @@ class SlurmExecutor:
             if job is None:
                 job = self._submit(args)
             state, value = self._wait(job)
+            if self._cancelled.is_set():
+                # Cancelled by reprokit itself (Ctrl-C, an error): no answer, and none in the journal either.
+                raise TrialsCancelled(f"job {job.job_id} cancelled with the run")
             states.append(f"job {job.job_id} {state}")
             if state not in KILLED:
                 break
@@ -135,6 +143,8 @@ class SlurmExecutor:
         """Cancel every job still queued or running (scancel through submitit); their ids."""
         with self._lock:
             live, self._live, self._queued = list(self._live.values()), {}, {}
+        if live:
+            self._cancelled.set()
         for job in live:
             job.cancel(check=False)
         return [j.job_id for j in live]
