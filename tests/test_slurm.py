@@ -120,8 +120,10 @@ def test_relu_bisect_through_slurm_matches_local(tmp_path, slurm_cluster):
     ids = sorted({p.name for p in (run / "slurm").iterdir()})
     assert len(ids) >= len(executed) >= 4
     log = jobcomp()
-    assert all(re.search(rf"JobId={i.split('_')[0]}\b.*Name=reprokit-trial", log) or f"ArrayJobId={i.split('_')[0]}"
-               in log for i in ids), ids
+    recorded = [f"ArrayJobId={i.split('_')[0]} ArrayTaskId={i.split('_')[1]} " if "_" in i else f"JobId={i} "
+                for i in ids]
+    assert all(r in log for r in recorded), [r for r in recorded if r not in log]
+    assert any("_" in i for i in ids), "no round went as a job array"
     assert all(e["round"] for e in executed) and our_jobs() == [], (began, our_jobs())
 
 

@@ -34,12 +34,13 @@ def _jobcomp_state(job_id: str) -> Optional[str]:
     path = _jobcomp_location()
     if not path or not os.path.isfile(path):
         return None
-    main_id = job_id.split("_")[0]
+    # An array task (submitit's "A_T") has a JobId of its own in the log, and names its array by ArrayJobId.
+    array, _, task = job_id.partition("_")
+    wanted = f"ArrayJobId={array} ArrayTaskId={task} " if task else f"JobId={job_id} "
     state = None
     with open(path, errors="replace") as f:
         for line in f:
-            # An array task's line names its own JobId; submitit calls it ARRAY_TASK.
-            if f"JobId={job_id} " in line or (main_id == job_id and f"JobId={main_id} " in line):
+            if wanted in line:
                 m = re.search(r"\bJobState=(\S+)", line)
                 state = m.group(1) if m else state
     return state
