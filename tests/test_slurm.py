@@ -171,3 +171,16 @@ def test_a_job_killed_at_its_time_limit_is_retried_once_then_reported_not_the_bu
     for job in said.groups():
         assert re.search(rf"JobId={job} .*JobState=TIMEOUT", jobcomp()), job
     assert our_jobs() == []
+
+
+def test_executor_config_file_json_or_toml(tmp_path, slurm_cluster):
+    """The settings from one file, checked like the options: an unknown key, then a TOML [slurm] table's partition."""
+    work = project(tmp_path, "passes.py")
+    (tmp_path / "bad.json").write_text('{"partition": "debug", "bogus": 1}')
+    p = reprokit("bisect", "passes.py", "--executor-config", str(tmp_path / "bad.json"), cwd=work)
+    assert (p.returncode, p.stderr) == (2, "reprokit: unknown executor setting(s): bogus\n")
+    (tmp_path / "c.toml").write_text('[slurm]\npartition = "nosuch"\ntime = 5\n')
+    p = reprokit("bisect", "passes.py", "--executor-config", str(tmp_path / "c.toml"), "-o", str(tmp_path / "o"),
+                 cwd=work)
+    assert (p.returncode, p.stderr) == (2, "reprokit: --slurm-partition: no partition named nosuch (sinfo -h -p "
+                                           "nosuch lists nothing)\n")
