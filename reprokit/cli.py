@@ -15,9 +15,12 @@ from reprokit.app import issue as issue_case
 from reprokit.app import minify as minify_case
 from reprokit.app import models as models_case
 from reprokit.app import pack as pack_case
+from reprokit.app import plan as plan_case
 from reprokit.app import versions as versions_case
 from reprokit.cli_live import progress
-from reprokit.cli_render import doctor_table, models_table, pack_show, summary_table, verdict_json, versions_table
+from reprokit.cli_render import (doctor_table, models_table, pack_show, plan_table, summary_table, verdict_json,
+                                 versions_table)
+from reprokit.data.executor import load_settings
 from reprokit.errors import NothingToIsolate, ReprokitError
 
 EXIT_BAD_INPUT = 2
@@ -28,6 +31,37 @@ def fail(message: str, code: int):
     """One line on stderr, then exit with code."""
     click.echo(f"reprokit: {message}", err=True)
     sys.exit(code)
+
+
+def executor_options(command):
+    """--executor and its SLURM settings (trial.executors): where each trial runs."""
+    options = [
+        click.option("--executor", type=click.Choice(["local", "slurm"]), default=None,
+                     help="Where trials run: local processes (default) or SLURM jobs through submitit."),
+        click.option("--executor-config", default=None, metavar="FILE",
+                     help="Every --slurm-* setting in one JSON or TOML file (the options win over it)."),
+        click.option("--slurm-partition", default=None, help="Partition the trials' jobs go to."),
+        click.option("--slurm-account", default=None, help="Account the jobs are charged to."),
+        click.option("--slurm-time", type=int, default=None, help="Each job's time limit in minutes (default 60)."),
+        click.option("--slurm-gpus-per-node", type=int, default=None, help="GPUs each job asks for per node."),
+        click.option("--slurm-nodes-per-trial", type=int, default=None, help="Nodes one trial's job takes."),
+        click.option("--slurm-max-jobs", type=int, default=None, help="Jobs queued or running at once (default 8)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def executor_settings(kwargs: dict):
+    """The executor's settings from the options (popped from kwargs), or None when none was given."""
+    names = ("executor", "executor_config", "slurm_partition", "slurm_account", "slurm_time", "slurm_gpus_per_node",
+             "slurm_nodes_per_trial", "slurm_max_jobs")
+    given = {n: kwargs.pop(n, None) for n in names}
+    config = given.pop("executor_config")
+    if config is None and all(v is None for v in given.values()):
+        return None
+    return load_settings(config, {"name" if k == "executor" else k.removeprefix("slurm_"): v
+                                  for k, v in given.items()})
 
 
 def one_line_errors(empty_key: str):
@@ -89,10 +123,11 @@ def main():
               help="Then run the failure under other torch releases (reprokit versions).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True, help="One line per trial.")
+@executor_options
 @one_line_errors("failing_stage")
 def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, check_accuracy, no_configs,
            no_subsystems, no_minify, no_pack, max_input_bytes, nproc, kind, slow_threshold, versions_step, as_json,
-           verbose):
+           verbose, **executor):
     """Name the compiler stage, graph, config and pass that break SCRIPT, then minify and pack it.
 
     Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4
@@ -102,6 +137,7 @@ def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, c
         raise ReprokitError("--resume takes the run folder alone: the script and its options come from its run.json")
     if not resume_dir and not script:
         raise ReprokitError("pass the script to bisect, or --resume RUN_DIR to continue an interrupted bisect")
+    settings = executor_settings(executor)
     with progress(verbose) as printer:
         if resume_dir:
             v = bisect_case.resume_bisect(resume_dir, minify=not no_minify, pack=not no_pack, emit=printer)
@@ -111,7 +147,7 @@ def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, c
                 check_accuracy=check_accuracy, configs=not no_configs, subsystems=not no_subsystems,
                 minify=not no_minify, pack=not no_pack, max_input_bytes=max_input_bytes, ranks=nproc, kind=kind,
                 slow_threshold=slow_threshold / 100.0, command=invoked("bisect"), versions=versions_step,
-                emit=printer)
+                executor=settings, emit=printer)
     if as_json:
         echo_json(verdict_json(v))
     else:
@@ -123,11 +159,13 @@ def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, c
 @click.option("--resume", is_flag=True, help="Continue from the smallest failing graph found so far.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True)
+@executor_options
 @one_line_errors("failing_stage")
-def minify(run_dir, resume, as_json, verbose):
+def minify(run_dir, resume, as_json, verbose, **executor):
     """Minify the failing graph of an earlier bisect run and write a verified repro.py."""
+    settings = executor_settings(executor)
     with progress(verbose) as printer:
-        v = minify_case.minify_folder(run_dir, emit=printer, resume=resume)
+        v = minify_case.minify_folder(run_dir, emit=printer, resume=resume, executor=settings)
     if as_json:
         echo_json(verdict_json(v))
     else:
@@ -288,6 +326,28 @@ def versions(run_dir, torch_list, newest, between, bisect_releases, index_url, c
         echo_json(result)
     else:
         click.echo(versions_table(result))
+
+
+@main.command()
+@click.argument("run_dir")
+@click.option("--nodes", "nodes", default="1,2,4,8", metavar="K[,K...]",
+              help="Node counts to plan for, comma-separated (default 1,2,4,8).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@one_line_errors("plans")
+def plan(run_dir, nodes, as_json):
+    """How long RUN_DIR's run would have taken on K nodes (each round's trials packed longest-first), and the
+    node-hours its trials spent, from its journal."""
+    try:
+        counts = [int(k) for k in nodes.split(",") if k.strip()]
+    except ValueError:
+        raise ReprokitError(f"--nodes takes node counts such as 1,2,4,8 (got {nodes})") from None
+    if not counts or min(counts) < 1:
+        raise ReprokitError(f"--nodes takes node counts of 1 or more (got {nodes})")
+    result = plan_case.plan_run(run_dir, counts)
+    if as_json:
+        echo_json(result)
+    else:
+        click.echo(plan_table(result))
 
 
 if __name__ == "__main__":

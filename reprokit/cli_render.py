@@ -293,3 +293,18 @@ def unobserved_line(unobserved: list) -> str:
     return (f"could not attach to torch's {' and '.join(unobserved)} records in this torch: graph breaks, "
             "recompilations and fall-backs were not observed (not the same as none)")
 
+
+
+def plan_table(result: dict) -> str:
+    """reprokit plan: one row per node count, then the node-hours spent."""
+    lines = [f"{result['trials']} trials in {result['rounds']} rounds, {result['nodes_per_trial']} node(s) a trial",
+             f"{'nodes':>6}  {'wall':>10}"]
+    for p in result["plans"]:
+        lines.append(f"{p['nodes']:>6}  {_clock(p['seconds']):>10}")
+    lines.append(f"node-hours spent: {result['node_hours']:.3f}")
+    return "\n".join(lines)
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}"

@@ -4,6 +4,7 @@ import hashlib
 import os
 import pathlib
 import shutil
+import subprocess
 import tempfile
 
 import pytest
@@ -47,3 +48,28 @@ def pytest_collection_modifyitems(config, items):
     def weight(item):
         return 0 if item.get_closest_marker("real_bug") else 1 if item.get_closest_marker("slow") else 2
     items.sort(key=weight)  # stable: file order within each weight
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """A one-node SLURM cluster on this machine (scripts/slurm-up: installs, configures, starts; idempotent). Skips
+    only where it cannot be had (no apt, not root); with REPROKIT_REQUIRE_SLURM=1 (CI) that fails instead."""
+    script = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "slurm-up"
+    required = os.environ.get("REPROKIT_REQUIRE_SLURM") == "1"
+    reason = None
+    if os.geteuid() != 0 and not shutil.which("sbatch"):
+        reason = "a SLURM cluster needs root to install and start (scripts/slurm-up)"
+    elif not shutil.which("sbatch") and not shutil.which("apt-get"):
+        reason = "no SLURM here and no apt-get to install slurm-wlm"
+    else:
+        # xdist's workers share one cluster: one of them at a time brings it up.
+        with open(os.path.join(tempfile.gettempdir(), "reprokit-slurm-up.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            p = subprocess.run([str(script)], capture_output=True, text=True, timeout=900)
+        if p.returncode != 0:
+            reason = f"scripts/slurm-up failed: {(p.stderr or p.stdout).strip()[-400:]}"
+    if reason:
+        if required:
+            pytest.fail(f"REPROKIT_REQUIRE_SLURM=1 but {reason}")
+        pytest.skip(reason)
+    return subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip()

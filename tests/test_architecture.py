@@ -214,6 +214,15 @@ def circles(graph: dict) -> list:
     return out
 
 
+def test_only_the_executor_seam_knows_the_cluster():
+    """SLURM stays behind trial.executors (issue #29): submitit and trial.slurm* are imported in trial/ alone, the
+    app reaching the cluster through trial.executors, so the search never learns where a trial ran."""
+    cluster = ("submitit", "reprokit.trial.slurm")
+    wrong = sorted({f"{imp.where} {imp.importer} imports {imp.target}" for imp in ALL_IMPORTS
+                    if imp.target.startswith(cluster) and not imp.importer.startswith("reprokit.trial.")})
+    assert not wrong, report("the cluster named outside trial/", wrong)
+
+
 def test_no_import_circles():
     graph = import_graph()
     found = []

@@ -8,17 +8,18 @@ from typing import Optional
 
 from reprokit.app import minify as minify_case
 from reprokit.app import versions as versions_case
-from reprokit.app.common import (Emit, check_script, default_jobs, forks_cleanly, noop, record_secrets,
-                                 recorded_environment, run_kind)
+from reprokit.app.common import (Emit, check_script, default_jobs, executor_of, forks_cleanly, noop,
+                                 record_secrets, recorded_environment, run_kind, trial_runner)
 from reprokit.app.pack import write_pack
 from reprokit.app.verdict_file import isolated, with_evidence, with_fields
 from reprokit.bisect.bisector import BisectOptions, Bisector
+from reprokit.data.executor import ExecutorSettings
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
 from reprokit.export.ladder import isolate_deployment
 from reprokit.trial.devices import cuda_devices
-from reprokit.trial.runner import Runner
+from reprokit.trial.executors import check_executor
 
 
 def pinned_devices() -> Optional[list]:
@@ -32,7 +33,7 @@ def bisect_script(script: str, argv: tuple = (), *, output_dir: Optional[str] = 
                   check_accuracy: bool = False, configs: bool = True, subsystems: bool = True, minify: bool = True,
                   pack: bool = True, max_input_bytes: int = 64 << 20, ranks: int = 1, kind: str = "failure",
                   slow_threshold: float = 0.10, command: str = "", versions: bool = False,
-                  emit: Emit = noop) -> Verdict:
+                  executor: Optional[ExecutorSettings] = None, emit: Emit = noop) -> Verdict:
     """Run the whole bisect: ladder, graph, configs, subsystems; then minify and pack unless told not to; with
     versions, the failure under other torch releases last (reprokit versions, its cost said first)."""
     script = check_script(script)
@@ -41,7 +42,9 @@ def bisect_script(script: str, argv: tuple = (), *, output_dir: Optional[str] = 
     if versions:
         emit("note", text="after the bisect, " + versions_case.cost_line(versions_case.plan(None)))
     cwd = os.getcwd()
-    run_dir = RunDir.create(output_dir or os.path.join(cwd, "artifacts"), os.path.splitext(os.path.basename(script))[0])
+    output_dir = output_dir or os.path.join(cwd, "artifacts")
+    check_executor(executor, output_dir)  # no sbatch, no such partition, a folder the nodes cannot see: exit 2
+    run_dir = RunDir.create(output_dir, os.path.splitext(os.path.basename(script))[0])
     record_secrets(run_dir)
     devices = pinned_devices()
     if jobs is None:
@@ -56,7 +59,8 @@ def bisect_script(script: str, argv: tuple = (), *, output_dir: Optional[str] = 
     # steps: what --resume does after the verdict, as this run was asked to.
     run_dir.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
                                     "max_input_bytes": max_input_bytes, "environment": recorded_environment(),
-                                    "steps": {"minify": minify, "pack": pack}})
+                                    "steps": {"minify": minify, "pack": pack},
+                                    "executor": executor.to_dict() if executor else None})
     emit("run_dir", path=run_dir.path)
     verdict = bisect_in(run_dir, opts, devices, minify=minify, pack=pack, emit=emit)
     if versions and verdict.failing_stage and verdict.signature:
@@ -79,6 +83,7 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
     steps = info.get("steps") or {}
     emit("run_dir", path=folder.path)
     emit("note", text=f"resuming: {len(folder.journal())} finished trials in the journal are not run again")
+    check_executor(executor_of(folder), os.path.dirname(folder.path))
     return bisect_in(folder, opts, pinned_devices(), minify=minify and steps.get("minify", True),
                      pack=pack and steps.get("pack", True), emit=emit)
 
@@ -88,10 +93,16 @@ def bisect_in(run_dir: RunDir, opts: BisectOptions, devices: Optional[list], *, 
     """The phases in a prepared run folder: the isolation, its repro (when allowed), the evidence asked after it,
     the pack; the verdict built from their results and written after each."""
     # --kind slow compares the timings of whole runs: those stay plain interpreters, like the user's own runs.
-    runner = Runner(run_dir, timeout=opts.timeout or 600.0, jobs=opts.jobs, devices=devices,
-                    warm_scripts=opts.kind == "failure" and forks_cleanly(opts.script),
-                    on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-                    on_start=lambda s: emit("trial_start", spec=s))
+    runner = trial_runner(run_dir, executor_of(run_dir), emit, opts.timeout or 600.0, opts.jobs, devices=devices,
+                          warm_scripts=opts.kind == "failure" and forks_cleanly(opts.script))
+    try:
+        return _phases(run_dir, opts, runner, minify=minify, pack=pack, emit=emit)
+    finally:
+        runner.close()  # the warm worker, and on a cluster every job still queued or running
+
+
+def _phases(run_dir: RunDir, opts: BisectOptions, runner, *, minify: bool, pack: bool, emit: Emit) -> Verdict:
+    """isolate, minify, the deferred evidence, pack: each phase's result into the verdict file."""
     bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
     isolation = bisector.isolate()
     verdict = isolated(run_dir, isolation)

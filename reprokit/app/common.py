@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import Callable
+from typing import Callable, Optional
 
+from reprokit.data.executor import ExecutorSettings
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
 from reprokit.report.env import allowed_env
 from reprokit.report import keyed
 from reprokit.report.redact import SECRET_NAME, live_identity
+from reprokit.trial.executors import remote_executor
+from reprokit.trial.runner import Runner
 
 # Use cases report progress as events (name, keyword data) and never print; the CLI renders them.
 Emit = Callable[..., None]
@@ -73,3 +76,20 @@ def default_jobs() -> int:
 def run_kind(run_dir: RunDir) -> str:
     """What made a run folder: "bisect", "doctor" or "model" (run.json's kind; bisect runs record none)."""
     return run_dir.read_json("run.json").get("kind") or "bisect"
+
+
+def executor_of(run_dir: RunDir, given: Optional[ExecutorSettings] = None) -> Optional[ExecutorSettings]:
+    """The executor the user named now, else the one run.json recorded (a run started on the cluster stays there)."""
+    if given is not None:
+        return given
+    recorded = run_dir.read_json("run.json").get("executor") if os.path.exists(run_dir.file("run.json")) else None
+    return ExecutorSettings.from_dict(recorded) if recorded else None
+
+
+def trial_runner(run_dir: RunDir, settings: Optional[ExecutorSettings], emit: Emit, timeout: float, jobs: int,
+                 **kwargs) -> Runner:
+    """The run's Runner: local trials, or jobs on the cluster (as many at once as --slurm-max-jobs allows)."""
+    remote = remote_executor(settings, run_dir.path)
+    return Runner(run_dir, timeout=timeout, jobs=settings.max_jobs if remote is not None else jobs, remote=remote,
+                  on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+                  on_start=lambda s: emit("trial_start", spec=s), **kwargs)

@@ -2,10 +2,12 @@
 verdict with its `Repro`."""
 from __future__ import annotations
 
+import os
 from typing import Optional, Union
 
-from reprokit.app.common import Emit, forks_cleanly, noop, run_kind
+from reprokit.app.common import Emit, executor_of, forks_cleanly, noop, run_kind, trial_runner
 from reprokit.app.verdict_file import with_fields, with_repro
+from reprokit.data.executor import ExecutorSettings
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
@@ -14,6 +16,7 @@ from reprokit.export.ladder import FAILING_STAGES
 from reprokit.export.rerun import check_unchanged, minify_export_run
 from reprokit.minify.repro_kinds import CompiledIsCloser, minify_isolation
 from reprokit.report.bisect_report import load_verdict
+from reprokit.trial.executors import check_executor
 from reprokit.trial.runner import Runner
 
 # Said (after "not minified: ") when a slowdown is bisected: there is no failing graph to cut.
@@ -36,14 +39,25 @@ def refusal(v: Verdict) -> Optional[str]:
 
 
 def minify_folder(run_dir: Union[str, RunDir], *, runner: Optional[Runner] = None, emit: Emit = noop,
-                  resume: bool = False, command: str = "") -> Verdict:
+                  resume: bool = False, command: str = "", executor: Optional[ExecutorSettings] = None) -> Verdict:
     """`reprokit minify RUN_DIR`: the failing graph (or source) of a finished bisect run cut to a verified repro.py;
     the verdict it read, with the repro, written."""
     run_dir = run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)
     kind = run_kind(run_dir)
     if kind != "bisect":
         raise ReprokitError(f"{run_dir.path} is a {kind} run folder; minify works on the folder reprokit bisect wrote")
-    return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
+    settings = executor_of(run_dir, executor)
+    if runner is not None or settings is None or settings.name == "local":
+        return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume,
+                              command=command)
+    check_executor(settings, os.path.dirname(run_dir.path))
+    opts = run_dir.read_json("run.json")["options"]
+    runner = trial_runner(run_dir, settings, emit, opts.get("timeout") or 600.0, 1)
+    try:
+        return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume,
+                              command=command)
+    finally:
+        runner.close()  # every job still queued or running is cancelled
 
 
 def minify_verdict(run_dir: RunDir, verdict: Verdict, *, runner: Optional[Runner] = None, emit: Emit = noop,

@@ -23,13 +23,7 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[f
     while the trial runs (the first trials start before the baseline has set the run's limit). warm: the worker
     to fork the trial from, when the caller found the trial eligible (warm_eligible); it is used only while
     alive and started with the trial's environment."""
-    os.makedirs(trial_dir, exist_ok=True)
-    spec_path = os.path.join(trial_dir, "spec.json")
-    write_json_atomic(spec_path, spec.to_dict())
-    ranks_before = [n for n in os.listdir(trial_dir) if n.startswith("rank")]  # a resumed multi-rank trial
-    for stale in [os.path.join(d, f) for d in ["", *ranks_before] for f in ("result.json", "state.json")]:
-        if os.path.exists(os.path.join(trial_dir, stale)):
-            os.unlink(os.path.join(trial_dir, stale))
+    spec_path = prepare_trial(spec, trial_dir)
     env = with_device(trial_env(spec, cache_root, trial_dir), device)
     started = time.monotonic()
     cold_note = ""
@@ -50,17 +44,37 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[f
     return outcome
 
 
+def prepare_trial(spec: TrialSpec, trial_dir: str) -> str:
+    """The trial folder with spec.json and no result left from an earlier try; the spec's path."""
+    os.makedirs(trial_dir, exist_ok=True)
+    spec_path = os.path.join(trial_dir, "spec.json")
+    write_json_atomic(spec_path, spec.to_dict())
+    ranks_before = [n for n in os.listdir(trial_dir) if n.startswith("rank")]  # a resumed multi-rank trial
+    for stale in [os.path.join(d, f) for d in ["", *ranks_before] for f in ("result.json", "state.json")]:
+        if os.path.exists(os.path.join(trial_dir, stale)):
+            os.unlink(os.path.join(trial_dir, stale))
+    return spec_path
+
+
 def _run_cold(spec: TrialSpec, spec_path: str, trial_dir: str, env: dict, python: str,
               timeout: Union[float, Callable[[], float]], started: float) -> Outcome:
     """The trial in a fresh interpreter (or under torchrun), cut at the limit with a stack dump."""
     ranks = ranks_of(spec)
+    returncode, timed_out = run_process(child_command(spec, spec_path, trial_dir, python), spec.cwd or trial_dir,
+                                        env, trial_dir, timeout, ranks, started)
+    return classify(trial_dir, returncode, timed_out, time.monotonic() - started, torchrun=ranks > 1)
+
+
+def run_process(command: list, cwd: str, env: dict, trial_dir: str, timeout: Union[float, Callable[[], float]],
+                ranks: int, started: float) -> tuple:
+    """(returncode, timed_out) of the trial's command in its own process group, its output in the trial folder;
+    here or on a cluster node (trial.slurm_job), the same way."""
     with open(os.path.join(trial_dir, "stdout.txt"), "wb", opener=private_opener) as out, \
             open(os.path.join(trial_dir, "stderr.txt"), "wb", opener=private_opener) as err:
-        proc = subprocess.Popen(child_command(spec, spec_path, trial_dir, python),
-                                cwd=spec.cwd or trial_dir, env=env,
+        proc = subprocess.Popen(command, cwd=cwd, env=env,
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
                                 preexec_fn=reaper.die_with_parent)
-        reaper.watch(proc.pid)  # its group dies with reprokit, however reprokit ends
+        reaper.watch(proc.pid)  # its group dies with reprokit (or the cluster job running it), however that ends
         timed_out = False
         try:
             while True:
@@ -82,7 +96,7 @@ def _run_cold(spec: TrialSpec, spec_path: str, trial_dir: str, env: dict, python
             # Children the script left behind (compile workers) must not outlive the trial.
             _kill_group(proc)
             reaper.unwatch(proc.pid)
-    return classify(trial_dir, proc.returncode, timed_out, time.monotonic() - started, torchrun=ranks > 1)
+    return proc.returncode, timed_out
 
 
 def limit_of(timeout: Union[float, Callable[[], float]]) -> float:

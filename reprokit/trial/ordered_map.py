@@ -10,9 +10,10 @@ R = TypeVar("R")
 
 
 def ordered_map(call: Callable[[T], R], items: Sequence[T], width: int,
-                stop: Optional[Callable[[int, R], bool]] = None) -> list:
+                stop: Optional[Callable[[int, R], bool]] = None, abort: Optional[Callable[[], None]] = None) -> list:
     """call() over items, up to `width` at a time; results in order. Once stop(i, result) is true for the i-th
-    item, items after i that have not started are skipped (None)."""
+    item, items after i that have not started are skipped (None). On Ctrl-C or an error no further item starts and
+    abort() is called before the running ones are waited for (a cluster's jobs are cancelled, not waited out)."""
     items = list(items)
     results: list = [None] * len(items)
     if width <= 1 or len(items) <= 1:
@@ -41,6 +42,13 @@ def ordered_map(call: Callable[[T], R], items: Sequence[T], width: int,
                     state["halted"] = True
 
     with cf.ThreadPoolExecutor(max_workers=width) as pool:
-        for fut in [pool.submit(one, i) for i in range(len(items))]:
-            fut.result()
+        try:
+            for fut in [pool.submit(one, i) for i in range(len(items))]:
+                fut.result()
+        except BaseException:
+            with lock:
+                state["halted"] = True
+            if abort:
+                abort()
+            raise
     return results

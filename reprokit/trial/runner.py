@@ -30,8 +30,11 @@ class Runner:
                  on_trial: Optional[Callable[[TrialSpec, Outcome, bool], None]] = None,
                  judge: Optional[Callable[[TrialSpec, Outcome], Outcome]] = None,
                  devices: Optional[list] = None, warm_scripts: bool = False,
-                 on_start: Callable[[TrialSpec], None] = _no_start):
+                 on_start: Callable[[TrialSpec], None] = _no_start, remote=None):
         self.run_dir = run_dir
+        # A cluster's executor (trial.executors.remote_executor) runs the trials as jobs; None: this machine.
+        self.remote = remote
+        self.round = 0  # the parallel batch a trial ran in (journal's "round": reprokit plan packs them)
         self.cache_root = compile_cache_root(run_dir.file("cache"))
         # On a machine with several GPUs each running trial has one to itself (CUDA_VISIBLE_DEVICES).
         self.devices = queue.Queue()
@@ -52,6 +55,7 @@ class Runner:
         self.env: dict = {}
         self.executed = 0
         self._lock = threading.Lock()
+        self._rounds: dict = {}
         # The scheduler counts processes, not trials: a trial of N ranks takes N of the `jobs` slots.
         self._slots = threading.Condition()
         self._free = self.jobs
@@ -72,7 +76,7 @@ class Runner:
             self.cache[key] = outcome
             self.executed += 1
         self.run_dir.journal_append({"key": key, "label": spec.label, "spec": spec.to_dict(),
-                                     "outcome": outcome.to_dict()})
+                                     "outcome": outcome.to_dict(), "round": self._round_of(spec)})
         if self.on_trial:
             self.on_trial(spec, outcome, False)
         return outcome
@@ -96,6 +100,8 @@ class Runner:
         try:
             trial_dir = self.run_dir.trial_dir(key, spec.label or spec.stage)
             self.on_start(spec)
+            if self.remote is not None:
+                return self.remote.run(spec, trial_dir, self.cache_root, lambda: self.timeout)
             outcome = run_trial(spec, trial_dir, self.cache_root, lambda: self.timeout, device=device,
                                 warm=self.forks.for_trial(spec, trial_dir))
             if device is not None:
@@ -129,10 +135,43 @@ class Runner:
         return self.forks.pool
 
     def close(self) -> None:
+        """The warm worker stopped; every job still queued or running on the cluster cancelled."""
         self.forks.close()
+        if self.remote is not None:
+            self.remote.cancel_all()
 
     def map(self, specs: Iterable[TrialSpec], stop: Optional[Callable[[int, Outcome], bool]] = None
             ) -> list[Optional[Outcome]]:
         """Run specs in parallel (up to `jobs`); results in order. Once stop(i, outcome) is true for the
         i-th spec, specs after i that have not started are skipped (None)."""
-        return ordered_map(self, list(specs), self.jobs, stop)
+        specs = list(specs)
+        with self._lock:
+            self.round += 1
+            self._rounds = {s.key(): self.round for s in specs}
+        # A trial runs with the switches set so far (self.env): its round is found under that key too.
+        switched = {self._cached(s)[0].key(): self._rounds[s.key()] for s in specs}
+        with self._lock:
+            self._rounds.update(switched)
+        if self.remote is None:
+            return ordered_map(self, specs, self.jobs, stop)
+        # On a cluster the round's trials not in the journal go as one job array, submitted at once.
+        fresh: dict = {}
+        for spec in specs:
+            spec, cached = self._cached(spec)
+            if cached is None:  # the same question twice in a round is one job
+                fresh.setdefault(spec.key(), (spec, self.run_dir.trial_dir(spec.key(), spec.label or spec.stage),
+                                              self.cache_root, lambda: self.timeout))
+        self.remote.submit_round(list(fresh.values()))
+        try:
+            return ordered_map(self, specs, self.jobs, stop, abort=self.remote.cancel_all)
+        finally:
+            self.remote.cancel_unused()
+
+    def _round_of(self, spec: TrialSpec) -> int:
+        """The round of a trial asked in a map, else a round of its own."""
+        with self._lock:
+            found = self._rounds.get(spec.key())
+            if found is None:
+                self.round += 1
+                found = self.round
+            return found

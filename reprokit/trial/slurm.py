@@ -1,0 +1,198 @@
+"""Trials as SLURM jobs through submitit: a round's trials as one job array, each job running the same child
+command the local launcher runs, in the trial folder on the shared filesystem; every job still queued or running
+is cancelled when the search ends, fails or is interrupted."""
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import sys
+import threading
+import time
+import uuid
+from typing import Callable, Optional, Union
+
+from reprokit.data.executor import ExecutorSettings
+from reprokit.data.records import Outcome, Signature, TrialSpec
+from reprokit.errors import ReprokitError
+from reprokit.trial.environment import PACKAGE_PARENT, ranks_of, trial_env
+from reprokit.trial.launch import child_command, limit_of, prepare_trial, run_process
+from reprokit.trial.outcome import classify
+from reprokit.trial.slurm_state import ENDED, KILLED, job_state
+
+POLL_SECONDS = 0.5
+ASK_EVERY = 8  # polls between questions to the scheduler while a job has no result
+
+
+def on_node(command: list, cwd: str, env: dict, trial_dir: str, limit: float, ranks: int) -> tuple:
+    """What a job runs on its node: the child command with the trial's limit; (returncode, timed_out, seconds)."""
+    # submitit answers the scheduler's warning before the limit by ending the job itself (SLURM then records
+    # FAILED); ignored, the scheduler ends the job at its limit and its records say TIMEOUT.
+    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+    started = time.monotonic()
+    returncode, timed_out = run_process(command, cwd, env, trial_dir, limit, ranks, started)
+    return returncode, timed_out, time.monotonic() - started
+
+
+class TrialsCancelled(Exception):
+    """A trial whose job reprokit cancelled: the run is stopping, the trial has no answer."""
+
+
+class SlurmExecutor:
+    """Runs trials as jobs of the settings' partition; the jobs' own logs go under jobs_dir."""
+
+    def __init__(self, settings: ExecutorSettings, jobs_dir: str, python: str = sys.executable):
+        import submitit  # only a cluster run needs it
+
+        self.settings = settings
+        self.python = python
+        self.executor = submitit.AutoExecutor(folder=os.path.join(jobs_dir, "%j"), cluster="slurm")
+        params = {"slurm_time": settings.time, "nodes": settings.nodes_per_trial, "tasks_per_node": 1,
+                  "slurm_array_parallelism": settings.max_jobs, "name": "reprokit-trial",
+                  # submitit warns the job this long before its limit (default 90 s, more than a 1-minute job has)
+                  "slurm_signal_delay_s": min(90, settings.time * 60 // 4),
+                  # The node imports this reprokit whatever the submitting shell's PYTHONPATH was.
+                  "slurm_setup": [f"export PYTHONPATH={PACKAGE_PARENT}${{PYTHONPATH:+:$PYTHONPATH}}"]}
+        if settings.partition:
+            params["slurm_partition"] = settings.partition
+        if settings.account:
+            params["slurm_account"] = settings.account
+        if settings.gpus_per_node:
+            params["gpus_per_node"] = settings.gpus_per_node
+        self.executor.update_parameters(**params)
+        self.executor.update_parameters(slurm_additional_parameters={"comment": f"reprokit-{uuid.uuid4().hex[:8]}"})
+        self._lock = threading.Lock()
+        self._live: dict = {}  # job id -> job not yet seen to end
+        self._queued: dict = {}  # trial folder -> (job, args), submitted with its round, not yet waited for
+        self._cancelled = threading.Event()
+
+    def submit_round(self, trials: list) -> None:
+        """The round's trials [(spec, trial_dir, cache_root, timeout)] as one job array, submitted now."""
+        if len(trials) < 2:
+            return
+        args = [self._args(*t) for t in trials]
+        with self.executor.batch():
+            jobs = [self.executor.submit(on_node, *a) for a in args]
+        with self._lock:
+            for (spec, trial_dir, *_), job, a in zip(trials, jobs, args):
+                self._live[job.job_id] = job
+                self._queued[trial_dir] = (job, a)
+
+    def run(self, spec: TrialSpec, trial_dir: str, cache_root: str,
+            timeout: Union[float, Callable[[], float]]) -> Outcome:
+        """The trial as a job, retried once if the scheduler killed it; its Outcome from what it left behind."""
+        with self._lock:
+            queued = self._queued.pop(trial_dir, None)
+        job, args = queued if queued else (None, self._args(spec, trial_dir, cache_root, timeout))
+        states = []
+        for _ in range(2):
+            if job is None:
+                job = self._submit(args)
+            state, value = self._wait(job)
+            if self._cancelled.is_set():
+                # Cancelled by reprokit itself (Ctrl-C, an error): no answer, and none in the journal either.
+                raise TrialsCancelled(f"job {job.job_id} cancelled with the run")
+            states.append(f"job {job.job_id} {state}")
+            if state not in KILLED:
+                break
+            job = None
+        if value is None:
+            return _killed(trial_dir, states)
+        returncode, timed_out, seconds = value
+        return classify(trial_dir, returncode, timed_out, seconds, torchrun=ranks_of(spec) > 1)
+
+    def _args(self, spec: TrialSpec, trial_dir: str, cache_root: str, timeout) -> tuple:
+        spec_path = prepare_trial(spec, trial_dir)
+        env = trial_env(spec, cache_root, trial_dir)
+        return (child_command(spec, spec_path, trial_dir, self.python), spec.cwd or trial_dir, env, trial_dir,
+                limit_of(timeout), ranks_of(spec))
+
+    def _submit(self, args: tuple):
+        job = self.executor.submit(on_node, *args)
+        with self._lock:
+            self._live[job.job_id] = job
+        return job
+
+    def _wait(self, job) -> tuple:
+        """(the job's final state, what on_node returned or None) once the scheduler says it ended. A result is
+        trusted only from a job that was not killed: at its limit SLURM's SIGTERM ends the trial first, and on_node
+        returns that as if the trial had crashed."""
+        for tick in itertools.count():
+            finished = job.paths.result_pickle.exists()
+            # The scheduler is asked every few seconds until the job has written its result (a stat is free;
+            # scontrol is an RPC to slurmctld, and every running trial polls).
+            if not finished and tick % ASK_EVERY:
+                time.sleep(POLL_SECONDS)
+                continue
+            state = job_state(job.job_id)
+            if state in ENDED or (state is None and finished):  # None: a cluster that forgot the job already
+                outcome, value = _read_result(job) if finished else (None, None)
+                self._forget(job)
+                if state in KILLED:
+                    return state, None
+                if outcome == "success":
+                    return "COMPLETED", value
+                return (_said(str(value)) if outcome == "error" else state or "UNKNOWN"), None
+            time.sleep(POLL_SECONDS)
+
+    def _forget(self, job) -> None:
+        with self._lock:
+            self._live.pop(job.job_id, None)
+
+    def cancel_all(self) -> list:
+        """Cancel every job still queued or running (scancel through submitit); their ids."""
+        with self._lock:
+            live, self._live, self._queued = list(self._live.values()), {}, {}
+        if live:
+            self._cancelled.set()
+        for job in live:
+            job.cancel(check=False)
+        return [j.job_id for j in live]
+
+    def cancel_unused(self) -> None:
+        """Jobs of a round the search stopped before asking (ordered_map's skipped items): cancelled."""
+        with self._lock:
+            unused, self._queued = list(self._queued.values()), {}
+        for job, _ in unused:
+            job.cancel(check=False)
+            self._forget(job)
+
+
+def _killed(trial_dir: str, states: list) -> Outcome:
+    """A job the scheduler (or a crash of the job itself) ended without an answer: never the bug."""
+    note = "the scheduler ended the trial's job: " + ", then ".join(states) + "; not the failure"
+    return Outcome(kind="skip", signature=Signature("skip", None, note, None), seconds=0.0, returncode=None,
+                   trial_dir=trial_dir, note=note)
+
+
+def _said(error: str) -> str:
+    """The state behind submitit's error: its signal handler answers the scheduler's warning of the time limit
+    (or of preemption) by ending the job with an UncompletedJobError before SLURM says TIMEOUT."""
+    if "timed-out" in error:
+        return "TIMEOUT"
+    return "PREEMPTED" if "preempted" in error else "FAILED"
+
+
+def _read_result(job) -> tuple:
+    """("success", value) or ("error", traceback text) from submitit's result pickle."""
+    import pickle
+
+    try:
+        with job.paths.result_pickle.open("rb") as f:
+            return pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError):
+        return None, None
+
+
+def make_slurm(settings: ExecutorSettings, jobs_dir: str) -> SlurmExecutor:
+    """The executor, or bad input when submitit is missing."""
+    try:
+        return SlurmExecutor(settings, jobs_dir)
+    except ImportError:
+        raise ReprokitError("--executor slurm needs submitit (pip install submitit)") from None
+
+
+def write_token(path: str, token: str) -> None:
+    """The first tiny job: a file in the output folder, for the submitting machine to read back."""
+    with open(path, "w") as f:
+        f.write(token)

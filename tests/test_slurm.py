@@ -1,0 +1,189 @@
+"""--executor slurm against a real one-node SLURM cluster (scripts/slurm-up; no mocked scheduler): the bad input it
+refuses before any trial, a CPU case bisected through it, a cancelled run, a job killed at its time limit; and
+`reprokit plan` on a journal."""
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+CASES = REPO / "tests" / "cases"
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def reprokit(*args, cwd, env=ENV, timeout=1500):
+    return subprocess.run([sys.executable, "-m", "reprokit", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def project(tmp_path, *names):
+    work = tmp_path / "project"
+    work.mkdir()
+    for name in names:
+        shutil.copy(CASES / name, work / name)
+    return work
+
+
+def our_jobs() -> list:
+    """Trial jobs the scheduler still has queued or running."""
+    out = subprocess.run(["squeue", "-h", "-n", "reprokit-trial", "-o", "%i %T"], capture_output=True,
+                         text=True).stdout
+    return out.split("\n") if out.strip() else []
+
+
+def jobcomp() -> str:
+    return pathlib.Path("/var/log/slurm/jobcomp.log").read_text(errors="replace")
+
+
+def test_no_sbatch_on_path_is_one_line_exit_2(tmp_path):
+    work = project(tmp_path, "passes.py")
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "python").symlink_to(sys.executable)
+    p = reprokit("bisect", "passes.py", "--executor", "slurm", "-o", str(tmp_path / "out"), cwd=work,
+                 env={**ENV, "PATH": str(bare)})
+    assert p.returncode == 2, p.stderr
+    assert p.stderr == "reprokit: --executor slurm: no sbatch on PATH (run reprokit where SLURM's commands are)\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_partition_is_one_line_exit_2(tmp_path, slurm_cluster):
+    work = project(tmp_path, "passes.py")
+    p = reprokit("bisect", "passes.py", "--executor", "slurm", "--slurm-partition", "nosuch", "-o",
+                 str(tmp_path / "out"), cwd=work)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr == ("reprokit: --slurm-partition: no partition named nosuch (sinfo -h -p nosuch lists "
+                        "nothing)\n")
+
+
+def test_output_folder_the_nodes_cannot_see_is_one_line_exit_2(tmp_path, slurm_cluster):
+    """reprokit in a mount namespace of its own, its output folder a tmpfs there: slurmd (outside) sees the empty
+    folder beneath, so the first tiny job cannot write where reprokit reads."""
+    if not shutil.which("unshare"):
+        pytest.skip("no unshare to hide a folder from the node")
+    work = project(tmp_path, "passes.py")
+    out = tmp_path / "private"
+    out.mkdir()
+    inner = (f"mount -t tmpfs none {out} && exec {sys.executable} -m reprokit bisect passes.py --executor slurm "
+             f"--slurm-time 2 -o {out}")
+    p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", inner], cwd=work, env=ENV,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2, p.stderr
+    assert re.fullmatch(rf"reprokit: --output-dir {out}: the cluster's nodes cannot see it \(a first job, \d+, "
+                        r"ended [A-Z_]+ without writing there\); name a shared folder\n", p.stderr), p.stderr
+
+
+def test_plan_packs_each_round_onto_k_nodes(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"command": "reprokit bisect x.py", "options": {}}))
+    trials = [(1, 10.0), (1, 10.0), (1, 20.0), (2, 5.0), (3, 30.0), (3, 30.0)]
+    (run / "journal.jsonl").write_text("".join(
+        json.dumps({"key": str(i), "round": r, "outcome": {"seconds": s}}) + "\n" for i, (r, s) in enumerate(trials)))
+    p = reprokit("plan", str(run), "--nodes", "1,2,4", "--json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    # round 1: 40 s on one node, 20 on two (20 | 10+10); round 2: 5; round 3: 60, then 30 on two or more
+    assert [x["seconds"] for x in data["plans"]] == [105.0, 55.0, 55.0]
+    assert data["node_hours"] == round(105 / 3600, 4) and data["rounds"] == 3 and data["trials"] == 6
+    table = reprokit("plan", str(run), "--nodes", "1,2", cwd=tmp_path).stdout
+    assert table == ("6 trials in 3 rounds, 1 node(s) a trial\n nodes        wall\n     1     0:01:45\n"
+                     "     2     0:00:55\nnode-hours spent: 0.029\n")
+
+
+@pytest.mark.slow
+def test_relu_bisect_through_slurm_matches_local(tmp_path, slurm_cluster):
+    """The same verdict and repro as the local executor; every trial a job in the scheduler's records."""
+    work = project(tmp_path, "relu_compile_error.py", "_blocks.py")
+    args = ("bisect", "relu_compile_error.py", "--no-configs", "--no-subsystems", "--no-pack", "--json")
+    local = reprokit(*args, "-o", str(tmp_path / "local"), cwd=work)
+    began = time.time()
+    slurm = reprokit(*args, "-o", str(tmp_path / "shared"), "--executor", "slurm", "--slurm-max-jobs", "2",
+                     cwd=work)
+    assert local.returncode == 0 and slurm.returncode == 0, slurm.stderr
+    a, b = json.loads(local.stdout), json.loads(slurm.stdout)
+    for key in ("failing_stage", "kind", "graph", "signature"):
+        assert a[key] == b[key], key
+    assert b["repro_verified"] is True and a["nodes"] == b["nodes"]
+    def body(path):  # the repro's own lines; its "# Made by:" line quotes each run's command
+        return [line for line in pathlib.Path(path).read_text().splitlines() if not line.startswith("# Made by:")]
+
+    assert body(a["repro"]) == body(b["repro"])
+    run = pathlib.Path(b["run_dir"])
+    info = json.loads((run / "run.json").read_text())
+    assert info["executor"]["name"] == "slurm"
+    executed = [json.loads(line) for line in (run / "journal.jsonl").read_text().splitlines()]
+    ids = sorted(p.name for p in (run / "slurm").iterdir() if re.fullmatch(r"\d+(_\d+)?", p.name))
+    assert len(ids) >= len(executed) >= 4
+    log = jobcomp()
+    recorded = [f"ArrayJobId={i.split('_')[0]} ArrayTaskId={i.split('_')[1]} " if "_" in i else f"JobId={i} "
+                for i in ids]
+    assert all(r in log for r in recorded), [r for r in recorded if r not in log]
+    assert any("_" in i for i in ids), "no round went as a job array"
+    assert all(e["round"] for e in executed) and our_jobs() == [], (began, our_jobs())
+
+
+@pytest.mark.slow
+def test_interrupted_slurm_run_leaves_no_job_behind(tmp_path, slurm_cluster):
+    work = project(tmp_path, "relu_compile_error.py", "_blocks.py")
+    proc = subprocess.Popen([sys.executable, "-m", "reprokit", "bisect", "relu_compile_error.py", "--no-configs",
+                             "--no-subsystems", "--no-pack", "--executor", "slurm", "-o", str(tmp_path / "shared")],
+                            cwd=work, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not our_jobs() and time.time() < deadline:
+        time.sleep(0.2)
+    assert our_jobs(), "no trial job was ever queued"
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    for _ in range(20):  # scancel is asynchronous: a cancelled job may show for a moment as CANCELLING
+        if not our_jobs():
+            break
+        time.sleep(0.5)
+    assert our_jobs() == []
+
+
+@pytest.mark.slow
+def test_a_job_killed_at_its_time_limit_is_retried_once_then_reported_not_the_bug(tmp_path, slurm_cluster):
+    from reprokit.data.executor import ExecutorSettings
+    from reprokit.data.records import TrialSpec
+    from reprokit.data.rundir import RunDir
+    from reprokit.trial.executors import remote_executor
+    from reprokit.trial.runner import Runner
+
+    script = tmp_path / "forever.py"
+    script.write_text("import time\nwhile True:\n    time.sleep(1)\n")
+    run_dir = RunDir.create(str(tmp_path / "shared"), "forever")
+    runner = Runner(run_dir, timeout=600.0, remote=remote_executor(ExecutorSettings("slurm", time=1), run_dir.path))
+    try:
+        outcome = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path)))
+    finally:
+        runner.close()
+    assert outcome.kind == "skip" and not outcome.failed, outcome
+    said = re.fullmatch(r"the scheduler ended the trial's job: job (\d+) TIMEOUT, then job (\d+) TIMEOUT; not the "
+                        r"failure", outcome.note)
+    assert said, outcome.note
+    # The scheduler's own records say so too.
+    for job in said.groups():
+        assert re.search(rf"JobId={job} .*JobState=TIMEOUT", jobcomp()), job
+    assert our_jobs() == []
+
+
+def test_executor_config_file_json_or_toml(tmp_path, slurm_cluster):
+    """The settings from one file, checked like the options: an unknown key, then a TOML [slurm] table's partition."""
+    work = project(tmp_path, "passes.py")
+    (tmp_path / "bad.json").write_text('{"partition": "debug", "bogus": 1}')
+    p = reprokit("bisect", "passes.py", "--executor-config", str(tmp_path / "bad.json"), cwd=work)
+    assert (p.returncode, p.stderr) == (2, "reprokit: unknown executor setting(s): bogus\n")
+    (tmp_path / "c.toml").write_text('[slurm]\npartition = "nosuch"\ntime = 5\n')
+    p = reprokit("bisect", "passes.py", "--executor-config", str(tmp_path / "c.toml"), "-o", str(tmp_path / "o"),
+                 cwd=work)
+    assert (p.returncode, p.stderr) == (2, "reprokit: --slurm-partition: no partition named nosuch (sinfo -h -p "
+                                           "nosuch lists nothing)\n")
