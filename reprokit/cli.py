@@ -9,6 +9,7 @@ import sys
 import click
 
 from reprokit.app import bisect as bisect_case
+from reprokit.app import capture as capture_case
 from reprokit.app import doctor as doctor_case
 from reprokit.app import env as env_case
 from reprokit.app import issue as issue_case
@@ -288,6 +289,23 @@ def versions(run_dir, torch_list, newest, between, bisect_releases, index_url, c
         echo_json(result)
     else:
         click.echo(versions_table(result))
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--output-dir", "-o", required=True, help="The capture folder (graphs, inputs, the failure).")
+@click.option("--max-input-bytes", type=int, default=64 << 20, help="Budget for saved real graph inputs.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@one_line_errors("exit_status")
+def capture(output_dir, max_input_bytes, command):
+    """Run a job once as you run it, recording the failing graph where it fails.
+
+    reprokit capture --output-dir DIR -- torchrun --nproc-per-node 8 train.py   (then: reprokit bisect
+    --from-capture DIR). Under a launcher reprokit cannot wrap, REPROKIT_CAPTURE=DIR does the same."""
+    run = capture_case.capture_command(output_dir, tuple(command), max_input_bytes=max_input_bytes)
+    if run.failures:
+        click.echo(f"reprokit capture: the failing graph is in {run.output_dir}/{run.failures[0]}; next: reprokit "
+                   f"bisect --from-capture {shlex.quote(output_dir)}", err=True)
+    sys.exit(run.exit_status)
 
 
 if __name__ == "__main__":
