@@ -10,6 +10,7 @@ import click
 
 from reprokit.app import bisect as bisect_case
 from reprokit.app import capture as capture_case
+from reprokit.app import from_capture as from_capture_case
 from reprokit.app import doctor as doctor_case
 from reprokit.app import env as env_case
 from reprokit.app import issue as issue_case
@@ -70,6 +71,8 @@ def main():
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--resume", "resume_dir", default=None, metavar="RUN_DIR",
               help="Continue an interrupted bisect from its journal, with the options it was started with.")
+@click.option("--from-capture", "capture_dir", default=None, metavar="DIR",
+              help="Bisect the failing graph `reprokit capture` wrote, without running the job again.")
 @click.option("--output-dir", "-o", default=None, help="Where run folders go (default ./artifacts).")
 @click.option("--timeout", type=float, default=None, help="Seconds per trial (default: from the baseline run).")
 @click.option("--jobs", "-j", type=int, default=None,
@@ -91,20 +94,28 @@ def main():
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True, help="One line per trial.")
 @one_line_errors("failing_stage")
-def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, check_accuracy, no_configs,
+def bisect(script, script_args, resume_dir, capture_dir, output_dir, timeout, jobs, repeat, check_accuracy, no_configs,
            no_subsystems, no_minify, no_pack, max_input_bytes, nproc, kind, slow_threshold, versions_step, as_json,
            verbose):
     """Name the compiler stage, graph, config and pass that break SCRIPT, then minify and pack it.
 
     Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4
 
-    An interrupted bisect continues with: reprokit bisect --resume RUN_DIR"""
+    An interrupted bisect continues with: reprokit bisect --resume RUN_DIR
+
+    A job captured once (reprokit capture) is bisected with: reprokit bisect --from-capture DIR"""
+    if capture_dir and (script or resume_dir):
+        raise ReprokitError("--from-capture takes the capture folder alone: the graph and its failure come from it")
     if resume_dir and script:
         raise ReprokitError("--resume takes the run folder alone: the script and its options come from its run.json")
-    if not resume_dir and not script:
+    if not resume_dir and not script and not capture_dir:
         raise ReprokitError("pass the script to bisect, or --resume RUN_DIR to continue an interrupted bisect")
     with progress(verbose) as printer:
-        if resume_dir:
+        if capture_dir:
+            v = from_capture_case.bisect_from_capture(
+                capture_dir, output_dir=output_dir, timeout=timeout, jobs=jobs, subsystems=not no_subsystems,
+                minify=not no_minify, pack=not no_pack, command=invoked("bisect"), emit=printer)
+        elif resume_dir:
             v = bisect_case.resume_bisect(resume_dir, minify=not no_minify, pack=not no_pack, emit=printer)
         else:
             v = bisect_case.bisect_script(
