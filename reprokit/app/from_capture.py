@@ -8,7 +8,6 @@ import shutil
 import sys
 from typing import Optional
 
-from reprokit import compat
 from reprokit.app import minify as minify_case
 from reprokit.app.common import Emit, default_jobs, noop, record_secrets, recorded_environment
 from reprokit.app.pack import write_pack
@@ -31,6 +30,8 @@ def bisect_from_capture(capture_dir: str, *, output_dir: Optional[str] = None, t
     if not os.path.isdir(root):
         raise ReprokitError(f"no such capture folder: {capture_dir}; capture the job first: reprokit capture "
                             f"--output-dir {capture_dir} -- CMD")
+    from reprokit import compat  # torch, imported by the command that needs it (capture's CLI start stays light)
+
     captured = read_capture(root, compat.TORCH_VERSION)
     if captured.on_cuda and not cuda_devices():
         raise ReprokitError("the capture was made on CUDA and this machine has no GPU: run reprokit bisect "

@@ -6,12 +6,14 @@ import sys
 
 
 def capturing_compile(rec, original_compile):
-    """A torch.compile stand-in whose backend is the user's, wrapped by CapturingBackend."""
-    from reprokit.child.backends import backend_name
-    from reprokit.child.router import from_higher_order_op
+    """A torch.compile stand-in whose backend is the user's, wrapped by CapturingBackend (reprokit's own modules
+    are imported at the first call: a process that never compiles, such as a compile worker, pays nothing)."""
 
     def compile(model=None, **kwargs):
         """torch.compile(model, **kwargs) with backend, mode and options applied by the wrapped backend."""
+        from reprokit.child.backends import backend_name
+        from reprokit.child.router import from_higher_order_op
+
         if from_higher_order_op(sys._getframe(1)):  # torch's own compile of a cond body: not the script's
             return original_compile(model, **kwargs) if model is not None else original_compile(**kwargs)
         backend = kwargs.pop("backend", None) or "inductor"
