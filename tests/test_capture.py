@@ -143,3 +143,26 @@ def test_from_capture_takes_the_folder_alone(tmp_path):
     code, _, err = cli("bisect", "train.py", "--from-capture", str(tmp_path))
     assert code == 2
     assert err == "reprokit: --from-capture takes the capture folder alone: the graph and its failure come from it\n"
+
+
+@pytest.mark.slow
+def test_torchrun_job_bisected_in_one_process(workdir, tmp_path):
+    capture = tmp_path / "cap"
+    # --standalone: torchrun picks a free port (other jobs on this machine may hold the default one)
+    code, _, err = reprokit("capture", "--output-dir", str(capture), "--", "torchrun", "--standalone",
+                            "--nproc-per-node", "2", "tp_allreduce_job.py", cwd=workdir)
+    assert code != 0, err
+    for rank in ("0", "1"):
+        failure = json.loads((capture / f"rank{rank}" / "failure.json").read_text())
+        assert failure["process_group"] == {"rank": int(rank), "world_size": 2, "backend": "gloo"}
+    assert "all_reduce" in (capture / "rank0" / "case" / "graph.py").read_text()
+
+    code, out, err = reprokit("bisect", "--from-capture", str(capture), "-o", str(tmp_path / "art"), "--json",
+                              cwd=tmp_path)
+    assert code == 0, err
+    v = json.loads(out)
+    assert v["failing_stage"] == "inductor"
+    assert v["subsystem"]["name"] == "lowerings" and "aten.relu" in v["subsystem"]["detail"]
+    assert v["repro_verified"] is True
+    assert "init_process_group('fake'" in pathlib.Path(v["repro"]).read_text()  # one process, the fake group
+    assert script_trials(v["run_dir"], "tp_allreduce_job.py") == []
