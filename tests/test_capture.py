@@ -4,8 +4,10 @@ another machine would leave them."""
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import tarfile
 
 import pytest
 import torch
@@ -70,6 +72,25 @@ def test_capture_then_bisect_from_capture(workdir, tmp_path):
     assert v["repro_verified"] is True and os.path.exists(v["repro"])
     assert v["tarball"] and os.path.exists(v["tarball"])
     assert script_trials(v["run_dir"], "relu_job.py") == []  # zero runs of the job
+    kinds = {json.loads(line)["kind"] for line in open(os.path.join(v["run_dir"], "journal.jsonl"))}
+    assert kinds == {"graph", "repro", "script"}  # script: repro.py's own verification
+
+    # The job failed otherwise than its graph does replayed (here: a failure recorded from elsewhere): said in one
+    # line, exit 3, what would settle it named, and the capture and failure still packed.
+    other = tmp_path / "other"
+    shutil.copytree(capture, other)
+    failure["signature"] = {"kind": "exception", "exc_type": "ValueError", "message": "a failure of the job's own"}
+    (other / "rank0" / "failure.json").write_text(json.dumps(failure))
+    code, out, err = reprokit("bisect", "--from-capture", str(other), "-o", str(tmp_path / "art2"), cwd=tmp_path)
+    assert code == 3
+    run_dir = next((tmp_path / "art2").glob("*-capture"))
+    assert err.splitlines()[-1] == ("reprokit: the captured graph does not fail the same way replayed alone (rank 0, "
+                                    "graph 0); run `reprokit bisect relu_job.py` on the job's hardware to settle it "
+                                    f"(run folder: {run_dir})")
+    tarball = next((tmp_path / "art2").glob("*.tar.gz"))
+    with tarfile.open(tarball) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames()}
+    assert {"capture/failure.json", "capture/case/graph.py", "ISSUE.md"} <= names
 
 
 def _write_capture(root: pathlib.Path, failure: dict, case_files=("meta.json", "graph.pt", "graph.py")) -> None:
