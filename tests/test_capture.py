@@ -187,3 +187,11 @@ def test_torchrun_job_bisected_in_one_process(workdir, tmp_path):
     assert v["repro_verified"] is True
     assert "init_process_group('fake'" in pathlib.Path(v["repro"]).read_text()  # one process, the fake group
     assert script_trials(v["run_dir"], "tp_allreduce_job.py") == []
+
+
+def test_resume_refuses_a_folder_bisected_from_a_capture(tmp_path):
+    (tmp_path / "run.json").write_text(json.dumps({"options": {"script": "/job/train.py"},
+                                                    "capture": {"from": "/job/cap", "rank": "0"}}))
+    code, _, err = cli("bisect", "--resume", str(tmp_path))
+    assert code == 2
+    assert err == f"reprokit: {tmp_path} was bisected from a capture; run reprokit bisect --from-capture /job/cap again\n"
