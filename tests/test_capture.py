@@ -195,3 +195,15 @@ def test_resume_refuses_a_folder_bisected_from_a_capture(tmp_path):
     code, _, err = cli("bisect", "--resume", str(tmp_path))
     assert code == 2
     assert err == f"reprokit: {tmp_path} was bisected from a capture; run reprokit bisect --from-capture /job/cap again\n"
+
+
+def test_issue_says_the_run_came_from_a_capture():
+    from reprokit.data.records import Verdict
+    from reprokit.report.bisect_report import summary
+
+    v = Verdict(script="/job/train.py", argv=[], failing_stage="inductor", last_passing_stage="aot_eager",
+                kind="exception", signature={"kind": "exception", "exc_type": "RuntimeError", "message": "boom"},
+                graph=1, graph_count=2, capture={"from": "/job/cap", "rank": "3"})
+    assert summary(v).endswith("Graph 1 of 2 that Dynamo produced fails on its own. Found from one captured run of "
+                               "the job (`reprokit capture`, rank 3): every trial ran the captured graph, none the "
+                               "script.")

@@ -50,6 +50,7 @@ class GraphBisector(Bisector):
                     graph=failure.get("graph"), graph_count=int(failure.get("graphs_seen") or 1))
         meta_args = _case_meta(self.case).get("compile_args") or {}
         v.user_backend, v.compile_args = meta_args.get("backend"), meta_args
+        v.capture = {"from": self.captured.root, "rank": self.captured.rank}
         v.graph_code = _graph_code(self.case)
         ladder = self._ladder(meta_args.get("backend") or "inductor")
         v.ladder = [r.to_dict() for r in ladder]

@@ -42,6 +42,9 @@ def summary(v: Verdict) -> str:
             parts.append(f"Every stock stage passes; the script's own backend `{v.failing_stage}` fails.")
     if v.graph is not None:
         parts.append(f"Graph {v.graph} of {v.graph_count} that Dynamo produced fails on its own.")
+    if v.capture:
+        parts.append(f"Found from one captured run of the job (`reprokit capture`, rank {v.capture.get('rank')}): "
+                     "every trial ran the captured graph, none the script.")
     if v.subsystem:
         parts.append(f"Torch's bisector counters pin it to {v.subsystem['name']} application "
                      f"#{v.subsystem['application']}: `{v.subsystem.get('detail')}`.")
