@@ -9,6 +9,8 @@ import sys
 import click
 
 from reprokit.app import bisect as bisect_case
+from reprokit.app import capture as capture_case
+from reprokit.app import from_capture as from_capture_case
 from reprokit.app import doctor as doctor_case
 from reprokit.app import env as env_case
 from reprokit.app import issue as issue_case
@@ -103,6 +105,8 @@ def main():
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--resume", "resume_dir", default=None, metavar="RUN_DIR",
               help="Continue an interrupted bisect from its journal, with the options it was started with.")
+@click.option("--from-capture", "capture_dir", default=None, metavar="DIR",
+              help="Bisect the failing graph `reprokit capture` wrote, without running the job again.")
 @click.option("--output-dir", "-o", default=None, help="Where run folders go (default ./artifacts).")
 @click.option("--timeout", type=float, default=None, help="Seconds per trial (default: from the baseline run).")
 @click.option("--jobs", "-j", type=int, default=None,
@@ -125,21 +129,29 @@ def main():
 @click.option("--verbose", "-v", is_flag=True, help="One line per trial.")
 @executor_options
 @one_line_errors("failing_stage")
-def bisect(script, script_args, resume_dir, output_dir, timeout, jobs, repeat, check_accuracy, no_configs,
+def bisect(script, script_args, resume_dir, capture_dir, output_dir, timeout, jobs, repeat, check_accuracy, no_configs,
            no_subsystems, no_minify, no_pack, max_input_bytes, nproc, kind, slow_threshold, versions_step, as_json,
            verbose, **executor):
     """Name the compiler stage, graph, config and pass that break SCRIPT, then minify and pack it.
 
     Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4
 
-    An interrupted bisect continues with: reprokit bisect --resume RUN_DIR"""
+    An interrupted bisect continues with: reprokit bisect --resume RUN_DIR
+
+    A job captured once (reprokit capture) is bisected with: reprokit bisect --from-capture DIR"""
+    if capture_dir and (script or resume_dir):
+        raise ReprokitError("--from-capture takes the capture folder alone: the graph and its failure come from it")
     if resume_dir and script:
         raise ReprokitError("--resume takes the run folder alone: the script and its options come from its run.json")
-    if not resume_dir and not script:
+    if not resume_dir and not script and not capture_dir:
         raise ReprokitError("pass the script to bisect, or --resume RUN_DIR to continue an interrupted bisect")
     settings = executor_settings(executor)
     with progress(verbose) as printer:
-        if resume_dir:
+        if capture_dir:
+            v = from_capture_case.bisect_from_capture(
+                capture_dir, output_dir=output_dir, timeout=timeout, jobs=jobs, subsystems=not no_subsystems,
+                minify=not no_minify, pack=not no_pack, command=invoked("bisect"), emit=printer)
+        elif resume_dir:
             v = bisect_case.resume_bisect(resume_dir, minify=not no_minify, pack=not no_pack, emit=printer)
         else:
             v = bisect_case.bisect_script(
@@ -348,6 +360,23 @@ def plan(run_dir, nodes, as_json):
         echo_json(result)
     else:
         click.echo(plan_table(result))
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--output-dir", "-o", required=True, help="The capture folder (graphs, inputs, the failure).")
+@click.option("--max-input-bytes", type=int, default=64 << 20, help="Budget for saved real graph inputs.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@one_line_errors("exit_status")
+def capture(output_dir, max_input_bytes, command):
+    """Run a job once as you run it, recording the failing graph where it fails.
+
+    reprokit capture --output-dir DIR -- torchrun --nproc-per-node 8 train.py   (then: reprokit bisect
+    --from-capture DIR). Under a launcher reprokit cannot wrap, REPROKIT_CAPTURE=DIR does the same."""
+    run = capture_case.capture_command(output_dir, tuple(command), max_input_bytes=max_input_bytes)
+    if run.failures:
+        click.echo(f"reprokit capture: the failing graph is in {run.output_dir}/{run.failures[0]}; next: reprokit "
+                   f"bisect --from-capture {shlex.quote(output_dir)}", err=True)
+    sys.exit(run.exit_status)
 
 
 if __name__ == "__main__":

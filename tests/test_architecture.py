@@ -16,7 +16,7 @@ LAYERS = {
     "reprokit": 0, "reprokit.errors": 0, "reprokit.compat": 0, "reprokit.data": 0,
     "reprokit.search": 1,
     "reprokit.fx": 2, "reprokit.models": 2,
-    "reprokit.child": 3,
+    "reprokit.child": 3, "reprokit.capture": 3,
     "reprokit.trial": 4,
     "reprokit.report": 5,
     "reprokit.bisect": 6, "reprokit.minify": 6, "reprokit.source": 6, "reprokit.doctor": 6,

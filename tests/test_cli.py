@@ -28,6 +28,7 @@ Options:
 
 Commands:
   bisect    Name the compiler stage, graph, config and pass that break...
+  capture   Run a job once as you run it, recording the failing graph where...
   doctor    Explain why compiled SCRIPT is not faster: graph breaks,...
   env       Print the environment report alone (torch, CUDA, driver, GPU,...
   issue     Print the GitHub issue text of a run, ready for PyTorch's...
@@ -48,9 +49,14 @@ Usage: reprokit bisect [OPTIONS] [SCRIPT] [SCRIPT_ARGS]...
 
   An interrupted bisect continues with: reprokit bisect --resume RUN_DIR
 
+  A job captured once (reprokit capture) is bisected with: reprokit bisect
+  --from-capture DIR
+
 Options:
   --resume RUN_DIR           Continue an interrupted bisect from its journal,
                              with the options it was started with.
+  --from-capture DIR         Bisect the failing graph `reprokit capture` wrote,
+                             without running the job again.
   -o, --output-dir TEXT      Where run folders go (default ./artifacts).
   --timeout FLOAT            Seconds per trial (default: from the baseline run).
   -j, --jobs INTEGER         Trials at once (default: one per GPU on a machine

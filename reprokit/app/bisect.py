@@ -77,6 +77,9 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
     info = folder.read_json("run.json")
     if kind != "bisect" or "options" not in info:
         raise ReprokitError(f"{folder.path} is a {kind} run folder; --resume continues a folder reprokit bisect wrote")
+    if info.get("capture"):  # resuming as a script bisect would run the job the capture was made to spare
+        raise ReprokitError(f"{folder.path} was bisected from a capture; run reprokit bisect --from-capture "
+                            f"{info['capture'].get('from')} again")
     recorded = info["options"]
     opts = BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())})
     check_script(opts.script)

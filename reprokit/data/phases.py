@@ -22,6 +22,7 @@ class Isolation(JsonData):
     graph: Optional[int] = None
     graph_count: int = 0
     graph_code: Optional[str] = None
+    capture: Optional[dict] = None  # bisect --from-capture: the capture read ({"from", "rank"})
     config: Optional[dict] = None
     subsystem: Optional[dict] = None
     flaky: bool = False

@@ -231,6 +231,8 @@ class Verdict(JsonData):
     graph: Optional[int] = None
     graph_count: int = 0
     graph_code: Optional[str] = None
+    # bisect --from-capture: the capture it read ({"from", "rank"}); every trial ran the captured graph
+    capture: Optional[dict] = None
     config: Optional[dict] = None
     subsystem: Optional[dict] = None
     flaky: bool = False

@@ -40,6 +40,14 @@ def capture_spec(v, opts: dict, info: dict, stage: str, backward: bool, label: s
                      ranks=opts.get("ranks", 1), label=label)
 
 
+def graph_alone(runner, case: str, stage: str, accuracy: bool, backward: bool, label: str) -> Located:
+    """The case folder's graph run alone through `stage`: how it fails (a graph trial)."""
+    out = runner(TrialSpec(mode="graph", stage=stage, case=case, check_accuracy=accuracy, run_backward=backward,
+                           label=label))
+    return Located(case, read_json(os.path.join(case, "meta.json")), out.signature if out.failed else None,
+                   backward, note=out.note or "")
+
+
 def find_failing_graph(runner, v, opts, info, stage, accuracy):
     """A Located graph, failing alone where it can; or a string saying why no graph could be captured.
 
@@ -52,10 +60,7 @@ def find_failing_graph(runner, v, opts, info, stage, accuracy):
         return out, case if os.path.exists(os.path.join(case, "meta.json")) else None
 
     def alone(case, backward, label) -> Located:
-        out = runner(TrialSpec(mode="graph", stage=stage, case=case, check_accuracy=accuracy, run_backward=backward,
-                               label=label))
-        return Located(case, read_json(os.path.join(case, "meta.json")), out.signature if out.failed else None,
-                       backward, note=out.note or "")
+        return graph_alone(runner, case, stage, accuracy, backward, label)
 
     cap, case = capture(False, f"capture-graph-{v.graph}")
     if case is None:

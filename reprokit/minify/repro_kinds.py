@@ -12,7 +12,7 @@ from reprokit.data.signature import LAUNCH_BLOCKING_ENV
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.fx.graphcase import Edit, GraphShape
 from reprokit.minify.graph import GraphOracle, graph_problem, reduce_graph
-from reprokit.minify.locate import capture_spec, find_failing_graph
+from reprokit.minify.locate import capture_spec, find_failing_graph, graph_alone
 from reprokit.minify.repro import write_verified_repro
 from reprokit.trial.runner import Runner
 
@@ -53,6 +53,12 @@ def minify_isolation(run_dir: RunDir, isolation: Isolation, runner: Optional[Run
     if not v.failing_stage:
         raise ReprokitError(f"{run_dir.path} has no failing stage to minify")
     v.repro_attempts = []
+    if info.get("capture"):  # bisect --from-capture: the captured graph, and no run of the job as a fall-back
+        notes = []
+        if _captured_repro(run_dir, runner, v, info, emit, resume, notes):
+            return _finish(v, runner, before, started, notes, emit)
+        v.message = "no verified repro: " + "; ".join(f"{a.kind}: {a.result}" for a in v.repro_attempts)
+        return Repro.of(v)
     if v.failing_stage != "eager" and v.graph is not None:
         notes: list = []
         if _graph_repros(run_dir, runner, v, info, emit, resume, notes):
@@ -102,6 +108,20 @@ def _graph_repros(run_dir, runner, v, info, emit, resume, notes) -> bool:
     else:
         v.repro_attempts.append(ReproAttempt("graph", found.why))
     return _in_script(run_dir, runner, v, info, emit, found, stage, original, accuracy, notes)
+
+
+def _captured_repro(run_dir, runner, v, info, emit, resume, notes) -> bool:
+    """The graph a capture wrote, cut while it fails alone the way the job failed; True once repro.py is verified."""
+    case, stage = info["capture"]["case"], v.failing_stage
+    found = graph_alone(runner, case, stage, False, False, "graph-alone")
+    if found.signature is None or not found.signature.matches(Signature.from_dict(v.signature)):
+        v.repro_attempts.append(ReproAttempt("graph", "the captured graph alone does not fail the way the job did"))
+        return False
+    if found.meta.get("note"):
+        notes.append(found.meta["note"])
+    kind = "graph_in_context" if found.in_context else "graph"
+    oracle = GraphOracle(runner, GraphShape.from_meta(found.meta), case, stage, found.signature, False, False)
+    return _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kind, False, notes)
 
 
 def _in_script(run_dir, runner, v, info, emit, found, stage, original, accuracy, notes) -> bool:

@@ -44,6 +44,9 @@ def summary(v: Verdict, brief: bool = False) -> str:
             parts.append(f"Every stock stage passes; the script's own backend `{v.failing_stage}` fails.")
     if v.graph is not None and not brief:
         parts.append(f"Graph {v.graph} of {v.graph_count} that Dynamo produced fails on its own.")
+    if v.capture:
+        parts.append(f"Found from one captured run of the job (`reprokit capture`, rank {v.capture.get('rank')}): "
+                     "every trial ran the captured graph, none the script.")
     if v.subsystem and not brief:
         parts.append(f"Torch's bisector counters pin it to {v.subsystem['name']} application "
                      f"#{v.subsystem['application']}: `{v.subsystem.get('detail')}`.")
@@ -277,6 +280,7 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Optional[Verdi
     verdict["tarball"] = None
     plan.texts["verdict.json"] = json.dumps(verdict, indent=2, sort_keys=True, default=str)
     add_repro(plan, run, v, include_data)
+    plan.texts.update(capture_texts(run, info, v))
     draft = os.path.join(first, "draft_export.txt")
     if first and (v.export or {}).get("report") and os.path.exists(draft):  # export-stage failure (#20)
         with open(draft, errors="replace") as f:
@@ -309,3 +313,18 @@ def cuda_fault_line(v: Verdict) -> str:
         line += f"; it surfaced in no kernel, which compute-sanitizer's memcheck named ({said.get('error')})"
     # repro.py sets it where it is a graph's repro (templates/repro.py.j2), not the export path's
     return line + ("" if v.repro_kind in ("source", "export_graph") else " (repro.py sets it too)")
+
+
+def capture_texts(run: RunDir, info: dict, v: Verdict) -> dict:
+    """capture/: what `reprokit capture` recorded of the failure (bisect --from-capture): its record, the graph's
+    code and the job's summary; the pack holds them even when the graph did not fail again."""
+    if not info.get("capture"):
+        return {}
+    texts = {}
+    for rel in ("failure.json", "capture.json", os.path.join("case", "graph.py"), os.path.join("case", "meta.json")):
+        path = run.file("capture", rel)
+        if os.path.exists(path):
+            with open(path, errors="replace") as f:
+                texts["capture/" + rel] = portable(f.read(), run.path, os.path.dirname(v.script))
+    return texts
+

@@ -75,7 +75,9 @@ class Runner:
         with self._lock:
             self.cache[key] = outcome
             self.executed += 1
-        self.run_dir.journal_append({"key": key, "label": spec.label, "spec": spec.to_dict(),
+        # kind: a graph trial (a captured graph), or a run of a script (the user's, a reduced copy, repro.py);
+        # round: the parallel batch it ran in (reprokit plan)
+        self.run_dir.journal_append({"key": key, "label": spec.label, "kind": spec.mode, "spec": spec.to_dict(),
                                      "outcome": outcome.to_dict(), "round": self._round_of(spec)})
         if self.on_trial:
             self.on_trial(spec, outcome, False)

@@ -1,6 +1,7 @@
 """Interpreter start-up hook of a script trial's own processes (reprokit.child.ranks puts this folder on
 PYTHONPATH): a rank the script starts with torch.multiprocessing.spawn, or a python script it starts with
-subprocess, gets the trial's router. Elsewhere it
+subprocess, gets the trial's router; with REPROKIT_CAPTURE=DIR, every python process of a job gets the
+recorder (reprokit/capture). Elsewhere it
 does nothing but hand over to the sitecustomize this one shadows."""
 import os
 import sys
@@ -34,3 +35,10 @@ elif os.environ.get("REPROKIT_TRIAL_SPEC"):
 
     if is_script_rank():  # a python script the trial started with subprocess: it runs here and exits
         run_script_rank()
+elif os.environ.get("REPROKIT_CAPTURE"):  # reprokit capture, or the user's own switch under any launcher
+    try:
+        from reprokit.capture.arm import arm
+
+        arm()
+    except Exception as e:  # no capture is better than a job that does not start
+        print(f"reprokit capture: not recording: {type(e).__name__}: {e}", file=sys.stderr)

@@ -1,0 +1,85 @@
+"""A capture folder read back for an offline bisect: the first failing rank's case and failure, or one line
+saying why it cannot be bisected and what to run instead."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+from reprokit.capture import files
+from reprokit.errors import NothingToIsolate, ReprokitError
+
+CASE_FILES = ("meta.json", "graph.pt", "graph.py")  # what every case folder holds (inputs.pt is optional)
+
+
+@dataclass(frozen=True)
+class CapturedFailure:
+    """One rank's failing graph as the job left it."""
+
+    root: str
+    rank: str
+    case: str  # the case folder, as capture_graph wrote it
+    failure: dict  # failure.json
+    summary: dict  # capture.json
+
+    @property
+    def script(self) -> str:
+        return self.failure.get("script") or os.path.join(self.root, "script.py")
+
+    @property
+    def on_cuda(self) -> bool:
+        """Whether the failing graph's inputs lived on a GPU (then the failure may be the device's)."""
+        meta = _read(os.path.join(self.case, "meta.json")) or {}
+        return any(str(m.get("device", "")).startswith("cuda") for m in meta.get("inputs") or [])
+
+
+def _read(path: str) -> Optional[dict]:
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def read_capture(root: str, torch_version: str) -> CapturedFailure:
+    """The first failing rank of the capture at root; ReprokitError (exit 2) or NothingToIsolate (exit 3) with
+    one line otherwise."""
+    again = f"capture the job again: reprokit capture --output-dir {root} -- CMD"
+    ranks = _failing_ranks(root)
+    summary = _read(os.path.join(root, files.SUMMARY))
+    if summary is None and not ranks:
+        raise ReprokitError(f"{root} holds no capture (no {files.SUMMARY}); capture the job first: reprokit capture "
+                            f"--output-dir {root} -- CMD")
+    if not ranks:
+        seen = sum(int(r.get("graphs") or 0) for r in (summary.get("ranks") or {}).values())
+        raise NothingToIsolate(f"the captured job did not fail ({seen} graphs compiled): nothing to bisect")
+    rank = ranks[0]
+    failure = _read(os.path.join(files.rank_dir(root, rank), files.FAILURE))
+    if failure is None or "signature" not in failure:
+        raise ReprokitError(f"{root} is truncated (rank{rank}/{files.FAILURE} is unreadable); {again}")
+    recorded = failure.get("torch_version") or (summary or {}).get("torch_version")
+    if recorded != torch_version:
+        raise ReprokitError(f"{root} was captured with torch {recorded}, this is torch {torch_version}: bisect it "
+                            f"where torch {recorded} is installed, or capture the job again here")
+    script = os.path.basename(failure.get("script") or "script.py")
+    if failure.get("graph") is None:
+        raise NothingToIsolate(f"the failure is at the Dynamo stage, before any graph: run `reprokit bisect {script}`")
+    case = os.path.join(files.rank_dir(root, rank), files.CASE)
+    missing = [n for n in CASE_FILES if not os.path.isfile(os.path.join(case, n))]
+    if missing or _read(os.path.join(case, "meta.json")) is None:
+        raise ReprokitError(f"{root} is truncated (rank{rank}/{files.CASE}/{(missing or ['meta.json'])[0]} is "
+                            f"missing or unreadable); {again}")
+    return CapturedFailure(root, rank, case, failure, summary or {})
+
+
+def _failing_ranks(root: str) -> list:
+    """Ranks with a failure.json, lowest first."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    ranks = [n[len("rank"):] for n in names if n.startswith("rank") and n[len("rank"):].isdigit()
+             and os.path.exists(os.path.join(root, n, files.FAILURE))]
+    return sorted(ranks, key=int)

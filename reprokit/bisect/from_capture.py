@@ -1,0 +1,107 @@
+"""`bisect --from-capture`: the bisect's questions asked of the captured failing graph, every one a graph trial.
+
+The spec factory is the one seam: GraphBisector.spec builds graph specs on the captured case where the Bisector
+builds script specs, so the subsystem and lowering search (subsystems.py, guess.py), the boundary's re-run and
+torch's logs run unchanged, and the user's job never runs again.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from reprokit.data.phases import Isolation
+from reprokit.data.records import Outcome, Signature, StageResult, TrialSpec, Verdict
+from reprokit.data.stages import STAGES, SUBSYSTEMS
+from reprokit.bisect.bisector import Bisector
+from reprokit.bisect.capture_folder import CapturedFailure
+from reprokit.bisect.session import BisectOptions, Emit
+from reprokit.bisect.subsystems import subsystem
+from reprokit.trial.runner import Runner
+
+# The ladder on a graph: Dynamo's graph as it is, then each layer of the stack ("none" and crossref need the script).
+GRAPH_LADDER = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
+
+
+def settle_line(script: str) -> str:
+    """What settles a failure the graph alone does not show: the whole job, on its own hardware."""
+    return f"run `reprokit bisect {os.path.basename(script)}` on the job's hardware to settle it"
+
+
+class GraphBisector(Bisector):
+    """A Bisector whose every trial is a graph trial on the captured case."""
+
+    def __init__(self, opts: BisectOptions, runner: Runner, emit: Emit, captured: CapturedFailure, case: str):
+        super().__init__(opts, runner, emit)
+        self.captured, self.case = captured, case
+        self.target = Signature.from_dict(captured.failure["signature"])
+
+    def spec(self, stage: str, label: str, **kw) -> TrialSpec:
+        """A trial of the captured graph under `stage` (the seam: the Bisector's steps build their specs here)."""
+        kw.pop("check_accuracy", None)
+        return TrialSpec(mode="graph", stage=stage, case=self.case, label=label, **kw)
+
+    def isolate(self) -> Isolation:
+        """The ladder on the graph, then torch's subsystem and lowering counters in the failing stage."""
+        return Isolation.of(self._from_capture())
+
+    def _from_capture(self) -> Verdict:
+        failure = self.captured.failure
+        v = Verdict(script=self.captured.script, argv=[], kind=failure.get("kind"), signature=failure["signature"],
+                    graph=failure.get("graph"), graph_count=int(failure.get("graphs_seen") or 1))
+        meta_args = _case_meta(self.case).get("compile_args") or {}
+        v.user_backend, v.compile_args = meta_args.get("backend"), meta_args
+        v.capture = {"from": self.captured.root, "rank": self.captured.rank}
+        v.graph_code = _graph_code(self.case)
+        ladder = self._ladder(meta_args.get("backend") or "inductor")
+        v.ladder = [r.to_dict() for r in ladder]
+        failing = next((r for r in ladder if r.same), None)
+        if failing is None:
+            v.message = (f"the captured graph does not fail the same way replayed alone (rank {self.captured.rank}, "
+                         f"graph {v.graph}); {settle_line(v.script)}")
+            return self.finish(v, decisive={})
+        v.failing_stage = failing.stage
+        before = [r.stage for r in ladder if r.stage != failing.stage and STAGES.index(r.stage) <
+                  STAGES.index(failing.stage)] if failing.stage in STAGES else []
+        v.last_passing_stage = before[-1] if before else None
+        outcome = self.stage_outcomes[failing.stage]
+        decisive = {"first_failing": outcome.trial_dir}
+        if v.last_passing_stage:
+            decisive["last_passing"] = self.stage_outcomes[v.last_passing_stage].trial_dir
+        if self.opts.subsystems and failing.stage in SUBSYSTEMS:
+            self.emit("phase", name="subsystems")
+            v.subsystem = subsystem(self, failing.stage, outcome, confirm=False)
+            if v.subsystem:
+                v.deferred.append("confirm")
+        v.deferred.append("torch_logs")
+        v.message = f"from a capture (rank {self.captured.rank}, graph {v.graph}): no run of the job"
+        return self.finish(v, decisive=decisive)
+
+    def _ladder(self, backend: str) -> list:
+        """Every stage of the graph ladder at once (graph trials are short); the user's own backend last when it
+        is not inductor."""
+        stages = list(GRAPH_LADDER) + ([] if backend == "inductor" else ["user"])
+        self.emit("ladder_start", stages=stages)
+        outcomes = self.runner.map([self.spec(st, f"graph-stage-{st}") for st in stages])
+        out = []
+        for stage, outcome in zip(stages, outcomes):
+            outcome = outcome or Outcome.from_dict({"kind": "skip", "signature": {"kind": "skip"}, "seconds": 0.0})
+            self.stage_outcomes[stage] = outcome
+            same = self.fails_same(outcome)
+            out.append(StageResult(stage=stage, kind=outcome.kind, summary=outcome.signature.short(),
+                                   seconds=outcome.seconds, same=same))
+            self.emit("stage", stage=stage, outcome=outcome, same=same)
+        return out
+
+
+def _case_meta(case: str) -> dict:
+    from reprokit.data.rundir import read_json
+
+    return read_json(os.path.join(case, "meta.json")) or {}
+
+
+def _graph_code(case: str) -> Optional[str]:
+    try:
+        with open(os.path.join(case, "graph.py")) as f:
+            return f.read()
+    except OSError:
+        return None

@@ -1,0 +1,52 @@
+"""Arms the recorder from the start-up hook without importing torch: a process that never imports torch (the
+launcher's helpers, pip, git) pays nothing; one that does gets the recorder as soon as `import torch` ends."""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import os
+import sys
+
+from reprokit.capture import files
+
+DEFAULT_MAX_INPUT_BYTES = 64 << 20  # as bisect's --max-input-bytes
+
+
+def arm() -> None:
+    """Install the recorder after torch is imported (at once if it already is)."""
+    if "torch" in sys.modules:
+        _install()
+    else:
+        sys.meta_path.insert(0, _AfterTorch())
+
+
+def _install() -> None:
+    from reprokit.capture.recorder import Recorder, install
+
+    root = os.path.abspath(os.environ[files.CAPTURE_VAR])
+    limit = os.environ.get(files.MAX_BYTES_VAR, "")
+    install(Recorder(root, int(limit) if limit.isdigit() else DEFAULT_MAX_INPUT_BYTES))
+
+
+class _AfterTorch(importlib.abc.MetaPathFinder):
+    """Finds torch as the rest of sys.meta_path would, and installs the recorder once its module has run."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)  # once: the recorder's own imports must not come back here
+        spec = importlib.util.find_spec("torch")
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        original = loader.exec_module
+
+        def exec_module(module):
+            original(module)
+            try:
+                _install()
+            except Exception as e:  # never the job's failure
+                print(f"reprokit capture: not recording: {type(e).__name__}: {e}", file=sys.stderr)
+
+        loader.exec_module = exec_module
+        return spec

@@ -1,0 +1,21 @@
+"""Where a capture folder keeps what: the names both the recorder (in the job) and the offline bisect read."""
+from __future__ import annotations
+
+import os
+
+CAPTURE_VAR = "REPROKIT_CAPTURE"  # the folder: set, every python process of the job records into it
+MAX_BYTES_VAR = "REPROKIT_CAPTURE_MAX_INPUT_BYTES"  # real input values are saved up to this size
+SUMMARY = "capture.json"  # what every capture writes: graphs seen per rank, seconds
+FAILURE = "failure.json"  # per failing rank: signature, traceback, rank, torch version, graph index
+CASE = "case"  # per failing rank: the failing graph as capture_graph writes it in a trial
+
+
+def rank_dir(root: str, rank: str) -> str:
+    """The folder of one rank's failure."""
+    return os.path.join(root, f"rank{rank}")
+
+
+def current_rank() -> str:
+    """This process's rank as the launcher set it (RANK, else LOCAL_RANK), "0" for a one-process job."""
+    rank = os.environ.get("RANK") or os.environ.get("LOCAL_RANK") or "0"
+    return rank if rank.isdigit() else "0"

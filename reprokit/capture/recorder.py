@@ -1,0 +1,125 @@
+"""The recorder inside the user's job: torch.compile keeps the user's own backend, wrapped so that each graph
+Dynamo hands over is noted (light metadata, in memory) and the first one that fails to compile or to run is
+written as a case folder (fx/capture.capture_graph, as a trial's capture writes it) with failure.json beside it.
+The job itself goes on, and fails, exactly as it would have."""
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import time
+import traceback
+
+from reprokit.capture import files
+from reprokit.capture.summary import merge_summary
+from reprokit.data.rundir import write_json_atomic
+
+
+class Recorder:
+    """What one process of the job saw: the graphs its backend got, and its first failure."""
+
+    def __init__(self, root: str, max_input_bytes: int):
+        self.root, self.max_input_bytes = root, max_input_bytes
+        self.rank = files.current_rank()
+        self.started = time.monotonic()
+        self.graphs: list = []  # per graph: node count and input shapes, nothing heavier (the 5% budget)
+        self.compiles = 0
+        self.failed = False
+
+    def graph_seen(self, gm, example_inputs) -> int:
+        """Note a graph Dynamo handed the backend; its index in this process."""
+        self.graphs.append({"nodes": len(gm.graph.nodes), "inputs": [_shape(t) for t in example_inputs]})
+        return len(self.graphs) - 1
+
+    def failed_at(self, k, gm, inputs, ctx, compile_args, exc: BaseException, phase: str) -> None:
+        """Write graph k's case folder and failure.json, once per process; never raises (the job's own error
+        is the one the user must see)."""
+        if self.failed:
+            return
+        self.failed = True
+        try:
+            self._write_failure(k, gm, inputs, ctx, compile_args, exc, phase)
+        except Exception as e:  # the capture is lost, the job's failure is not
+            print(f"reprokit capture: could not write the failing graph: {type(e).__name__}: {e}", file=sys.stderr)
+
+    def _write_failure(self, k, gm, inputs, ctx, compile_args, exc, phase) -> None:
+        from reprokit.fx.capture import capture_graph
+
+        out = files.rank_dir(self.root, self.rank)
+        note = None
+        if gm is not None:
+            note = capture_graph(gm, list(inputs), os.path.join(out, files.CASE), max_input_bytes=self.max_input_bytes,
+                                 compile_args=compile_args, script=script_path(), context=ctx)
+        write_json_atomic(os.path.join(out, files.FAILURE), failure_record(self, k, exc, phase, note))
+
+    def write_summary(self) -> None:
+        """This process's line in capture.json (only a process that compiled something has one)."""
+        if not self.compiles and not self.failed:
+            return
+        try:
+            merge_summary(self.root, self.rank, {"graphs": len(self.graphs), "compiles": self.compiles,
+                                                 "failed": self.failed,
+                                                 "seconds": round(time.monotonic() - self.started, 3)})
+        except OSError as e:
+            print(f"reprokit capture: could not write {files.SUMMARY}: {e}", file=sys.stderr)
+
+
+def failure_record(rec: Recorder, k, exc: BaseException, phase: str, note) -> dict:
+    """failure.json: the signature the classifier gives the exception, its traceback, where it happened."""
+    from reprokit import compat
+    from reprokit.child.classify import classify_exception
+    from reprokit.child.state import TrialState
+    from reprokit.data.records import TrialSpec
+
+    result = classify_exception(TrialState(TrialSpec(mode="script", stage="user"), rec.root), exc)
+    return {"kind": result["kind"], "signature": result["signature"], "phase": phase, "graph": k,
+            "graphs_seen": len(rec.graphs), "rank": rec.rank, "process_group": process_group(),
+            "torch_version": compat.TORCH_VERSION, "script": script_path(), "note": note or "",
+            "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-20000:]}
+
+
+def process_group() -> dict | None:
+    """The job's default process group: rank, world size, backend; None outside a distributed job."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return None
+    return {"rank": dist.get_rank(), "world_size": dist.get_world_size(), "backend": str(dist.get_backend())}
+
+
+def script_path() -> str | None:
+    """The script this process runs (python script.py, torchrun's workers alike), or None."""
+    script = sys.argv[0] if sys.argv else ""
+    return os.path.abspath(script) if script.endswith(".py") and os.path.isfile(script) else None
+
+
+def _shape(t) -> list | str:
+    shape = getattr(t, "shape", None)
+    return list(shape) if shape is not None else type(t).__name__
+
+
+def install(rec: Recorder) -> None:
+    """torch.compile with the user's backend wrapped; the summary written at exit; an uncaught exception from
+    Dynamo itself (no graph reached a backend) noted as a failure with no graph."""
+    import torch
+
+    from reprokit.capture.wrap import capturing_compile
+
+    torch.compile = capturing_compile(rec, torch.compile)
+    atexit.register(rec.write_summary)
+    previous = sys.excepthook
+
+    def excepthook(kind, exc, tb):
+        if not rec.failed and rec.compiles and _in_dynamo(tb):
+            rec.failed_at(None, None, (), None, None, exc, "dynamo")
+        previous(kind, exc, tb)
+
+    sys.excepthook = excepthook
+
+
+def _in_dynamo(tb) -> bool:
+    """Whether the traceback passes through Dynamo's own frames (a tracing failure, before any backend)."""
+    from reprokit import compat
+
+    dynamo = os.path.join(compat.TORCH_ROOT, "_dynamo") + os.sep
+    return any(f.filename.startswith(dynamo) for f in traceback.extract_tb(tb))

@@ -1,0 +1,58 @@
+"""torch.compile as the script wrote it, its backend wrapped: the router's approach (child/router.py) with the
+user's own backend and stage, so the run is the run as written, and what fails is noted where it fails."""
+from __future__ import annotations
+
+import sys
+
+
+def capturing_compile(rec, original_compile):
+    """A torch.compile stand-in whose backend is the user's, wrapped by CapturingBackend (reprokit's own modules
+    are imported at the first call: a process that never compiles, such as a compile worker, pays nothing)."""
+
+    def compile(model=None, **kwargs):
+        """torch.compile(model, **kwargs) with backend, mode and options applied by the wrapped backend."""
+        from reprokit.child.backends import backend_name
+        from reprokit.child.router import from_higher_order_op
+
+        if from_higher_order_op(sys._getframe(1)):  # torch's own compile of a cond body: not the script's
+            return original_compile(model, **kwargs) if model is not None else original_compile(**kwargs)
+        backend = kwargs.pop("backend", None) or "inductor"
+        args = {"backend": backend_name(backend), "mode": kwargs.pop("mode", None),
+                "options": kwargs.pop("options", None), "dynamic": kwargs.get("dynamic")}
+        wrapped = CapturingBackend(rec, backend, args)
+        if model is None:
+            return lambda m: original_compile(m, backend=wrapped, **kwargs)
+        return original_compile(model, backend=wrapped, **kwargs)
+
+    return compile
+
+
+class CapturingBackend:
+    """The user's backend; a graph that fails to compile, or whose compiled code raises, is written out."""
+
+    def __init__(self, rec, user_backend, compile_args: dict):
+        self.rec, self.user_backend, self.compile_args = rec, user_backend, compile_args
+
+    def __call__(self, gm, example_inputs, **_torch_kwargs):
+        from reprokit.child import context
+        from reprokit.child.backends import backend_for
+
+        rec = self.rec
+        rec.compiles += 1
+        k = rec.graph_seen(gm, example_inputs)
+        ctx = context.capture()  # Dynamo calls the backend inside the script's call: its state is the graph's
+        try:
+            compiled = backend_for("user", self.compile_args, None, self.user_backend)(gm, example_inputs)
+        except BaseException as e:
+            rec.failed_at(k, gm, example_inputs, ctx, self.compile_args, e, "compile")
+            raise
+        compile_args = self.compile_args
+
+        def call(*args):
+            try:
+                return compiled(*args)
+            except BaseException as e:
+                rec.failed_at(k, gm, args, ctx, compile_args, e, "run")
+                raise
+
+        return call
