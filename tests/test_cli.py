@@ -35,6 +35,7 @@ Commands:
   minify    Minify the failing graph of an earlier bisect run and write a...
   models    What the model registry holds, with exact sizes (counted on the...
   pack      Pack an earlier run folder (RUN_DIR), or build --model and pack...
+  plan      How long RUN_DIR's run would have taken on K nodes (each...
   versions  Run RUN_DIR's failure (its verified repro.py, else the script)...
 """
 
@@ -53,31 +54,46 @@ Usage: reprokit bisect [OPTIONS] [SCRIPT] [SCRIPT_ARGS]...
   --from-capture DIR
 
 Options:
-  --resume RUN_DIR           Continue an interrupted bisect from its journal,
-                             with the options it was started with.
-  --from-capture DIR         Bisect the failing graph `reprokit capture` wrote,
-                             without running the job again.
-  -o, --output-dir TEXT      Where run folders go (default ./artifacts).
-  --timeout FLOAT            Seconds per trial (default: from the baseline run).
-  -j, --jobs INTEGER         Trials at once (default: one per GPU on a machine
-                             with several, else the CPU cores, at most 4).
-  --repeat INTEGER           Run the original N times to measure how often it
-                             fails.
-  --check-accuracy           Compare every compiled graph's outputs with eager.
-  --no-configs               Skip the inductor config flips.
-  --no-subsystems            Skip bisecting torch's pass and lowering counters.
-  --no-minify                Stop after the verdict.
-  --no-pack                  Do not write the tarball.
-  --max-input-bytes INTEGER  Budget for saved real graph inputs.
-  --nproc-per-node N         Run every trial as a torchrun job of N ranks.
-  --kind [failure|slow]      slow: compiled slower than eager (per call, after
-                             warm-up) is the failure to bisect.
-  --slow-threshold FLOAT     --kind slow: percent slower that counts.
-  --versions                 Then run the failure under other torch releases
-                             (reprokit versions).
-  --json                     Print one JSON object on stdout.
-  -v, --verbose              One line per trial.
-  --help                     Show this message and exit.
+  --resume RUN_DIR                Continue an interrupted bisect from its
+                                  journal, with the options it was started with.
+  --from-capture DIR              Bisect the failing graph `reprokit capture`
+                                  wrote, without running the job again.
+  -o, --output-dir TEXT           Where run folders go (default ./artifacts).
+  --timeout FLOAT                 Seconds per trial (default: from the baseline
+                                  run).
+  -j, --jobs INTEGER              Trials at once (default: one per GPU on a
+                                  machine with several, else the CPU cores, at
+                                  most 4).
+  --repeat INTEGER                Run the original N times to measure how often
+                                  it fails.
+  --check-accuracy                Compare every compiled graph's outputs with
+                                  eager.
+  --no-configs                    Skip the inductor config flips.
+  --no-subsystems                 Skip bisecting torch's pass and lowering
+                                  counters.
+  --no-minify                     Stop after the verdict.
+  --no-pack                       Do not write the tarball.
+  --max-input-bytes INTEGER       Budget for saved real graph inputs.
+  --nproc-per-node N              Run every trial as a torchrun job of N ranks.
+  --kind [failure|slow]           slow: compiled slower than eager (per call,
+                                  after warm-up) is the failure to bisect.
+  --slow-threshold FLOAT          --kind slow: percent slower that counts.
+  --versions                      Then run the failure under other torch
+                                  releases (reprokit versions).
+  --json                          Print one JSON object on stdout.
+  -v, --verbose                   One line per trial.
+  --executor [local|slurm]        Where trials run: local processes (default) or
+                                  SLURM jobs through submitit.
+  --executor-config FILE          Every --slurm-* setting in one JSON or TOML
+                                  file (the options win over it).
+  --slurm-partition TEXT          Partition the trials' jobs go to.
+  --slurm-account TEXT            Account the jobs are charged to.
+  --slurm-time INTEGER            Each job's time limit in minutes (default 60).
+  --slurm-gpus-per-node INTEGER   GPUs each job asks for per node.
+  --slurm-nodes-per-trial INTEGER
+                                  Nodes one trial's job takes.
+  --slurm-max-jobs INTEGER        Jobs queued or running at once (default 8).
+  --help                          Show this message and exit.
 """
 
 # The run-specific parts of a summary table: each stage's seconds, the verdict's seconds, each phase's seconds.
@@ -101,8 +117,8 @@ every stock stage passes; the user's backend 'relu_compile_error_TESTING_ONLY' f
 phase   trials  reused  seconds
 ------  ------  ------  -------
 start        5       1  <s>
-ladder       1       4  <s>
-all          6       5  <s>
+ladder       1       3  <s>
+all          6       4  <s>
 """
 
 # What that run says on stderr off a terminal, one line per event (the original row's signature is cut at 60).
