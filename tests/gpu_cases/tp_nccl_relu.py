@@ -1,6 +1,7 @@
 # A tensor-parallel MLP block under torchrun on one GPU per rank (NCCL): the row-parallel output is summed by a
 # functional all-reduce inside the compiled graph. Inductor's Triton relu lowering bug (accuracy) is planted with
-# PyTorch's own hook; the script checks the compiled block against eager.
+# PyTorch's own hook; the script checks the compiled block against eager. RELU_BUG=compile_error plants the
+# hook's compile error instead (a failure inside the backend, as `reprokit capture` records it).
 import os
 
 import torch
@@ -21,7 +22,7 @@ class ParallelMLP(torch.nn.Module):
 
 torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
 dist.init_process_group("nccl")
-torch._inductor.config.triton.inject_relu_bug_TESTING_ONLY = "accuracy"
+torch._inductor.config.triton.inject_relu_bug_TESTING_ONLY = os.environ.get("RELU_BUG", "accuracy")
 torch.manual_seed(dist.get_rank())
 block = ParallelMLP(16, 64, dist.get_world_size()).cuda()
 x = torch.randn(8, 16, generator=torch.Generator().manual_seed(0)).cuda()
