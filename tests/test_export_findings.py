@@ -149,7 +149,7 @@ def test_constraint_violation_names_guard_line_and_dim_fix(runs):
                  "- guard or constraint that failed: `batch: 2 <= L['x'].size()[0] and L['x'].size()[0] <= 16 "
                  "(declared range: batch <= 64)`\n",
                  "- the line that added it: `export_dim_constraint.py:18`: `if x.shape[0] > 16:`\n",
-                 "- draft_export's report (1 problem(s)): `draft_export.txt` in the pack\n"):
+                 "- draft_export finds 1 problem: GUARD_ADDED at `export_dim_constraint.py:18`\n"):
         assert line in issue, issue
 
 

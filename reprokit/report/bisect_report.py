@@ -116,9 +116,10 @@ def export_lines(finding: dict) -> list:
     if finding.get("line"):
         lines.append(f"the line that added it: `{finding['line']}`: `{finding.get('code') or ''}`")
     lines.append(f"fix: {finding['fix']}")
-    if finding.get("report"):
-        lines.append(f"draft_export's report ({len(finding.get('draft') or [])} problem(s)) is in the attached "
-                     f"tarball")
+    problems = finding.get("draft") or []
+    if finding.get("report") and problems:  # told here: a reader of the issue does not have the tarball
+        said = "; ".join(f"{p['type']}" + (f" at `{p['line']}`" if p.get("line") else "") for p in problems)
+        lines.append(f"draft_export finds {len(problems)} problem{'s' * (len(problems) > 1)}: {said}")
     return lines
 
 

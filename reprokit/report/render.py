@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from typing import Optional
 
 import jinja2
 
@@ -45,6 +46,15 @@ def context_parts(ctx: dict | None) -> tuple[list, str | None]:
     return setup, ", ".join(items) or None
 
 
+def said_once(prelude: Optional[str], hook_lines: list) -> tuple:
+    """The script's prelude without the `import torch` repro.py opens with, and the hook assignments the prelude
+    (copied from the script) does not already make."""
+    if not prelude:
+        return prelude, hook_lines
+    kept = [line for line in prelude.splitlines() if line.strip() != "import torch"]
+    return "\n".join(kept).strip("\n") or None, [h for h in hook_lines if h not in kept]
+
+
 def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, backward: bool, use_saved: bool,
                  command: str, original_nodes: int, strict: bool = False, inline: bool = False) -> str:
     """repro.py's text. accuracy: compare compiled with eager and a float64 reference (strict: with the strict
@@ -52,6 +62,7 @@ def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, ba
     or the real values inline (inline) or from repro_inputs.pt (use_saved)."""
     choice = compile_choice(stage, parts.get("compile_args"))
     setup, with_items = context_parts(parts.get("context"))
+    prelude, hook_lines = said_once(parts.get("prelude"), parts.get("hook_lines") or [])
     text = environment().get_template("repro.py.j2").render(
         reprokit_version=__version__, torch_version=parts["torch_version"], command=portable_command(command),
         stage_title=STAGE_TITLES.get(stage, stage), expected=target.short(), nodes=parts["nodes"],
@@ -61,7 +72,7 @@ def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, ba
         mode=choice["mode"], options=json.dumps(choice["options"]) if choice["options"] else None,
         accuracy=accuracy, strict=strict, backward=backward, submodules=parts.get("submodules", []),
         children=parts.get("children", []), graph_kind=parts.get("graph_kind", "forward"),
-        prelude=parts.get("prelude"), hook_lines=parts.get("hook_lines") or [], context_setup=setup,
+        prelude=prelude, hook_lines=hook_lines, context_setup=setup,
         context_with=with_items, dynamic=bool(parts.get("dynamic")), float64_error=parts.get("float64_error"),
         launch_blocking=bool((getattr(verdict, "cuda_fault", None) or {}).get("launch_blocking")),
         **input_parts(parts, inline=bool(inline and parts.get("inline")), backward=backward))

@@ -11,6 +11,7 @@ from typing import Callable, Optional, Union
 
 from reprokit.data.records import Outcome, TrialSpec
 from reprokit.data.rundir import private_opener, write_json_atomic
+from reprokit.trial.damaged_cache import damaged_binary, remove
 from reprokit.trial.environment import ranks_of, trial_env, with_device
 from reprokit.trial.fork_policy import comparable
 from reprokit.trial.outcome import classify
@@ -22,7 +23,21 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[f
     """Run one trial to completion or timeout and classify what happened. A callable timeout is asked again
     while the trial runs (the first trials start before the baseline has set the run's limit). warm: the worker
     to fork the trial from, when the caller found the trial eligible (warm_eligible); it is used only while
-    alive and started with the trial's environment."""
+    alive and started with the trial's environment. A trial that could not load a kernel binary another trial,
+    killed mid-link, left half-written in the shared cache runs once more with that binary removed."""
+    outcome = _run_once(spec, trial_dir, cache_root, timeout, python, device, warm)
+    damaged = damaged_binary(outcome, cache_root)
+    if damaged is None:
+        return outcome
+    remove(damaged)
+    again = _run_once(spec, trial_dir, cache_root, timeout, python, device, warm)
+    said = f"run again: a killed trial had left {os.path.basename(damaged)} half-written in the compile cache"
+    return dataclasses.replace(again, note="; ".join(n for n in (again.note, said) if n))
+
+
+def _run_once(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[float, Callable[[], float]],
+              python: str, device: Optional[str], warm) -> Outcome:
+    """One try of the trial, forked from the warm worker where it can be, else cold."""
     spec_path = prepare_trial(spec, trial_dir)
     env = with_device(trial_env(spec, cache_root, trial_dir), device)
     started = time.monotonic()

@@ -10,6 +10,7 @@ from typing import Callable, Iterable, Optional
 
 from reprokit.data.records import Outcome, TrialSpec
 from reprokit.data.rundir import RunDir
+from reprokit.trial import damaged_cache
 from reprokit.trial.cache import compile_cache_root
 from reprokit.trial.environment import ranks_of
 from reprokit.trial.fork_policy import WarmWorker
@@ -36,6 +37,7 @@ class Runner:
         self.remote = remote
         self.round = 0  # the parallel batch a trial ran in (journal's "round": reprokit plan packs them)
         self.cache_root = compile_cache_root(run_dir.file("cache"))
+        damaged_cache.sweep(self.cache_root)
         # On a machine with several GPUs each running trial has one to itself (CUDA_VISIBLE_DEVICES).
         self.devices = queue.Queue()
         for d in devices or ():
