@@ -5,13 +5,14 @@ The verdict counts the trials up to the verdict only (issue #28: "trials 10 in 8
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 # What each phase does, as the live display and the plain lines say it.
 PHASES = {
-    "start": "the script as written and without compile, the first stages beside them",
+    "start": "the script as written and without compile, side by side",
     "ladder": "which compiler stage fails",
     "graph": "which graph fails",
     "configs": "inductor config flips",
@@ -28,6 +29,12 @@ PHASES = {
 PHASE_OF_EVENT = {"run_dir": "start", "ladder_start": "ladder", "minify_start": "minify"}
 
 
+def runs_the_script(spec) -> bool:
+    """A trial that ran the user's script, or a reduced copy of it: what a long job pays for (repro.py's own
+    checks in fresh interpreters run a script too, a small one, and are not counted)."""
+    return getattr(spec, "mode", None) == "script" and os.path.basename(spec.script or "") != "repro.py"
+
+
 def clock(seconds: float) -> str:
     """0:07, 1:23, 1:02:03: the elapsed time as the status line and the phase lines show it."""
     m, s = divmod(int(seconds), 60)
@@ -41,6 +48,7 @@ class PhaseCount:
     started: float
     seconds: float = 0.0
     trials: int = 0
+    scripts: int = 0  # of the trials, runs of the whole script (the rest ran a graph, a repro or a model)
     reused: int = 0  # questions the journal answered (asked before in this run, or by the run resumed): no process
 
 
@@ -91,6 +99,7 @@ class Tally:
                 self.current.reused += 1
             else:
                 self.current.trials += 1
+                self.current.scripts += runs_the_script(d.get("spec"))
                 self.running = max(0, self.running - 1)
             return False
         name = d.get("name") if event == "phase" else PHASE_OF_EVENT.get(event)
@@ -109,20 +118,22 @@ class Tally:
             row = rows.setdefault(p.name, PhaseCount(p.name, p.started))
             row.seconds += p.seconds if p is not self.current else self.now() - p.started
             row.trials += p.trials
+            row.scripts += p.scripts
             row.reused += p.reused
         return [r for r in rows.values() if r.trials or r.reused or r.seconds >= 0.05]
 
 
 def tally_table(tally: Tally) -> str:
-    """Every trial and every second of the run, phase by phase, with the total. "reused": questions the journal
-    answered without a process, shown when there were any."""
+    """Every trial and every second of the run, phase by phase, with the total; "script": the trials that ran the
+    whole script (what a long job pays for). "reused": questions the journal answered without a process, shown
+    when there were any."""
     tally.close()
     rows = tally.merged()
     reused = any(r.reused for r in rows)
     total = PhaseCount("all", tally.started, tally.elapsed(), sum(r.trials for r in rows),
-                       sum(r.reused for r in rows))
-    cells = [["phase", "trials"] + (["reused"] if reused else []) + ["seconds"]]
-    cells += [[r.name, str(r.trials)] + ([str(r.reused)] if reused else []) + [f"{r.seconds:.1f}"]
+                       sum(r.scripts for r in rows), sum(r.reused for r in rows))
+    cells = [["phase", "trials", "script"] + (["reused"] if reused else []) + ["seconds"]]
+    cells += [[r.name, str(r.trials), str(r.scripts)] + ([str(r.reused)] if reused else []) + [f"{r.seconds:.1f}"]
               for r in rows + [total]]
     width = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
     cells.insert(1, ["-" * w for w in width])

@@ -114,16 +114,16 @@ failure                    exception
 verdict after              6 trials, <s> s
 every stock stage passes; the user's backend 'relu_compile_error_TESTING_ONLY' fails
 
-phase   trials  reused  seconds
-------  ------  ------  -------
-start        5       1  <s>
-ladder       1       3  <s>
-all          6       4  <s>
+phase   trials  script  reused  seconds
+------  ------  ------  ------  -------
+start        5       5       1  <s>
+ladder       1       1       3  <s>
+all          6       6       4  <s>
 """
 
 # What that run says on stderr off a terminal, one line per event (the original row's signature is cut at 60).
 USER_BACKEND_PROGRESS = """run folder {run_dir}
-· start: the script as written and without compile, the first stages beside them (at <t>)
+· start: the script as written and without compile, side by side (at <t>)
   ✓ eager (no compile)           passes <s> s
   ✗ original run (relu_compile_error_TESTING_ONLY) BackendCompilerFailed: backend='<reprokit.child.router.Graph <s> s
 · ladder: which compiler stage fails (at <t>)

@@ -28,8 +28,8 @@ def passing(seconds):
     return Outcome(kind="pass", signature=Signature(kind="pass"), seconds=seconds)
 
 
-def trial(printer, label, seconds, cached=False):
-    printer("trial", spec=TrialSpec(mode="script", stage="user", label=label), outcome=passing(seconds),
+def trial(printer, label, seconds, cached=False, mode="script", script="train.py"):
+    printer("trial", spec=TrialSpec(mode=mode, stage="user", script=script, label=label), outcome=passing(seconds),
             cached=cached)
 
 
@@ -55,11 +55,12 @@ def test_every_trial_and_second_is_counted_by_phase():
     for name, trials, seconds in (("subsystems", 4, 20.0), ("minify", 12, 85.0), ("repro", 3, 30.5),
                                   ("evidence", 2, 10.0), ("pack", 0, 1.2)):
         printer("phase", name=name)
-        for i in range(trials):
-            trial(printer, f"{name}-{i}", 1.0)
+        for i in range(trials):  # a capture run of the script, then graph trials; the repro's own runs
+            trial(printer, f"{name}-{i}", 1.0, mode="script" if i == 0 and name == "minify" else
+                  "repro" if name == "repro" else "graph" if name in ("minify", "subsystems") else "script")
         clock.now += seconds
     assert lines == ["run folder /r",
-                     "· start: the script as written and without compile, the first stages beside them (at 0:00)",
+                     "· start: the script as written and without compile, side by side (at 0:00)",
                      "· ladder: which compiler stage fails (at 0:40)",
                      "· subsystems: torch's pass and lowering counters (at 0:45)",
                      "· minify: capturing and cutting the failing graph (at 1:05)",
@@ -67,16 +68,16 @@ def test_every_trial_and_second_is_counted_by_phase():
                      "· evidence: after the repro: the boundary's re-run, config flips, torch's logs (at 3:00)",
                      "· pack: the tarball (at 3:10)"]
     assert tally_table(printer.tally).splitlines() == [
-        "phase       trials  reused  seconds",
-        "----------  ------  ------  -------",
-        "start            2       0     40.0",
-        "ladder           1       1      5.0",
-        "subsystems       4       0     20.0",
-        "minify          12       0     85.0",
-        "repro            3       0     30.5",
-        "evidence         2       0     10.0",
-        "pack             0       0      1.2",
-        "all             24       1    191.7",
+        "phase       trials  script  reused  seconds",
+        "----------  ------  ------  ------  -------",
+        "start            2       2       0     40.0",
+        "ladder           1       1       1      5.0",
+        "subsystems       4       0       0     20.0",
+        "minify          12       1       0     85.0",
+        "repro            3       0       0     30.5",
+        "evidence         2       2       0     10.0",
+        "pack             0       0       0      1.2",
+        "all             24       6       1    191.7",
     ]
 
 
@@ -95,7 +96,7 @@ def test_a_phase_entered_again_is_one_row_and_the_minify_event_is_no_new_phase()
                      "· pack: the tarball (at 0:05)",
                      "· minify: capturing and cutting the failing graph (at 0:06)"]
     assert tally_table(printer.tally).splitlines()[2:] == [
-        "minify       0      6.0", "pack         0      1.0", "all          0      7.0"]
+        "minify       0       0      6.0", "pack         0       0      1.0", "all          0       0      7.0"]
 
 
 def test_trial_lines_and_the_trials_running_where_the_runner_reports_starts():
@@ -148,15 +149,15 @@ def test_the_summary_says_where_test_repro_py_went():
 
     printer, _, clock = printer_with_clock()
     printer("phase", name="repro")
-    trial(printer, "verify-repro-0", 2.0)
+    trial(printer, "verify-repro-0", 2.0, script="/run/repro.py")  # a script, but not the user's: not counted
     clock.now += 9.0
     v = Verdict(script="s.py", argv=[], failing_stage="inductor", trials=4, seconds=20.0, test_repro_seconds=6.3)
     assert summary_table(v, printer.tally).splitlines()[-7:] == [
         "verdict after              4 trials, 20.0 s",
         "",
-        "phase  trials  seconds",
-        "-----  ------  -------",
-        "repro       1      9.0",
-        "all         1      9.0",
+        "phase  trials  script  seconds",
+        "-----  ------  ------  -------",
+        "repro       1       0      9.0",
+        "all         1       0      9.0",
         "repro's seconds include one run of test_repro.py: 6.3 s",
     ]

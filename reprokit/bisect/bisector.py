@@ -15,6 +15,7 @@ from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.stages import CROSSREF, STAGES, SUBSYSTEMS
 from reprokit.data.trial_files import trial_record
 from reprokit.trial.runner import Runner
+from reprokit.bisect.captured import adopt_saved_graph, graph_ladder
 from reprokit.bisect.configs import config_flips
 from reprokit.bisect.cuda import launch_blocking
 from reprokit.bisect.graph import failing_graph, graph_code
@@ -56,7 +57,7 @@ class Bisector(Session):
         o = self.opts
         v = Verdict(script=o.script, argv=list(o.argv))
         baseline, originals = start_round(self)
-        original = reference_run(self, baseline, originals)
+        original = self.original = reference_run(self, baseline, originals)
         fails = record_original(self, v, original, originals, baseline)
         if fails < len(originals):
             v.flaky = True
@@ -65,13 +66,14 @@ class Bisector(Session):
             return self.finish(v, decisive={"first_failing": original.trial_dir})
 
         if original.kind == "cuda_fault":  # from here on every launch is synchronous: the fault names its kernel
-            original = launch_blocking(self, v, original)
+            original = self.original = launch_blocking(self, v, original)
         decisive = self.deployment(self, v, original)  # torch.export and AOTInductor (issue #20)
         if decisive is not None:
             return self.finish(v, decisive=decisive)
         if original.kind == "skip":
             memory_finding(v, original, baseline)
-        ladder = run_ladder(self, original)
+        # The graph the original saved as it raised, asked first; the script's runs when it cannot answer.
+        ladder = graph_ladder(self, v, original) or run_ladder(self, original)
         v.ladder = [dataclasses.asdict(r) for r in ladder]
         pieces_finding(v, original)
         failing = self.first_failing(v, ladder, original)
@@ -142,10 +144,13 @@ class Bisector(Session):
         """Within the failing stage: which graph, which config flips, which subsystem, which compile modes."""
         o, stage = self.opts, v.failing_stage
         self.emit("phase", name="graph")
-        graph = failing_graph(self, stage, v.last_passing_stage, failing)
+        # The original saved the graph that raised: when it fails alone the same way, it is the failing graph, and
+        # the stage's later questions are asked of it (graph trials, counted in that graph alone).
+        alone = adopt_saved_graph(self, v, original, stage) if v.memory is None else None
+        graph = v.graph if alone is not None else failing_graph(self, stage, v.last_passing_stage, failing)
         if graph is not None:
             v.graph = graph
-            code = graph_code(failing, graph)
+            code = graph_code(failing, graph) or graph_code(original, graph)
             if code is not None:
                 v.graph_code = code
         if v.memory is not None:
@@ -162,7 +167,7 @@ class Bisector(Session):
             if o.subsystems and stage in SUBSYSTEMS:
                 self.emit("phase", name="subsystems")
                 # The boundary's re-run checks the answer, it does not change it: asked after the repro.
-                v.subsystem = subsystem(self, stage, failing, confirm=False)
+                v.subsystem = subsystem(self, stage, alone or failing, confirm=False)
                 if v.subsystem:
                     v.deferred.append("confirm")
             if configs and v.subsystem:

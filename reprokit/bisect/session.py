@@ -50,10 +50,20 @@ class Session:
         # The no-compile baseline that counts (after re-runs when it failed another way: bisect/steady.py)
         self.baseline: Optional[Outcome] = None
         self.unsteady: list[str] = []  # one line per run that failed another way and was asked again
+        # The original run's failing graph, once it fails alone the same way under graph_stage: the questions of
+        # that stage are then graph trials on it, not runs of the script (bisect/captured.py)
+        self.graph_case: Optional[str] = None
+        self.original: Optional[Outcome] = None  # the original run the search chases, once known
+        self.graph_stage: Optional[str] = None
 
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
-        """A trial of the user's script under `stage`, with the run's options."""
+        """A trial of the user's script under `stage`, with the run's options; of the saved failing graph instead
+        once it stands for the script in that stage (graph_case)."""
         o = self.opts
+        if self.graph_case is not None and stage == self.graph_stage and not kw.get("compile_overrides"):
+            for whole_script_only in ("only_graph", "other_stage", "capture_failing"):
+                kw.pop(whole_script_only, None)
+            return TrialSpec(mode="graph", stage=stage, case=self.graph_case, label=label, **kw)
         return TrialSpec(mode="script", stage=stage, script=o.script, argv=tuple(o.argv), cwd=o.cwd,
                          script_hash=self.script_hash, check_accuracy=o.check_accuracy, observe=o.kind == "slow",
                          ranks=o.ranks, label=label, **kw)

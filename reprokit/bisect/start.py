@@ -6,7 +6,6 @@ import os
 
 from reprokit.data.ranks import needs_launcher
 from reprokit.data.records import Outcome, Verdict
-from reprokit.data.stages import CROSSREF, STAGES
 from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.bisect.ladder import dynamo_hang
 from reprokit.bisect.session import TORCH_LOGS_ENV, Session
@@ -16,16 +15,15 @@ from reprokit.trial.outcome import EXIT_HANG_NOTE
 
 
 def start_round(s: Session) -> tuple[Outcome, list]:
-    """(baseline, originals): the script without compile, then as written (--repeat times)."""
+    """(baseline, originals): the script without compile, and as written (--repeat times), side by side."""
     o = s.opts
     # Torch's own logs ride along on the original: when it is the failing stage, no extra run is needed for them.
+    # It saves the graph that raises, if one does: the later questions can be asked of that graph alone.
     first = [s.spec("none", "baseline-no-compile")] + [
-        s.spec("user", "original", attempt=i, env=TORCH_LOGS_ENV) for i in range(o.repeat)]
-    if o.kind == "failure":
-        # The ladder asks the stages before inductor whatever the original says, and they are cheap next to
-        # it: they start beside it. (--kind slow compares timings: one at a time, baseline first.) Crossref
-        # is not among them: it is asked only when a graph calls a custom op, which the graphs tell later.
-        first += [s.spec(stage, f"stage-{stage}") for stage in STAGES[1:-1] if stage != CROSSREF]
+        s.spec("user", "original", attempt=i, env=TORCH_LOGS_ENV, capture_failing=o.kind == "failure")
+        for i in range(o.repeat)]
+    # The stages do not start beside them: when the original saves the graph that raised, the ladder asks that
+    # graph alone (bisect/captured.py), and a run of the script per stage is what a long job cannot afford.
 
     done: list = [None] * len(first)
 

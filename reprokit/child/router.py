@@ -126,6 +126,7 @@ class GraphRouter:
                                        on_piece=state.record_piece)(gm, example_inputs)
         except BaseException:
             state.fail(k)
+            save_failing(state, k, gm, example_inputs)
             raise
         state.save_state()  # counters after compile survive a crash at run time
         check = spec.check_accuracy and stage != "none" and spec.only_graph in (None, k)
@@ -171,6 +172,7 @@ def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool):
             out = compiled(*args)
         except BaseException:
             state.fail(k)
+            save_failing(state, k, gm, args)
             raise
         for found in (measure(reference, out, args) if reference is not None else None, grads):
             mismatch, note = verdict(found)
@@ -184,6 +186,28 @@ def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool):
         return out
 
     return observed_call
+
+
+FAILING_CASE = "failing_case"  # the trial folder's copy of the first graph that raised (spec.capture_failing)
+
+
+def save_failing(state: TrialState, k: int, gm, inputs) -> None:
+    """Graph k, which just raised, saved with its inputs when the spec asks and no graph was saved before; never
+    raises (the script's own failure is the trial's answer)."""
+    if not state.spec.capture_failing or state.failing_saved:
+        return
+    state.failing_saved = True
+    try:
+        from reprokit.child import context
+        from reprokit.fx.capture import capture_graph
+
+        capture_graph(gm, list(inputs), os.path.join(state.dir, FAILING_CASE),
+                      max_input_bytes=state.spec.max_input_bytes, compile_args=state.compile_args,
+                      script=state.spec.script, context=context.capture())
+    except Exception as e:  # the answer stands without it: the bisect asks the script instead
+        state.note = "; ".join(x for x in (state.note, f"the failing graph could not be saved ({type(e).__name__})")
+                               if x)
+    state.save_state()
 
 
 def watch_backward(state: TrialState, k: int, out) -> None:

@@ -25,6 +25,7 @@ class TrialState:
         self.bisect_detail = None
         self.lowering_ops: list = []  # the op each inductor lowering application lowered, in order
         self.failed_graph = None
+        self.failing_saved = False  # spec.capture_failing: the first graph that raised is saved, once
         self.accuracy_failure = None
         self.flag_values = None
         self.user_configs = None

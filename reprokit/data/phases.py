@@ -23,6 +23,7 @@ class Isolation(JsonData):
     graph_count: int = 0
     graph_code: Optional[str] = None
     capture: Optional[dict] = None  # bisect --from-capture: the capture read ({"from", "rank"})
+    graph_case: Optional[str] = None  # the original run's failing graph, failing alone: later trials ran it
     config: Optional[dict] = None
     subsystem: Optional[dict] = None
     flaky: bool = False

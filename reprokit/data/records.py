@@ -124,6 +124,9 @@ class TrialSpec(JsonData):
     compile_overrides: dict = field(default_factory=dict)  # "mode"/"dynamic" replacing the script's own
     max_input_bytes: int = 64 << 20  # capture: real input values are kept up to this size
     capture_backward: bool = False  # capture: the backward graph AOT autograd hands inductor, not the forward
+    # Save the first graph whose compile or call raises into the trial folder's failing_case/ (the original run:
+    # the later questions can then be asked of that graph alone, without running the script again)
+    capture_failing: bool = False
     fresh_interpreter: bool = False  # never a fork of the warm worker (repro verification claims a fresh process)
     model: Optional[dict] = None  # mode "model": what pack --model builds and compiles
     ranks: int = 1  # processes under torchrun (pack --model --launch, bisect --nproc-per-node)
@@ -233,6 +236,9 @@ class Verdict(JsonData):
     graph_code: Optional[str] = None
     # bisect --from-capture: the capture it read ({"from", "rank"}); every trial ran the captured graph
     capture: Optional[dict] = None
+    # The failing graph as the original run saved it, when it fails alone the same way: the bisect's later
+    # questions and minify ran graph trials on it instead of runs of the script
+    graph_case: Optional[str] = None
     config: Optional[dict] = None
     subsystem: Optional[dict] = None
     flaky: bool = False

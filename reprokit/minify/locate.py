@@ -62,6 +62,11 @@ def find_failing_graph(runner, v, opts, info, stage, accuracy):
     def alone(case, backward, label) -> Located:
         return graph_alone(runner, case, stage, accuracy, backward, label)
 
+    if v.graph_case and os.path.exists(os.path.join(v.graph_case, "meta.json")):
+        # The original run saved it, and the bisect saw it fail alone: no run of the script to capture it again.
+        saved = alone(v.graph_case, False, "graph-alone")
+        if saved.signature is not None:
+            return saved
     cap, case = capture(False, f"capture-graph-{v.graph}")
     if case is None:
         return f"capturing graph {v.graph} failed ({cap.signature.short()})"

@@ -26,6 +26,10 @@ def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str =
 
     # A candidate reading a name it no longer binds dies of NameError: not this failure, unless it is one.
     name_check = target.exc_type != "NameError"
+    # A candidate may run at most a few times as long as the script did (the first text asked is the script
+    # itself): a cut that loops forever is refused in seconds, not at the run's limit (issue #32: three endless
+    # candidates of a 5-second script held 450 s).
+    limit: list = []
 
     def fails_same(source: str | None) -> bool:
         if source is None or (name_check and unbound_names(source)):
@@ -34,13 +38,15 @@ def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str =
         spec = TrialSpec(mode="script", stage=stage, script=candidate_path, argv=tuple(v.argv), cwd=opts["cwd"],
                          label=f"source-{len(source.splitlines())}l", path_dirs=(os.path.dirname(v.script),),
                          script_hash=text_hash(source))
-        compiled = runner(spec)
+        compiled = runner(spec, limit=limit[0] if limit else None)
+        if not limit and compiled is not None:
+            limit.append(candidate_limit(compiled.seconds))
         if compiled is None or not target.matches(compiled.signature) or (same is not None and not same(compiled)):
             return False
         # Failing the same way is not enough: a candidate that also fails with compile off has lost the bug (the
         # user's assert kept, the compiled call cut; or the script broken in a way that happens to match). Asked
         # only now: most candidates fail otherwise, and their no-compile trial would be wasted.
-        plain = runner(dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile"))
+        plain = runner(dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile"), limit=limit[0])
         return plain is not None and plain.kind == "pass"
 
     return Problem(start, fails_same, size=len, on_improve=lambda source: run_dir.write_text("repro.py", source))
@@ -74,6 +80,11 @@ def simplify_expressions(problem: Problem, source: str) -> str:
 
 SOURCE_PASSES = [Pass("delete_statements", delete_statements), Pass("inline_helpers", inline_helpers),
                  Pass("simplify_expressions", simplify_expressions)]
+
+
+def candidate_limit(script_seconds: float) -> float:
+    """Seconds a reduced script may run: three times the script's own run, and at least 30."""
+    return max(30.0, 3 * script_seconds)
 
 
 def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, before: int,

@@ -64,14 +64,16 @@ class Runner:
         for entry in run_dir.journal():
             self.cache[entry["key"]] = Outcome.from_dict(entry["outcome"])
 
-    def __call__(self, spec: TrialSpec) -> Outcome:
+    def __call__(self, spec: TrialSpec, limit: Optional[float] = None) -> Outcome:
+        """The trial's outcome, from the journal when asked before; `limit`: seconds it may run, when less than the
+        run's limit (a reduced script's candidate: bounded by the original's time, not by the run's limit)."""
         spec, cached = self._cached(spec)
         if cached is not None:
             if self.on_trial:
                 self.on_trial(spec, cached, True)
             return cached
         key = spec.key()
-        outcome = self._run_scheduled(spec, key)
+        outcome = self._run_scheduled(spec, key, limit)
         if self.judge is not None:
             outcome = self.judge(spec, outcome)
         with self._lock:
@@ -95,7 +97,11 @@ class Runner:
                 cached = self.cache.get(spec.key())
         return spec, cached
 
-    def _run_scheduled(self, spec: TrialSpec, key: str) -> Outcome:
+    def _limit(self, limit: Optional[float]):
+        """The trial's time limit, asked while it runs: the run's, or `limit` when lower."""
+        return (lambda: self.timeout) if limit is None else (lambda: min(self.timeout, limit))
+
+    def _run_scheduled(self, spec: TrialSpec, key: str, limit: Optional[float] = None) -> Outcome:
         """The trial once it has its slots (and GPUs); the GPUs go back unless the trial broke one."""
         taken = self._take(ranks_of(spec))
         # A trial of N ranks gets N GPUs of its own (CUDA_VISIBLE_DEVICES "a,b"): four 2-rank trials on 8 GPUs.
@@ -105,8 +111,8 @@ class Runner:
             trial_dir = self.run_dir.trial_dir(key, spec.label or spec.stage)
             self.on_start(spec)
             if self.remote is not None:
-                return self.remote.run(spec, trial_dir, self.cache_root, lambda: self.timeout)
-            outcome = run_trial(spec, trial_dir, self.cache_root, lambda: self.timeout, device=device,
+                return self.remote.run(spec, trial_dir, self.cache_root, self._limit(limit))
+            outcome = run_trial(spec, trial_dir, self.cache_root, self._limit(limit), device=device,
                                 warm=self.forks.for_trial(spec, trial_dir))
             if device is not None:
                 outcome = dataclasses.replace(outcome, device=device)
