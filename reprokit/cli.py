@@ -23,6 +23,7 @@ from reprokit.cli_live import progress
 from reprokit.cli_render import (doctor_table, models_table, pack_show, plan_table, summary_table, verdict_json,
                                  versions_table)
 from reprokit.data.executor import load_settings
+from reprokit.data.budget import parse_budget
 from reprokit.errors import NothingToIsolate, ReprokitError
 
 EXIT_BAD_INPUT = 2
@@ -125,13 +126,16 @@ def main():
 @click.option("--slow-threshold", type=float, default=10.0, help="--kind slow: percent slower that counts.")
 @click.option("--versions", "versions_step", is_flag=True,
               help="Then run the failure under other torch releases (reprokit versions).")
+@click.option("--budget", default=None, metavar="DURATION",
+              help="How long the whole run may take (90s, 20m, 1h30m): the verdict is always finished; then "
+                   "what fits, and the run says what was not asked.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True, help="One line per trial.")
 @executor_options
 @one_line_errors("failing_stage")
 def bisect(script, script_args, resume_dir, capture_dir, output_dir, timeout, jobs, repeat, check_accuracy, no_configs,
-           no_subsystems, no_minify, no_pack, max_input_bytes, nproc, kind, slow_threshold, versions_step, as_json,
-           verbose, **executor):
+           no_subsystems, no_minify, no_pack, max_input_bytes, nproc, kind, slow_threshold, versions_step, budget,
+           as_json, verbose, **executor):
     """Name the compiler stage, graph, config and pass that break SCRIPT, then minify and pack it.
 
     Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4
@@ -146,6 +150,9 @@ def bisect(script, script_args, resume_dir, capture_dir, output_dir, timeout, jo
     if not resume_dir and not script and not capture_dir:
         raise ReprokitError("pass the script to bisect, or --resume RUN_DIR to continue an interrupted bisect")
     settings = executor_settings(executor)
+    seconds = parse_budget(budget)
+    if seconds is not None and (capture_dir or resume_dir):
+        raise ReprokitError("--budget is for a new bisect of a script; a resumed run keeps the budget it was given")
     with progress(verbose) as printer:
         if capture_dir:
             v = from_capture_case.bisect_from_capture(
@@ -159,7 +166,7 @@ def bisect(script, script_args, resume_dir, capture_dir, output_dir, timeout, jo
                 check_accuracy=check_accuracy, configs=not no_configs, subsystems=not no_subsystems,
                 minify=not no_minify, pack=not no_pack, max_input_bytes=max_input_bytes, ranks=nproc, kind=kind,
                 slow_threshold=slow_threshold / 100.0, command=invoked("bisect"), versions=versions_step,
-                executor=settings, emit=printer)
+                executor=settings, budget=seconds, emit=printer)
     if as_json:
         echo_json(verdict_json(v))
     else:
@@ -176,6 +183,9 @@ def bisect(script, script_args, resume_dir, capture_dir, output_dir, timeout, jo
 def minify(run_dir, resume, as_json, verbose, **executor):
     """Minify the failing graph of an earlier bisect run and write a verified repro.py."""
     settings = executor_settings(executor)
+    seconds = parse_budget(budget)
+    if seconds is not None and (capture_dir or resume_dir):
+        raise ReprokitError("--budget is for a new bisect of a script; a resumed run keeps the budget it was given")
     with progress(verbose) as printer:
         v = minify_case.minify_folder(run_dir, emit=printer, resume=resume, executor=settings)
     if as_json:

@@ -8,6 +8,7 @@ from typing import Callable, Optional
 
 import click
 
+from reprokit.data.budget import said
 from reprokit.cli_tally import PHASES, Tally, clock, tally_table
 from reprokit.data.stages import STAGE_TITLES
 
@@ -155,6 +156,7 @@ def summary_table(v, tally: Optional[Tally] = None) -> str:
              ("no repro because", None if v.repro_verified or not v.repro_attempts else
               "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts)),
              ("tarball", v.tarball),
+             ("budget", _budget(v.budget)),
              ("verdict after", f"{v.trials} trials, {v.seconds:.1f} s")]
     lines.append("")
     lines += [f"{k:<26} {val}" for k, val in facts if val is not None]
@@ -187,6 +189,16 @@ def _stage_result(v, r: dict) -> str:
     if v.meta_kernel and r["stage"] == v.failing_stage:
         return "FAIL (fake kernel)"
     return f"fail ({r['kind']}, different)"
+
+
+def _budget(budget) -> str | None:
+    """"20 min, spent: not asked: minify" for a run given --budget."""
+    if not budget:
+        return None
+    head = f"{said(budget['seconds'])}, {'spent' if budget['spent'] else 'not spent'}"
+    missed = [f"not asked: {', '.join(budget['not_asked'])}" if budget["not_asked"] else "",
+              f"{budget['trials_not_run']} search trials not run" if budget["trials_not_run"] else ""]
+    return "; ".join([head] + [m for m in missed if m])
 
 
 def _mib(value) -> str:

@@ -80,6 +80,10 @@ Options:
   --slow-threshold FLOAT          --kind slow: percent slower that counts.
   --versions                      Then run the failure under other torch
                                   releases (reprokit versions).
+  --budget DURATION               How long the whole run may take (90s, 20m,
+                                  1h30m): the verdict is always finished; then
+                                  what fits, and the run says what was not
+                                  asked.
   --json                          Print one JSON object on stdout.
   -v, --verbose                   One line per trial.
   --executor [local|slurm]        Where trials run: local processes (default) or

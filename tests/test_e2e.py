@@ -363,3 +363,21 @@ def test_compiled_more_accurate_than_eager_is_not_a_bug(workdir):
     assert p.returncode == 3, p.stderr
     assert p.stderr.strip().splitlines()[-1].endswith(
         "compiled is more accurate than eager here (float64 reference): not a compiler bug"), p.stderr
+
+
+@pytest.mark.slow
+def test_a_budget_spent_by_the_verdict_still_ends_with_verdict_and_tarball_and_says_what_was_not_asked(workdir):
+    """--budget 1s: the verdict is always finished; minify and the questions after it are not asked, the run says
+    so, and the tarball is still written (issue #30, #32: every run ends with results)."""
+    p, data = bisect(workdir, "relu_compile_error.py", "--budget", "1s", "--no-configs")
+    assert p.returncode == 0, p.stderr
+    assert data["failing_stage"] == "inductor" and data["subsystem"]["name"] == "lowerings"
+    assert data["budget"]["spent"] is True and data["budget"]["seconds"] == 1.0
+    assert data["budget"]["not_asked"][0] == "minify" and "confirm" in data["budget"]["not_asked"], data["budget"]
+    assert data["repro"] is None and os.path.exists(data["tarball"])
+    assert "the budget of 1 s was spent: not asked: minify, " in p.stderr, p.stderr[-2000:]
+
+
+def test_a_budget_that_is_no_duration_is_one_line_and_exit_2(workdir):
+    p, _ = bisect(workdir, "relu_compile_error.py", "--budget", "soon")
+    assert (p.returncode, p.stderr) == (2, "reprokit: --budget takes a duration like 90s, 20m or 1h30m (got 'soon')\n")

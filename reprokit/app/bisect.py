@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import time
 from typing import Optional
 
 from reprokit.app import minify as minify_case
@@ -13,6 +14,7 @@ from reprokit.app.common import (Emit, check_script, default_jobs, executor_of, 
 from reprokit.app.pack import write_pack
 from reprokit.app.verdict_file import isolated, with_evidence, with_fields
 from reprokit.bisect.bisector import BisectOptions, Bisector
+from reprokit.data.budget import said
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
@@ -33,9 +35,13 @@ def bisect_script(script: str, argv: tuple = (), *, output_dir: Optional[str] = 
                   check_accuracy: bool = False, configs: bool = True, subsystems: bool = True, minify: bool = True,
                   pack: bool = True, max_input_bytes: int = 64 << 20, ranks: int = 1, kind: str = "failure",
                   slow_threshold: float = 0.10, command: str = "", versions: bool = False,
-                  executor: Optional[ExecutorSettings] = None, emit: Emit = noop) -> Verdict:
+                  executor: Optional[ExecutorSettings] = None, budget: Optional[float] = None,
+                  emit: Emit = noop) -> Verdict:
     """Run the whole bisect: ladder, graph, configs, subsystems; then minify and pack unless told not to; with
-    versions, the failure under other torch releases last (reprokit versions, its cost said first)."""
+    versions, the failure under other torch releases last (reprokit versions, its cost said first). budget:
+    seconds the whole run may take (the verdict is always finished; what comes after it stops when they are
+    spent)."""
+    started = time.monotonic()
     script = check_script(script)
     if ranks < 1:
         raise ReprokitError(f"--nproc-per-node takes a number of ranks, 1 or more (got {ranks})")
@@ -59,10 +65,11 @@ def bisect_script(script: str, argv: tuple = (), *, output_dir: Optional[str] = 
     # steps: what --resume does after the verdict, as this run was asked to.
     run_dir.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
                                     "max_input_bytes": max_input_bytes, "environment": recorded_environment(),
-                                    "steps": {"minify": minify, "pack": pack},
+                                    "steps": {"minify": minify, "pack": pack, "budget": budget},
                                     "executor": executor.to_dict() if executor else None})
     emit("run_dir", path=run_dir.path)
-    verdict = bisect_in(run_dir, opts, devices, minify=minify, pack=pack, emit=emit)
+    verdict = bisect_in(run_dir, opts, devices, minify=minify, pack=pack, emit=emit,
+                        budget=Budget(budget, started) if budget else None)
     if versions and verdict.failing_stage and verdict.signature:
         emit("phase", name="versions")
         verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
@@ -88,37 +95,75 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
     emit("note", text=f"resuming: {len(folder.journal())} finished trials in the journal are not run again")
     check_executor(executor_of(folder), os.path.dirname(folder.path))
     return bisect_in(folder, opts, pinned_devices(), minify=minify and steps.get("minify", True),
-                     pack=pack and steps.get("pack", True), emit=emit)
+                     pack=pack and steps.get("pack", True), emit=emit,
+                     budget=Budget(steps["budget"], time.monotonic()) if steps.get("budget") else None)
 
 
 def bisect_in(run_dir: RunDir, opts: BisectOptions, devices: Optional[list], *, minify: bool, pack: bool,
-              emit: Emit) -> Verdict:
+              emit: Emit, budget: Optional["Budget"] = None) -> Verdict:
     """The phases in a prepared run folder: the isolation, its repro (when allowed), the evidence asked after it,
     the pack; the verdict built from their results and written after each."""
     # --kind slow compares the timings of whole runs: those stay plain interpreters, like the user's own runs.
     runner = trial_runner(run_dir, executor_of(run_dir), emit, opts.timeout or 600.0, opts.jobs, devices=devices,
                           warm_scripts=opts.kind == "failure" and forks_cleanly(opts.script))
     try:
-        return _phases(run_dir, opts, runner, minify=minify, pack=pack, emit=emit)
+        return _phases(run_dir, opts, runner, minify=minify, pack=pack, emit=emit, budget=budget)
     finally:
         runner.close()  # the warm worker, and on a cluster every job still queued or running
 
 
-def _phases(run_dir: RunDir, opts: BisectOptions, runner, *, minify: bool, pack: bool, emit: Emit) -> Verdict:
-    """isolate, minify, the deferred evidence, pack: each phase's result into the verdict file."""
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """--budget: its seconds, from the run's start (time.monotonic)."""
+
+    seconds: float
+    started: float
+
+    @property
+    def deadline(self) -> float:
+        return self.started + self.seconds
+
+    def spent(self) -> bool:
+        return time.monotonic() >= self.deadline
+
+
+def _phases(run_dir: RunDir, opts: BisectOptions, runner, *, minify: bool, pack: bool, emit: Emit,
+            budget: Optional[Budget] = None) -> Verdict:
+    """isolate, minify, the deferred evidence, pack: each phase's result into the verdict file. With a budget, the
+    verdict is always finished; past its end nothing more is asked but a repro's own checks, and the run says what
+    was not asked."""
     bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
     isolation = bisector.isolate()
     verdict = isolated(run_dir, isolation)
+    runner.deadline = budget.deadline if budget else None
+    not_asked: list = []
     if minify and verdict.failing_stage:
         reason = minify_case.refusal(verdict)
-        if reason is None:  # the export path's failures too (#20): make_repro picks their minifier
+        if reason is None and budget and budget.spent():
+            not_asked.append("minify")
+        elif reason is None:  # the export path's failures too (#20): make_repro picks their minifier
             verdict = minify_case.minify_verdict(run_dir, verdict, runner=runner, emit=emit,
                                                  command=f"reprokit bisect {os.path.basename(opts.script)}")
         elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON):
             emit("note", text="not minified: " + reason)
-    if isolation.deferred:
+    if isolation.deferred and budget and budget.spent():
+        not_asked += list(isolation.deferred)
+    elif isolation.deferred:
         verdict = with_evidence(run_dir, verdict, bisector.after_repro(isolation))
+    if budget:
+        verdict = with_fields(run_dir, verdict, budget=_budget_record(budget, not_asked, runner.over_budget, emit))
     if pack:
         emit("phase", name="pack")
         verdict = with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
     return verdict
+
+
+def _budget_record(budget: Budget, not_asked: list, trials_not_run: int, emit: Emit) -> dict:
+    """verdict.json's budget: spent or not, what was never asked, the search trials not run; said as a note."""
+    spent = bool(not_asked or trials_not_run)
+    if spent:
+        parts = [f"not asked: {', '.join(not_asked)}" if not_asked else "",
+                 f"{trials_not_run} search trials not run, so repro.py (when written) is the smallest verified so "
+                 "far, not a minimal one" if trials_not_run else ""]
+        emit("note", text=f"the budget of {said(budget.seconds)} was spent: " + "; ".join(p for p in parts if p))
+    return {"seconds": budget.seconds, "spent": spent, "not_asked": not_asked, "trials_not_run": trials_not_run}

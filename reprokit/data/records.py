@@ -302,6 +302,8 @@ class Verdict(JsonData):
     # re-run), "configs" once a subsystem application names the cause, "torch_logs"; emptied when they ran.
     deferred: list = field(default_factory=list)
     deferred_seconds: Optional[float] = None
+    # --budget: {"seconds", "spent", "not_asked": [what was never asked], "trials_not_run"} (app/bisect.py)
+    budget: Optional[dict] = None
     deferred_trials: int = 0
 
     @classmethod

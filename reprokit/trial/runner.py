@@ -6,9 +6,10 @@ import dataclasses
 import os
 import queue
 import threading
+import time
 from typing import Callable, Iterable, Optional
 
-from reprokit.data.records import Outcome, TrialSpec
+from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.data.rundir import RunDir
 from reprokit.trial import damaged_cache
 from reprokit.trial.cache import compile_cache_root
@@ -20,6 +21,15 @@ from reprokit.trial.ordered_map import ordered_map
 
 def _no_start(_spec: TrialSpec) -> None:
     pass
+
+
+# A search trial not started because the run's --budget was spent: neither a pass nor the failure.
+BUDGET_SPENT = Outcome(kind="skip", signature=Signature(kind="skip"), seconds=0.0, note="not run: the budget was spent")
+
+
+def _checks_a_repro(spec: TrialSpec) -> bool:
+    """A repro.py being written or checked in a fresh interpreter: run even past the budget."""
+    return spec.mode == "repro" or spec.fresh_interpreter
 
 
 class Runner:
@@ -56,6 +66,10 @@ class Runner:
         # Variables every trial from now on runs with (CUDA_LAUNCH_BLOCKING=1 once the failure is a CUDA fault)
         self.env: dict = {}
         self.executed = 0
+        # --budget: past this time (time.monotonic) no search trial starts (over_budget counts them); a repro's
+        # own checks still run, so the smallest repro found so far can be verified and written.
+        self.deadline: Optional[float] = None
+        self.over_budget = 0
         self._lock = threading.Lock()
         self._rounds: dict = {}
         # The scheduler counts processes, not trials: a trial of N ranks takes N of the `jobs` slots.
@@ -72,6 +86,11 @@ class Runner:
             if self.on_trial:
                 self.on_trial(spec, cached, True)
             return cached
+        # A trial started before the deadline runs to its end: cut short, it would be journaled as a hang.
+        if self.deadline is not None and time.monotonic() >= self.deadline and not _checks_a_repro(spec):
+            with self._lock:
+                self.over_budget += 1
+            return BUDGET_SPENT  # not journaled: a resumed run asks it again
         key = spec.key()
         outcome = self._run_scheduled(spec, key, limit)
         if self.judge is not None:
