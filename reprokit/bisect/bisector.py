@@ -11,6 +11,7 @@ import time
 from typing import Callable, Optional
 
 from reprokit.data.phases import Evidence, Isolation
+from reprokit.data.rate import rate_line
 from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.stages import CROSSREF, STAGES, SUBSYSTEMS
 from reprokit.data.trial_files import trial_record
@@ -61,7 +62,7 @@ class Bisector(Session):
         fails = record_original(self, v, original, originals, baseline)
         if fails < len(originals):
             v.flaky = True
-            v.message = (f"flaky: the original fails {fails} of {len(originals)} runs; not bisected, since a "
+            v.message = (f"flaky: the original {rate_line(fails, len(originals))}; not bisected, since a "
                          "flaky failure would send the search astray")
             return self.finish(v, decisive={"first_failing": original.trial_dir})
 

@@ -114,7 +114,7 @@ def record_original(s: Session, v: Verdict, original: Outcome, originals: list, 
     v.compile_args = original.compile_args
     v.graph_count = original.graphs
     fails = sum(1 for x in originals if x is not None and s.target.matches(x.signature))
-    v.repro_rate = fails / len(originals)
+    v.repro_rate, v.repro_runs = fails / len(originals), len(originals)
     if baseline.failed and not s.target.matches(baseline.signature):
         # Another failure than the original's (a hang at teardown where the original raised) is no proof that
         # the bug is not the compiler's: asked again; the baseline that counts is the last one.

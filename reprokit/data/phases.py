@@ -28,6 +28,7 @@ class Isolation(JsonData):
     subsystem: Optional[dict] = None
     flaky: bool = False
     repro_rate: Optional[float] = None
+    repro_runs: Optional[int] = None
     unsteady: str = ""  # the baseline or a stage that failed another way, asked again: flaky or broken that way
     trials: int = 0
     seconds: float = 0.0

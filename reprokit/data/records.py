@@ -243,6 +243,7 @@ class Verdict(JsonData):
     subsystem: Optional[dict] = None
     flaky: bool = False
     repro_rate: Optional[float] = None
+    repro_runs: Optional[int] = None  # --repeat: how many runs of the original repro_rate is of
     # Runs that failed another way than the original and were asked again (the baseline, a stage): one line each,
     # flaky or broken that way (bisect/steady.py); never the failure itself
     unsteady: str = ""

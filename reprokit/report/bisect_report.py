@@ -6,6 +6,7 @@ import os
 from typing import Optional
 
 from reprokit import __version__
+from reprokit.data.rate import rate_line
 from reprokit.data.records import Signature, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.data.stages import STAGE_TITLES
@@ -53,7 +54,8 @@ def summary(v: Verdict, brief: bool = False) -> str:
     if v.config and not brief:
         parts.append("It passes with " + ", ".join(f"`{k}={val!r}`" for k, val in v.config.items()) + ".")
     if v.flaky:
-        parts.append(f"The failure is flaky: it reproduced in {v.repro_rate:.0%} of runs.")
+        parts.append(f"The failure is flaky: the script {rate_line(round(v.repro_rate * v.repro_runs), v.repro_runs)}."
+                     if v.repro_runs else f"The failure is flaky: it reproduced in {v.repro_rate:.0%} of runs.")
     if v.unsteady:
         parts.append(f"Note: {v.unsteady}.")
     return " ".join(parts)
