@@ -63,7 +63,8 @@ def graph_ladder(s: Session, v: Verdict, original: Outcome) -> Optional[list]:
                             "way under any stage: the script answers instead")
         return None
     s.emit("note", text=f"graph {original.failed_graph}, saved by the original run as it raised, fails alone the same "
-                        f"way: the stages and every later question are asked of it, not of the script")
+                        f"way: the stages and every later question are asked of it; no more runs of the script "
+                        f"(one took {original.seconds:.1f} s)")
     s.emit("ladder_start", stages=list(GRAPH_STAGES))
     out = []
     for stage, outcome in zip(GRAPH_STAGES, outcomes):
