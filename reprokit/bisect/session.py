@@ -60,10 +60,12 @@ class Session:
         """A trial of the user's script under `stage`, with the run's options; of the saved failing graph instead
         once it stands for the script in that stage (graph_case)."""
         o = self.opts
-        if self.graph_case is not None and stage == self.graph_stage and not kw.get("compile_overrides"):
+        # The modes question asks the user's own backend, inductor when a graph was adopted (bisect/captured.py).
+        if self.graph_case is not None and (stage == self.graph_stage or stage == "user" and kw.get(
+                "compile_overrides") and self.graph_stage == "inductor"):
             for whole_script_only in ("only_graph", "other_stage", "capture_failing"):
                 kw.pop(whole_script_only, None)
-            return TrialSpec(mode="graph", stage=stage, case=self.graph_case, label=label, **kw)
+            return TrialSpec(mode="graph", stage=self.graph_stage, case=self.graph_case, label=label, **kw)
         return TrialSpec(mode="script", stage=stage, script=o.script, argv=tuple(o.argv), cwd=o.cwd,
                          script_hash=self.script_hash, check_accuracy=o.check_accuracy, observe=o.kind == "slow",
                          ranks=o.ranks, label=label, **kw)

@@ -78,8 +78,11 @@ def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
     from reprokit.fx.materialize import build
 
     spec = state.spec
-    backend = backend_for(spec.stage, meta.get("compile_args"), spec.config)
+    overrides = spec.compile_overrides or {}  # the bisect's modes question, asked of the graph
+    args = {**(meta.get("compile_args") or {}), **({"mode": overrides["mode"]} if "mode" in overrides else {})}
+    backend = backend_for(spec.stage, args, spec.config)
     dynamic = True if any(m.get("symbolic") for m in meta.get("inputs", [])) else None
+    dynamic = overrides.get("dynamic", dynamic)
     ctx = meta.get("context")
     if spec.check_accuracy and spec.edit is not None:
         compiled = spliced(gm, spec.edit, lambda sub, sub_inputs: compile_graph(sub, sub_inputs, backend, dynamic))
