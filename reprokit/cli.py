@@ -183,9 +183,6 @@ def bisect(script, script_args, resume_dir, capture_dir, output_dir, timeout, jo
 def minify(run_dir, resume, as_json, verbose, **executor):
     """Minify the failing graph of an earlier bisect run and write a verified repro.py."""
     settings = executor_settings(executor)
-    seconds = parse_budget(budget)
-    if seconds is not None and (capture_dir or resume_dir):
-        raise ReprokitError("--budget is for a new bisect of a script; a resumed run keeps the budget it was given")
     with progress(verbose) as printer:
         v = minify_case.minify_folder(run_dir, emit=printer, resume=resume, executor=settings)
     if as_json:

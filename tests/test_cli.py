@@ -120,9 +120,9 @@ every stock stage passes; the user's backend 'relu_compile_error_TESTING_ONLY' f
 
 phase   trials  script  reused  seconds
 ------  ------  ------  ------  -------
-start        5       5       1  <s>
-ladder       1       1       3  <s>
-all          6       6       4  <s>
+start        3       3       0  <s>
+ladder       3       3       1  <s>
+all          6       6       1  <s>
 """
 
 # What that run says on stderr off a terminal, one line per event (the original row's signature is cut at 60).
@@ -131,12 +131,13 @@ USER_BACKEND_PROGRESS = """run folder {run_dir}
   ✓ eager (no compile)           passes <s> s
   ✗ original run (relu_compile_error_TESTING_ONLY) BackendCompilerFailed: backend='<reprokit.child.router.Graph <s> s
 · ladder: which compiler stage fails (at <t>)
+  one run of the script took <s> s; the stages run it 4 more times, side by side
   ✓ dynamo (backend=eager)       passes <s> s
   ✓ aot_eager                    passes <s> s
   ✓ aot_eager_decomp_partition   passes <s> s
   ✓ inductor                     passes <s> s
 """
-LINE_SECONDS = re.compile(r" +\d+\.\d s$", re.M)
+LINE_SECONDS = re.compile(r" +\d+\.\d s(?=$|;)", re.M)
 PHASE_AT = re.compile(r"\(at \d+:\d\d\)")
 
 
