@@ -88,13 +88,16 @@ class Bisector(Session):
         v.failing_stage = failing.stage
         v.last_passing_stage = previous_stage(self, failing.stage)
         stage_outcome = self.stage_outcomes[failing.stage]
-        decisive = {"first_failing": stage_outcome.trial_dir,
+        # The saved graph answered the ladder under the user's own inductor: the script's failing run is the
+        # original itself, whose output, sources and torch logs the report packs.
+        script_run = original if self.ladder_from_graph and failing.stage == "inductor" else stage_outcome
+        decisive = {"first_failing": script_run.trial_dir,
                     "last_passing": self.stage_outcomes[v.last_passing_stage].trial_dir}
         self.narrow(v, original, stage_outcome)
         # Dynamo failing before any graph reached a backend did so in the original as in its own stage: the
         # original's logs tell it (a hang would cost a whole timeout more).
         in_dynamo = failing.stage == "eager" and dynamo_message(original) is not None
-        if stage_outcome is original or in_dynamo:
+        if script_run is original or in_dynamo:
             decisive["torch_logs"] = original.trial_dir
         else:  # the report's logs, not the verdict's: asked after the repro (after_repro)
             v.deferred.append("torch_logs")

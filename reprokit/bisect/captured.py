@@ -74,4 +74,5 @@ def graph_ladder(s: Session, v: Verdict, original: Outcome) -> Optional[list]:
                                seconds=outcome.seconds, same=same))
         s.emit("stage", stage=stage, outcome=outcome, same=same)
     s.stage_outcomes["none"] = s.baseline
+    s.ladder_from_graph = True
     return out

@@ -54,6 +54,7 @@ class Session:
         # that stage are then graph trials on it, not runs of the script (bisect/captured.py)
         self.graph_case: Optional[str] = None
         self.original: Optional[Outcome] = None  # the original run the search chases, once known
+        self.ladder_from_graph = False  # the stages were asked of the saved graph (bisect/captured.graph_ladder)
         self.graph_stage: Optional[str] = None
 
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
