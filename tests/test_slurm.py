@@ -150,6 +150,32 @@ def test_interrupted_slurm_run_leaves_no_job_behind(tmp_path, slurm_cluster):
     assert our_jobs() == []
 
 
+def test_cancel_finds_a_job_whose_submission_was_cut_short_and_refuses_new_ones(tmp_path, slurm_cluster):
+    """Ctrl-C between sbatch's answer and submitit reading the id leaves a job reprokit never recorded (CI at
+    8288a62: job 183 still RUNNING after the interrupted run). cancel_all asks the scheduler for the run's own
+    comment and cancels that job too; after it, no trial is submitted."""
+    from reprokit.data.executor import ExecutorSettings
+    from reprokit.data.records import TrialSpec
+    from reprokit.trial.slurm import SlurmExecutor, TrialsCancelled, on_node
+
+    executor = SlurmExecutor(ExecutorSettings("slurm", time=5), str(tmp_path / "jobs"))
+    # Submitted the way the executor submits, but never recorded: as if Ctrl-C had cut _submit short.
+    lost = executor.executor.submit(on_node, ["sleep", "600"], str(tmp_path), dict(os.environ), str(tmp_path), 600, 1)
+    assert any(line.startswith(f"{lost.job_id} ") for line in our_jobs())
+    assert executor.cancel_all() == [lost.job_id]
+    for _ in range(20):
+        if not our_jobs():
+            break
+        time.sleep(0.5)
+    assert our_jobs() == []
+    script = tmp_path / "passes.py"
+    script.write_text("print('ok')\n")
+    with pytest.raises(TrialsCancelled):
+        executor.run(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path)),
+                     str(tmp_path / "trial"), str(tmp_path / "cache"), 60.0)
+    assert our_jobs() == []
+
+
 @pytest.mark.slow
 def test_a_job_killed_at_its_time_limit_is_retried_once_then_reported_not_the_bug(tmp_path, slurm_cluster):
     from reprokit.data.executor import ExecutorSettings

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -18,7 +19,7 @@ from reprokit.errors import ReprokitError
 from reprokit.trial.environment import PACKAGE_PARENT, ranks_of, trial_env
 from reprokit.trial.launch import child_command, limit_of, prepare_trial, run_process
 from reprokit.trial.outcome import classify
-from reprokit.trial.slurm_state import ENDED, KILLED, job_state
+from reprokit.trial.slurm_state import ENDED, KILLED, job_state, jobs_with_comment
 
 POLL_SECONDS = 0.5
 ASK_EVERY = 8  # polls between questions to the scheduler while a job has no result
@@ -60,7 +61,10 @@ class SlurmExecutor:
         if settings.gpus_per_node:
             params["gpus_per_node"] = settings.gpus_per_node
         self.executor.update_parameters(**params)
-        self.executor.update_parameters(slurm_additional_parameters={"comment": f"reprokit-{uuid.uuid4().hex[:8]}"})
+        # This run's jobs carry its own comment: at cancel the scheduler is asked for them, so that a job whose
+        # submission Ctrl-C cut short (sbatch answered, submitit never saw the id) is cancelled too.
+        self.comment = f"reprokit-{uuid.uuid4().hex[:8]}"
+        self.executor.update_parameters(slurm_additional_parameters={"comment": self.comment})
         self._lock = threading.Lock()
         self._live: dict = {}  # job id -> job not yet seen to end
         self._queued: dict = {}  # trial folder -> (job, args), submitted with its round, not yet waited for
@@ -71,12 +75,17 @@ class SlurmExecutor:
         if len(trials) < 2:
             return
         args = [self._args(*t) for t in trials]
+        self._refuse_if_cancelled()
         with self.executor.batch():
             jobs = [self.executor.submit(on_node, *a) for a in args]
         with self._lock:
-            for (spec, trial_dir, *_), job, a in zip(trials, jobs, args):
-                self._live[job.job_id] = job
-                self._queued[trial_dir] = (job, a)
+            late = self._cancelled.is_set()
+            if not late:
+                for (spec, trial_dir, *_), job, a in zip(trials, jobs, args):
+                    self._live[job.job_id] = job
+                    self._queued[trial_dir] = (job, a)
+        if late:
+            self._cancel_late(jobs)
 
     def run(self, spec: TrialSpec, trial_dir: str, cache_root: str,
             timeout: Union[float, Callable[[], float]]) -> Outcome:
@@ -108,10 +117,25 @@ class SlurmExecutor:
                 limit_of(timeout), ranks_of(spec))
 
     def _submit(self, args: tuple):
+        self._refuse_if_cancelled()
         job = self.executor.submit(on_node, *args)
         with self._lock:
-            self._live[job.job_id] = job
+            late = self._cancelled.is_set()
+            if not late:
+                self._live[job.job_id] = job
+        if late:
+            self._cancel_late([job])
         return job
+
+    def _refuse_if_cancelled(self) -> None:
+        if self._cancelled.is_set():
+            raise TrialsCancelled("the run is stopping: no more jobs")
+
+    def _cancel_late(self, jobs: list) -> None:
+        """Jobs submitted while cancel_all ran (another thread's sbatch was under way): cancelled at once."""
+        for job in jobs:
+            job.cancel(check=False)
+        raise TrialsCancelled("cancelled with the run as it was submitted")
 
     def _wait(self, job) -> tuple:
         """(the job's final state, what on_node returned or None) once the scheduler says it ended. A result is
@@ -140,14 +164,21 @@ class SlurmExecutor:
             self._live.pop(job.job_id, None)
 
     def cancel_all(self) -> list:
-        """Cancel every job still queued or running (scancel through submitit); their ids."""
+        """Cancel every job of this run still queued or running, and refuse new ones; their ids. The executor is
+        done after this (each Runner has its own)."""
         with self._lock:
-            live, self._live, self._queued = list(self._live.values()), {}, {}
-        if live:
             self._cancelled.set()
+            live, self._live, self._queued = list(self._live.values()), {}, {}
         for job in live:
             job.cancel(check=False)
-        return [j.job_id for j in live]
+        known = {j.job_id.split("_")[0] for j in live}  # an array's tasks share its id before the "_"
+        unseen = [i for i in jobs_with_comment(self.comment) if i.split("_")[0] not in known]
+        if unseen:
+            try:
+                subprocess.run(["scancel", *unseen], capture_output=True, timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        return [j.job_id for j in live] + unseen
 
     def cancel_unused(self) -> None:
         """Jobs of a round the search stopped before asking (ordered_map's skipped items): cancelled."""

@@ -29,6 +29,15 @@ def job_state(job_id: str) -> Optional[str]:
     return _jobcomp_state(job_id)
 
 
+def jobs_with_comment(comment: str) -> list:
+    """Ids of the jobs the scheduler still holds (queued or running) whose comment is this one."""
+    try:
+        out = subprocess.run(["squeue", "-h", "-o", "%i %k"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.split()[0] for line in out.splitlines() if line.split()[1:] == [comment]]
+
+
 def _jobcomp_state(job_id: str) -> Optional[str]:
     """The state jobcomp/filetxt wrote for a finished job (scontrol forgets it after MinJobAge)."""
     path = _jobcomp_location()
