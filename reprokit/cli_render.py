@@ -91,7 +91,8 @@ def mode_line(r: dict) -> str:
 
 
 def minified_line(d: dict) -> str:
-    return (f"  minified graph {d['before']} → {d['after']} nodes in {d['trials']} trials, {d['seconds']:.1f} s; "
+    what = ("reduced the script's source", "lines") if d.get("unit") == "lines" else ("minified graph", "nodes")
+    return (f"  {what[0]} {d['before']} → {d['after']} {what[1]} in {d['trials']} trials, {d['seconds']:.1f} s; "
             f"repro.py {'verified in a fresh process' if d['verified'] else 'NOT verified'}")
 
 
@@ -108,7 +109,8 @@ LINES = {
                              f"{', '.join(d['fixes']) or 'none'}"),
     "subsystem": lambda d: (f"  ✗ {d['name']} application #{d['application']} of {d['applications']}: {d['detail']}"
                             f"{'  (boundary not stable on re-run)' if d['confirmed'] is False else ''}"),
-    "minify_start": lambda d: f"  minifying graph {d['graph']} ({d['nodes']} nodes) ...",
+    "minify_start": lambda d: (f"  reducing the script's source ({d['nodes']} lines) ..." if d['graph'] == "source"
+                               else f"  minifying graph {d['graph']} ({d['nodes']} nodes) ..."),
     "minify_step": lambda d: f"    minify: {d['what']} → {d['nodes']} nodes",
     "minified": minified_line,
     "note": lambda d: f"  {d['text']}",

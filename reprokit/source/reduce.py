@@ -19,10 +19,10 @@ INLINE_SLACK = 200
 def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str = "eager", same=None) -> Problem:
     """The reduction problem over texts of the script: each is run as a trial under `stage` ("eager" for a
     Dynamo-stage failure, "user" for the script's own compile, an export stage); every improvement is repro.py.
-    same(outcome), when given, must hold too (an export failure's guard)."""
+    same(outcome), when given, must hold too (an export failure's guard). A batch of candidates runs side by side,
+    each from a file of its own (candidates/<hash>.py)."""
     target = Signature.from_dict(v.signature)
     opts = run_dir.read_json("run.json")["options"]
-    candidate_path = run_dir.file("source_candidate.py")
 
     # A candidate reading a name it no longer binds dies of NameError: not this failure, unless it is one.
     name_check = target.exc_type != "NameError"
@@ -31,51 +31,94 @@ def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str =
     # candidates of a 5-second script held 450 s).
     limit: list = []
 
-    def fails_same(source: str | None) -> bool:
-        if source is None or (name_check and unbound_names(source)):
-            return False
-        run_dir.write_text("source_candidate.py", source)
-        spec = TrialSpec(mode="script", stage=stage, script=candidate_path, argv=tuple(v.argv), cwd=opts["cwd"],
+    def spec_of(source: str) -> TrialSpec:
+        digest = text_hash(source)
+        name = os.path.join("candidates", f"{digest[:16]}.py")
+        run_dir.write_text(name, source)
+        return TrialSpec(mode="script", stage=stage, script=run_dir.file(name), argv=tuple(v.argv), cwd=opts["cwd"],
                          label=f"source-{len(source.splitlines())}l", path_dirs=(os.path.dirname(v.script),),
-                         script_hash=text_hash(source))
-        compiled = runner(spec, limit=limit[0] if limit else None)
-        if not limit and compiled is not None:
-            limit.append(candidate_limit(compiled.seconds))
-        if compiled is None or not target.matches(compiled.signature) or (same is not None and not same(compiled)):
-            return False
+                         script_hash=digest)
+
+    def runnable(source: str | None) -> bool:
+        return source is not None and not (name_check and unbound_names(source))
+
+    def matches(compiled) -> bool:
+        return compiled is not None and target.matches(compiled.signature) and (same is None or same(compiled))
+
+    def passes_plain(spec: TrialSpec) -> bool:
         # Failing the same way is not enough: a candidate that also fails with compile off has lost the bug (the
         # user's assert kept, the compiled call cut; or the script broken in a way that happens to match). Asked
         # only now: most candidates fail otherwise, and their no-compile trial would be wasted.
         plain = runner(dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile"), limit=limit[0])
         return plain is not None and plain.kind == "pass"
 
-    return Problem(start, fails_same, size=len, on_improve=lambda source: run_dir.write_text("repro.py", source))
+    def fails_same(source: str | None) -> bool:
+        if not runnable(source):
+            return False
+        spec = spec_of(source)
+        compiled = runner(spec, limit=limit[0] if limit else None)
+        if not limit and compiled is not None:
+            limit.append(candidate_limit(compiled.seconds))
+        return matches(compiled) and passes_plain(spec)
+
+    def first_failing(candidates) -> int | None:
+        """The first candidate, in order, that fails the same way: the candidates run side by side, and none
+        after a match starts (the script's first run, which sets the limit, goes alone through fails_same)."""
+        if not limit:
+            return next((i for i, c in enumerate(candidates) if fails_same(c)), None)
+        asked = [(i, spec_of(c)) for i, c in enumerate(candidates) if runnable(c)]
+        while asked:
+            outcomes = runner.map([spec for _, spec in asked], stop=lambda j, o: matches(o), limit=limit[0])
+            hit = next((j for j, o in enumerate(outcomes) if matches(o)), None)
+            if hit is None:
+                return None
+            if passes_plain(asked[hit][1]):
+                return asked[hit][0]
+            asked = asked[hit + 1:]
+        return None
+
+    return Problem(start, fails_same, size=len, first_failing=first_failing,
+                   on_improve=lambda source: run_dir.write_text("repro.py", source))
 
 
 def delete_statements(problem: Problem, source: str) -> str:
     """ddmin over the statements of the AST, outermost first (an emptied block gets `pass`)."""
     paths = statements(ast.parse(source))
-    keep = ddmin(paths, lambda kept: problem.test(without(source, set(paths) - set(kept))))
+
+    def text(kept):
+        return without(source, set(paths) - set(kept))
+
+    keep = ddmin(paths, lambda kept: problem.test(text(kept)),
+                 first_failing_of=lambda parts: problem.first_failing([text(k) for k in parts]))
     return without(source, set(paths) - set(keep)) or source
 
 
-def _first_that_fails(problem: Problem, candidates) -> str | None:
-    return next((c for c in candidates if len(c) < len(problem.best) + INLINE_SLACK and problem.test(c)), None)
+def _each_that_fails(problem: Problem, source: str, propose, keep) -> str:
+    """Take the first proposal that fails the same way, again from the new source, until none does. After a hit
+    at position i the next sweep starts at i (and wraps round): the proposals before i were just refused, and
+    asking them again first made the sweeps quadratic (segformer #188422: 175 trials at one size)."""
+    at = 0
+    while True:
+        candidates = [c for c in propose(source) if keep(c)]
+        if not candidates:
+            return source
+        at = min(at, len(candidates))
+        order = candidates[at:] + candidates[:at]
+        hit = problem.first_failing(order)
+        if hit is None:
+            return source
+        source = order[hit]
+        at = (at + hit) % len(candidates)
 
 
 def inline_helpers(problem: Problem, source: str) -> str:
     """Replace a one-line helper's calls by its return expression, while the script fails the same way."""
-    while (found := _first_that_fails(problem, inline_candidates(source))) is not None:
-        source = found
-    return source
+    return _each_that_fails(problem, source, inline_candidates, lambda c: len(c) < len(problem.best) + INLINE_SLACK)
 
 
 def simplify_expressions(problem: Problem, source: str) -> str:
     """Replace an expression by one of its sub-expressions, while the script fails the same way."""
-    while (found := _first_that_fails(problem, [c for c in simplify_candidates(source)
-                                                if len(c) < len(source)])) is not None:
-        source = found
-    return source
+    return _each_that_fails(problem, source, simplify_candidates, lambda c: len(c) < len(problem.best))
 
 
 SOURCE_PASSES = [Pass("delete_statements", delete_statements), Pass("inline_helpers", inline_helpers),
@@ -95,7 +138,7 @@ def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, bef
         original = f.read()
     v.repro_kind = "source"
     problem = source_problem(run_dir, v, runner, ast.unparse(ast.parse(original)) + "\n", stage, same)
-    emit("minify_start", graph="source", nodes=len(original.splitlines()))
+    emit("minify_start", graph="source", nodes=len(original.strip().splitlines()))
     if not problem.test(problem.best):
         v.repro_verified = False
         v.message = "the script, re-printed from its AST, no longer fails the same way: source not reduced"
@@ -107,7 +150,7 @@ def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, bef
                "unit": "lines"}
     v.minify_trials = runner.executed - before
     v.minify_seconds = round(time.monotonic() - started, 2)
-    emit("minified", before=v.nodes["original"], after=v.nodes["minified"], trials=v.minify_trials,
+    emit("minified", before=v.nodes["original"], after=v.nodes["minified"], unit="lines", trials=v.minify_trials,
          seconds=v.minify_seconds, verified=v.repro_verified)
     return v
 

@@ -169,10 +169,10 @@ class Runner:
         if self.remote is not None:
             self.remote.cancel_all()
 
-    def map(self, specs: Iterable[TrialSpec], stop: Optional[Callable[[int, Outcome], bool]] = None
-            ) -> list[Optional[Outcome]]:
+    def map(self, specs: Iterable[TrialSpec], stop: Optional[Callable[[int, Outcome], bool]] = None,
+            limit: Optional[float] = None) -> list[Optional[Outcome]]:
         """Run specs in parallel (up to `jobs`); results in order. Once stop(i, outcome) is true for the
-        i-th spec, specs after i that have not started are skipped (None)."""
+        i-th spec, specs after i that have not started are skipped (None). `limit` as for one trial."""
         specs = list(specs)
         with self._lock:
             self.round += 1
@@ -182,7 +182,7 @@ class Runner:
         with self._lock:
             self._rounds.update(switched)
         if self.remote is None:
-            return ordered_map(self, specs, self.jobs, stop)
+            return ordered_map(lambda spec: self(spec, limit), specs, self.jobs, stop)
         # On a cluster the round's trials not in the journal go as one job array, submitted at once.
         fresh: dict = {}
         for spec in specs:
@@ -192,7 +192,7 @@ class Runner:
                                               self.cache_root, lambda: self.timeout))
         self.remote.submit_round(list(fresh.values()))
         try:
-            return ordered_map(self, specs, self.jobs, stop, abort=self.remote.cancel_all)
+            return ordered_map(lambda spec: self(spec, limit), specs, self.jobs, stop, abort=self.remote.cancel_all)
         finally:
             self.remote.cancel_unused()
 
