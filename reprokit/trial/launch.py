@@ -14,7 +14,7 @@ from reprokit.data.rundir import private_opener, write_json_atomic
 from reprokit.trial.damaged_cache import damaged_binary, remove
 from reprokit.trial.environment import ranks_of, trial_env, with_device
 from reprokit.trial.fork_policy import comparable
-from reprokit.trial.outcome import classify
+from reprokit.trial.outcome import answered, classify
 from reprokit.trial import reaper
 
 
@@ -91,10 +91,16 @@ def run_process(command: list, cwd: str, env: dict, trial_dir: str, timeout: Uni
                                 preexec_fn=reaper.die_with_parent)
         reaper.watch(proc.pid)  # its group dies with reprokit (or the cluster job running it), however that ends
         timed_out = False
+        answered_at = None
         try:
             while True:
-                left = started + limit_of(timeout) - time.monotonic()
-                if left <= 0:
+                now = time.monotonic()
+                left = started + limit_of(timeout) - now
+                # Every process wrote its result and the trial still runs: a teardown that may never end (gloo's
+                # at exit, an exit hook). It gets a grace, then is cut like a hang, and classify counts it by its
+                # result (CI: a no-compile run that hung at exit held its trial 318 s, the limit, not 40).
+                answered_at = (answered_at or now) if answered(trial_dir) else None
+                if left <= 0 or (answered_at is not None and now - answered_at > exit_grace(answered_at - started)):
                     timed_out = True
                     _dump_stacks_and_kill(proc.pid, ranks)
                     break
@@ -112,6 +118,12 @@ def run_process(command: list, cwd: str, env: dict, trial_dir: str, timeout: Uni
             _kill_group(proc)
             reaper.unwatch(proc.pid)
     return proc.returncode, timed_out
+
+
+def exit_grace(seconds_to_answer: float) -> float:
+    """Seconds a trial may go on after every process wrote its result: 30, or half the time it took to get
+    there (a 40B job's NCCL teardown takes a while; a script's own work after its ranks' answers may too)."""
+    return max(30.0, seconds_to_answer / 2)
 
 
 def limit_of(timeout: Union[float, Callable[[], float]]) -> float:
