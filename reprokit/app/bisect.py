@@ -11,7 +11,7 @@ from reprokit.app import minify as minify_case
 from reprokit.app import versions as versions_case
 from reprokit.app.common import (Emit, check_script, default_jobs, executor_of, forks_cleanly, noop,
                                  record_secrets, recorded_environment, run_kind, trial_runner)
-from reprokit.app.pack import write_pack
+from reprokit.app.pack import packed
 from reprokit.app.verdict_file import isolated, with_evidence, with_fields
 from reprokit.bisect.bisector import BisectOptions, Bisector
 from reprokit.data.budget import said
@@ -153,8 +153,7 @@ def _phases(run_dir: RunDir, opts: BisectOptions, runner, *, minify: bool, pack:
     if budget:
         verdict = with_fields(run_dir, verdict, budget=_budget_record(budget, not_asked, runner.over_budget, emit))
     if pack:
-        emit("phase", name="pack")
-        verdict = with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
+        verdict = packed(run_dir, verdict, emit)
     return verdict
 
 

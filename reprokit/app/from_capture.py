@@ -10,8 +10,8 @@ from typing import Optional
 
 from reprokit.app import minify as minify_case
 from reprokit.app.common import Emit, default_jobs, noop, record_secrets, recorded_environment
-from reprokit.app.pack import write_pack
-from reprokit.app.verdict_file import isolated, with_evidence, with_fields
+from reprokit.app.pack import packed
+from reprokit.app.verdict_file import isolated, with_evidence
 from reprokit.bisect.capture_folder import CapturedFailure, read_capture
 from reprokit.bisect.from_capture import GraphBisector
 from reprokit.bisect.session import BisectOptions
@@ -54,15 +54,14 @@ def bisect_from_capture(capture_dir: str, *, output_dir: Optional[str] = None, t
     verdict = isolated(run_dir, isolation)
     if not verdict.failing_stage:  # still packed: the capture and the failure are the report
         if pack:
-            verdict = with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
+            verdict = packed(run_dir, verdict, emit, announce=False)
         raise NothingToIsolate(f"{isolation.message} (run folder: {run_dir.path})")
     if minify:
         verdict = minify_case.minify_verdict(run_dir, verdict, runner=runner, emit=emit, command=command)
     if isolation.deferred:
         verdict = with_evidence(run_dir, verdict, bisector.after_repro(isolation))
     if pack:
-        emit("phase", name="pack")
-        verdict = with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
+        verdict = packed(run_dir, verdict, emit)
     return verdict
 
 

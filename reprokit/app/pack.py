@@ -11,7 +11,7 @@ import time
 from typing import Optional
 
 from reprokit.app.common import Emit, noop, record_secrets, run_kind
-from reprokit.app.verdict_file import write_verdict
+from reprokit.app.verdict_file import with_fields, write_verdict
 from reprokit.data.records import TrialSpec, Verdict
 from reprokit.data.rundir import RunDir, read_json
 from reprokit.errors import ReprokitError
@@ -45,6 +45,13 @@ def write_pack(run_dir: RunDir, emit: Emit = noop, include_data: bool = False,
                verdict: Optional[Verdict] = None) -> str:
     """Write the run's tarball beside its folder; returns the path."""
     return pack_plan(run_dir, include_data, verdict).write(os.path.dirname(run_dir.path), emit)
+
+
+def packed(run_dir: RunDir, verdict: Verdict, emit: Emit = noop, announce: bool = True) -> Verdict:
+    """The pack phase of a bisect: the tarball written, and the verdict that names it."""
+    if announce:
+        emit("phase", name="pack")
+    return with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
 
 
 def pack_folder(run_dir: Optional[str], show: bool = False, include_data: bool = False) -> dict:
