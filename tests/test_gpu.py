@@ -174,3 +174,33 @@ def test_a_two_gpu_torchrun_job_bisects_to_the_relu_lowering_with_a_one_process_
     assert data["repro_verified"] is True, data["message"]
     run = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600)
     assert run.returncode != 0, run.stdout[-2000:]  # one process, a fake process group: the mismatch again
+
+
+def test_a_capture_on_one_gpu_is_bisected_from_the_capture_on_the_same_gpu(tmp_path):
+    """Issue #30: `reprokit capture` of the planted Triton compile error, then `bisect --from-capture` on the same
+    GPU: the stage and the relu lowering, a verified repro, and no run of the job."""
+    work = tmp_path / "project"
+    shutil.copytree(CASES, work)
+    shutil.copy(SHARED, work / "_blocks.py")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    capture = tmp_path / "cap"
+    p = subprocess.run([sys.executable, "-m", "reprokit", "capture", "--output-dir", str(capture), "--",
+                        sys.executable, "triton_relu.py", "compile_error"], cwd=work, capture_output=True, text=True,
+                       timeout=600, env=env)
+    assert p.returncode == 1 and f"reprokit bisect --from-capture {capture}" in p.stderr, p.stderr[-3000:]
+    failure = json.loads((capture / "rank0" / "failure.json").read_text())
+    assert failure["graph"] == 0, failure
+    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "--from-capture", str(capture), "--json",
+                        "-o", str(tmp_path / "art")], cwd=tmp_path, capture_output=True, text=True, timeout=1200,
+                       env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    data = json.loads(p.stdout)
+    if os.environ.get("REPROKIT_GPU_SUMMARY"):
+        with open(os.path.join(os.environ["REPROKIT_GPU_SUMMARY"], "from_capture.json"), "w") as f:
+            json.dump(data, f)
+    assert data["failing_stage"] == "inductor" and data["kind"] == "exception", data["signature"]
+    assert data["subsystem"]["name"] == "lowerings" and "relu" in data["subsystem"]["detail"], data["subsystem"]
+    assert data["repro_verified"] is True and data["nodes"]["minified"] <= 4, data["message"]
+    assert "cuda" in pathlib.Path(data["repro"]).read_text()
+    ran = [e for e in journal(data) if e["kind"] == "script" and not e["spec"]["script"].endswith("repro.py")]
+    assert ran == [], [e["label"] for e in ran]  # zero runs of the job
