@@ -16,13 +16,15 @@ from reprokit.source.edits import inline_candidates, simplify_candidates, statem
 INLINE_SLACK = 200
 
 
-def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str = "eager", same=None) -> Problem:
+def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str = "eager", same=None,
+                   share: "Share | None" = None) -> Problem:
     """The reduction problem over texts of the script: each is run as a trial under `stage` ("eager" for a
     Dynamo-stage failure, "user" for the script's own compile, an export stage); every improvement is repro.py.
     same(outcome), when given, must hold too (an export failure's guard). A batch of candidates runs side by side,
     each from a file of its own (candidates/<hash>.py)."""
     target = Signature.from_dict(v.signature)
     opts = run_dir.read_json("run.json")["options"]
+    share = share or Share()
 
     # A candidate reading a name it no longer binds dies of NameError: not this failure, unless it is one.
     name_check = target.exc_type != "NameError"
@@ -30,6 +32,14 @@ def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str =
     # itself): a cut that loops forever is refused in seconds, not at the run's limit (issue #32: three endless
     # candidates of a 5-second script held 450 s).
     limit: list = []
+    # The passes' share of time (reduction_share), from the end of the script's first run: once spent, every
+    # candidate is refused without a trial and the passes end with the smallest so far.
+    deadline: list = []
+
+    def out_of_time() -> bool:
+        if deadline and time.monotonic() > deadline[0]:
+            share.ran_out = True
+        return share.ran_out
 
     def spec_of(source: str) -> TrialSpec:
         digest = text_hash(source)
@@ -53,12 +63,14 @@ def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str =
         return plain is not None and plain.kind == "pass"
 
     def fails_same(source: str | None) -> bool:
-        if not runnable(source):
+        if not runnable(source) or out_of_time():
             return False
         spec = spec_of(source)
         compiled = runner(spec, limit=limit[0] if limit else None)
         if not limit and compiled is not None:
             limit.append(candidate_limit(compiled.seconds))
+            share.given = share.of_script_seconds(compiled.seconds)
+            deadline.append(time.monotonic() + share.given)
         return matches(compiled) and passes_plain(spec)
 
     def first_failing(candidates) -> int | None:
@@ -66,8 +78,10 @@ def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str =
         after a match starts (the script's first run, which sets the limit, goes alone through fails_same)."""
         if not limit:
             return next((i for i, c in enumerate(candidates) if fails_same(c)), None)
+        if out_of_time():
+            return None
         asked = [(i, spec_of(c)) for i, c in enumerate(candidates) if runnable(c)]
-        while asked:
+        while asked and not out_of_time():
             outcomes = runner.map([spec for _, spec in asked], stop=lambda j, o: matches(o), limit=limit[0])
             hit = next((j for j, o in enumerate(outcomes) if matches(o)), None)
             if hit is None:
@@ -79,6 +93,16 @@ def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str =
 
     return Problem(start, fails_same, size=len, first_failing=first_failing,
                    on_improve=lambda source: run_dir.write_text("repro.py", source))
+
+
+class Share:
+    """The source passes' share of time, given once the script's first run says how long it takes; ran_out once it
+    was spent with candidates still to ask."""
+
+    def __init__(self, of_script_seconds=None):
+        self.of_script_seconds = of_script_seconds or (lambda seconds: reduction_share(seconds))
+        self.given: float | None = None
+        self.ran_out = False
 
 
 def delete_statements(problem: Problem, source: str) -> str:
@@ -125,6 +149,12 @@ SOURCE_PASSES = [Pass("delete_statements", delete_statements), Pass("inline_help
                  Pass("simplify_expressions", simplify_expressions)]
 
 
+def reduction_share(script_seconds: float) -> float:
+    """Seconds the source passes may spend: four minutes, or forty runs of the script (issue #32: a 59-line script
+    within 5 minutes on 2 cores). When they run out, the smallest candidate so far is verified as repro.py."""
+    return max(240.0, 40 * script_seconds)
+
+
 def candidate_limit(script_seconds: float) -> float:
     """Seconds a reduced script may run: three times the script's own run, and at least 30."""
     return max(30.0, 3 * script_seconds)
@@ -137,7 +167,8 @@ def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, bef
     with open(v.script) as f:
         original = f.read()
     v.repro_kind = "source"
-    problem = source_problem(run_dir, v, runner, ast.unparse(ast.parse(original)) + "\n", stage, same)
+    share = Share()
+    problem = source_problem(run_dir, v, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share)
     emit("minify_start", graph="source", nodes=len(original.strip().splitlines()))
     if not problem.test(problem.best):
         v.repro_verified = False
@@ -150,6 +181,11 @@ def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, bef
                "unit": "lines"}
     v.minify_trials = runner.executed - before
     v.minify_seconds = round(time.monotonic() - started, 2)
+    if share.ran_out:
+        said = (f"the source reduction stopped at its share of time ({share.given:.0f} s): "
+                "repro.py is the smallest script so far that fails the same way, not a minimal one")
+        emit("note", text=said)
+        v.message = "; ".join(x for x in (v.message, said) if x)
     emit("minified", before=v.nodes["original"], after=v.nodes["minified"], unit="lines", trials=v.minify_trials,
          seconds=v.minify_seconds, verified=v.repro_verified)
     return v
