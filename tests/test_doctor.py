@@ -120,8 +120,9 @@ def test_speed_verdict_when_compile_helps(project):
     assert not findings(r, "speed") and not findings(r, "graph_break")
 
 
+# Not `timing`: compiled is about 5x slower than eager here (0.19x alone, 0.20x with both cores busy), far from
+# the 1.05x line; run beside another worker it still says so.
 @pytest.mark.slow
-@pytest.mark.timing
 def test_speed_verdict_when_compile_does_not_help(project):
     r = doctor(project, "compile_does_not_help.py")
     s = r["speed"]
@@ -153,8 +154,8 @@ def test_bad_input_and_nothing_to_explain(tmp_path, make, code, words):
     assert words in p.stderr and "Traceback" not in p.stderr
 
 
+# Not `timing`: the same tiny op, 0.2x however busy the cores are.
 @pytest.mark.slow
-@pytest.mark.timing
 def test_bisect_kind_slow_names_the_stage_that_is_slow(project):
     p = reprokit(project, "bisect", "compile_does_not_help.py", "--kind", "slow", "--json", "--no-pack",
                  "-o", str(project / "artifacts"))
@@ -169,8 +170,9 @@ def test_bisect_kind_slow_names_the_stage_that_is_slow(project):
     assert v["repro"] is None  # a slowdown is not minified
 
 
+# Not `timing`: the memory-bound chain is 12x faster compiled alone and 1.5x with both cores busy; slow would be
+# below 0.91x.
 @pytest.mark.slow
-@pytest.mark.timing
 def test_bisect_kind_slow_with_nothing_slow_exits_3(project):
     p = reprokit(project, "bisect", "compile_helps.py", "--kind", "slow", "--no-pack", "-o", str(project / "artifacts"))
     assert p.returncode == 3, p.stderr[-2000:]

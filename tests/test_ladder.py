@@ -111,7 +111,7 @@ def test_user_backend_that_compiles_pieces_with_inductor_names_the_failing_piece
     assert f"{'inductor pieces':<26} piece 2 of 2 failed: 2 nodes (add, relu)" in table_lines(data)
 
 
-@pytest.mark.timing
+# Not `timing`: every trial is cut at 8 s and the bound is 60 s, with room for a neighbour's load.
 def test_a_baseline_cut_at_the_limit_does_not_raise_the_limit_of_the_trials_beside_it(tmp_path):
     """The run's limit is ten times the no-compile baseline's time. A baseline that hung ran only as long as the
     limit: taking ten times that would let the original and the stages beside it hang ten times as long (a DDP
