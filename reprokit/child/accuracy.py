@@ -131,7 +131,7 @@ def measure(reference: Reference, out, args=None) -> list:
     for i, (r, o) in enumerate(zip(refs, outs)):
         r64 = f64s[i] if i < len(f64s) else None
         if reference.unwritten and i < len(reference.unwritten):
-            o, r64 = hide(reference.unwritten[i], r, o, r64)  # garbage eager left there is no wrong answer
+            r, o, r64 = hide(reference.unwritten[i], r, o, r64)  # garbage eager left there is no wrong answer
         found += pair_measure(f"output {i}", "output", i, r, o, r64)
     eager_in, fp64_in = reference.inputs, reference.fp64_inputs or [None] * len(reference.inputs)
     for i, (e, c) in enumerate(zip(eager_in, args or [])):
