@@ -241,3 +241,18 @@ def test_passes_with_ddmin_propose_through_the_problem():
                                                      first_failing_of=lambda cs: p.first_failing(
                                                          [tuple(c) for c in cs]))))
     assert run_passes(problem, [shrink]) == (4, 17) == problem.best
+
+
+def test_a_share_is_given_by_its_first_answer_and_spent_after_its_deadline():
+    from reprokit.search import Share
+
+    now = [100.0]
+    share = Share(lambda seconds: 10 * seconds, clock=lambda: now[0])
+    assert not share.spent() and share.given is None  # nothing asked yet: nothing to spend
+    share.start(2.0)
+    share.start(50.0)  # only the first answer gives the share
+    assert share.given == 20.0
+    now[0] = 120.0
+    assert not share.spent() and not share.ran_out
+    now[0] = 120.5
+    assert share.spent() and share.ran_out

@@ -2,6 +2,7 @@
 so far that fails the same way is verified as repro.py, and the run says it is not minimal. In-process, on the
 real compiler, with the share made zero (the default is max(240 s, 40 runs of the script))."""
 import ast
+import json
 import os
 import pathlib
 import shutil
@@ -44,3 +45,34 @@ def test_a_spent_share_ends_with_the_script_verified_and_says_it_is_not_minimal(
     p = subprocess.run([sys.executable, v.repro], capture_output=True, text=True, timeout=300,
                        env={k: x for k, x in os.environ.items() if k != "PYTHONPATH"})
     assert p.returncode != 0 and "Unsupported" in p.stderr, p.stderr[-2000:]
+
+
+def test_the_default_graph_share_is_four_minutes_or_thirty_first_trials():
+    from reprokit.minify import graph
+
+    assert graph.graph_share(2.0) == 240.0 and graph.graph_share(20.0) == 600.0
+
+
+@pytest.mark.slow
+def test_a_spent_graph_share_ends_with_the_smallest_graph_so_far_verified_and_says_so(tmp_path, monkeypatch):
+    from reprokit.minify import graph
+
+    work = tmp_path / "project"
+    work.mkdir()
+    for name in ("relu_compile_error.py", "_blocks.py"):
+        shutil.copy(CASES / name, work / name)
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(graph, "graph_share", lambda seconds: 0.0)
+    notes = []
+    v = bisect_script(str(work / "relu_compile_error.py"), output_dir=str(tmp_path / "artifacts"), pack=False,
+                      configs=False, subsystems=False,
+                      emit=lambda event, **d: notes.append(d["text"]) if event == "note" else None)
+    said = [n for n in notes if n.startswith("the graph minify stopped at its share of time (0 s): repro.py is the "
+                                             "smallest graph so far that fails the same way (")]
+    assert len(said) == 1 and said[0] in v.message and said[0].endswith("nodes), not a minimal one"), notes
+    assert v.repro_kind == "graph" and v.repro_verified is True, v.message
+    # One batch of cuts ran (it set the share); none after it.
+    journal = [json.loads(line) for line in (pathlib.Path(v.run_dir) / "journal.jsonl").read_text().splitlines()]
+    cuts = [row for row in journal if row["label"].startswith("minify-")]
+    assert 1 <= len(cuts) <= os.cpu_count(), [row["label"] for row in journal]
+    assert v.nodes["minified"] <= v.nodes["original"]

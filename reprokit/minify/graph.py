@@ -10,21 +10,30 @@ from typing import Callable, Optional
 from reprokit.data.records import Signature, TrialSpec
 from reprokit.data.rundir import RunDir
 from reprokit.fx.graphcase import Edit, GraphShape
-from reprokit.search import Pass, Problem, ddmin, find_boundary, run_passes
+from reprokit.search import Pass, Problem, Share, ddmin, find_boundary, run_passes
 from reprokit.trial.runner import Runner
 
 Emit = Callable[..., None]
 REFUSED_KEPT = 20  # smaller graphs that failed differently, kept for minify_refused.json
 
 
+def graph_share(trial_seconds: float) -> float:
+    """Seconds the graph passes may spend: four minutes, or thirty of their first trials (issue #32: a 35-node
+    graph whose cuts mostly failed another way ran 45 trials in 600 s and had nothing). When they run out, the
+    smallest graph so far that fails the same way (the original one at worst) is verified as repro.py."""
+    return max(240.0, 30 * trial_seconds)
+
+
 class GraphOracle:
-    """Runs edited graphs as trials; notes the smaller graphs that failed, but differently (refused slippage)."""
+    """Runs edited graphs as trials; notes the smaller graphs that failed, but differently (refused slippage).
+    Once its share of time is spent (from the first trials' cost), every edit is refused without a trial."""
 
     def __init__(self, runner: Runner, shape: GraphShape, case: str, stage: str, target: Signature,
                  check_accuracy: bool, run_backward: bool):
         self.runner, self.shape, self.case, self.stage, self.target = runner, shape, case, stage, target
         self.check_accuracy, self.run_backward = check_accuracy, run_backward
         self.refused: list = []
+        self.share = Share(lambda seconds: graph_share(seconds))  # looked up per call: a test may patch it
 
     def spec(self, edit: Edit) -> TrialSpec:
         return TrialSpec(mode="graph", stage=self.stage, case=self.case, edit=edit.to_dict(),
@@ -37,8 +46,10 @@ class GraphOracle:
     def first_failing(self, edits: list) -> Optional[int]:
         """Index of the first edit that fails the same way; up to `jobs` of them are tried at once."""
         runnable = [(i, e) for i, e in enumerate(edits) if e is not None and e.computed]
-        outcomes = self.runner.map([self.spec(e) for _, e in runnable],
-                                   stop=lambda _, o: self.target.matches(o.signature))
+        if self.share.spent():
+            return None
+        outcomes = self._started(self.runner.map([self.spec(e) for _, e in runnable],
+                                                 stop=lambda _, o: self.target.matches(o.signature)))
         for (i, edit), outcome in zip(runnable, outcomes):
             if outcome is not None and self.judge(edit, outcome):
                 return i
@@ -47,8 +58,17 @@ class GraphOracle:
     def failing_mask(self, edits: list) -> list:
         """For a monotone search: all of them asked at once, each answer kept."""
         runnable = [e for e in edits if e is not None and e.computed]
-        outcomes = iter(self.runner.map([self.spec(e) for e in runnable]))
+        if self.share.spent():
+            return [False] * len(edits)
+        outcomes = iter(self._started(self.runner.map([self.spec(e) for e in runnable])))
         return [bool(e is not None and e.computed and self.judge(e, next(outcomes))) for e in edits]
+
+    def _started(self, outcomes: list) -> list:
+        """The outcomes; the first batch sets the share from its slowest trial."""
+        ran = [o.seconds for o in outcomes if o is not None and o.seconds]
+        if ran:
+            self.share.start(max(ran))
+        return outcomes
 
     def judge(self, edit: Edit, outcome) -> bool:
         if self.target.matches(outcome.signature):

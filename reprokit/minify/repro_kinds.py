@@ -151,6 +151,12 @@ def _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kin
         best = problem.best
         notes.append("minify interrupted; repro.py is the smallest failing graph found so far")
     v.nodes = {"original": found.meta["node_count"], "minified": shape.size(best)}
+    if oracle.share.ran_out:
+        said = (f"the graph minify stopped at its share of time ({oracle.share.given:.0f} s): repro.py is the "
+                f"smallest graph so far that fails the same way ({v.nodes['minified']} of "
+                f"{v.nodes['original']} nodes), not a minimal one")
+        emit("note", text=said)
+        notes.append(said)
     emit("phase", name="repro")
     target = found.signature or Signature("accuracy", None, "compiled output differs from eager", None)
     write_verified_repro(run_dir, runner, v, found.case, best, oracle.stage, target, accuracy or strict,

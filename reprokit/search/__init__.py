@@ -3,5 +3,6 @@ from .bisect import find_boundary, find_boundary_guessing, first_failing
 from .ddmin import ddmin
 from .fixpoint import Pass, run_passes, run_to_fixpoint
 from .problem import Problem
+from .share import Share
 
-__all__ = ["find_boundary", "find_boundary_guessing", "first_failing", "ddmin", "run_to_fixpoint", "Pass", "Problem", "run_passes"]
+__all__ = ["find_boundary", "find_boundary_guessing", "first_failing", "ddmin", "run_to_fixpoint", "Pass", "Problem", "run_passes", "Share"]

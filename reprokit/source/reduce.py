@@ -8,7 +8,7 @@ import time
 
 from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
-from reprokit.search import Pass, Problem, ddmin, run_passes
+from reprokit.search import Pass, Problem, Share, ddmin, run_passes
 from reprokit.source.edits import inline_candidates, simplify_candidates, statements, unbound_names, without
 
 # Inlining a helper may make the script longer before deleting its now-unused def makes it shorter:
@@ -17,92 +17,87 @@ INLINE_SLACK = 200
 
 
 def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str = "eager", same=None,
-                   share: "Share | None" = None) -> Problem:
+                   share: Share | None = None) -> Problem:
     """The reduction problem over texts of the script: each is run as a trial under `stage` ("eager" for a
     Dynamo-stage failure, "user" for the script's own compile, an export stage); every improvement is repro.py.
     same(outcome), when given, must hold too (an export failure's guard). A batch of candidates runs side by side,
     each from a file of its own (candidates/<hash>.py)."""
-    target = Signature.from_dict(v.signature)
-    opts = run_dir.read_json("run.json")["options"]
-    share = share or Share()
+    oracle = SourceOracle(run_dir, v, runner, stage, same, share or source_share())
+    return Problem(start, oracle.fails_same, size=len, first_failing=oracle.first_failing,
+                   on_improve=lambda source: run_dir.write_text("repro.py", source))
 
-    # A candidate reading a name it no longer binds dies of NameError: not this failure, unless it is one.
-    name_check = target.exc_type != "NameError"
-    # A candidate may run at most a few times as long as the script did (the first text asked is the script
-    # itself): a cut that loops forever is refused in seconds, not at the run's limit (issue #32: three endless
-    # candidates of a 5-second script held 450 s).
-    limit: list = []
-    # The passes' share of time (reduction_share), from the end of the script's first run: once spent, every
-    # candidate is refused without a trial and the passes end with the smallest so far.
-    deadline: list = []
 
-    def out_of_time() -> bool:
-        if deadline and time.monotonic() > deadline[0]:
-            share.ran_out = True
-        return share.ran_out
+class SourceOracle:
+    """Runs texts of the script as trials: one fails the same way when it matches the target (and `same`), and
+    passes with compile off. The script's first run sets a candidate's time limit and starts the share of time:
+    once the share is spent, every candidate is refused without a trial."""
 
-    def spec_of(source: str) -> TrialSpec:
+    def __init__(self, run_dir: RunDir, v: Verdict, runner, stage: str, same, share: Share):
+        self.run_dir, self.v, self.runner, self.stage, self.same, self.share = run_dir, v, runner, stage, same, share
+        self.target = Signature.from_dict(v.signature)
+        self.cwd = run_dir.read_json("run.json")["options"]["cwd"]
+        # A candidate reading a name it no longer binds dies of NameError: not this failure, unless it is one.
+        self.name_check = self.target.exc_type != "NameError"
+        # A candidate may run at most a few times as long as the script did (the first text asked is the script
+        # itself): a cut that loops forever is refused in seconds, not at the run's limit (issue #32: three
+        # endless candidates of a 5-second script held 450 s).
+        self.limit: float | None = None
+
+    def spec_of(self, source: str) -> TrialSpec:
         digest = text_hash(source)
         name = os.path.join("candidates", f"{digest[:16]}.py")
-        run_dir.write_text(name, source)
-        return TrialSpec(mode="script", stage=stage, script=run_dir.file(name), argv=tuple(v.argv), cwd=opts["cwd"],
-                         label=f"source-{len(source.splitlines())}l", path_dirs=(os.path.dirname(v.script),),
-                         script_hash=digest)
+        self.run_dir.write_text(name, source)
+        return TrialSpec(mode="script", stage=self.stage, script=self.run_dir.file(name), argv=tuple(self.v.argv),
+                         cwd=self.cwd, label=f"source-{len(source.splitlines())}l",
+                         path_dirs=(os.path.dirname(self.v.script),), script_hash=digest)
 
-    def runnable(source: str | None) -> bool:
-        return source is not None and not (name_check and unbound_names(source))
+    def runnable(self, source: str | None) -> bool:
+        return source is not None and not (self.name_check and unbound_names(source))
 
-    def matches(compiled) -> bool:
-        return compiled is not None and target.matches(compiled.signature) and (same is None or same(compiled))
+    def matches(self, compiled) -> bool:
+        return compiled is not None and self.target.matches(compiled.signature) and (
+            self.same is None or self.same(compiled))
 
-    def passes_plain(spec: TrialSpec) -> bool:
+    def passes_plain(self, spec: TrialSpec) -> bool:
         # Failing the same way is not enough: a candidate that also fails with compile off has lost the bug (the
         # user's assert kept, the compiled call cut; or the script broken in a way that happens to match). Asked
         # only now: most candidates fail otherwise, and their no-compile trial would be wasted.
-        plain = runner(dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile"), limit=limit[0])
+        plain = self.runner(dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile"),
+                            limit=self.limit)
         return plain is not None and plain.kind == "pass"
 
-    def fails_same(source: str | None) -> bool:
-        if not runnable(source) or out_of_time():
+    def fails_same(self, source: str | None) -> bool:
+        if not self.runnable(source) or self.share.spent():
             return False
-        spec = spec_of(source)
-        compiled = runner(spec, limit=limit[0] if limit else None)
-        if not limit and compiled is not None:
-            limit.append(candidate_limit(compiled.seconds))
-            share.given = share.of_script_seconds(compiled.seconds)
-            deadline.append(time.monotonic() + share.given)
-        return matches(compiled) and passes_plain(spec)
+        spec = self.spec_of(source)
+        compiled = self.runner(spec, limit=self.limit)
+        if self.limit is None and compiled is not None:
+            self.limit = candidate_limit(compiled.seconds)
+            self.share.start(compiled.seconds)
+        return self.matches(compiled) and self.passes_plain(spec)
 
-    def first_failing(candidates) -> int | None:
+    def first_failing(self, candidates) -> int | None:
         """The first candidate, in order, that fails the same way: the candidates run side by side, and none
-        after a match starts (the script's first run, which sets the limit, goes alone through fails_same)."""
-        if not limit:
-            return next((i for i, c in enumerate(candidates) if fails_same(c)), None)
-        if out_of_time():
-            return None
-        asked = [(i, spec_of(c)) for i, c in enumerate(candidates) if runnable(c)]
-        while asked and not out_of_time():
-            outcomes = runner.map([spec for _, spec in asked], stop=lambda j, o: matches(o), limit=limit[0])
-            hit = next((j for j, o in enumerate(outcomes) if matches(o)), None)
+        after a match starts (the script's first run, which sets the limit, goes alone through fails_same).
+        A candidate's file is written only when its batch is asked."""
+        if self.limit is None:
+            return next((i for i, c in enumerate(candidates) if self.fails_same(c)), None)
+        asked = [(i, c) for i, c in enumerate(candidates) if self.runnable(c)]
+        while asked and not self.share.spent():
+            specs = [self.spec_of(c) for _, c in asked]
+            outcomes = self.runner.map(specs, stop=lambda j, o: self.matches(o), limit=self.limit)
+            hit = next((j for j, o in enumerate(outcomes) if self.matches(o)), None)
             if hit is None:
                 return None
-            if passes_plain(asked[hit][1]):
+            if self.passes_plain(specs[hit]):
                 return asked[hit][0]
             asked = asked[hit + 1:]
         return None
 
-    return Problem(start, fails_same, size=len, first_failing=first_failing,
-                   on_improve=lambda source: run_dir.write_text("repro.py", source))
 
-
-class Share:
-    """The source passes' share of time, given once the script's first run says how long it takes; ran_out once it
-    was spent with candidates still to ask."""
-
-    def __init__(self, of_script_seconds=None):
-        self.of_script_seconds = of_script_seconds or (lambda seconds: reduction_share(seconds))
-        self.given: float | None = None
-        self.ran_out = False
+def source_share() -> Share:
+    """The source passes' share of time, given once the script's first run says how long it takes."""
+    return Share(lambda seconds: reduction_share(seconds))  # looked up per call: a test may patch it
 
 
 def delete_statements(problem: Problem, source: str) -> str:
@@ -167,7 +162,7 @@ def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, bef
     with open(v.script) as f:
         original = f.read()
     v.repro_kind = "source"
-    share = Share()
+    share = source_share()
     problem = source_problem(run_dir, v, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share)
     emit("minify_start", graph="source", nodes=len(original.strip().splitlines()))
     if not problem.test(problem.best):
