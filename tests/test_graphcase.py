@@ -74,3 +74,49 @@ def test_a_tensor_written_in_place_is_never_cut_into_an_input():
     assert edit.computed == {"frames", "mul_"}  # the write is live though nothing reads its result
     assert "frames" not in shape.cuttable(edit)
     assert shape.keep_computed(edit, ["mul_"]).cut == frozenset()
+
+
+def test_no_cut_inside_a_functorch_level_of_a_real_jacfwd_graph():
+    """The graph Dynamo hands a backend for torch.func.jacfwd (pytorch/pytorch#194706's shape): values computed
+    while a vmap or jvp level is open are no inputs, and no truncation leaves a level open."""
+    import torch
+
+    from reprokit.fx.capture import describe_nodes, node_values
+
+    graphs = []
+
+    def backend(gm, inputs):
+        graphs.append((gm, list(inputs)))
+        return gm.forward
+
+    torch.compile(torch.func.jacfwd(lambda x: (x.sin() @ x).sum(1)), backend=backend)(torch.randn(3, 3))
+    gm, inputs = graphs[0]
+    nodes, outputs = describe_nodes(gm, node_values(gm, inputs))
+    s = GraphShape.from_meta({"nodes": nodes, "outputs": outputs})
+    targets = [n.target for n in s.nodes]
+    opened, closed = targets.index("_vmap_increment_nesting"), targets.index("_vmap_decrement_nesting")
+    inside = {n.name for n in s.nodes[opened + 1:closed]}
+    assert inside and inside <= s.in_level and not s.in_level & {n.name for n in s.nodes[closed:]}
+    edit = s.original()
+    assert not set(s.cuttable(edit)) & inside
+    assert s.cuttable(edit)  # the values outside the levels still may be cut
+    body = [n for n in s.body if n in edit.computed]
+    kept = [i for i in range(len(body)) if s.truncate_after(edit, i) is not None]
+    assert kept and all(body[i] not in inside and (i + 1 == len(body) or body[i + 1] not in inside) for i in kept)
+
+
+def test_every_call_of_a_real_jacfwd_graph_is_kept_by_the_uncut_edit():
+    """Dynamo hands over graphs without dead code: a call nothing reads is kept for its effect (torch's is_impure
+    misses _vmap_increment_nesting), so the uncut edit is the whole graph."""
+    import torch
+
+    from reprokit.fx.capture import describe_nodes, node_values
+
+    graphs = []
+    torch.compile(torch.func.jacfwd(lambda x: (x.sin() @ x).sum(1)),
+                  backend=lambda gm, inputs: graphs.append((gm, list(inputs))) or gm.forward)(torch.randn(3, 3))
+    gm, inputs = graphs[0]
+    nodes, outputs = describe_nodes(gm, node_values(gm, inputs))
+    s = GraphShape.from_meta({"nodes": nodes, "outputs": outputs})
+    assert s.original().computed == set(s.body)
+    assert {"_vmap_increment_nesting", "_vmap_decrement_nesting"} <= {n.target for n in s.nodes if n.mutates}

@@ -63,6 +63,11 @@ def mutates(n: torch.fx.Node) -> bool:
     op, a mutating schema) or changes state, as entering and leaving an autocast region does (FX's is_impure)."""
     if n.op == "call_function" and n.is_impure():
         return True
+    if n.op in ("call_function", "call_method", "call_module") and not n.users:
+        # Dynamo removes dead code before it hands a graph over: a call nothing reads is there for its effect,
+        # whether or not FX knows it (torch 2.13's is_impure misses functorch's _vmap_increment_nesting and
+        # _set_fwd_grad_enabled, and dropping them broke every cut of a jacfwd graph, #194706).
+        return True
     t = n.target
     name = t if isinstance(t, str) else getattr(t, "__name__", "")
     if (name.endswith("_") and not name.endswith("__")) or name in _INPLACE_OPERATORS:

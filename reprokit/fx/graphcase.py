@@ -9,6 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+# The calls that open and close a functorch level (vmap, jvp, grad, and the forward-AD dual level). A value computed
+# inside one is a wrapper (a BatchedTensor, a dual or grad-tracking tensor) of that level: cut into an input it
+# would be a plain tensor, and a graph truncated inside the level never closes it (jacfwd #194706: such cuts failed
+# "another way" in trials, and a 29-node repro of them failed differently in a fresh interpreter).
+LEVEL_OPENS = {"_vmap_increment_nesting", "_jvp_increment_nesting", "_grad_increment_nesting",
+               "_func_increment_nesting", "_enter_dual_level"}
+LEVEL_CLOSES = {"_vmap_decrement_nesting", "_jvp_decrement_nesting", "_grad_decrement_nesting",
+                "_func_decrement_nesting", "_exit_dual_level"}
+
 
 @dataclass(frozen=True)
 class NodeInfo:
@@ -42,6 +51,14 @@ class GraphShape:
 
     def __post_init__(self):
         self.by_name = {n.name: n for n in self.nodes}
+        depth, self.in_level = 0, set()
+        for n in self.nodes:
+            if n.op == "call_function" and n.target in LEVEL_CLOSES:
+                depth = max(0, depth - 1)
+            if depth:
+                self.in_level.add(n.name)  # computed while a level is open (its opening call is not)
+            if n.op == "call_function" and n.target in LEVEL_OPENS:
+                depth += 1
 
     @classmethod
     def from_meta(cls, meta: dict) -> "GraphShape":
@@ -88,8 +105,9 @@ class GraphShape:
         """Keep the computed nodes up to body position `index`; return what is still live there."""
         order = [n for n in self.body if n in edit.computed]
         kept = set(order[: index + 1])
-        if not kept:
-            return None
+        if not kept or order[index] in self.in_level or (
+                index + 1 < len(order) and order[index + 1] in self.in_level):
+            return None  # inside a functorch level: the cut would leave it open
         outs = []
         for name in order[: index + 1]:
             node = self.by_name[name]
@@ -113,6 +131,8 @@ class GraphShape:
 
     def cuttable(self, edit: Edit) -> list:
         """Computed tensor nodes that may become inputs. Not a tensor an in-place op writes into: as an input
-        it would be a copy, no longer the view of what the graph returns, and the write would go nowhere."""
+        it would be a copy, no longer the view of what the graph returns, and the write would go nowhere. Not a
+        value computed inside a functorch level: as an input it would lose its level."""
         written = {self.by_name[n].deps[0] for n in edit.computed if self.by_name[n].mutates and self.by_name[n].deps}
-        return [n for n in self.body if n in edit.computed and self.by_name[n].tensor and n not in written]
+        return [n for n in self.body if n in edit.computed and self.by_name[n].tensor and n not in written
+                and n not in self.in_level]
