@@ -91,6 +91,10 @@ def mode_line(r: dict) -> str:
 
 
 def minified_line(d: dict) -> str:
+    if d.get("unit") == "warm":
+        return (f"  repro.py: the script, run cold then warm on one new inductor cache (not reduced: a cut costs two "
+                f"runs), {d['trials']} trials, {d['seconds']:.1f} s; "
+                f"{'verified in fresh processes' if d['verified'] else 'NOT verified'}")
     what = ("reduced the script's source", "lines") if d.get("unit") == "lines" else ("minified graph", "nodes")
     return (f"  {what[0]} {d['before']} → {d['after']} {what[1]} in {d['trials']} trials, {d['seconds']:.1f} s; "
             f"repro.py {'verified in a fresh process' if d['verified'] else 'NOT verified'}")

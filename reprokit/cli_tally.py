@@ -13,6 +13,7 @@ from typing import Callable, Optional
 # What each phase does, as the live display and the plain lines say it.
 PHASES = {
     "start": "the script as written and without compile, side by side",
+    "warm-cache": "the script twice on one inductor cache, cold then warm",
     "ladder": "which compiler stage fails",
     "graph": "which graph fails",
     "configs": "inductor config flips",

@@ -381,3 +381,28 @@ def test_a_budget_spent_by_the_verdict_still_ends_with_verdict_and_tarball_and_s
 def test_a_budget_that_is_no_duration_is_one_line_and_exit_2(workdir):
     p, _ = bisect(workdir, "relu_compile_error.py", "--budget", "soon")
     assert (p.returncode, p.stderr) == (2, "reprokit: --budget takes a duration like 90s, 20m or 1h30m (got 'soon')\n")
+
+
+@pytest.mark.slow
+def test_a_failure_only_a_warm_cache_shows_is_named_and_its_repro_fails_on_its_warm_run(workdir, tmp_path):
+    """reprokit's trials run with inductor's compiled-graph caches off, where this script passes: the warm-cache rung
+    runs it cold then warm on one new cache, names the FX graph cache, and repro.py shows it with `python repro.py`
+    (issue #32)."""
+    p, data = bisect(workdir, "warm_cache_only.py", "--no-pack")
+    assert p.returncode == 0, p.stderr[-3000:]
+    check_verdict(data, expect("warm_cache_only.py"))
+    assert data["warm_cache"]["caches"] == ["fx_graph_cache"] and data["warm_cache"]["when"] == "warm", data
+    assert data["message"] == ("fails only when a run loads what an earlier run stored: the FX graph cache (a cold run "
+                               "passes, the warm run after it fails); with the caches off it passes")
+    assert [(r["stage"], r["kind"] == "pass", r["same"]) for r in data["ladder"]] == [
+        ("cold cache (both caches)", True, False), ("warm cache (both caches)", False, True),
+        ("cold cache (fx_graph_cache)", True, False), ("warm cache (fx_graph_cache)", False, True)], data["ladder"]
+    assert data["repro_kind"] == "warm_cache" and data["repro_verified"] is True, data["repro_attempts"]
+    # `python repro.py` alone, from another folder and without reprokit on the path: the cold run passes, the warm
+    # run fails the way the script's second run did.
+    q = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert q.returncode == 1, q.stderr[-2000:]
+    assert "'demo_warm' object has no attribute 'keep'" in q.stderr and q.stderr.rstrip().endswith(
+        "the warm run failed (exit 1); its traceback is above"), q.stderr[-2000:]
+    assert q.stdout.count("ok ") == 1  # the cold run's own line; the warm run died before printing

@@ -68,7 +68,8 @@ def minify_verdict(run_dir: RunDir, verdict: Verdict, *, runner: Optional[Runner
         raise ReprokitError(f"not minified: {reason}")
     if verdict.failing_stage in FAILING_STAGES:  # bad input is one line: said before the phase's progress line
         check_unchanged(run_dir, verdict)
-    emit("phase", name="minify")
+    if not verdict.warm_cache:  # its repro is the script run cold then warm: nothing is cut (minify/warm_repro.py)
+        emit("phase", name="minify")
     try:
         repro = make_repro(run_dir, Isolation.of(verdict), runner=runner, emit=emit, resume=resume, command=command)
     except CompiledIsCloser as e:

@@ -26,6 +26,8 @@ from reprokit.bisect.ladder import meta_mismatch, previous_stage, run_ladder
 from reprokit.bisect.session import TORCH_LOGS_ENV, BisectOptions, Emit, Session
 from reprokit.bisect.speed import SLOW_STAGE_MEANING, SpeedJudge, modes
 from reprokit.bisect.start import record_original, reference_run, start_round
+from reprokit.bisect.warm import warm_ladder
+from reprokit.data.warm_cache import describe as describe_warm
 from reprokit.bisect.subsystems import confirm_boundary, subsystem
 
 __all__ = ["BisectOptions", "Bisector", "Deployment", "TORCH_LOGS_ENV", "SLOW_STAGE_MEANING"]
@@ -60,6 +62,13 @@ class Bisector(Session):
         baseline, originals = start_round(self)
         original = self.original = reference_run(self, baseline, originals)
         fails = record_original(self, v, original, originals, baseline)
+        if self.warm_cache is not None:
+            # The stages and counters run with the caches off, where the script passes: nothing more to ask of them.
+            v.failing_stage, v.warm_cache = "inductor", self.warm_cache
+            v.repro_rate, v.repro_runs = 1.0, 1  # the originals ran with the caches off: the warm run is the one
+            v.ladder = [dataclasses.asdict(r) for r in warm_ladder(self.warm_cache_runs, self.target)]
+            v.message = "; ".join(x for x in (describe_warm(self.warm_cache), v.message) if x)
+            return self.finish(v, decisive={"first_failing": original.trial_dir})
         if fails < len(originals):
             v.flaky = True
             v.message = (f"flaky: the original {rate_line(fails, len(originals))}; not bisected, since a "

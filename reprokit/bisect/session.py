@@ -56,6 +56,9 @@ class Session:
         self.original: Optional[Outcome] = None  # the original run the search chases, once known
         self.ladder_from_graph = False  # the stages were asked of the saved graph (bisect/captured.graph_ladder)
         self.graph_stage: Optional[str] = None
+        # The script fails only with inductor's caches on (bisect/warm.py): which, and how it was shown
+        self.warm_cache: Optional[dict] = None
+        self.warm_cache_runs: list = []  # (title, Outcome) of each of its runs, in order
 
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the user's script under `stage`, with the run's options; of the saved failing graph instead

@@ -10,6 +10,8 @@ from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.bisect.ladder import dynamo_hang
 from reprokit.bisect.session import TORCH_LOGS_ENV, Session
 from reprokit.bisect.steady import describe, settle
+from reprokit.bisect.warm import warm_rung
+from reprokit.data.warm_cache import describe as describe_warm
 from reprokit.trial.ordered_map import ordered_map
 from reprokit.trial.outcome import EXIT_HANG_NOTE
 
@@ -97,8 +99,13 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
         if o.kind == "slow":
             raise NothingToIsolate(f"compiled is not slower than eager by more than {o.slow_threshold:.0%} "
                                    f"({original.note or 'speed not measured'}): nothing to isolate")
+        s.warm_cache, warm = warm_rung(s)
+        if warm is not None:
+            s.emit("note", text=describe_warm(s.warm_cache))
+            return warm
         hint = "" if o.check_accuracy else " (add --check-accuracy to compare every compiled graph with eager)"
-        raise NothingToIsolate(f"the script passes compiled and uncompiled: nothing to isolate{hint}")
+        raise NothingToIsolate(f"the script passes compiled and uncompiled, and on a warm inductor cache: nothing to "
+                               f"isolate{hint}")
     return original
 
 

@@ -30,6 +30,7 @@ class Isolation(JsonData):
     repro_rate: Optional[float] = None
     repro_runs: Optional[int] = None
     unsteady: str = ""  # the baseline or a stage that failed another way, asked again: flaky or broken that way
+    warm_cache: Optional[dict] = None  # it fails only with inductor's caches on: which, and how (bisect/warm.py)
     trials: int = 0
     seconds: float = 0.0
     other_failures: tuple = ()

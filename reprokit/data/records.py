@@ -247,6 +247,8 @@ class Verdict(JsonData):
     # Runs that failed another way than the original and were asked again (the baseline, a stage): one line each,
     # flaky or broken that way (bisect/steady.py); never the failure itself
     unsteady: str = ""
+    # The script fails only with inductor's caches on (bisect/warm.py): {"caches", "when", "env", "cold", "warm"}
+    warm_cache: Optional[dict] = None
     trials: int = 0
     seconds: float = 0.0
     run_dir: str = ""

@@ -53,6 +53,10 @@ def minify_isolation(run_dir: RunDir, isolation: Isolation, runner: Optional[Run
     if not v.failing_stage:
         raise ReprokitError(f"{run_dir.path} has no failing stage to minify")
     v.repro_attempts = []
+    if v.warm_cache:  # it fails only with inductor's caches on: the script, run cold then warm
+        from reprokit.minify.warm_repro import minify_warm
+
+        return minify_warm(run_dir, v, runner, emit, started, before)
     if info.get("capture"):  # bisect --from-capture: the captured graph, and no run of the job as a fall-back
         notes = []
         if _captured_repro(run_dir, runner, v, info, emit, resume, notes):

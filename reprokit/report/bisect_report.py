@@ -11,6 +11,7 @@ from reprokit.data.records import Signature, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.data.trial_files import trial_record
+from reprokit.data.warm_cache import describe as describe_warm
 from reprokit.errors import ReprokitError
 from reprokit.report import triage
 from reprokit.report.command_text import portable_command, portable_text
@@ -37,7 +38,9 @@ def summary(v: Verdict, brief: bool = False) -> str:
             "hang": "hangs", "exit": "makes the script's own check fail"}.get(v.kind or "", "fails")
     tool = "torch.export.export" if v.export else "torch.compile"  # export() itself raised (#20)
     parts = [f"`{tool}` {what} ({sig.short() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
-    if v.failing_stage:
+    if v.warm_cache:
+        parts.append(describe_warm(v.warm_cache)[0].upper() + describe_warm(v.warm_cache)[1:] + ".")
+    elif v.failing_stage:
         if v.last_passing_stage and v.failing_stage in STAGE_TITLES:
             parts.append(f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails from "
                          f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}` on, so the bug is in that stage.")
@@ -69,6 +72,8 @@ REPRO_KINDS = {
     "graph_in_script": "the FX graph minified inside the running script, whose own check decided; standalone, it "
                        "checks compiled against eager and a float64 reference",
     "source": "the script itself, reduced statement by statement",
+    "warm_cache": "the script itself, with a few lines at its top that run it twice in fresh interpreters on one new "
+                  "inductor cache",
 }
 
 
@@ -82,7 +87,9 @@ def repro_note(v: Verdict, repro: Optional[str], inline: Optional[str]) -> str:
     kind = REPRO_KINDS.get(v.repro_kind or "", "")
     note = (f"{kind + ', ' if kind else ''}{nodes.get('minified')} of {nodes.get('original')} "
             f"{nodes.get('unit', 'FX nodes')}, "
-            + ("verified to fail the same way in two fresh interpreters" if v.repro_verified else
+            + (("verified: a cold run passes and the warm run after it fails the same way, each in a fresh "
+                "interpreter" if v.repro_kind == "warm_cache" else
+                "verified to fail the same way in two fresh interpreters") if v.repro_verified else
                f"NOT verified: it gave {Signature.from_dict(v.repro_signature).short() if v.repro_signature else 'nothing'}"))
     return note if inline else note + "; too long to show here, it is in the attached tarball"
 

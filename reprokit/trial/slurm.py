@@ -78,14 +78,7 @@ class SlurmExecutor:
         self._refuse_if_cancelled()
         with self.executor.batch():
             jobs = [self.executor.submit(on_node, *a) for a in args]
-        with self._lock:
-            late = self._cancelled.is_set()
-            if not late:
-                for (spec, trial_dir, *_), job, a in zip(trials, jobs, args):
-                    self._live[job.job_id] = job
-                    self._queued[trial_dir] = (job, a)
-        if late:
-            self._cancel_late(jobs)
+        self._register(jobs, queued={t[1]: (job, a) for t, job, a in zip(trials, jobs, args)})
 
     def run(self, spec: TrialSpec, trial_dir: str, cache_root: str,
             timeout: Union[float, Callable[[], float]]) -> Outcome:
@@ -119,13 +112,19 @@ class SlurmExecutor:
     def _submit(self, args: tuple):
         self._refuse_if_cancelled()
         job = self.executor.submit(on_node, *args)
+        self._register([job])
+        return job
+
+    def _register(self, jobs: list, queued: Optional[dict] = None) -> None:
+        """Jobs just submitted become known to cancel_all; if it ran meanwhile (another thread's sbatch was under
+        way), they are cancelled at once instead."""
         with self._lock:
             late = self._cancelled.is_set()
             if not late:
-                self._live[job.job_id] = job
+                self._live.update((job.job_id, job) for job in jobs)
+                self._queued.update(queued or {})
         if late:
-            self._cancel_late([job])
-        return job
+            self._cancel_late(jobs)
 
     def _refuse_if_cancelled(self) -> None:
         if self._cancelled.is_set():
@@ -169,16 +168,16 @@ class SlurmExecutor:
         with self._lock:
             self._cancelled.set()
             live, self._live, self._queued = list(self._live.values()), {}, {}
-        for job in live:
-            job.cancel(check=False)
         known = {j.job_id.split("_")[0] for j in live}  # an array's tasks share its id before the "_"
+        # Those whose submission was cut short too: the scheduler knows them by the run's comment.
         unseen = [i for i in jobs_with_comment(self.comment) if i.split("_")[0] not in known]
-        if unseen:
+        ids = [j.job_id for j in live] + unseen
+        if ids:  # one scancel for all of them: each is an RPC to slurmctld
             try:
-                subprocess.run(["scancel", *unseen], capture_output=True, timeout=30)
+                subprocess.run(["scancel", *ids], capture_output=True, timeout=30)
             except (OSError, subprocess.TimeoutExpired):
                 pass
-        return [j.job_id for j in live] + unseen
+        return ids
 
     def cancel_unused(self) -> None:
         """Jobs of a round the search stopped before asking (ordered_map's skipped items): cancelled."""

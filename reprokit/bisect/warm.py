@@ -1,0 +1,56 @@
+"""The warm-cache rung (issue #32): reprokit's trials run with inductor's compiled-graph caches off, so a failure that
+shows only when a run loads what an earlier run stored (the FX graph cache, the AOT autograd cache) passes in every
+trial. Asked when the original passes, before "nothing to isolate": the script twice on one fresh cache, cold then
+warm, and, when the warm run fails, which cache it takes."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from reprokit.data.records import Outcome, StageResult
+from reprokit.data.warm_cache import CACHES, cache_env
+
+
+def cold_then_warm(s, name: str, caches: tuple) -> tuple:
+    """(cold, warm): the script twice on one fresh cache folder, one run after the other."""
+    folder = s.runner.run_dir.file("warm-cache", name)
+    os.makedirs(folder, exist_ok=True)
+    env = cache_env(folder, caches)
+    runs = []
+    for when in ("cold", "warm"):
+        outcome = s.runner(s.spec("user", f"cache-{when}-{name}", env=env, attempt=len(runs)))
+        title = f"{when} cache ({'both caches' if name == 'both' else name})"
+        runs.append((title, outcome))
+        s.emit("stage", stage=title, outcome=outcome, same=outcome.failed)  # what fails here is the failure
+    s.warm_cache_runs += runs
+    return runs[0][1], runs[1][1]
+
+
+def warm_ladder(runs: list, target) -> list:
+    """The rung's runs as the verdict's ladder rows."""
+    return [StageResult(title, o.kind, o.signature.short(), round(o.seconds, 2), target.matches(o.signature))
+            for title, o in runs]
+
+
+def warm_rung(s) -> tuple[Optional[dict], Optional[Outcome]]:
+    """(finding, the failing run) when the script fails only with inductor's caches on; (None, None) otherwise.
+    finding: which caches ("fx_graph_cache", or "autograd_cache" when the FX graph cache alone passes warm), whether
+    the cold run failed already, and the environment that shows it (plain data for the verdict)."""
+    s.emit("phase", name="warm-cache")
+    both = tuple(CACHES)
+    cold, warm = cold_then_warm(s, "both", both)
+    failing = cold if cold.failed else warm if warm.failed else None
+    if failing is None:
+        return None, None
+    caches = both
+    if not cold.failed:
+        # The autograd cache stores its entries through the FX graph cache: the FX graph cache is asked alone.
+        fx_cold, fx_warm = cold_then_warm(s, "fx_graph_cache", ("fx_graph_cache",))
+        if not fx_cold.failed and fx_warm.failed and warm.signature.matches(fx_warm.signature):
+            caches = ("fx_graph_cache",)
+        elif not fx_cold.failed and not fx_warm.failed:
+            caches = ("autograd_cache",)
+    finding = {"caches": list(caches), "when": "cold" if cold.failed else "warm",
+               "env": cache_env("<a fresh folder>", both if caches == ("autograd_cache",) else caches),
+               "cold": cold.signature.short(), "warm": warm.signature.short()}
+    return finding, failing

@@ -1,0 +1,85 @@
+"""The repro of a failure that needs a warm inductor cache (bisect/warm.py): the script itself, with a few lines at
+its top that run it twice in fresh interpreters on one new cache. Verified the way the bisect found it: a cold run
+that passes, then a warm one on the same cache that fails the same way, each in a fresh interpreter, and a run
+without compile that passes. The script is not reduced: every cut would cost two runs of it."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+import time
+
+from reprokit.data.phases import Repro
+from reprokit.data.records import ReproAttempt, Signature, TrialSpec, Verdict, text_hash
+from reprokit.data.rundir import RunDir
+from reprokit.data.warm_cache import CACHES, cache_env, describe
+
+RUN_VAR = "REPRO_CACHE_RUN"  # set in the two runs the driver starts: the script proper runs, not the driver
+
+DRIVER = '''\
+# {why}
+# `python repro.py` runs it twice in fresh interpreters on one new inductor cache: the first run passes, the second
+# fails. (reprokit)
+import os as _os, subprocess as _subprocess, sys as _sys, tempfile as _tempfile
+if _os.environ.get("{run_var}") is None:
+    _env = dict(_os.environ, {run_var}="1", TORCHINDUCTOR_CACHE_DIR=_tempfile.mkdtemp(prefix="inductor-cache-"),
+                {switches})
+    for _run in ("cold", "warm"):
+        _code = _subprocess.call([_sys.executable, _os.path.abspath(__file__)] + _sys.argv[1:], env=_env)
+        if _code:
+            _sys.exit(f"the {{_run}} run failed (exit {{_code}}); its traceback is above")
+    _sys.exit(0)
+'''
+
+
+def warm_source(script_text: str, caches: list, why: str) -> str:
+    """repro.py: the script, with the driver after its `from __future__` imports (which must come first)."""
+    lines = script_text.splitlines(keepends=True)
+    tree = ast.parse(script_text)
+    future_end = 0
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            future_end = node.end_lineno
+        elif not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and future_end == 0
+                  and node is tree.body[0]):
+            break
+    switches = ", ".join(f"{var}={'1' if name in caches else '0'!r}" for name, var in CACHES.items())
+    driver = DRIVER.format(why=why, run_var=RUN_VAR, switches=switches)
+    return "".join(lines[:future_end]) + driver + "".join(lines[future_end:])
+
+
+def minify_warm(run_dir: RunDir, v: Verdict, runner, emit, started: float, before: int) -> Repro:
+    """Write repro.py for a warm-cache failure and verify it; the Repro."""
+    finding = v.warm_cache
+    with open(v.script) as f:
+        original = f.read()
+    emit("phase", name="repro")
+    source = warm_source(original, finding["caches"], describe(finding))
+    run_dir.write_text("repro.py", source)
+    folder = run_dir.file("warm-cache", "verify")
+    os.makedirs(folder, exist_ok=True)
+    opts = run_dir.read_json("run.json")["options"]
+    env = {**cache_env(folder, tuple(finding["caches"])), RUN_VAR: "1"}
+    base = TrialSpec(mode="script", stage="user", script=run_dir.file("repro.py"), cwd=opts["cwd"], argv=tuple(v.argv),
+                     env=env, path_dirs=(os.path.dirname(v.script),), script_hash=text_hash(source),
+                     fresh_interpreter=True, label="verify-repro-cold")
+    target = Signature.from_dict(v.signature)
+    cold = runner(base)
+    warm = runner(dataclasses.replace(base, attempt=1, label="verify-repro-warm"))
+    plain = runner(dataclasses.replace(base, stage="none", label="verify-repro-no-compile", env={RUN_VAR: "1"}))
+    shows = warm if finding["when"] == "warm" else cold
+    v.repro, v.repro_kind = run_dir.file("repro.py"), "warm_cache"
+    v.repro_verified = bool(shows is not None and target.matches(shows.signature) and plain is not None
+                            and plain.kind == "pass" and (finding["when"] == "cold" or cold.kind == "pass"))
+    v.repro_signature = shows.signature.to_dict() if shows is not None else None
+    lines = len(original.strip().splitlines())
+    v.nodes = {"original": lines, "minified": lines, "unit": "lines"}
+    v.repro_attempts = [ReproAttempt("warm_cache", "verified" if v.repro_verified else
+                                     "repro.py's cold and warm runs did not show the failure again")]
+    v.minify_trials = runner.executed - before
+    v.minify_seconds = round(time.monotonic() - started, 2)
+    if not v.repro_verified:
+        v.repro_kind = None
+    emit("minified", before=lines, after=lines, unit="warm", trials=v.minify_trials, seconds=v.minify_seconds,
+         verified=v.repro_verified)
+    return Repro.of(v)
