@@ -78,3 +78,23 @@ def test_doctor_says_a_compiled_ddp_compiled_nothing_on_the_users_line(project):
     breaks = [ln for ln in lines if "graph break" in ln]
     # Every break is placed at the user's line and marked torch's, never at contextlib's or torch's own file.
     assert breaks and all(ln.split()[1] == "ddp_compiled_wrapper.py:14" and "inside torch (" in ln for ln in breaks)
+
+
+@pytest.mark.slow
+def test_a_rank_that_loads_what_another_rank_stored_is_named_shared_cache(project, tmp_path):
+    """Two ranks share one inductor cache: rank 1 loads the graph rank 0 stored and fails; with the caches off, or
+    a cache per rank, the job passes (issue #32's warm-cache rung, pytorch/pytorch#188332's class)."""
+    data = bisected(project, "--nproc-per-node", "2", "warm_cache_across_ranks.py")
+    assert data["failing_stage"] == "inductor" and data["signature"]["exc_type"] == "AttributeError", data
+    assert data["warm_cache"]["shared_by_ranks"] is True and data["warm_cache"]["when"] == "cold", data["warm_cache"]
+    assert data["message"] == ("fails only when its ranks share one inductor cache (the FX graph cache and the AOT "
+                               "autograd cache): one rank loads what another stored; with a cache per rank its first "
+                               "run passes, and with the caches off it passes")
+    assert [(r["stage"], r["kind"] == "pass") for r in data["ladder"]] == [
+        ("cold cache, FX graph + AOT autograd", False), ("warm cache, FX graph + AOT autograd", False),
+        ("cold cache, one per rank", True)], data["ladder"]
+    assert data["repro_kind"] == "warm_cache" and data["repro_verified"] is True, data["repro_attempts"]
+    run = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert run.returncode == 1 and "'demo_ranks' object has no attribute 'keep'" in run.stderr, run.stderr[-2000:]
+    assert run.stderr.rstrip().endswith("the cold run failed (exit 1); its traceback is above"), run.stderr[-2000:]

@@ -395,8 +395,8 @@ def test_a_failure_only_a_warm_cache_shows_is_named_and_its_repro_fails_on_its_w
     assert data["message"] == ("fails only when a run loads what an earlier run stored: the FX graph cache (a cold run "
                                "passes, the warm run after it fails); with the caches off it passes")
     assert [(r["stage"], r["kind"] == "pass", r["same"]) for r in data["ladder"]] == [
-        ("cold cache (both caches)", True, False), ("warm cache (both caches)", False, True),
-        ("cold cache (fx_graph_cache)", True, False), ("warm cache (fx_graph_cache)", False, True)], data["ladder"]
+        ("cold cache, FX graph + AOT autograd", True, False), ("warm cache, FX graph + AOT autograd", False, True),
+        ("cold cache, FX graph cache only", True, False), ("warm cache, FX graph cache only", False, True)], data["ladder"]
     assert data["repro_kind"] == "warm_cache" and data["repro_verified"] is True, data["repro_attempts"]
     # `python repro.py` alone, from another folder and without reprokit on the path: the cold run passes, the warm
     # run fails the way the script's second run did.

@@ -11,19 +11,24 @@ from reprokit.data.records import Outcome, StageResult
 from reprokit.data.warm_cache import CACHES, cache_env
 
 
-def cold_then_warm(s, name: str, caches: tuple) -> tuple:
-    """(cold, warm): the script twice on one fresh cache folder, one run after the other."""
+# The ladder rows' words for each way the rung runs the script.
+TITLES = {"both": "FX graph + AOT autograd", "per_rank": "one per rank", "fx_graph_cache": "FX graph cache only"}
+
+
+def cold_then_warm(s, name: str, caches: tuple, per_rank: bool = False, warm: bool = True) -> tuple:
+    """(cold, warm): the script twice on one fresh cache folder, one run after the other (warm None when not
+    asked)."""
     folder = s.runner.run_dir.file("warm-cache", name)
     os.makedirs(folder, exist_ok=True)
-    env = cache_env(folder, caches)
+    env = cache_env(folder, caches, per_rank)
     runs = []
-    for when in ("cold", "warm"):
+    for when in ("cold", "warm") if warm else ("cold",):
         outcome = s.runner(s.spec("user", f"cache-{when}-{name}", env=env, attempt=len(runs)))
-        title = f"{when} cache ({'both caches' if name == 'both' else name})"
+        title = f"{when} cache, {TITLES[name]}"
         runs.append((title, outcome))
         s.emit("stage", stage=title, outcome=outcome, same=outcome.failed)  # what fails here is the failure
     s.warm_cache_runs += runs
-    return runs[0][1], runs[1][1]
+    return runs[0][1], runs[1][1] if warm else None
 
 
 def warm_ladder(runs: list, target) -> list:
@@ -42,15 +47,19 @@ def warm_rung(s) -> tuple[Optional[dict], Optional[Outcome]]:
     failing = cold if cold.failed else warm if warm.failed else None
     if failing is None:
         return None, None
-    caches = both
-    if not cold.failed:
+    caches, shared = both, False
+    if s.opts.ranks > 1 and cold.failed:
+        # A rank may load what another rank stored in the same run (pytorch/pytorch#188332): a folder per rank.
+        own_cold, _ = cold_then_warm(s, "per_rank", both, per_rank=True, warm=False)
+        shared = not own_cold.failed
+    if not shared and not cold.failed:  # (shared: which cache matters less than that the ranks share it)
         # The autograd cache stores its entries through the FX graph cache: the FX graph cache is asked alone.
         fx_cold, fx_warm = cold_then_warm(s, "fx_graph_cache", ("fx_graph_cache",))
         if not fx_cold.failed and fx_warm.failed and warm.signature.matches(fx_warm.signature):
             caches = ("fx_graph_cache",)
         elif not fx_cold.failed and not fx_warm.failed:
             caches = ("autograd_cache",)
-    finding = {"caches": list(caches), "when": "cold" if cold.failed else "warm",
+    finding = {"caches": list(caches), "when": "cold" if cold.failed else "warm", "shared_by_ranks": shared,
                "env": cache_env("<a fresh folder>", both if caches == ("autograd_cache",) else caches),
                "cold": cold.signature.short(), "warm": warm.signature.short()}
     return finding, failing

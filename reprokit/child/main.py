@@ -35,6 +35,7 @@ def main(argv: list[str]) -> int:
         from reprokit.child.observe import Observer
 
         observer = Observer()
+    per_rank_cache()
     started = time.monotonic()
     timing = {}
     exit_code = 0
@@ -55,6 +56,14 @@ def main(argv: list[str]) -> int:
         exit_code = 1
     write_result(state, observer, result, started, timing.get("import_seconds"))
     return exit_code
+
+
+def per_rank_cache() -> None:
+    """With REPROKIT_CACHE_PER_RANK=1 each rank of a launch gets inductor cache folder of its own, under the one the
+    trial was given (bisect/warm.py asks whether a failure needs the ranks to share one)."""
+    if os.environ.get("REPROKIT_CACHE_PER_RANK") == "1" and os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(os.environ["TORCHINDUCTOR_CACHE_DIR"],
+                                                             f"rank{os.environ.get('RANK', '0')}")
 
 
 def read_spec(spec_path: str, trial_dir: str) -> tuple[TrialSpec, str]:

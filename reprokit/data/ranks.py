@@ -42,17 +42,30 @@ def rank_records(trial_dir: str) -> dict[int, dict]:
     return out
 
 
+# What a collective raises in a rank when another rank's process died: gloo's and NCCL's words for it.
+_PEER_LOST = re.compile(r"Connection closed by peer|Connection reset by peer|remote process exited|"
+                        r"NCCL communicator was aborted|Broken pipe", re.IGNORECASE)
+
+
+def lost_a_peer(record: dict) -> bool:
+    """Whether a rank's failure is a collective noticing that another rank died."""
+    sig = record.get("signature") or {}
+    return bool(_PEER_LOST.search(f"{sig.get('message') or ''} {sig.get('cause') or ''}"))
+
+
 def merge_ranks(trial_dir: str, data: dict, torchrun: bool) -> dict:
-    """The trial's record with its ranks': the lowest failing rank's failure stands for the trial (its signature,
-    traceback, counters, failing graph), failed_ranks lists all that failed; compiled when any rank compiled.
-    Under torchrun the trial folder is rank 0's own."""
+    """The trial's record with its ranks': the lowest failing rank's failure (of those that did not merely lose a
+    peer) stands for the trial (its signature, traceback, counters, failing graph), failed_ranks lists all that
+    failed; compiled when any rank compiled. Under torchrun the trial folder is rank 0's own."""
     ranks = rank_records(trial_dir)
     if torchrun and data:
         ranks[0] = data
     if not ranks:
         return data
     failed = sorted(r for r, d in ranks.items() if d.get("kind") in _FAILED)
-    chosen: Optional[int] = failed[0] if failed else None
+    # A rank that died because a peer did (gloo's "Connection closed by peer") is not the failure: the peer is.
+    first_hand = [r for r in failed if not lost_a_peer(ranks[r])]
+    chosen: Optional[int] = (first_hand or failed)[0] if failed else None
     out = dict(ranks[chosen]) if chosen is not None else dict(data or ranks[min(ranks)])
     if chosen is None and not data.get("kind"):
         out.pop("kind", None)  # every rank passed but the trial process left no result: how it ended decides

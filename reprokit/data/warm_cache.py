@@ -6,10 +6,16 @@ from __future__ import annotations
 CACHES = {"fx_graph_cache": "TORCHINDUCTOR_FX_GRAPH_CACHE", "autograd_cache": "TORCHINDUCTOR_AUTOGRAD_CACHE"}
 
 
-def cache_env(folder: str, caches: tuple) -> dict:
-    """The environment of a run whose inductor cache is `folder`, with `caches` on and the other off."""
+PER_RANK = "REPROKIT_CACHE_PER_RANK"  # child/main.py: each rank of a launch its own folder under the cache folder
+
+
+def cache_env(folder: str, caches: tuple, per_rank: bool = False) -> dict:
+    """The environment of a run whose inductor cache is `folder`, with `caches` on and the other off (and each rank
+    in a folder of its own, when per_rank)."""
     env = {"TORCHINDUCTOR_CACHE_DIR": folder}
     env.update({var: "1" if name in caches else "0" for name, var in CACHES.items()})
+    if per_rank:
+        env[PER_RANK] = "1"
     return env
 
 
@@ -17,6 +23,9 @@ def describe(finding: dict) -> str:
     """One line for the verdict."""
     names = {"fx_graph_cache": "the FX graph cache", "autograd_cache": "the AOT autograd cache"}
     which = " and ".join(names[c] for c in finding["caches"])
+    if finding.get("shared_by_ranks"):
+        return (f"fails only when its ranks share one inductor cache ({which}): one rank loads what another stored; "
+                f"with a cache per rank its first run passes, and with the caches off it passes")
     if finding["when"] == "cold":
         return (f"fails only with inductor's caches on ({which}), on a cold cache already; with them off, as every "
                 "other trial ran, it passes")

@@ -25,14 +25,14 @@ if _os.environ.get("{run_var}") is None:
     _env = dict(_os.environ, {run_var}="1", TORCHINDUCTOR_CACHE_DIR=_tempfile.mkdtemp(prefix="inductor-cache-"),
                 {switches})
     for _run in ("cold", "warm"):
-        _code = _subprocess.call([_sys.executable, _os.path.abspath(__file__)] + _sys.argv[1:], env=_env)
+        _code = _subprocess.call([_sys.executable{launcher}, _os.path.abspath(__file__)] + _sys.argv[1:], env=_env)
         if _code:
             _sys.exit(f"the {{_run}} run failed (exit {{_code}}); its traceback is above")
     _sys.exit(0)
 '''
 
 
-def warm_source(script_text: str, caches: list, why: str) -> str:
+def warm_source(script_text: str, caches: list, why: str, ranks: int = 1) -> str:
     """repro.py: the script, with the driver after its `from __future__` imports (which must come first)."""
     lines = script_text.splitlines(keepends=True)
     tree = ast.parse(script_text)
@@ -44,7 +44,8 @@ def warm_source(script_text: str, caches: list, why: str) -> str:
                   and node is tree.body[0]):
             break
     switches = ", ".join(f"{var}={'1' if name in caches else '0'!r}" for name, var in CACHES.items())
-    driver = DRIVER.format(why=why, run_var=RUN_VAR, switches=switches)
+    launcher = (f', "-m", "torch.distributed.run", "--standalone", "--nproc-per-node={ranks}"' if ranks > 1 else "")
+    driver = DRIVER.format(why=why, run_var=RUN_VAR, switches=switches, launcher=launcher)
     return "".join(lines[:future_end]) + driver + "".join(lines[future_end:])
 
 
@@ -54,14 +55,15 @@ def minify_warm(run_dir: RunDir, v: Verdict, runner, emit, started: float, befor
     with open(v.script) as f:
         original = f.read()
     emit("phase", name="repro")
-    source = warm_source(original, finding["caches"], describe(finding))
+    opts = run_dir.read_json("run.json")["options"]
+    ranks = opts.get("ranks") or 1
+    source = warm_source(original, finding["caches"], describe(finding), ranks)
     run_dir.write_text("repro.py", source)
     folder = run_dir.file("warm-cache", "verify")
     os.makedirs(folder, exist_ok=True)
-    opts = run_dir.read_json("run.json")["options"]
     env = {**cache_env(folder, tuple(finding["caches"])), RUN_VAR: "1"}
     base = TrialSpec(mode="script", stage="user", script=run_dir.file("repro.py"), cwd=opts["cwd"], argv=tuple(v.argv),
-                     env=env, path_dirs=(os.path.dirname(v.script),), script_hash=text_hash(source),
+                     env=env, ranks=ranks, path_dirs=(os.path.dirname(v.script),), script_hash=text_hash(source),
                      fresh_interpreter=True, label="verify-repro-cold")
     target = Signature.from_dict(v.signature)
     cold = runner(base)
