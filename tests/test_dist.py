@@ -46,6 +46,19 @@ def test_torchrun_rank_zero_is_the_trial_folder_and_passing_ranks_keep_the_trial
     assert merge_ranks(str(tmp_path), {**root, "kind": "accuracy"}, torchrun=True)["failed_ranks"] == [0, 1]
 
 
+def test_a_rank_that_only_lost_its_peer_does_not_stand_for_the_trial(tmp_path):
+    """Rank 1 raised; rank 0's all-reduce then died of gloo's "Connection closed by peer" (the words a real run of
+    tests/dist_cases/warm_cache_across_ranks.py gave): rank 1's failure is the trial's."""
+    lost = sig.Signature("exception", "RuntimeError", "[<path>:N] Connection closed by peer [N.N.N.N]:N. This is "
+                         "typically caused by a remote worker crashing.").to_dict()
+    raised = sig.Signature("exception", "AttributeError", "'_OpNamespace' 'demo' object has no attribute 'keep'")
+    root = {"kind": "exception", "signature": lost, "compiled": True, "graphs": 1}
+    write_rank(tmp_path, 1, {"kind": "exception", "signature": raised.to_dict(), "compiled": True, "graphs": 1})
+    merged = merge_ranks(str(tmp_path), root, torchrun=True)
+    assert merged["signature"] == raised.to_dict() and merged["failed_ranks"] == [0, 1]
+    assert merged["note"].startswith("rank 1 failed (ranks 0, 1 failed)")
+
+
 FAULTHANDLER = 'Current thread 0x00007f00 (most recent call first):\n  File "{}", line 7 in {}\n  File "job.py", line 3 in step\n'
 
 
