@@ -18,8 +18,8 @@ RUN_VAR = "REPRO_CACHE_RUN"  # set in the two runs the driver starts: the script
 
 DRIVER = '''\
 # {why}
-# `python repro.py` runs it twice in fresh interpreters on one new inductor cache: the first run passes, the second
-# fails. (reprokit)
+# `python repro.py` runs it twice in fresh interpreters on one new inductor cache:
+# {shows}. (reprokit)
 import os as _os, subprocess as _subprocess, sys as _sys, tempfile as _tempfile
 if _os.environ.get("{run_var}") is None:
     _env = dict(_os.environ, {run_var}="1", TORCHINDUCTOR_CACHE_DIR=_tempfile.mkdtemp(prefix="inductor-cache-"),
@@ -32,7 +32,7 @@ if _os.environ.get("{run_var}") is None:
 '''
 
 
-def warm_source(script_text: str, caches: list, why: str, ranks: int = 1) -> str:
+def warm_source(script_text: str, caches: list, why: str, ranks: int = 1, cold: bool = False) -> str:
     """repro.py: the script, with the driver after its `from __future__` imports (which must come first)."""
     lines = script_text.splitlines(keepends=True)
     tree = ast.parse(script_text)
@@ -45,7 +45,8 @@ def warm_source(script_text: str, caches: list, why: str, ranks: int = 1) -> str
             break
     switches = ", ".join(f"{var}={'1' if name in caches else '0'!r}" for name, var in CACHES.items())
     launcher = (f', "-m", "torch.distributed.run", "--standalone", "--nproc-per-node={ranks}"' if ranks > 1 else "")
-    driver = DRIVER.format(why=why, run_var=RUN_VAR, switches=switches, launcher=launcher)
+    driver = DRIVER.format(why=why, run_var=RUN_VAR, switches=switches, launcher=launcher,
+                           shows="the first run fails already" if cold else "the first run passes, the second fails")
     return "".join(lines[:future_end]) + driver + "".join(lines[future_end:])
 
 
@@ -57,7 +58,7 @@ def minify_warm(run_dir: RunDir, v: Verdict, runner, emit, started: float, befor
     emit("phase", name="repro")
     opts = run_dir.read_json("run.json")["options"]
     ranks = opts.get("ranks") or 1
-    source = warm_source(original, finding["caches"], describe(finding), ranks)
+    source = warm_source(original, finding["caches"], describe(finding), ranks, cold=finding["when"] == "cold")
     run_dir.write_text("repro.py", source)
     folder = run_dir.file("warm-cache", "verify")
     os.makedirs(folder, exist_ok=True)
