@@ -17,28 +17,35 @@ from reprokit.source import reduce
 CASES = pathlib.Path(__file__).parent / "cases"
 
 
+def bisect_with_no_share(tmp_path, monkeypatch, share_of, files: tuple):
+    """(verdict, notes): a bisect in-process of files[0] (its helpers beside it), with the share `share_of` names,
+    (module, function), made zero."""
+    work = tmp_path / "project"
+    work.mkdir()
+    for name in files:
+        shutil.copy(CASES / name, work / name)
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(*share_of, lambda seconds: 0.0)
+    notes = []
+    v = bisect_script(str(work / files[0]), output_dir=str(tmp_path / "artifacts"), pack=False, configs=False,
+                      subsystems=False, emit=lambda event, **d: notes.append(d["text"]) if event == "note" else None)
+    return v, notes
+
+
 def test_the_default_share_is_four_minutes_or_forty_runs_of_the_script():
     assert reduce.reduction_share(0.5) == 240.0 and reduce.reduction_share(30.0) == 1200.0
 
 
 @pytest.mark.slow
 def test_a_spent_share_ends_with_the_script_verified_and_says_it_is_not_minimal(tmp_path, monkeypatch):
-    work = tmp_path / "project"
-    work.mkdir()
-    shutil.copy(CASES / "graph_break_fullgraph.py", work / "graph_break_fullgraph.py")
-    monkeypatch.chdir(work)
-    monkeypatch.setattr(reduce, "reduction_share", lambda seconds: 0.0)
-    notes = []
-    v = bisect_script(str(work / "graph_break_fullgraph.py"), output_dir=str(tmp_path / "artifacts"), pack=False,
-                      configs=False, subsystems=False,
-                      emit=lambda event, **d: notes.append(d["text"]) if event == "note" else None)
+    v, notes = bisect_with_no_share(tmp_path, monkeypatch, (reduce, "reduction_share"), ("graph_break_fullgraph.py",))
     said = ("the source reduction stopped at its share of time (0 s): repro.py is the smallest script so far that "
             "fails the same way, not a minimal one")
     assert said in notes and said in v.message, (notes, v.message)
     # Nothing was cut, and what was written still fails the same way in a fresh interpreter, and passes without
     # compile: a verified repro, though not a minimal one.
     assert v.repro_kind == "source" and v.repro_verified is True, v.message
-    original = (work / "graph_break_fullgraph.py").read_text()
+    original = (CASES / "graph_break_fullgraph.py").read_text()
     assert pathlib.Path(v.repro).read_text() == ast.unparse(ast.parse(original)) + "\n"  # comments dropped, no cut
     candidates = [p for p in pathlib.Path(v.run_dir).glob("candidates/*.py")]
     assert len(candidates) == 1  # the script itself, asked once; no candidate after the share ran out
@@ -57,16 +64,8 @@ def test_the_default_graph_share_is_four_minutes_or_thirty_first_trials():
 def test_a_spent_graph_share_ends_with_the_smallest_graph_so_far_verified_and_says_so(tmp_path, monkeypatch):
     from reprokit.minify import graph
 
-    work = tmp_path / "project"
-    work.mkdir()
-    for name in ("relu_compile_error.py", "_blocks.py"):
-        shutil.copy(CASES / name, work / name)
-    monkeypatch.chdir(work)
-    monkeypatch.setattr(graph, "graph_share", lambda seconds: 0.0)
-    notes = []
-    v = bisect_script(str(work / "relu_compile_error.py"), output_dir=str(tmp_path / "artifacts"), pack=False,
-                      configs=False, subsystems=False,
-                      emit=lambda event, **d: notes.append(d["text"]) if event == "note" else None)
+    v, notes = bisect_with_no_share(tmp_path, monkeypatch, (graph, "graph_share"),
+                                    ("relu_compile_error.py", "_blocks.py"))
     said = [n for n in notes if n.startswith("the graph minify stopped at its share of time (0 s): repro.py is the "
                                              "smallest graph so far that fails the same way (")]
     assert len(said) == 1 and said[0] in v.message and said[0].endswith("nodes), not a minimal one"), notes

@@ -20,6 +20,7 @@ from reprokit.child.classify import classify_exception, classify_exit, passed
 from reprokit.child.state import TrialState, peak_memory
 from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import private_opener, write_json_atomic
+from reprokit.data.warm_cache import PER_RANK
 
 # Importing torch is deliberately deferred until after faulthandler is armed: a hang in import is a hang too.
 
@@ -59,9 +60,9 @@ def main(argv: list[str]) -> int:
 
 
 def per_rank_cache() -> None:
-    """With REPROKIT_CACHE_PER_RANK=1 each rank of a launch gets inductor cache folder of its own, under the one the
+    """With REPROKIT_CACHE_PER_RANK=1 each rank of a launch gets an inductor cache folder of its own, under the one the
     trial was given (bisect/warm.py asks whether a failure needs the ranks to share one)."""
-    if os.environ.get("REPROKIT_CACHE_PER_RANK") == "1" and os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+    if os.environ.get(PER_RANK) == "1" and os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(os.environ["TORCHINDUCTOR_CACHE_DIR"],
                                                              f"rank{os.environ.get('RANK', '0')}")
 

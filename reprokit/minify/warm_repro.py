@@ -72,8 +72,9 @@ def minify_warm(run_dir: RunDir, v: Verdict, runner, emit, started: float, befor
     plain = runner(dataclasses.replace(base, stage="none", label="verify-repro-no-compile", env={RUN_VAR: "1"}))
     shows = warm if finding["when"] == "warm" else cold
     v.repro, v.repro_kind = run_dir.file("repro.py"), "warm_cache"
+    cold_passed = cold is not None and cold.kind == "pass"
     v.repro_verified = bool(shows is not None and target.matches(shows.signature) and plain is not None
-                            and plain.kind == "pass" and (finding["when"] == "cold" or cold.kind == "pass"))
+                            and plain.kind == "pass" and (finding["when"] == "cold" or cold_passed))
     v.repro_signature = shows.signature.to_dict() if shows is not None else None
     lines = len(original.strip().splitlines())
     v.nodes = {"original": lines, "minified": lines, "unit": "lines"}

@@ -39,7 +39,8 @@ def summary(v: Verdict, brief: bool = False) -> str:
     tool = "torch.export.export" if v.export else "torch.compile"  # export() itself raised (#20)
     parts = [f"`{tool}` {what} ({sig.short() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
     if v.warm_cache:
-        parts.append(describe_warm(v.warm_cache)[0].upper() + describe_warm(v.warm_cache)[1:] + ".")
+        said = describe_warm(v.warm_cache)
+        parts.append(said[0].upper() + said[1:] + ".")
     elif v.failing_stage:
         if v.last_passing_stage and v.failing_stage in STAGE_TITLES:
             parts.append(f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails from "

@@ -15,10 +15,6 @@ class Share:
         self.ran_out = False
         self._deadline: Optional[float] = None
 
-    @property
-    def started(self) -> bool:
-        return self._deadline is not None
-
     def start(self, one_answer_seconds: float) -> None:
         """Give the share from what the first answer cost (once; later calls keep the first deadline)."""
         if self._deadline is None:

@@ -6,6 +6,7 @@ from typing import Optional
 
 from reprokit.data.ranks import free_port
 from reprokit.data.records import TrialSpec
+from reprokit.data.warm_cache import CACHES
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -21,8 +22,7 @@ def trial_env(spec: TrialSpec, cache_root: str, trial_dir: str, base: Optional[d
     env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache_root, "inductor")
     env["TRITON_CACHE_DIR"] = os.path.join(cache_root, "triton")
     # Compiled-graph caches could answer a trial without running the failing codegen: off.
-    env["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
-    env["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "0"
+    env.update({var: "0" for var in CACHES.values()})
     env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
     env["PYTHONUNBUFFERED"] = "1"
     env.update({k: v.replace("{trial_dir}", trial_dir) for k, v in (spec.env or {}).items()})
