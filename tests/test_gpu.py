@@ -204,3 +204,37 @@ def test_a_capture_on_one_gpu_is_bisected_from_the_capture_on_the_same_gpu(tmp_p
     assert "cuda" in pathlib.Path(data["repro"]).read_text()
     ran = [e for e in journal(data) if e["kind"] == "script" and not e["spec"]["script"].endswith("repro.py")]
     assert ran == [], [e["label"] for e in ran]  # zero runs of the job
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs (NCCL across them)")
+def test_a_two_gpu_nccl_job_captured_is_bisected_on_one_gpu(tmp_path):
+    """Issue #31: the two-rank NCCL job captured once under torchrun, then bisected from the capture with one GPU
+    visible: the stage, the relu lowering, a verified repro on the fake process group, and no run of the job."""
+    work = tmp_path / "project"
+    shutil.copytree(CASES, work)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RELU_BUG": "compile_error"}
+    capture = tmp_path / "cap"
+    p = subprocess.run([sys.executable, "-m", "reprokit", "capture", "--output-dir", str(capture), "--", "torchrun",
+                        "--standalone", "--nproc-per-node", "2", "tp_nccl_relu.py"], cwd=work, capture_output=True,
+                       text=True, timeout=600, env=env)
+    assert p.returncode != 0 and f"reprokit bisect --from-capture {capture}" in p.stderr, p.stderr[-3000:]
+    for rank in ("0", "1"):
+        failure = json.loads((capture / f"rank{rank}" / "failure.json").read_text())
+        assert failure["process_group"] == {"rank": int(rank), "world_size": 2, "backend": "nccl"}, failure
+    assert "all_reduce" in (capture / "rank0" / "case" / "graph.py").read_text()
+    one = {**env, "CUDA_VISIBLE_DEVICES": env.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]}
+    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "--from-capture", str(capture), "--json",
+                        "-o", str(tmp_path / "art")], cwd=tmp_path, capture_output=True, text=True, timeout=1200,
+                       env=one)
+    assert p.returncode == 0, p.stderr[-3000:]
+    data = json.loads(p.stdout)
+    if os.environ.get("REPROKIT_GPU_SUMMARY"):
+        with open(os.path.join(os.environ["REPROKIT_GPU_SUMMARY"], "nccl_capture.json"), "w") as f:
+            json.dump(data, f)
+    assert data["failing_stage"] == "inductor", data["message"]
+    assert data["subsystem"]["name"] == "lowerings" and "relu" in data["subsystem"]["detail"], data["subsystem"]
+    assert data["repro_verified"] is True, data["message"]
+    repro = pathlib.Path(data["repro"]).read_text()
+    assert "init_process_group('fake'" in repro and "cuda" in repro
+    ran = [e for e in journal(data) if e["kind"] == "script" and not e["spec"]["script"].endswith("repro.py")]
+    assert ran == [], [e["label"] for e in ran]  # zero runs of the job

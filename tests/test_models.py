@@ -136,8 +136,13 @@ def test_hf_config_two_ranks_under_torchrun_with_gloo(tmp_path):
     assert "2 ranks under torchrun (gloo)" in v["ran"]["note"]
     # One all-reduce after the embedding, then after attention and after the MLP of each of the 2 layers.
     assert v["collectives_in_graph"] == 1 + 2 * 2
+    # each rank's own figures, read from its own record
+    assert [r["rank"] for r in v["per_rank"]] == [0, 1]
+    assert all(r["compile_seconds"] > 0 and r["peak_memory_bytes"] > 0 and r["collectives_in_graph"] == 5
+               for r in v["per_rank"]), v["per_rank"]
     with tarfile.open(v["tarball"]) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames()}
         issue = tar.extractfile([m for m in tar.getmembers() if m.name.endswith("/ISSUE.md")][0]).read().decode()
     assert "logs/compile_attempt/rank1/stderr.txt" in names or "logs/compile_attempt/rank1/model.json" in names
     assert "All-reduces in the compiled graph(s): 5" in issue
+    assert "| rank | compile s | peak memory | all-reduces in its graphs |" in issue and "\n| 1 | " in issue

@@ -12,6 +12,7 @@ from typing import Optional
 
 from reprokit.app.common import Emit, noop, record_secrets, run_kind
 from reprokit.app.verdict_file import with_fields, write_verdict
+from reprokit.data.ranks import rank_dirs
 from reprokit.data.records import TrialSpec, Verdict
 from reprokit.data.rundir import RunDir, read_json
 from reprokit.errors import ReprokitError
@@ -31,7 +32,8 @@ CPU_TOKENS = 256
 # What `pack --model --json` prints of the model verdict.
 MODEL_SUMMARY_KEYS = ("model", "params_total", "params_per_rank", "risk", "outcome", "compile_seconds",
                       "eager_step_seconds", "compiled_step_seconds", "speedup", "requested", "ran", "tarball",
-                      "depth", "message", "run_dir", "signature", "peak_memory_bytes", "ranks", "collectives_in_graph")
+                      "depth", "message", "run_dir", "signature", "peak_memory_bytes", "ranks", "collectives_in_graph",
+                      "per_rank")
 
 
 def pack_plan(run_dir: RunDir, include_data: bool = False, verdict: Optional[Verdict] = None) -> PackPlan:
@@ -182,6 +184,19 @@ def compile_attempts(runner: Runner, req: ModelRequest, a: Attempt, emit: Emit):
     return main_out, main, depth
 
 
+def per_rank(trial_dir: str) -> list:
+    """Each rank's own compile time, peak memory and all-reduces (rank 0 answers in the trial folder, rank N in
+    rankN/); one row for a one-process attempt."""
+    rows = []
+    for sub in ["", *rank_dirs(trial_dir)] if trial_dir else []:
+        rec = read_json(os.path.join(trial_dir, sub, "model.json")) or {}
+        if rec:
+            rows.append({"rank": int(sub[4:]) if sub else 0, "phase": rec.get("phase"),
+                         "compile_seconds": rec.get("compile_seconds"), "peak_memory_bytes": rec.get("peak_memory_bytes"),
+                         "collectives_in_graph": rec.get("collectives_in_graph")})
+    return rows
+
+
 def model_verdict(a: Attempt, main_out, main: dict, depth: list, run_dir: RunDir, seconds: float) -> dict:
     """verdict.json of a model run: sizes, the attempt's outcome and timings, what was asked and what ran."""
     sizes, speedup = a.sizes, main.get("speedup")
@@ -194,6 +209,7 @@ def model_verdict(a: Attempt, main_out, main: dict, depth: list, run_dir: RunDir
         "worth_it": None if speedup is None else speedup >= 1.05,
         "peak_memory_bytes": main.get("peak_memory_bytes"), "requested": a.requested, "ran": a.ran,
         "collectives_in_graph": main.get("collectives_in_graph"), "ranks": main.get("ranks"),
+        "per_rank": per_rank(main_out.trial_dir),
         "depth": sorted(depth, key=lambda r: r["layers"]), "trial": main_out.trial_dir, "run_dir": run_dir.path,
         "seconds": seconds, "tarball": None, "factory": a.factory, "fields": a.fields, "message": "",
     }
