@@ -56,7 +56,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def slurm_cluster():
-    """A one-node SLURM cluster on this machine (scripts/slurm-up: installs, configures, starts; idempotent). Skips
+    """A SLURM cluster on this machine (scripts/slurm-up: installs, configures, starts; idempotent). Skips
     only where it cannot be had (no apt, not root); with REPROKIT_REQUIRE_SLURM=1 (CI) that fails instead."""
     script = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "slurm-up"
     required = os.environ.get("REPROKIT_REQUIRE_SLURM") == "1"

@@ -189,6 +189,25 @@ def test_torchrun_job_bisected_in_one_process(workdir, tmp_path):
     assert script_trials(v["run_dir"], "tp_allreduce_job.py") == []
 
 
+def test_a_failure_in_loss_backward_is_captured_and_bisected_forward_and_backward(workdir, tmp_path):
+    """The forward compiles and runs; the backward, compiled at the first loss.backward(), fails. The capture
+    writes the graph whose backward failed, and every offline trial runs it forward and backward."""
+    capture = tmp_path / "cap"
+    code, _, err = reprokit("capture", "--output-dir", str(capture), "--", sys.executable, "backward_pass_job.py",
+                            cwd=workdir)
+    assert code == 1 and "forward-only pass given a backward graph" in err, err[-2000:]
+    failure = json.loads((capture / "rank0" / "failure.json").read_text())
+    assert (failure["phase"], failure["graph"]) == ("backward", 0), failure
+    code, out, err = reprokit("bisect", "--from-capture", str(capture), "-o", str(tmp_path / "art"), "--json",
+                              "--no-pack", cwd=tmp_path)
+    assert code == 0, err
+    v = json.loads(out)
+    assert v["failing_stage"] == "inductor" and v["subsystem"]["detail"] == "post_grad_custom_post_pass", v
+    assert v["repro_verified"] is True and v["nodes"]["minified"] < v["nodes"]["original"], v["message"]
+    assert "backward" in pathlib.Path(v["repro"]).read_text()
+    assert script_trials(v["run_dir"], "backward_pass_job.py") == []
+
+
 def test_resume_refuses_a_folder_bisected_from_a_capture(tmp_path):
     (tmp_path / "run.json").write_text(json.dumps({"options": {"script": "/job/train.py"},
                                                     "capture": {"from": "/job/cap", "rank": "0"}}))

@@ -273,6 +273,19 @@ def test_flaky_failure_is_reported_not_bisected(workdir, tmp_path):
     assert data["message"].startswith("flaky: the original fails 2 of 4 runs (95% CI 15%–85%); "), data["message"]
 
 
+def test_a_failure_the_first_run_missed_is_flaky_not_a_cache_bug(workdir, tmp_path):
+    """Runs 3 and 6 of the script fail (held-out: pytorch/pytorch#145445 fails 40% of runs). The original passes,
+    the cold-cache run fails: before a cache is blamed the script runs twice more with the caches off, and the
+    failure comes back. Flaky, counted over every run; no cache finding."""
+    p, data = bisect(workdir, "flaky.py", "--jobs", "1", "--no-pack",
+                     env={"FLAKY_DIR": str(tmp_path), "FLAKY_EVERY": "3"})
+    assert p.returncode == 0, p.stderr
+    assert data["flaky"] is True and data["warm_cache"] is None, data["message"]
+    # the original, the cold and warm cache runs, the two runs with the caches off: runs 2 to 6 of the script
+    assert data["repro_runs"] == 5 and data["message"].startswith("flaky: the original fails 2 of 5 runs")
+    assert "a flaky script, not a cache bug" in p.stderr
+
+
 @pytest.mark.parametrize("case,code,words", [
     ("passes.py", 3, "passes compiled and uncompiled"),
     ("fails_without_compile.py", 3, "fails without compile too"),

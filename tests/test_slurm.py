@@ -1,6 +1,6 @@
-"""--executor slurm against a real one-node SLURM cluster (scripts/slurm-up; no mocked scheduler): the bad input it
-refuses before any trial, a CPU case bisected through it, a cancelled run, a job killed at its time limit; and
-`reprokit plan` on a journal."""
+"""--executor slurm against a real SLURM cluster on this machine (scripts/slurm-up; no mocked scheduler): the bad
+input it refuses before any trial, a CPU case bisected through it, a trial of several ranks over two nodes, a
+cancelled run, a job killed at its time limit; and `reprokit plan` on a journal."""
 import json
 import os
 import pathlib
@@ -213,3 +213,50 @@ def test_executor_config_file_json_or_toml(tmp_path, slurm_cluster):
                  cwd=work)
     assert (p.returncode, p.stderr) == (2, "reprokit: --slurm-partition: no partition named nosuch (sinfo -h -p "
                                            "nosuch lists nothing)\n")
+
+
+def test_a_torchrun_trial_is_joined_across_the_jobs_nodes():
+    """Each node of a job of several nodes starts torchrun as node SLURM_NODEID of the job's nodes, meeting on the
+    first node's address at a port of its own; a one-node job or a one-process trial is left as it is."""
+    from reprokit.trial.slurm import across_nodes
+
+    command = ["python", "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", "-m",
+               "reprokit.child.main"]
+    env = {"SLURM_JOB_NUM_NODES": "2", "SLURM_NODEID": "1", "SLURM_JOB_ID": "4242", "SLURM_JOB_NODELIST": "gpu[07-08]"}
+    joined = across_nodes(command, env, {"gpu[07-08]": "10.0.0.7"}.get)
+    assert joined == ["python", "-m", "torch.distributed.run", "--nnodes=2", "--node-rank=1",
+                      "--master-addr=10.0.0.7", "--master-port=24242", "--nproc-per-node=2", "-m",
+                      "reprokit.child.main"]
+    # an array task's port is its own: array job 4242, task 3
+    task = across_nodes(command, {**env, "SLURM_ARRAY_JOB_ID": "4242", "SLURM_ARRAY_TASK_ID": "3"}, lambda n: "h")
+    assert "--master-port=24245" in task
+    assert across_nodes(command, {**env, "SLURM_JOB_NUM_NODES": "1"}, lambda n: "h") == command
+    assert across_nodes(["python", "-m", "reprokit.child.main"], env, lambda n: "h") == ["python", "-m",
+                                                                                         "reprokit.child.main"]
+
+
+def test_a_trial_of_several_ranks_spans_the_nodes_it_asks_for(tmp_path, slurm_cluster):
+    """--slurm-nodes-per-trial 2: a two-rank torchrun trial is one job of two nodes, four ranks in all, each rank
+    answering in the trial folder; the scheduler's records show the job on both nodes."""
+    from reprokit.data.executor import ExecutorSettings
+    from reprokit.data.records import TrialSpec
+    from reprokit.data.rundir import RunDir
+    from reprokit.trial.executors import remote_executor
+    from reprokit.trial.runner import Runner
+
+    shutil.copy(REPO / "tests" / "capture_cases" / "tp_allreduce_job.py", tmp_path / "job.py")
+    run_dir = RunDir.create(str(tmp_path / "shared"), "two-nodes")
+    settings = ExecutorSettings("slurm", partition="twonodes", time=10, nodes_per_trial=2)
+    runner = Runner(run_dir, timeout=600.0, remote=remote_executor(settings, run_dir.path))
+    try:
+        outcome = runner(TrialSpec(mode="script", stage="none", script=str(tmp_path / "job.py"), cwd=str(tmp_path),
+                                   ranks=2, label="no-compile"))
+    finally:
+        runner.close()
+    assert outcome.kind == "pass", outcome  # no compile: the planted relu never runs, the all-reduce across 4 ranks
+    trial = pathlib.Path(outcome.trial_dir)
+    assert sorted(p.name for p in trial.iterdir() if re.fullmatch(r"rank\d+", p.name)) == ["rank1", "rank2", "rank3"]
+    assert all((trial / r / "result.json").exists() for r in ("rank1", "rank2", "rank3"))
+    jobs = [p.name for p in (pathlib.Path(run_dir.path) / "slurm").iterdir() if p.name.isdigit()]
+    assert any(re.search(rf"JobId={j} .*NodeList=\S+ NodeCnt=2 ", jobcomp()) for j in jobs), jobs
+    assert our_jobs() == []

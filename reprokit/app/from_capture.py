@@ -44,7 +44,8 @@ def bisect_from_capture(capture_dir: str, *, output_dir: Optional[str] = None, t
                          jobs=jobs or default_jobs(), configs=False, subsystems=subsystems)
     run_dir.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
                                     "environment": recorded_environment(), "steps": {"minify": minify, "pack": pack},
-                                    "capture": {"from": root, "rank": captured.rank, "case": case}})
+                                    "capture": {"from": root, "rank": captured.rank, "case": case,
+                                                "phase": captured.failure.get("phase")}})
     emit("run_dir", path=run_dir.path)
     runner = Runner(run_dir, timeout=timeout or 600.0, jobs=opts.jobs,
                     on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),

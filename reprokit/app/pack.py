@@ -192,7 +192,8 @@ def per_rank(trial_dir: str) -> list:
         rec = read_json(os.path.join(trial_dir, sub, "model.json")) or {}
         if rec:
             rows.append({"rank": int(sub[4:]) if sub else 0, "phase": rec.get("phase"),
-                         "compile_seconds": rec.get("compile_seconds"), "peak_memory_bytes": rec.get("peak_memory_bytes"),
+                         "compile_seconds": rec.get("compile_seconds"),
+                         "peak_memory_bytes": rec.get("peak_memory_bytes"),
                          "collectives_in_graph": rec.get("collectives_in_graph")})
     return rows
 

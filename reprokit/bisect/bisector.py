@@ -61,6 +61,7 @@ class Bisector(Session):
         v = Verdict(script=o.script, argv=list(o.argv))
         baseline, originals = start_round(self)
         original = self.original = reference_run(self, baseline, originals)
+        originals = [*originals, *self.reruns]  # a failure the first run missed: every run counts to its rate
         fails = record_original(self, v, original, originals, baseline)
         if self.warm_cache is not None:
             # The stages and counters run with the caches off, where the script passes: nothing more to ask of them.

@@ -34,10 +34,12 @@ class GraphBisector(Bisector):
         super().__init__(opts, runner, emit)
         self.captured, self.case = captured, case
         self.target = Signature.from_dict(captured.failure["signature"])
+        self.backward = captured.failure.get("phase") == "backward"  # its failure shows when run backward too
 
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the captured graph under `stage` (the seam: the Bisector's steps build their specs here)."""
         kw.pop("check_accuracy", None)
+        kw.setdefault("run_backward", self.backward)
         return TrialSpec(mode="graph", stage=stage, case=self.case, label=label, **kw)
 
     def isolate(self) -> Isolation:

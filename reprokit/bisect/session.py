@@ -59,6 +59,7 @@ class Session:
         # The script fails only with inductor's caches on (bisect/warm.py): which, and how it was shown
         self.warm_cache: Optional[dict] = None
         self.warm_cache_runs: list = []  # (title, Outcome) of each of its runs, in order
+        self.reruns: tuple = ()  # more runs of the script as written, when a failure showed only once (flaky)
 
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the user's script under `stage`, with the run's options; of the saved failing graph instead

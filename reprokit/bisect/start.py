@@ -100,6 +100,9 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
             raise NothingToIsolate(f"compiled is not slower than eager by more than {o.slow_threshold:.0%} "
                                    f"({original.note or 'speed not measured'}): nothing to isolate")
         s.warm_cache, warm = warm_rung(s)
+        if warm is not None and flaky_not_cached(s, original, warm):
+            s.warm_cache = None
+            return warm
         if warm is not None:
             s.emit("note", text=describe_warm(s.warm_cache))
             return warm
@@ -107,6 +110,23 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
         raise NothingToIsolate(f"the script passes compiled and uncompiled, and on a warm inductor cache: nothing to "
                                f"isolate{hint}")
     return original
+
+
+RERUNS = 2  # runs of the script as written (caches off) that must all pass before a cache is blamed
+
+
+def flaky_not_cached(s: Session, original: Outcome, failing: Outcome) -> bool:
+    """Whether a failure the cache runs showed is the script's own chance, not the cache's: it fails again with the
+    caches off, or the script's backend is not inductor (whose caches these are). Then every run so far counts
+    towards its rate (s.reruns), and the bisect treats it as flaky."""
+    again = s.runner.map([s.spec("user", "original-again", attempt=100 + i) for i in range(RERUNS)])
+    flaky = original.user_backend not in (None, "inductor") or any(
+        x is not None and failing.signature.matches(x.signature) for x in again)
+    if flaky:
+        s.reruns = tuple(o for _, o in s.warm_cache_runs) + tuple(x for x in again if x is not None)
+        s.emit("note", text="the failure came back with the caches off, or inductor's caches do not apply: "
+                            "a flaky script, not a cache bug")
+    return flaky
 
 
 def record_original(s: Session, v: Verdict, original: Outcome, originals: list, baseline: Outcome) -> int:

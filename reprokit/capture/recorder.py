@@ -9,6 +9,7 @@ import os
 import sys
 import time
 import traceback
+from typing import Optional
 
 from reprokit.capture import files
 from reprokit.capture.summary import merge_summary
@@ -25,6 +26,7 @@ class Recorder:
         self.graphs: list = []  # per graph: node count and input shapes, nothing heavier (the 5% budget)
         self.compiles = 0
         self.failed = False
+        self.last_call: Optional[tuple] = None  # (k, gm, args, ctx, compile_args) of the latest compiled call
 
     def graph_seen(self, gm, example_inputs) -> int:
         """Note a graph Dynamo handed the backend; its index in this process."""
@@ -110,11 +112,25 @@ def install(rec: Recorder) -> None:
     previous = sys.excepthook
 
     def excepthook(kind, exc, tb):
-        if not rec.failed and rec.compiles and _in_dynamo(tb):
+        if not rec.failed and rec.last_call and _in_compiled_backward(tb):
+            # A compiled graph's backward (compiled lazily, at the first loss.backward()) failed. Autograd runs
+            # the backwards in reverse order of their forwards, so the first to run, and to fail, is the backward of
+            # the latest compiled call: the graph written out, to be run forward and backward. (Its traceback
+            # passes through Dynamo's frames too, so this is asked first.)
+            rec.failed_at(*rec.last_call, exc, "backward")
+        elif not rec.failed and rec.compiles and _in_dynamo(tb):
             rec.failed_at(None, None, (), None, None, exc, "dynamo")
         previous(kind, exc, tb)
 
     sys.excepthook = excepthook
+
+
+def _in_compiled_backward(tb) -> bool:
+    """Whether the traceback passes through AOT autograd's runtime (a compiled graph's backward)."""
+    from reprokit import compat
+
+    aot = os.path.join(compat.TORCH_ROOT, "_functorch", "_aot_autograd") + os.sep
+    return any(f.filename.startswith(aot) for f in traceback.extract_tb(tb))
 
 
 def _in_dynamo(tb) -> bool:

@@ -49,6 +49,9 @@ class CapturingBackend:
         compile_args = self.compile_args
 
         def call(*args):
+            # Its backward runs later, from loss.backward(), outside this call: the recorder keeps what writing
+            # this graph out would need (the args only until the next compiled call).
+            rec.last_call = (k, gm, args, ctx, compile_args)
             try:
                 return compiled(*args)
             except BaseException as e:

@@ -117,14 +117,15 @@ def _graph_repros(run_dir, runner, v, info, emit, resume, notes) -> bool:
 def _captured_repro(run_dir, runner, v, info, emit, resume, notes) -> bool:
     """The graph a capture wrote, cut while it fails alone the way the job failed; True once repro.py is verified."""
     case, stage = info["capture"]["case"], v.failing_stage
-    found = graph_alone(runner, case, stage, False, False, "graph-alone")
+    backward = info["capture"].get("phase") == "backward"  # the job failed in loss.backward()
+    found = graph_alone(runner, case, stage, False, backward, "graph-alone")
     if found.signature is None or not found.signature.matches(Signature.from_dict(v.signature)):
         v.repro_attempts.append(ReproAttempt("graph", "the captured graph alone does not fail the way the job did"))
         return False
     if found.meta.get("note"):
         notes.append(found.meta["note"])
     kind = "graph_in_context" if found.in_context else "graph"
-    oracle = GraphOracle(runner, GraphShape.from_meta(found.meta), case, stage, found.signature, False, False)
+    oracle = GraphOracle(runner, GraphShape.from_meta(found.meta), case, stage, found.signature, False, backward)
     return _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kind, False, notes)
 
 

@@ -103,15 +103,27 @@ def simplify_candidates(source: str, limit: int = 60) -> list:
             if isinstance(value, ast.expr) and not isinstance(value, (ast.Name, ast.Constant)) and field not in (
                     "func", "targets", "target", "annotation", "returns"):
                 for child in ast.iter_child_nodes(value):
-                    if isinstance(child, ast.expr) and not isinstance(child, (ast.Load, ast.Store)) and (
+                    # A slice (`1:`) or a starred item is no expression on its own.
+                    if isinstance(child, ast.expr) and not isinstance(child, (ast.Load, ast.Store, ast.Slice,
+                                                                              ast.Starred)) and (
                             not isinstance(value, ast.Call) or child is not value.func):
                         spots.append((node, field, value, child))
     out = []
     for node, field, value, child in spots[:limit]:
         setattr(node, field, child)
-        out.append(ast.unparse(ast.fix_missing_locations(copy.deepcopy(tree))) + "\n")
+        text = ast.unparse(ast.fix_missing_locations(copy.deepcopy(tree))) + "\n"
         setattr(node, field, value)
+        if _parses(text):  # a swap Python's grammar refuses is no candidate
+            out.append(text)
     return out
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return False
+    return True
 
 
 # Names a script can read without binding them: builtins and the module attributes Python sets for __main__.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -26,13 +27,47 @@ ASK_EVERY = 8  # polls between questions to the scheduler while a job has no res
 
 
 def on_node(command: list, cwd: str, env: dict, trial_dir: str, limit: float, ranks: int) -> tuple:
-    """What a job runs on its node: the child command with the trial's limit; (returncode, timed_out, seconds)."""
+    """What a job runs on each of its nodes: the child command with the trial's limit; (returncode, timed_out,
+    seconds). Node 0's answer is the job's (submitit reads the first task's result)."""
     # submitit answers the scheduler's warning before the limit by ending the job itself (SLURM then records
     # FAILED); ignored, the scheduler ends the job at its limit and its records say TIMEOUT.
     signal.signal(signal.SIGUSR2, signal.SIG_IGN)
     started = time.monotonic()
+    command = across_nodes(command, os.environ, first_host)
     returncode, timed_out = run_process(command, cwd, env, trial_dir, limit, ranks, started)
     return returncode, timed_out, time.monotonic() - started
+
+
+def across_nodes(command: list, job_env, host_of: Callable[[str], str]) -> list:
+    """A torchrun command made for one node, joined to the job's other nodes when the job has several: the same
+    ranks per node, node ranks from SLURM_NODEID, and a static rendezvous on the job's first node (a port from the
+    job id, so two trials on one node do not meet). One node, or no torchrun: the command as it is."""
+    nodes = int(job_env.get("SLURM_JOB_NUM_NODES") or job_env.get("SLURM_NNODES") or 1)
+    if nodes <= 1 or "torch.distributed.run" not in command or "--standalone" not in command:
+        return command
+    job = int(str(job_env.get("SLURM_ARRAY_JOB_ID") or job_env.get("SLURM_JOB_ID") or 0)) + \
+        int(job_env.get("SLURM_ARRAY_TASK_ID") or 0)
+    i = command.index("--standalone")
+    joined = [f"--nnodes={nodes}", f"--node-rank={int(job_env.get('SLURM_NODEID') or 0)}",
+              f"--master-addr={host_of(job_env.get('SLURM_JOB_NODELIST') or 'localhost')}",
+              f"--master-port={20000 + job % 20000}"]
+    return command[:i] + joined + command[i + 1:]
+
+
+def first_host(nodelist: str) -> str:
+    """The address of the first node of a SLURM node list ("node[03-05,09]"): its NodeAddr as the scheduler has
+    it (a node's name need not resolve), else its name."""
+    names = _scontrol("show", "hostnames", nodelist).split()
+    name = names[0] if names else nodelist.split(",")[0]
+    m = re.search(r"\bNodeAddr=(\S+)", _scontrol("show", "node", "-o", name))
+    return m.group(1) if m else name
+
+
+def _scontrol(*args: str) -> str:
+    try:
+        return subprocess.run(["scontrol", *args], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
 
 
 class TrialsCancelled(Exception):
@@ -47,24 +82,14 @@ class SlurmExecutor:
 
         self.settings = settings
         self.python = python
-        self.executor = submitit.AutoExecutor(folder=os.path.join(jobs_dir, "%j"), cluster="slurm")
-        params = {"slurm_time": settings.time, "nodes": settings.nodes_per_trial, "tasks_per_node": 1,
-                  "slurm_array_parallelism": settings.max_jobs, "name": "reprokit-trial",
-                  # submitit warns the job this long before its limit (default 90 s, more than a 1-minute job has)
-                  "slurm_signal_delay_s": min(90, settings.time * 60 // 4),
-                  # The node imports this reprokit whatever the submitting shell's PYTHONPATH was.
-                  "slurm_setup": [f"export PYTHONPATH={PACKAGE_PARENT}${{PYTHONPATH:+:$PYTHONPATH}}"]}
-        if settings.partition:
-            params["slurm_partition"] = settings.partition
-        if settings.account:
-            params["slurm_account"] = settings.account
-        if settings.gpus_per_node:
-            params["gpus_per_node"] = settings.gpus_per_node
-        self.executor.update_parameters(**params)
         # This run's jobs carry its own comment: at cancel the scheduler is asked for them, so that a job whose
         # submission Ctrl-C cut short (sbatch answered, submitit never saw the id) is cancelled too.
         self.comment = f"reprokit-{uuid.uuid4().hex[:8]}"
-        self.executor.update_parameters(slurm_additional_parameters={"comment": self.comment})
+        # A trial of several ranks takes --slurm-nodes-per-trial nodes; a one-process trial (a graph, a repro)
+        # takes one, whatever that setting says.
+        self.executor = _executor(submitit, settings, jobs_dir, settings.nodes_per_trial, self.comment)
+        self.single = self.executor if settings.nodes_per_trial == 1 else \
+            _executor(submitit, settings, jobs_dir, 1, self.comment)
         self._lock = threading.Lock()
         self._live: dict = {}  # job id -> job not yet seen to end
         self._queued: dict = {}  # trial folder -> (job, args), submitted with its round, not yet waited for
@@ -76,9 +101,17 @@ class SlurmExecutor:
             return
         args = [self._args(*t) for t in trials]
         self._refuse_if_cancelled()
-        with self.executor.batch():
-            jobs = [self.executor.submit(on_node, *a) for a in args]
-        self._register(jobs, queued={t[1]: (job, a) for t, job, a in zip(trials, jobs, args)})
+        jobs: dict = {}
+        for executor in {id(self._for(a)): self._for(a) for a in args}.values():
+            mine = [i for i, a in enumerate(args) if self._for(a) is executor]
+            with executor.batch():
+                jobs.update((i, executor.submit(on_node, *args[i])) for i in mine)
+        ordered = [jobs[i] for i in range(len(args))]
+        self._register(ordered, queued={t[1]: (job, a) for t, job, a in zip(trials, ordered, args)})
+
+    def _for(self, args: tuple):
+        """The executor for a trial's job: several nodes for a trial of several ranks, else one."""
+        return self.executor if args[-1] > 1 else self.single
 
     def run(self, spec: TrialSpec, trial_dir: str, cache_root: str,
             timeout: Union[float, Callable[[], float]]) -> Outcome:
@@ -111,7 +144,7 @@ class SlurmExecutor:
 
     def _submit(self, args: tuple):
         self._refuse_if_cancelled()
-        job = self.executor.submit(on_node, *args)
+        job = self._for(args).submit(on_node, *args)
         self._register([job])
         return job
 
@@ -186,6 +219,26 @@ class SlurmExecutor:
         for job, _ in unused:
             job.cancel(check=False)
             self._forget(job)
+
+
+def _executor(submitit, settings: ExecutorSettings, jobs_dir: str, nodes: int, comment: str):
+    """A submitit executor for jobs of `nodes` nodes, one task each, on the settings' partition."""
+    executor = submitit.AutoExecutor(folder=os.path.join(jobs_dir, "%j"), cluster="slurm")
+    params = {"slurm_time": settings.time, "nodes": nodes, "tasks_per_node": 1,
+              "slurm_array_parallelism": settings.max_jobs, "name": "reprokit-trial",
+              # submitit warns the job this long before its limit (default 90 s, more than a 1-minute job has)
+              "slurm_signal_delay_s": min(90, settings.time * 60 // 4),
+              # The node imports this reprokit whatever the submitting shell's PYTHONPATH was.
+              "slurm_setup": [f"export PYTHONPATH={PACKAGE_PARENT}${{PYTHONPATH:+:$PYTHONPATH}}"],
+              "slurm_additional_parameters": {"comment": comment}}
+    if settings.partition:
+        params["slurm_partition"] = settings.partition
+    if settings.account:
+        params["slurm_account"] = settings.account
+    if settings.gpus_per_node:
+        params["gpus_per_node"] = settings.gpus_per_node
+    executor.update_parameters(**params)
+    return executor
 
 
 def _killed(trial_dir: str, states: list) -> Outcome:
