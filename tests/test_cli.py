@@ -257,17 +257,21 @@ def test_resume_answers_finished_trials_from_the_journal(user_backend_run, tmp_p
 
 
 @pytest.mark.slow
-def test_minify_refuses_a_flaky_run(tmp_path):
+def test_minify_refuses_a_flaky_run_too_rare_to_ask_each_cut_until_it_fails(tmp_path):
+    """1 run in 4 fails: a question would need more than 8 runs to pass with a 5% chance of a miss."""
     work = tmp_path / "project"
     work.mkdir()
     shutil.copy(CASES / "flaky.py", work / "flaky.py")
     code, out, err = reprokit("bisect", str(work / "flaky.py"), "--repeat", "4", "--jobs", "1", "--no-pack",
-                              "--json", "-o", str(work / "artifacts"), env={"FLAKY_DIR": str(tmp_path)})
+                              "--json", "-o", str(work / "artifacts"),
+                              env={"FLAKY_DIR": str(tmp_path), "FLAKY_EVERY": "4"})
     assert code == 0, err
     verdict = json.loads(out)
-    assert verdict["flaky"] is True and verdict["repro"] is None
-    line = ("reprokit: not minified: the failure is flaky (it reproduced in 50% of runs); minify needs a failure "
-            "that reproduces every time\n")
+    assert verdict["flaky"] is True and verdict["repro"] is None and verdict["flaky_tries"] is None
+    assert verdict["message"] == ("flaky: the original fails 1 of 4 runs (95% CI 5%–70%); too rare to bisect run by "
+                                  "run (a question would need more than 8 runs)")
+    line = ("reprokit: not minified: the failure is flaky (it reproduced in 25% of runs), too rarely to ask each cut "
+            "until it fails\n")
     assert reprokit("minify", verdict["run_dir"]) == (2, "", line)
     assert reprokit("minify", verdict["run_dir"], "--json") == (2, "", line)
 

@@ -134,3 +134,23 @@ def test_a_baseline_cut_at_the_limit_does_not_raise_the_limit_of_the_trials_besi
     assert (baseline.kind, [o.kind for o in originals]) == ("hang", ["hang"]), (baseline, originals)
     assert runner.timeout == 8.0
     assert took < 60, took  # every trial cut at 8 s (not 120 s, the floor the baseline's time would have set)
+
+
+def test_a_stage_that_passes_where_the_ladder_says_it_should_fail_is_named():
+    """A flaky script (held-out pytorch/pytorch#145445, backend="eager", fails 40% of runs) once got the verdict
+    aot_eager_decomp_partition: its eager stage passed by chance, though the original failed with that very
+    backend, and inductor passed after decomposition failed. Such a ladder is re-asked as a rate, never trusted."""
+    from reprokit.bisect.steady import contradicting
+    from reprokit.data.records import StageResult
+
+    def ladder(*kinds):
+        stages = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
+        return [StageResult(stage=st, kind=k, summary="", seconds=0.1, same=k == "exception")
+                for st, k in zip(stages, kinds)]
+
+    assert contradicting(ladder("pass", "pass", "exception", "pass"), "eager") == "eager"
+    assert contradicting(ladder("pass", "exception", "pass", "exception"), "inductor") == "aot_eager_decomp_partition"
+    assert contradicting(ladder("pass", "pass", "exception", "exception"), "inductor") is None
+    # past the script's own backend a pass proves nothing (inductor may override a decomposition)
+    assert contradicting(ladder("pass", "exception", "exception", "pass"), "aot_eager_decomp_partition") is None
+    assert contradicting(ladder("pass", "pass", "pass", "exception"), "my_backend") is None

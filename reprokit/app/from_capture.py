@@ -41,7 +41,7 @@ def bisect_from_capture(capture_dir: str, *, output_dir: Optional[str] = None, t
     record_secrets(run_dir)
     case = _copy_capture(captured, run_dir)
     opts = BisectOptions(script=captured.script, cwd=os.path.dirname(captured.script), timeout=timeout,
-                         jobs=jobs or default_jobs(), configs=False, subsystems=subsystems)
+                         jobs=jobs or default_jobs(), configs=subsystems, subsystems=subsystems)
     run_dir.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
                                     "environment": recorded_environment(), "steps": {"minify": minify, "pack": pack},
                                     "capture": {"from": root, "rank": captured.rank, "case": case,

@@ -9,14 +9,15 @@ from reprokit.app.common import Emit, executor_of, forks_cleanly, noop, run_kind
 from reprokit.app.verdict_file import with_fields, with_repro
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.phases import Isolation, Repro
-from reprokit.data.records import Verdict
+from reprokit.data.records import Signature, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
 from reprokit.export.ladder import FAILING_STAGES
 from reprokit.export.rerun import check_unchanged, minify_export_run
-from reprokit.minify.repro_kinds import CompiledIsCloser, minify_isolation
+from reprokit.minify.repro_kinds import CompiledIsCloser, make_runner, minify_isolation
 from reprokit.report.bisect_report import load_verdict
 from reprokit.trial.executors import check_executor
+from reprokit.trial.repeat import UntilItFails
 from reprokit.trial.runner import Runner
 
 # Said (after "not minified: ") when a slowdown is bisected: there is no failing graph to cut.
@@ -26,11 +27,11 @@ MEMORY_REASON = "an out-of-memory is reported with its stage and both peaks; a g
 
 
 def refusal(v: Verdict) -> Optional[str]:
-    """Why this verdict must not be minified, or None: a flaky failure would send the search astray, a
+    """Why this verdict must not be minified, or None: a flaky failure too rare to ask each cut until it fails, a
     slowdown (bisect --kind slow) has no failure to keep while cutting, nor has memory only compiled code needs."""
-    if v.flaky:
-        return (f"the failure is flaky (it reproduced in {v.repro_rate or 0:.0%} of runs); minify needs a failure "
-                "that reproduces every time")
+    if v.flaky and not v.flaky_tries:
+        return (f"the failure is flaky (it reproduced in {v.repro_rate or 0:.0%} of runs), too rarely to ask each cut "
+                "until it fails")
     if v.kind == "slow":
         return SLOW_REASON
     if v.memory is not None:
@@ -70,6 +71,10 @@ def minify_verdict(run_dir: RunDir, verdict: Verdict, *, runner: Optional[Runner
         check_unchanged(run_dir, verdict)
     if not verdict.warm_cache:  # its repro is the script run cold then warm: nothing is cut (minify/warm_repro.py)
         emit("phase", name="minify")
+    if verdict.flaky_tries and not isinstance(runner, UntilItFails):
+        # A flaky failure: each cut asked until it fails that way, as the bisect asked each question.
+        runner = UntilItFails(runner or make_runner(run_dir, emit), Signature.from_dict(verdict.signature),
+                              verdict.flaky_tries)
     try:
         repro = make_repro(run_dir, Isolation.of(verdict), runner=runner, emit=emit, resume=resume, command=command)
     except CompiledIsCloser as e:

@@ -15,6 +15,7 @@ from reprokit.data.rate import rate_line
 from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.stages import CROSSREF, STAGES, SUBSYSTEMS
 from reprokit.data.trial_files import trial_record
+from reprokit.trial.repeat import MAX_TRIES, MISS, UntilItFails, tries_for
 from reprokit.trial.runner import Runner
 from reprokit.bisect.captured import adopt_saved_graph, graph_ladder
 from reprokit.bisect.configs import config_flips
@@ -26,9 +27,12 @@ from reprokit.bisect.ladder import meta_mismatch, previous_stage, run_ladder
 from reprokit.bisect.session import TORCH_LOGS_ENV, BisectOptions, Emit, Session
 from reprokit.bisect.speed import SLOW_STAGE_MEANING, SpeedJudge, modes
 from reprokit.bisect.start import record_original, reference_run, start_round
+from reprokit.bisect.steady import contradicting
 from reprokit.bisect.warm import warm_ladder
 from reprokit.data.warm_cache import describe as describe_warm
 from reprokit.bisect.subsystems import confirm_boundary, subsystem
+
+RATE_RUNS = 3  # runs of the script that tell a flaky failure from a ladder that holds, when a stage contradicts it
 
 __all__ = ["BisectOptions", "Bisector", "Deployment", "TORCH_LOGS_ENV", "SLOW_STAGE_MEANING"]
 
@@ -70,10 +74,7 @@ class Bisector(Session):
             v.ladder = [dataclasses.asdict(r) for r in warm_ladder(self.warm_cache_runs, self.target)]
             v.message = "; ".join(x for x in (describe_warm(self.warm_cache), v.message) if x)
             return self.finish(v, decisive={"first_failing": original.trial_dir})
-        if fails < len(originals):
-            v.flaky = True
-            v.message = (f"flaky: the original {rate_line(fails, len(originals))}; not bisected, since a "
-                         "flaky failure would send the search astray")
+        if fails < len(originals) and not self.ask_until_it_fails(v, fails, len(originals)):
             return self.finish(v, decisive={"first_failing": original.trial_dir})
 
         if original.kind == "cuda_fault":  # from here on every launch is synchronous: the fault names its kernel
@@ -86,6 +87,11 @@ class Bisector(Session):
         # The graph the original saved as it raised, asked first; the script's runs when it cannot answer.
         ladder = graph_ladder(self, v, original) or run_ladder(self, original)
         v.ladder = [dataclasses.asdict(r) for r in ladder]
+        odd = contradicting(ladder, original.user_backend) if not v.flaky else None
+        if odd is not None and self.flaky_after_all(v, originals, odd):
+            # Measured flaky now: the ladder again, each stage asked until the failure shows.
+            ladder = run_ladder(self, original)
+            v.ladder = [dataclasses.asdict(r) for r in ladder]
         pieces_finding(v, original)
         failing = self.first_failing(v, ladder, original)
         if failing is None:
@@ -112,6 +118,39 @@ class Bisector(Session):
         else:  # the report's logs, not the verdict's: asked after the repro (after_repro)
             v.deferred.append("torch_logs")
         return self.finish(v, decisive=decisive)
+
+    def flaky_after_all(self, v: Verdict, originals: list, odd: str) -> bool:
+        """A stage passed where the ladder says it should fail (`odd`): the script as written runs RATE_RUNS more
+        times. When one passes, the failure is flaky: every later question is asked until it fails (True). When
+        all fail, the ladder's answer stands."""
+        more = self.runner.map([self.spec("user", "original-rate", attempt=200 + i) for i in range(RATE_RUNS)])
+        runs = [*originals, *(x for x in more if x is not None)]
+        fails = sum(1 for x in runs if x is not None and self.target.matches(x.signature))
+        if fails == len(runs):
+            self.emit("note", text=f"stage {odd} passes where the ladder says it should fail; the script failed "
+                                   f"{fails} of {fails} runs as written: the ladder's answer stands")
+            return False
+        return self.ask_until_it_fails(v, fails, len(runs), why=f"stage {odd} passed where the ladder says it "
+                                                               "should fail")
+
+    def ask_until_it_fails(self, v: Verdict, fails: int, runs: int, why: str = "") -> bool:
+        """A flaky failure, measured at `fails` of `runs`: from here on each question is asked until it fails that
+        way or has passed often enough that a chance pass is unlikely (trial/repeat.py); True when it can be
+        bisected so, False (with the verdict's message) when it is too rare for that."""
+        rate = fails / runs
+        v.flaky, v.repro_rate, v.repro_runs = True, rate, runs
+        tries = tries_for(rate)
+        if fails == 0 or (1.0 - rate) ** MAX_TRIES > MISS:
+            v.message = (f"flaky: the original {rate_line(fails, runs)}; too rare to bisect run by run (a question "
+                         f"would need more than {MAX_TRIES} runs)")
+            return False
+        self.runner = UntilItFails(self.runner, self.target, tries)
+        v.flaky_tries = tries
+        v.message = (f"flaky: the original {rate_line(fails, runs)}{'; ' + why if why else ''}; each question was "
+                     f"asked up to {tries} times: it fails at the first run that fails that way, and passes after "
+                     f"{tries} that do not")
+        self.emit("note", text=v.message)
+        return True
 
     def after_repro(self, isolation: Isolation) -> Evidence:
         """Ask what the verdict did not need and the report wants (isolation.deferred), side by side: the re-run of

@@ -74,6 +74,8 @@ class GraphBisector(Bisector):
             v.subsystem = subsystem(self, failing.stage, outcome, confirm=False)
             if v.subsystem:
                 v.deferred.append("confirm")
+                if self.opts.configs and failing.stage in ("inductor", "aot_eager_decomp_partition"):
+                    v.deferred.append("configs")  # a workaround for the report, on the graph, after the repro
         v.deferred.append("torch_logs")
         v.message = f"from a capture (rank {self.captured.rank}, graph {v.graph}): no run of the job"
         return self.finish(v, decisive=decisive)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from reprokit.data.records import Outcome, Signature, TrialSpec
+from reprokit.data.stages import CROSSREF
 
 # Runs after the first that failed another way: a flaky failure rarely survives three runs; a steady one is told
 # by the second run failing exactly as the first (then no third is spent).
@@ -45,3 +46,17 @@ def _how(outcome: Outcome) -> str:
     if outcome.kind == "hang":
         return f"hung (cut at {outcome.seconds:.0f} s)"
     return f"failed with {outcome.signature.short()[:160]}"
+
+
+def contradicting(ladder: list, user_stage: Optional[str]) -> Optional[str]:
+    """The stage whose pass contradicts the original's failure, or None when the ladder holds together: the stage
+    of the script's own backend (the original failed with it), or a stage after the first failing one and up to
+    the script's own (a bug a stage brings in stays in the stages built on it). The crossref check is left out."""
+    rows = [r for r in ladder if r.stage != CROSSREF]
+    stages = [r.stage for r in rows]
+    if user_stage in stages and rows[stages.index(user_stage)].kind == "pass":
+        return user_stage
+    first = next((i for i, r in enumerate(rows) if r.same), None)
+    if first is None or user_stage not in stages:
+        return None
+    return next((r.stage for r in rows[first + 1:stages.index(user_stage) + 1] if r.kind == "pass"), None)

@@ -43,6 +43,8 @@ def run_graph(state: TrialState) -> None:
     gm, inputs, meta = load_case(spec.case)
     for line in meta.get("config_lines", []):
         exec(line, {"torch": torch})  # the user's own non-default compiler config, as captured
+    # The flags in force, as a script trial records them: the config flips are asked of a graph too.
+    state.record_configs(((meta.get("compile_args") or {}).get("options")))
     state.note = ""
     _compile_and_check(state, gm, inputs, meta)
 

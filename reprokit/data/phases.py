@@ -29,6 +29,7 @@ class Isolation(JsonData):
     flaky: bool = False
     repro_rate: Optional[float] = None
     repro_runs: Optional[int] = None
+    flaky_tries: Optional[int] = None  # flaky: each question asked up to this many times (trial/repeat.py)
     unsteady: str = ""  # the baseline or a stage that failed another way, asked again: flaky or broken that way
     warm_cache: Optional[dict] = None  # it fails only with inductor's caches on: which, and how (bisect/warm.py)
     trials: int = 0

@@ -244,6 +244,7 @@ class Verdict(JsonData):
     flaky: bool = False
     repro_rate: Optional[float] = None
     repro_runs: Optional[int] = None  # --repeat: how many runs of the original repro_rate is of
+    flaky_tries: Optional[int] = None  # flaky: each question asked up to this many times (trial/repeat.py)
     # Runs that failed another way than the original and were asked again (the baseline, a stage): one line each,
     # flaky or broken that way (bisect/steady.py); never the failure itself
     unsteady: str = ""

@@ -72,9 +72,11 @@ def minify_isolation(run_dir: RunDir, isolation: Isolation, runner: Optional[Run
     from reprokit.source.reduce import minify_source
 
     stage = "eager" if v.failing_stage == "eager" else "user"
+    said = v.message  # the bisect's own message: not what the source reduction found
     v = minify_source(run_dir, v, runner, emit, started, before, stage=stage)
+    why = v.message if v.message != said else ""
     v.repro_attempts.append(ReproAttempt("source", "verified" if v.repro_verified else
-                                         (v.message or "the reduced script does not fail the same way")))
+                                         (why or "the reduced script does not fail the same way")))
     if not v.repro_verified:
         v.repro_kind = None
         v.message = "no verified repro: " + "; ".join(f"{a.kind}: {a.result}" for a in v.repro_attempts)
