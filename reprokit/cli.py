@@ -157,7 +157,7 @@ def bisect(script, script_args, resume_dir, capture_dir, output_dir, timeout, jo
         if capture_dir:
             v = from_capture_case.bisect_from_capture(
                 capture_dir, output_dir=output_dir, timeout=timeout, jobs=jobs, subsystems=not no_subsystems,
-                minify=not no_minify, pack=not no_pack, command=invoked("bisect"), emit=printer)
+                configs=not no_configs, minify=not no_minify, pack=not no_pack, command=invoked("bisect"), emit=printer)
         elif resume_dir:
             v = bisect_case.resume_bisect(resume_dir, minify=not no_minify, pack=not no_pack, emit=printer)
         else:

@@ -264,7 +264,7 @@ def test_minify_refuses_a_flaky_run_too_rare_to_ask_each_cut_until_it_fails(tmp_
     shutil.copy(CASES / "flaky.py", work / "flaky.py")
     code, out, err = reprokit("bisect", str(work / "flaky.py"), "--repeat", "4", "--jobs", "1", "--no-pack",
                               "--json", "-o", str(work / "artifacts"),
-                              env={"FLAKY_DIR": str(tmp_path), "FLAKY_EVERY": "4"})
+                              env={"FLAKY_DIR": str(tmp_path), "FLAKY_PATTERN": "PPPF"})
     assert code == 0, err
     verdict = json.loads(out)
     assert verdict["flaky"] is True and verdict["repro"] is None and verdict["flaky_tries"] is None

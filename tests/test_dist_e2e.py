@@ -48,6 +48,10 @@ def test_ranks_the_script_spawns_run_under_the_stage_and_bisect_to_the_relu_lowe
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1", reason=(
+    "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 158 s in CI at 8d7a70e): the collective in the graph and the one-process "
+    "repro on the fake group are tested by test_capture.py's torchrun job, the in-place torchrun bisect by "
+    "test_a_rank_that_loads_what_another_rank_stored_is_named_shared_cache"))
 def test_a_torchrun_job_with_a_collective_in_the_graph_gets_a_one_process_repro(project):
     data = bisected(project, "--nproc-per-node", "2", "tp_torchrun_relu.py")
     check_relu_lowering(data)

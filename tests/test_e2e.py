@@ -265,30 +265,31 @@ def test_backward_only_silent_accuracy_bug_is_caught_by_the_gradient_check(workd
 
 @pytest.mark.slow
 def test_a_flaky_failure_is_bisected_with_each_question_asked_until_it_fails(workdir, tmp_path):
-    """Half the runs fail: each question is asked until it fails that way, passing only after 5 runs that do not
-    ((1 - 0.5)^5 < 5%), so a chance pass never places the failure; the graph repro is verified the same way."""
+    """3 of 4 runs fail: each question is asked until it fails that way, passing only after 3 runs that do not
+    ((1 - 0.75)^3 < 5%), so a chance pass never places the failure; the graph repro is verified the same way."""
     exp = expect("flaky.py")
-    p, data = bisect(workdir, "flaky.py", *exp["args"], "--no-pack", "--no-configs", env={"FLAKY_DIR": str(tmp_path)})
+    p, data = bisect(workdir, "flaky.py", *exp["args"], "--no-pack", "--no-configs",
+                     env={"FLAKY_DIR": str(tmp_path), "FLAKY_PATTERN": "PFFF"})
     assert p.returncode == 0, p.stderr
-    assert data["flaky"] is True and data["repro_rate"] == 0.5 and data["repro_runs"] == 4
-    assert data["flaky_tries"] == 5
-    assert data["message"].startswith("flaky: the original fails 2 of 4 runs (95% CI 15%–85%); each question was "
-                                      "asked up to 5 times"), data["message"]
+    assert data["flaky"] is True and data["repro_rate"] == 0.75 and data["repro_runs"] == 4
+    assert data["flaky_tries"] == 3
+    assert data["message"].startswith("flaky: the original fails 3 of 4 runs (95% CI 30%–95%); each question was "
+                                      "asked up to 3 times"), data["message"]
     assert [r["kind"] for r in data["ladder"]] == ["pass", "pass", "pass", "exception"]
     assert data["failing_stage"] == "inductor" and "aten.relu" in data["subsystem"]["detail"]
     assert data["repro_verified"] is True and data["nodes"]["minified"] < data["nodes"]["original"]
 
 
 def test_a_failure_the_first_run_missed_is_flaky_not_a_cache_bug(workdir, tmp_path):
-    """Runs 3 and 6 of the script fail (held-out: pytorch/pytorch#145445 fails 40% of runs). The original passes,
-    the cold-cache run fails: before a cache is blamed the script runs twice more with the caches off, and the
-    failure comes back. Flaky, counted over every run; no cache finding."""
+    """Only the first compiled run passes (held-out: pytorch/pytorch#145445 fails 40% of runs, and the original
+    passed by chance). The cold-cache run fails: before a cache is blamed the script runs twice more with the
+    caches off, and the failure comes back. Flaky, counted over every run; no cache finding."""
     p, data = bisect(workdir, "flaky.py", "--jobs", "1", "--no-pack", "--no-minify", "--no-subsystems", "--no-configs",
-                     env={"FLAKY_DIR": str(tmp_path), "FLAKY_EVERY": "3"})
+                     env={"FLAKY_DIR": str(tmp_path), "FLAKY_PATTERN": "PPFFFFFF"})
     assert p.returncode == 0, p.stderr
     assert data["flaky"] is True and data["warm_cache"] is None, data["message"]
-    # the original, the cold and warm cache runs, the two runs with the caches off: runs 2 to 6 of the script
-    assert data["repro_runs"] == 5 and data["message"].startswith("flaky: the original fails 2 of 5 runs")
+    # the original, the cold and warm cache runs, the two runs with the caches off: runs 1 to 5 of the script
+    assert data["repro_runs"] == 5 and data["message"].startswith("flaky: the original fails 4 of 5 runs")
     assert "a flaky script, not a cache bug" in p.stderr
 
 

@@ -154,3 +154,14 @@ def test_a_stage_that_passes_where_the_ladder_says_it_should_fail_is_named():
     # past the script's own backend a pass proves nothing (inductor may override a decomposition)
     assert contradicting(ladder("pass", "exception", "exception", "pass"), "aot_eager_decomp_partition") is None
     assert contradicting(ladder("pass", "pass", "pass", "exception"), "my_backend") is None
+
+
+def test_the_report_says_how_a_flaky_failure_was_asked():
+    from reprokit.report.bisect_report import summary
+
+    v = Verdict(script="/p/train.py", argv=[], kind="exception",
+                signature={"kind": "exception", "exc_type": "AssertionError"}, failing_stage="eager", last_passing_stage="none", flaky=True, repro_rate=0.5, repro_runs=4,
+                flaky_tries=5)
+    text = summary(v)
+    assert "The failure is flaky: the script fails 2 of 4 runs (95% CI 15%–85%)." in text
+    assert "was asked until it failed that way, up to 5 runs; one that passed all 5 counted as passing" in text

@@ -6,14 +6,16 @@ failing stage, the failure kinds, the repro kinds that are acceptable for it ("g
 "graph_in_script", "source"), loose upper bounds on the repro's size, and, where the verdict should name it, the
 op. tests/real_bugs/BASELINE.md has the seconds and the result of each case.
 
-CI runs 12 of the 16; four are opt-in with REPROKIT_ALL_REAL_BUGS=1, to keep CI under 45 minutes on two cores
+CI runs 11 of the 16; five are opt-in with REPROKIT_ALL_REAL_BUGS=1, to keep CI under 45 minutes on two cores
 (the fresh-clone CI at 84b6f5f took 48 min 50 s with all but one; BASELINE.md has each case's seconds):
 - interp_conv_pool_where_grad (124 s): backward-only failures are covered by funcgrad_custom_function_ste;
 - b_segformer_sr_conv_dynamic_recompile (485 s in that CI, 11% of the suite's work): its source reduction is
   covered by funcgrad, autogradcpu and nested, its time share by tests/test_source_share.py;
 - index_put_then_flip_add (146 s): input mutation is covered by unfold_gapped_inplace and dropout_eval_inplace_alias;
 - b_generator_yield_from_return (277 s, issue #32's Dynamo-stage script of 50+ lines): its source reduction, stopped
-  at its 240 s share, is covered by funcgrad, autogradcpu and nested.
+  at its 240 s share, is covered by funcgrad, autogradcpu and nested;
+- dropout_eval_inplace_alias (92 s in the CI at 8d7a70e, which took 44 min 30 s before the newest torch's smoke
+  set): input mutation is covered by unfold_gapped_inplace.
 b_jacfwd_half_reduction_cpp_error runs again since its graph repro takes under a minute (it was a source reduction
 of 110-164 s): it is the corpus's graph whose cuts mostly fail another way (issue #32).
 """
@@ -38,6 +40,7 @@ OPT_IN = {
     "b_segformer_sr_conv_dynamic_recompile.py",  # 485 s; source reduction: funcgrad, autogradcpu, nested
     "index_put_then_flip_add.py",  # 146 s; input mutation: unfold_gapped_inplace, dropout_eval_inplace_alias
     "b_generator_yield_from_return.py",  # 277 s; Dynamo-stage source reduction: funcgrad, autogradcpu, nested
+    "dropout_eval_inplace_alias.py",  # 92 s in CI at 8d7a70e; input mutation: unfold_gapped_inplace
 }
 
 

@@ -23,7 +23,8 @@ from reprokit.trial.runner import Runner
 
 
 def bisect_from_capture(capture_dir: str, *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
-                        jobs: Optional[int] = None, subsystems: bool = True, minify: bool = True, pack: bool = True,
+                        jobs: Optional[int] = None, subsystems: bool = True, configs: bool = True,
+                        minify: bool = True, pack: bool = True,
                         command: str = "", emit: Emit = noop) -> Verdict:
     """Ladder, subsystems and lowerings, minify and pack, all on the captured graph: zero runs of the job."""
     root = os.path.abspath(capture_dir)
@@ -41,7 +42,7 @@ def bisect_from_capture(capture_dir: str, *, output_dir: Optional[str] = None, t
     record_secrets(run_dir)
     case = _copy_capture(captured, run_dir)
     opts = BisectOptions(script=captured.script, cwd=os.path.dirname(captured.script), timeout=timeout,
-                         jobs=jobs or default_jobs(), configs=subsystems, subsystems=subsystems)
+                         jobs=jobs or default_jobs(), configs=configs, subsystems=subsystems)
     run_dir.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
                                     "environment": recorded_environment(), "steps": {"minify": minify, "pack": pack},
                                     "capture": {"from": root, "rank": captured.rank, "case": case,

@@ -13,7 +13,7 @@ from typing import Callable, Optional
 from reprokit.data.phases import Evidence, Isolation
 from reprokit.data.rate import rate_line
 from reprokit.data.records import Outcome, StageResult, Verdict
-from reprokit.data.stages import CROSSREF, STAGES, SUBSYSTEMS
+from reprokit.data.stages import CONFIG_STAGES, CROSSREF, STAGES, SUBSYSTEMS
 from reprokit.data.trial_files import trial_record
 from reprokit.trial.repeat import MAX_TRIES, MISS, UntilItFails, tries_for
 from reprokit.trial.runner import Runner
@@ -84,14 +84,9 @@ class Bisector(Session):
             return self.finish(v, decisive=decisive)
         if original.kind == "skip":
             memory_finding(v, original, baseline)
-        # The graph the original saved as it raised, asked first; the script's runs when it cannot answer.
-        ladder = graph_ladder(self, v, original) or run_ladder(self, original)
-        v.ladder = [dataclasses.asdict(r) for r in ladder]
-        odd = contradicting(ladder, original.user_backend) if not v.flaky else None
-        if odd is not None and self.flaky_after_all(v, originals, odd):
-            # Measured flaky now: the ladder again, each stage asked until the failure shows.
-            ladder = run_ladder(self, original)
-            v.ladder = [dataclasses.asdict(r) for r in ladder]
+        ladder = self.ladder(v, original, originals)
+        if ladder is None:  # flaky, and too rare to ask each question until it fails
+            return self.finish(v, decisive={"first_failing": original.trial_dir})
         pieces_finding(v, original)
         failing = self.first_failing(v, ladder, original)
         if failing is None:
@@ -118,6 +113,21 @@ class Bisector(Session):
         else:  # the report's logs, not the verdict's: asked after the repro (after_repro)
             v.deferred.append("torch_logs")
         return self.finish(v, decisive=decisive)
+
+    def ladder(self, v: Verdict, original: Outcome, originals: list) -> Optional[list]:
+        """The stage ladder: of the graph the original saved as it raised when it fails alone, else of the script;
+        asked again, each stage until the failure shows, when a stage contradicts it and the script proves flaky;
+        None when it is flaky too rarely for that."""
+        ladder = graph_ladder(self, v, original) or run_ladder(self, original)
+        v.ladder = [dataclasses.asdict(r) for r in ladder]
+        odd = contradicting(ladder, original.user_backend) if not v.flaky else None
+        if odd is None:
+            return ladder
+        if not self.flaky_after_all(v, originals, odd):
+            return None if v.flaky else ladder
+        ladder = (graph_ladder(self, v, original) if self.ladder_from_graph else None) or run_ladder(self, original)
+        v.ladder = [dataclasses.asdict(r) for r in ladder]
+        return ladder
 
     def flaky_after_all(self, v: Verdict, originals: list, odd: str) -> bool:
         """A stage passed where the ladder says it should fail (`odd`): the script as written runs RATE_RUNS more
@@ -208,7 +218,7 @@ class Bisector(Session):
                 v.graph_code = code
         if v.memory is not None:
             return  # config flips and counted passes are about failures, not the memory a program needs
-        configs = o.configs and stage in ("inductor", "aot_eager_decomp_partition")
+        configs = o.configs and stage in CONFIG_STAGES
         if o.kind == "slow":
             self.emit("phase", name="configs")
             v.config = config_flips(self, stage, failing) if configs else None

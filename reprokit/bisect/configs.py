@@ -42,7 +42,7 @@ def config_flips(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
     that costs one trial where asking each costs ten or more, for the common answer "no setting helps". It would
     miss a flip that fixes the failure only while the others stay at their values, which we accept.
     """
-    # The settings in force are what the script's run recorded: a graph trial (bisect/captured.py) records none.
+    # The settings in force are what the script's run recorded (a graph trial records those it ran with).
     state = trial_record((s.original if s.graph_case and s.original else failing).trial_dir)
     flips = candidate_flips(stage, state)
     if not flips:

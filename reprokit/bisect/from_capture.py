@@ -11,7 +11,7 @@ from typing import Optional
 
 from reprokit.data.phases import Isolation
 from reprokit.data.records import Outcome, Signature, StageResult, TrialSpec, Verdict
-from reprokit.data.stages import STAGES, SUBSYSTEMS
+from reprokit.data.stages import CONFIG_STAGES, STAGES, SUBSYSTEMS
 from reprokit.bisect.bisector import Bisector
 from reprokit.bisect.capture_folder import CapturedFailure
 from reprokit.bisect.session import BisectOptions, Emit
@@ -74,7 +74,7 @@ class GraphBisector(Bisector):
             v.subsystem = subsystem(self, failing.stage, outcome, confirm=False)
             if v.subsystem:
                 v.deferred.append("confirm")
-                if self.opts.configs and failing.stage in ("inductor", "aot_eager_decomp_partition"):
+                if self.opts.configs and failing.stage in CONFIG_STAGES:
                     v.deferred.append("configs")  # a workaround for the report, on the graph, after the repro
         v.deferred.append("torch_logs")
         v.message = f"from a capture (rank {self.captured.rank}, graph {v.graph}): no run of the job"

@@ -119,14 +119,16 @@ def flaky_not_cached(s: Session, original: Outcome, failing: Outcome) -> bool:
     """Whether a failure the cache runs showed is the script's own chance, not the cache's: it fails again with the
     caches off, or the script's backend is not inductor (whose caches these are). Then every run so far counts
     towards its rate (s.reruns), and the bisect treats it as flaky."""
-    again = s.runner.map([s.spec("user", "original-again", attempt=100 + i) for i in range(RERUNS)])
-    flaky = original.user_backend not in (None, "inductor") or any(
-        x is not None and failing.signature.matches(x.signature) for x in again)
-    if flaky:
+    not_inductor = original.user_backend not in (None, "inductor")
+    again = [] if not_inductor else s.runner.map([s.spec("user", "original-again", attempt=100 + i)
+                                                  for i in range(RERUNS)])
+    back = any(x is not None and failing.signature.matches(x.signature) for x in again)
+    if not_inductor or back:
         s.reruns = tuple(o for _, o in s.warm_cache_runs) + tuple(x for x in again if x is not None)
-        s.emit("note", text="the failure came back with the caches off, or inductor's caches do not apply: "
-                            "a flaky script, not a cache bug")
-    return flaky
+        why = (f"the script's backend ({original.user_backend}) uses no inductor cache" if not_inductor else
+               "the failure came back with the caches off")
+        s.emit("note", text=f"{why}: a flaky script, not a cache bug")
+    return not_inductor or back
 
 
 def record_original(s: Session, v: Verdict, original: Outcome, originals: list, baseline: Outcome) -> int:

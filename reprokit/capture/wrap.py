@@ -50,8 +50,10 @@ class CapturingBackend:
 
         def call(*args):
             # Its backward runs later, from loss.backward(), outside this call: the recorder keeps what writing
-            # this graph out would need (the args only until the next compiled call).
-            rec.last_call = (k, gm, args, ctx, compile_args)
+            # this graph out would need (the args only until the next compiled call, and only when a backward
+            # can follow).
+            if ctx.get("grad_enabled", True) and any(getattr(a, "requires_grad", False) for a in args):
+                rec.last_call = (k, gm, args, ctx, compile_args)
             try:
                 return compiled(*args)
             except BaseException as e:

@@ -5,6 +5,8 @@ from __future__ import annotations
 # aot_eager_decomp_partition_crossref runs the same graphs as the stage before it, checking each custom operator's
 # fake (meta) kernel against its real kernel at run time: a failure first seen there is a wrong fake kernel.
 CROSSREF = "aot_eager_decomp_partition_crossref"
+# The stages whose failure a flipped inductor or functorch setting may avoid (bisect/configs.py).
+CONFIG_STAGES = ("inductor", "aot_eager_decomp_partition")
 STAGES = ("none", "eager", "aot_eager", "aot_eager_decomp_partition", CROSSREF, "inductor")
 
 STAGE_TITLES = {

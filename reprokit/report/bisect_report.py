@@ -60,6 +60,10 @@ def summary(v: Verdict, brief: bool = False) -> str:
     if v.flaky:
         parts.append(f"The failure is flaky: the script {rate_line(round(v.repro_rate * v.repro_runs), v.repro_runs)}."
                      if v.repro_runs else f"The failure is flaky: it reproduced in {v.repro_rate:.0%} of runs.")
+        if v.flaky_tries:
+            parts.append(f"Each question (stage, counter, cut, the repro's own check) was asked until it failed that "
+                         f"way, up to {v.flaky_tries} runs; one that passed all {v.flaky_tries} counted as passing, "
+                         "so repro.py may need a few runs to fail.")
     if v.unsteady:
         parts.append(f"Note: {v.unsteady}.")
     return " ".join(parts)

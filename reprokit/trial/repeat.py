@@ -8,6 +8,7 @@ import math
 from typing import Callable, Iterable, Optional
 
 from reprokit.data.records import Outcome, Signature, TrialSpec
+from reprokit.trial.runner import BUDGET_SPENT
 
 MAX_TRIES = 8  # a rare failure (below about 30%) is not bisected run by run: past this it costs too much
 MISS = 0.05  # the chance a failing question passes all its tries
@@ -39,30 +40,44 @@ class UntilItFails:
         setattr(self._inner, name, value)
 
     def _shows(self, outcome: Optional[Outcome]) -> bool:
-        return outcome is None or self.target.matches(outcome.signature)
+        return outcome is None or outcome is BUDGET_SPENT or self.target.matches(outcome.signature)
 
     def __call__(self, spec: TrialSpec, *args, **kwargs) -> Outcome:
-        out = self._inner(spec, *args, **kwargs)
-        for i in range(1, self.tries):
-            if self._shows(out):
+        outs = [self._inner(spec, *args, **kwargs)]
+        for i in range(1, self.tries if _a_question(spec) else 1):
+            if self._shows(outs[-1]):
                 break
-            out = self._inner(_again(spec, i), *args, **kwargs)
-        return out
+            outs.append(self._inner(_again(spec, i), *args, **kwargs))
+        return _answer(outs, self._shows)
 
     def map(self, specs: Iterable[TrialSpec], stop: Optional[Callable[[int, Outcome], bool]] = None,
             limit: Optional[float] = None) -> list:
         """The first round as the wrapped runner asks it; then each that has not shown the failure, again, all at
         once, until it does or its tries are spent."""
         specs = list(specs)
-        outs = self._inner.map(specs, stop=stop, limit=limit)
+        runs = [[o] for o in self._inner.map(specs, stop=stop, limit=limit)]
         for i in range(1, self.tries):
-            again = [j for j, o in enumerate(outs) if not self._shows(o)]
+            again = [j for j, r in enumerate(runs) if _a_question(specs[j]) and not self._shows(r[-1])]
             if not again:
                 break
             for j, o in zip(again, self._inner.map([_again(specs[j], i) for j in again], limit=limit)):
                 if o is not None:
-                    outs[j] = o
-        return outs
+                    runs[j].append(o)
+        return [_answer(r, self._shows) for r in runs]
+
+
+def _a_question(spec: TrialSpec) -> bool:
+    """Whether the trial asks whether the failure shows: not one that writes a repro's parts or captures a graph."""
+    return spec.mode != "repro" and spec.capture is None
+
+
+def _answer(outs: list, shows: Callable) -> Optional[Outcome]:
+    """The run that showed the failure; else the first that failed some other way (a check of its own that
+    tripped, a different error); else the last pass."""
+    shown = [o for o in outs if shows(o)]
+    if shown:
+        return shown[0]
+    return next((o for o in outs if o.failed), outs[-1])
 
 
 def _again(spec: TrialSpec, i: int) -> TrialSpec:

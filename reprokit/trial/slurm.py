@@ -34,7 +34,10 @@ def on_node(command: list, cwd: str, env: dict, trial_dir: str, limit: float, ra
     signal.signal(signal.SIGUSR2, signal.SIG_IGN)
     started = time.monotonic()
     command = across_nodes(command, os.environ, first_host)
-    returncode, timed_out = run_process(command, cwd, env, trial_dir, limit, ranks, started)
+    node = int(os.environ.get("SLURM_NODEID") or 0)
+    logs = os.path.join(trial_dir, f"node{node}") if node else trial_dir  # each node's torchrun output its own
+    os.makedirs(logs, exist_ok=True)
+    returncode, timed_out = run_process(command, cwd, env, trial_dir, limit, ranks, started, logs=logs)
     return returncode, timed_out, time.monotonic() - started
 
 
