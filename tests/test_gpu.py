@@ -28,6 +28,19 @@ def bisect(tmp_path, case, *args, code=0):
     return json.loads(p.stdout) if code == 0 else p
 
 
+def bisect_capture(tmp_path, capture, env, summary: str) -> dict:
+    """`reprokit bisect --from-capture CAPTURE --json`, its verdict kept for gpu-check's summary as `summary`."""
+    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "--from-capture", str(capture), "--json",
+                        "-o", str(tmp_path / "art")], cwd=tmp_path, capture_output=True, text=True, timeout=1200,
+                       env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    data = json.loads(p.stdout)
+    if os.environ.get("REPROKIT_GPU_SUMMARY"):
+        with open(os.path.join(os.environ["REPROKIT_GPU_SUMMARY"], summary), "w") as f:
+            json.dump(data, f)
+    return data
+
+
 def journal(data):
     with open(os.path.join(data["run_dir"], "journal.jsonl")) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -190,14 +203,7 @@ def test_a_capture_on_one_gpu_is_bisected_from_the_capture_on_the_same_gpu(tmp_p
     assert p.returncode == 1 and f"reprokit bisect --from-capture {capture}" in p.stderr, p.stderr[-3000:]
     failure = json.loads((capture / "rank0" / "failure.json").read_text())
     assert failure["graph"] == 0, failure
-    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "--from-capture", str(capture), "--json",
-                        "-o", str(tmp_path / "art")], cwd=tmp_path, capture_output=True, text=True, timeout=1200,
-                       env=env)
-    assert p.returncode == 0, p.stderr[-3000:]
-    data = json.loads(p.stdout)
-    if os.environ.get("REPROKIT_GPU_SUMMARY"):
-        with open(os.path.join(os.environ["REPROKIT_GPU_SUMMARY"], "from_capture.json"), "w") as f:
-            json.dump(data, f)
+    data = bisect_capture(tmp_path, capture, env, "from_capture.json")
     assert data["failing_stage"] == "inductor" and data["kind"] == "exception", data["signature"]
     assert data["subsystem"]["name"] == "lowerings" and "relu" in data["subsystem"]["detail"], data["subsystem"]
     assert data["repro_verified"] is True and data["nodes"]["minified"] <= 4, data["message"]
@@ -223,14 +229,7 @@ def test_a_two_gpu_nccl_job_captured_is_bisected_on_one_gpu(tmp_path):
         assert failure["process_group"] == {"rank": int(rank), "world_size": 2, "backend": "nccl"}, failure
     assert "all_reduce" in (capture / "rank0" / "case" / "graph.py").read_text()
     one = {**env, "CUDA_VISIBLE_DEVICES": env.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]}
-    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "--from-capture", str(capture), "--json",
-                        "-o", str(tmp_path / "art")], cwd=tmp_path, capture_output=True, text=True, timeout=1200,
-                       env=one)
-    assert p.returncode == 0, p.stderr[-3000:]
-    data = json.loads(p.stdout)
-    if os.environ.get("REPROKIT_GPU_SUMMARY"):
-        with open(os.path.join(os.environ["REPROKIT_GPU_SUMMARY"], "nccl_capture.json"), "w") as f:
-            json.dump(data, f)
+    data = bisect_capture(tmp_path, capture, one, "nccl_capture.json")
     assert data["failing_stage"] == "inductor", data["message"]
     assert data["subsystem"]["name"] == "lowerings" and "relu" in data["subsystem"]["detail"], data["subsystem"]
     assert data["repro_verified"] is True, data["message"]
