@@ -31,11 +31,13 @@ def project(tmp_path, *names):
     return work
 
 
-def our_jobs() -> list:
-    """Trial jobs the scheduler still has queued or running."""
-    out = subprocess.run(["squeue", "-h", "-n", "reprokit-trial", "-o", "%i %T"], capture_output=True,
-                         text=True).stdout
-    return out.split("\n") if out.strip() else []
+def our_jobs(under) -> list:
+    """"ID STATE" of the trial jobs the scheduler still has queued or running whose output goes under `under` (this
+    test's own: the tests run side by side, and another test's job is not this one's leftover)."""
+    out = subprocess.run(["squeue", "-h", "-n", "reprokit-trial", "-O", "JobID:40,State:20,STDOUT:1000"],
+                         capture_output=True, text=True).stdout
+    rows = [line.split(None, 2) for line in out.splitlines() if line.strip()]
+    return [f"{r[0]} {r[1]}" for r in rows if len(r) == 3 and r[2].strip().startswith(str(under))]
 
 
 def jobcomp() -> str:
@@ -127,7 +129,7 @@ def test_relu_bisect_through_slurm_matches_local(tmp_path, slurm_cluster):
                 for i in ids]
     assert all(r in log for r in recorded), [r for r in recorded if r not in log]
     assert any("_" in i for i in ids), "no round went as a job array"
-    assert all(e["round"] for e in executed) and our_jobs() == [], (began, our_jobs())
+    assert all(e["round"] for e in executed) and our_jobs(tmp_path) == [], (began, our_jobs(tmp_path))
 
 
 @pytest.mark.slow
@@ -137,17 +139,17 @@ def test_interrupted_slurm_run_leaves_no_job_behind(tmp_path, slurm_cluster):
                              "--no-subsystems", "--no-pack", "--executor", "slurm", "-o", str(tmp_path / "shared")],
                             cwd=work, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
-    while not our_jobs() and time.time() < deadline:
+    while not our_jobs(tmp_path) and time.time() < deadline:
         time.sleep(0.2)
-    assert our_jobs(), "no trial job was ever queued"
+    assert our_jobs(tmp_path), "no trial job was ever queued"
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=120)
     assert proc.returncode != 0
     for _ in range(20):  # scancel is asynchronous: a cancelled job may show for a moment as CANCELLING
-        if not our_jobs():
+        if not our_jobs(tmp_path):
             break
         time.sleep(0.5)
-    assert our_jobs() == []
+    assert our_jobs(tmp_path) == []
 
 
 def test_cancel_finds_a_job_whose_submission_was_cut_short_and_refuses_new_ones(tmp_path, slurm_cluster):
@@ -161,19 +163,19 @@ def test_cancel_finds_a_job_whose_submission_was_cut_short_and_refuses_new_ones(
     executor = SlurmExecutor(ExecutorSettings("slurm", time=5), str(tmp_path / "jobs"))
     # Submitted the way the executor submits, but never recorded: as if Ctrl-C had cut _submit short.
     lost = executor.executor.submit(on_node, ["sleep", "600"], str(tmp_path), dict(os.environ), str(tmp_path), 600, 1)
-    assert any(line.startswith(f"{lost.job_id} ") for line in our_jobs())
+    assert any(line.startswith(f"{lost.job_id} ") for line in our_jobs(tmp_path))
     assert executor.cancel_all() == [lost.job_id]
     for _ in range(20):
-        if not our_jobs():
+        if not our_jobs(tmp_path):
             break
         time.sleep(0.5)
-    assert our_jobs() == []
+    assert our_jobs(tmp_path) == []
     script = tmp_path / "passes.py"
     script.write_text("print('ok')\n")
     with pytest.raises(TrialsCancelled):
         executor.run(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path)),
                      str(tmp_path / "trial"), str(tmp_path / "cache"), 60.0)
-    assert our_jobs() == []
+    assert our_jobs(tmp_path) == []
 
 
 @pytest.mark.slow
@@ -199,7 +201,7 @@ def test_a_job_killed_at_its_time_limit_is_retried_once_then_reported_not_the_bu
     # The scheduler's own records say so too.
     for job in said.groups():
         assert re.search(rf"JobId={job} .*JobState=TIMEOUT", jobcomp()), job
-    assert our_jobs() == []
+    assert our_jobs(tmp_path) == []
 
 
 def test_executor_config_file_json_or_toml(tmp_path, slurm_cluster):
@@ -259,4 +261,4 @@ def test_a_trial_of_several_ranks_spans_the_nodes_it_asks_for(tmp_path, slurm_cl
     assert all((trial / r / "result.json").exists() for r in ("rank1", "rank2", "rank3"))
     jobs = [p.name for p in (pathlib.Path(run_dir.path) / "slurm").iterdir() if p.name.isdigit()]
     assert any(re.search(rf"JobId={j} .*NodeList=\S+ NodeCnt=2 ", jobcomp()) for j in jobs), jobs
-    assert our_jobs() == []
+    assert our_jobs(tmp_path) == []

@@ -15,7 +15,7 @@ from reprokit.data.rate import rate_line
 from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.stages import CONFIG_STAGES, CROSSREF, STAGES, SUBSYSTEMS
 from reprokit.data.trial_files import trial_record
-from reprokit.trial.repeat import MAX_TRIES, MISS, UntilItFails, tries_for
+from reprokit.trial.repeat import MAX_TRIES, UntilItFails, too_rare, tries_for
 from reprokit.trial.runner import Runner
 from reprokit.bisect.captured import adopt_saved_graph, graph_ladder
 from reprokit.bisect.configs import config_flips
@@ -27,7 +27,7 @@ from reprokit.bisect.ladder import meta_mismatch, previous_stage, run_ladder
 from reprokit.bisect.session import TORCH_LOGS_ENV, BisectOptions, Emit, Session
 from reprokit.bisect.speed import SLOW_STAGE_MEANING, SpeedJudge, modes
 from reprokit.bisect.start import record_original, reference_run, start_round
-from reprokit.bisect.steady import contradicting
+from reprokit.bisect.steady import contradicting, count_same, more_runs
 from reprokit.bisect.warm import warm_ladder
 from reprokit.data.warm_cache import describe as describe_warm
 from reprokit.bisect.subsystems import confirm_boundary, subsystem
@@ -133,9 +133,8 @@ class Bisector(Session):
         """A stage passed where the ladder says it should fail (`odd`): the script as written runs RATE_RUNS more
         times. When one passes, the failure is flaky: every later question is asked until it fails (True). When
         all fail, the ladder's answer stands."""
-        more = self.runner.map([self.spec("user", "original-rate", attempt=200 + i) for i in range(RATE_RUNS)])
-        runs = [*originals, *(x for x in more if x is not None)]
-        fails = sum(1 for x in runs if x is not None and self.target.matches(x.signature))
+        runs = [*(x for x in originals if x is not None), *more_runs(self, "original-rate", 200, RATE_RUNS)]
+        fails = count_same(self.target, runs)
         if fails == len(runs):
             self.emit("note", text=f"stage {odd} passes where the ladder says it should fail; the script failed "
                                    f"{fails} of {fails} runs as written: the ladder's answer stands")
@@ -150,7 +149,7 @@ class Bisector(Session):
         rate = fails / runs
         v.flaky, v.repro_rate, v.repro_runs = True, rate, runs
         tries = tries_for(rate)
-        if fails == 0 or (1.0 - rate) ** MAX_TRIES > MISS:
+        if too_rare(rate):
             v.message = (f"flaky: the original {rate_line(fails, runs)}; too rare to bisect run by run (a question "
                          f"would need more than {MAX_TRIES} runs)")
             return False

@@ -9,7 +9,7 @@ from reprokit.data.records import Outcome, Verdict
 from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.bisect.ladder import dynamo_hang
 from reprokit.bisect.session import TORCH_LOGS_ENV, Session
-from reprokit.bisect.steady import describe, settle
+from reprokit.bisect.steady import count_same, describe, more_runs, settle
 from reprokit.bisect.warm import warm_rung
 from reprokit.data.warm_cache import describe as describe_warm
 from reprokit.trial.ordered_map import ordered_map
@@ -107,8 +107,12 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
             s.emit("note", text=describe_warm(s.warm_cache))
             return warm
         hint = "" if o.check_accuracy else " (add --check-accuracy to compare every compiled graph with eager)"
-        raise NothingToIsolate(f"the script passes compiled and uncompiled, and on a warm inductor cache: nothing to "
-                               f"isolate{hint}")
+        runs = sum(1 for x in originals if x is not None) + len(s.warm_cache_runs)
+        # A flaky failure can pass every run by chance (one failing half the time passes 3 in 8 times): said, with
+        # what measures it.
+        raise NothingToIsolate(f"the script passes compiled ({runs} of {runs} runs, on a cold and a warm inductor "
+                               f"cache) and uncompiled: nothing to isolate; if it fails only now and then, "
+                               f"--repeat 10 measures how often{hint}")
     return original
 
 
@@ -120,11 +124,10 @@ def flaky_not_cached(s: Session, original: Outcome, failing: Outcome) -> bool:
     caches off, or the script's backend is not inductor (whose caches these are). Then every run so far counts
     towards its rate (s.reruns), and the bisect treats it as flaky."""
     not_inductor = original.user_backend not in (None, "inductor")
-    again = [] if not_inductor else s.runner.map([s.spec("user", "original-again", attempt=100 + i)
-                                                  for i in range(RERUNS)])
-    back = any(x is not None and failing.signature.matches(x.signature) for x in again)
+    again = [] if not_inductor else more_runs(s, "original-again", 100, RERUNS)
+    back = count_same(failing.signature, again) > 0
     if not_inductor or back:
-        s.reruns = tuple(o for _, o in s.warm_cache_runs) + tuple(x for x in again if x is not None)
+        s.reruns = tuple(o for _, o in s.warm_cache_runs) + tuple(again)
         why = (f"the script's backend ({original.user_backend}) uses no inductor cache" if not_inductor else
                "the failure came back with the caches off")
         s.emit("note", text=f"{why}: a flaky script, not a cache bug")

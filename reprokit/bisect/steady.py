@@ -13,6 +13,18 @@ from reprokit.data.stages import CROSSREF
 RERUNS = 2
 
 
+def more_runs(s, label: str, first_attempt: int, n: int, **kw) -> list:
+    """n more runs of the script as written, side by side (attempts from `first_attempt`, so none is answered from
+    the journal); those that answered."""
+    return [x for x in s.runner.map([s.spec("user", label, attempt=first_attempt + i, **kw) for i in range(n)])
+            if x is not None]
+
+
+def count_same(target: Signature, runs: list) -> int:
+    """How many of the runs failed the target's way."""
+    return sum(1 for x in runs if x is not None and target.matches(x.signature))
+
+
 def differs(target: Optional[Signature], outcome: Optional[Outcome]) -> bool:
     """The run failed, and not the way the original did (another signature, or a hang where it raised)."""
     return outcome is not None and outcome.failed and not (target is not None and target.matches(outcome.signature))

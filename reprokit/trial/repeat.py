@@ -24,6 +24,11 @@ def tries_for(rate: float) -> int:
     return max(1, min(MAX_TRIES, math.ceil(math.log(MISS) / math.log(1.0 - rate))))
 
 
+def too_rare(rate: float) -> bool:
+    """Whether a failure this rare would pass all of MAX_TRIES runs more often than MISS: not bisected run by run."""
+    return rate <= 0.0 or (1.0 - rate) ** MAX_TRIES > MISS
+
+
 class UntilItFails:
     """A Runner whose every trial is asked up to `tries` times, until it fails the target's way; the rest of the
     Runner (its journal, limits, environment) is the wrapped one's."""

@@ -20,7 +20,7 @@ from reprokit.errors import ReprokitError
 from reprokit.trial.environment import PACKAGE_PARENT, ranks_of, trial_env
 from reprokit.trial.launch import child_command, limit_of, prepare_trial, run_process
 from reprokit.trial.outcome import classify
-from reprokit.trial.slurm_state import ENDED, KILLED, job_state, jobs_with_comment
+from reprokit.trial.slurm_state import ENDED, KILLED, job_state, jobs_with_comment, scontrol
 
 POLL_SECONDS = 0.5
 ASK_EVERY = 8  # polls between questions to the scheduler while a job has no result
@@ -34,7 +34,7 @@ def on_node(command: list, cwd: str, env: dict, trial_dir: str, limit: float, ra
     signal.signal(signal.SIGUSR2, signal.SIG_IGN)
     started = time.monotonic()
     command = across_nodes(command, os.environ, first_host)
-    node = int(os.environ.get("SLURM_NODEID") or 0)
+    node = node_rank(os.environ)
     logs = os.path.join(trial_dir, f"node{node}") if node else trial_dir  # each node's torchrun output its own
     os.makedirs(logs, exist_ok=True)
     returncode, timed_out = run_process(command, cwd, env, trial_dir, limit, ranks, started, logs=logs)
@@ -51,26 +51,24 @@ def across_nodes(command: list, job_env, host_of: Callable[[str], str]) -> list:
     job = int(str(job_env.get("SLURM_ARRAY_JOB_ID") or job_env.get("SLURM_JOB_ID") or 0)) + \
         int(job_env.get("SLURM_ARRAY_TASK_ID") or 0)
     i = command.index("--standalone")
-    joined = [f"--nnodes={nodes}", f"--node-rank={int(job_env.get('SLURM_NODEID') or 0)}",
+    joined = [f"--nnodes={nodes}", f"--node-rank={node_rank(job_env)}",
               f"--master-addr={host_of(job_env.get('SLURM_JOB_NODELIST') or 'localhost')}",
               f"--master-port={20000 + job % 20000}"]
     return command[:i] + joined + command[i + 1:]
 
 
+def node_rank(job_env) -> int:
+    """This node's index in its job (0 outside a job of several nodes)."""
+    return int(job_env.get("SLURM_NODEID") or 0)
+
+
 def first_host(nodelist: str) -> str:
     """The address of the first node of a SLURM node list ("node[03-05,09]"): its NodeAddr as the scheduler has
     it (a node's name need not resolve), else its name."""
-    names = _scontrol("show", "hostnames", nodelist).split()
+    names = scontrol("show", "hostnames", nodelist).split()
     name = names[0] if names else nodelist.split(",")[0]
-    m = re.search(r"\bNodeAddr=(\S+)", _scontrol("show", "node", "-o", name))
+    m = re.search(r"\bNodeAddr=(\S+)", scontrol("show", "node", "-o", name))
     return m.group(1) if m else name
-
-
-def _scontrol(*args: str) -> str:
-    try:
-        return subprocess.run(["scontrol", *args], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
 
 
 class TrialsCancelled(Exception):

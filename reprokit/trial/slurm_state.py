@@ -18,15 +18,18 @@ ENDED = KILLED | {"COMPLETED", "FAILED", "CANCELLED", "OUT_OF_MEMORY"}
 def job_state(job_id: str) -> Optional[str]:
     """The job's state as the scheduler has it (PENDING, RUNNING, COMPLETED, TIMEOUT, ...), or None if unknown.
     sacct needs slurmdbd, which many small clusters lack: scontrol first, then the jobcomp log it names."""
-    try:
-        out = subprocess.run(["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True,
-                             timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        out = ""
-    m = re.search(r"\bJobState=(\S+)", out)
+    m = re.search(r"\bJobState=(\S+)", scontrol("show", "job", "-o", job_id))
     if m:
         return m.group(1).split("+")[0]
     return _jobcomp_state(job_id)
+
+
+def scontrol(*args: str) -> str:
+    """What `scontrol ARGS` prints; empty when it cannot be asked (the callers read "unknown" from that)."""
+    try:
+        return subprocess.run(["scontrol", *args], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
 
 
 def jobs_with_comment(comment: str) -> list:
@@ -56,11 +59,7 @@ def _jobcomp_state(job_id: str) -> Optional[str]:
 
 
 def _jobcomp_location() -> Optional[str]:
-    try:
-        out = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    m = re.search(r"^JobCompLoc\s*=\s*(\S+)", out, re.M)
+    m = re.search(r"^JobCompLoc\s*=\s*(\S+)", scontrol("show", "config"), re.M)
     return m.group(1) if m else None
 
 
