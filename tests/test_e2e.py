@@ -294,7 +294,7 @@ def test_a_failure_the_first_run_missed_is_flaky_not_a_cache_bug(workdir, tmp_pa
 
 
 @pytest.mark.parametrize("case,code,words", [
-    ("passes.py", 3, "passes compiled and uncompiled"),
+    ("passes.py", 3, "and uncompiled: nothing to isolate"),
     ("fails_without_compile.py", 3, "fails without compile too"),
     ("custom_op_no_autograd.py", 3, "fails without compile too"),
     ("no_compile.py", 2, "never calls torch.compile"),
