@@ -95,6 +95,28 @@ def test_capture_then_bisect_from_capture(workdir, tmp_path):
     assert {"capture/failure.json", "capture/case/graph.py", "ISSUE.md"} <= names
 
 
+@pytest.mark.slow
+def test_the_modes_are_asked_of_a_captured_graph_when_the_job_chose_one(workdir, tmp_path):
+    """Issue #30: the modes question offline. The job compiled with mode="reduce-overhead"; each other mode and
+    dynamic setting is a graph trial on the captured graph, none a run of the job."""
+    capture = tmp_path / "cap"
+    code, _, err = reprokit("capture", "--output-dir", str(capture), "--", "env", "JOB_MODE=reduce-overhead",
+                            sys.executable, "relu_job.py", cwd=workdir)
+    assert code == 1, err
+    code, out, err = reprokit("bisect", "--from-capture", str(capture), "-o", str(tmp_path / "art"), "--json",
+                              "--no-minify", "--no-pack", "--no-configs", "--no-subsystems", cwd=tmp_path)
+    assert code == 0, err
+    v = json.loads(out)
+    assert v["failing_stage"] == "inductor" and v["compile_args"]["mode"] == "reduce-overhead"
+    assert [(r["mode"], r["dynamic"], r["same"]) for r in v["modes"]] == [
+        (None, None, True), ("max-autotune", None, True), ("reduce-overhead", True, True),
+        ("reduce-overhead", False, True)]
+    journal = [json.loads(line) for line in open(os.path.join(v["run_dir"], "journal.jsonl"))]
+    assert sorted(e["label"] for e in journal if e["label"].startswith("mode-")) == [
+        "mode-dynamic=False", "mode-dynamic=True", "mode-mode=None", "mode-mode=max-autotune"]
+    assert {e["kind"] for e in journal} == {"graph"}  # zero runs of the job
+
+
 def _write_capture(root: pathlib.Path, failure: dict, case_files=("meta.json", "graph.pt", "graph.py")) -> None:
     """A capture folder as the recorder leaves it (the case's files as empty stand-ins: read before they matter)."""
     (root / "rank0" / "case").mkdir(parents=True)

@@ -6,6 +6,7 @@ torch's logs run unchanged, and the user's job never runs again.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Optional
 
@@ -15,6 +16,7 @@ from reprokit.data.stages import CONFIG_STAGES, STAGES, SUBSYSTEMS
 from reprokit.bisect.bisector import Bisector
 from reprokit.bisect.capture_folder import CapturedFailure
 from reprokit.bisect.session import BisectOptions, Emit
+from reprokit.bisect.speed import modes
 from reprokit.bisect.subsystems import subsystem
 from reprokit.trial.runner import Runner
 
@@ -76,6 +78,10 @@ class GraphBisector(Bisector):
                 v.deferred.append("confirm")
                 if self.opts.configs and failing.stage in CONFIG_STAGES:
                     v.deferred.append("configs")  # a workaround for the report, on the graph, after the repro
+        if failing.stage == "inductor" and _mode_matters(meta_args, _case_meta(self.case)):
+            # As in place (Bisector.narrow): on a GPU, or with a mode the job chose, does the failure follow the mode?
+            self.emit("phase", name="modes")
+            v.modes = modes(self, dataclasses.replace(outcome, compile_args=meta_args))
         v.deferred.append("torch_logs")
         v.message = f"from a capture (rank {self.captured.rank}, graph {v.graph}): no run of the job"
         return self.finish(v, decisive=decisive)
@@ -95,6 +101,12 @@ class GraphBisector(Bisector):
                                    seconds=outcome.seconds, same=same))
             self.emit("stage", stage=stage, outcome=outcome, same=same)
         return out
+
+
+def _mode_matters(compile_args: dict, meta: dict) -> bool:
+    """The job compiled with inductor, and on a GPU or with an explicit mode (the in-place bisect's rule)."""
+    on_gpu = any(str(m.get("device", "cpu")) != "cpu" for m in meta.get("inputs") or [] if isinstance(m, dict))
+    return compile_args.get("backend") in (None, "inductor") and (on_gpu or bool(compile_args.get("mode")))
 
 
 def _case_meta(case: str) -> dict:

@@ -1,4 +1,7 @@
 # A one-process job: a model compiled with inductor, whose C++ relu kernel is planted to raise at run time.
+# JOB_MODE: the torch.compile mode it asks for (none by default).
+import os
+
 import torch
 
 torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "runtime_error"
@@ -18,5 +21,5 @@ class Block(torch.nn.Module):
 
 torch.manual_seed(0)
 print("training starts")
-out = torch.compile(Block(16))(torch.randn(4, 16))
+out = torch.compile(Block(16), mode=os.environ.get("JOB_MODE"))(torch.randn(4, 16))
 print("never printed", out.shape)
