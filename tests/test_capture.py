@@ -62,6 +62,8 @@ def test_capture_then_bisect_from_capture(workdir, tmp_path):
     failure = json.loads((capture / "rank0" / "failure.json").read_text())
     assert failure["graph"] == 0 and failure["phase"] == "run" and failure["torch_version"] == torch.__version__
     assert {"meta.json", "graph.pt", "graph.py", "inputs.pt"} <= {p.name for p in (capture / "rank0" / "case").iterdir()}
+    # what was written ahead of a crash went when the process exited
+    assert sorted(p.name for p in (capture / "rank0").iterdir()) == ["case", "failure.json"]
 
     code, out, err = reprokit("bisect", "--from-capture", str(capture), "-o", str(tmp_path / "art"), "--json",
                               cwd=tmp_path)
@@ -93,6 +95,30 @@ def test_capture_then_bisect_from_capture(workdir, tmp_path):
     with tarfile.open(tarball) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames()}
     assert {"capture/failure.json", "capture/case/graph.py", "ISSUE.md"} <= names
+
+
+@pytest.mark.slow
+def test_a_job_killed_by_a_signal_in_a_compiled_graph_is_captured_and_bisected(workdir, tmp_path):
+    """Issue #30: no Python runs after a segfault, so each graph is written ahead and a marker names the one
+    running; faulthandler names the signal. Offline, the graph crashes the same way and is cut to a verified repro."""
+    capture = tmp_path / "cap"
+    code, out, err = reprokit("capture", "--output-dir", str(capture), "--", sys.executable, "crash_job.py",
+                              cwd=workdir)
+    assert code == 139 and out == "start\n"  # the job's own status (128 + SIGSEGV) and output
+    assert err.splitlines()[-1] == (f"reprokit capture: the failing graph is in {capture}/rank0; next: reprokit "
+                                    f"bisect --from-capture {capture}")
+    assert sorted(p.name for p in (capture / "rank0").iterdir()) == ["fault.txt", "graphs", "inflight",
+                                                                   "process.json"]
+    code, out, err = reprokit("bisect", "--from-capture", str(capture), "-o", str(tmp_path / "art"), "--json",
+                              "--no-configs", cwd=tmp_path)
+    assert code == 0, err
+    v = json.loads(out)
+    assert v["kind"] == "crash" and v["signature"]["exc_type"] == "SIGSEGV"
+    assert v["failing_stage"] == "inductor" and v["last_passing_stage"] is None  # the stages before raise IndexError
+    assert v["repro_verified"] is True and v["repro_signature"]["exc_type"] == "SIGSEGV"
+    assert script_trials(v["run_dir"], "crash_job.py") == []
+    failure = json.loads(pathlib.Path(v["run_dir"], "capture", "failure.json").read_text())
+    assert failure["phase"] == "run" and failure["graph"] == 0 and "Segmentation fault" in failure["traceback"]
 
 
 @pytest.mark.slow

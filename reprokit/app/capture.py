@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 
 from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
+from reprokit.bisect.capture_folder import crashed_ranks
 from reprokit.capture.files import CAPTURE_VAR, FAILURE, MAX_BYTES_VAR, SUMMARY
 from reprokit.child.ranks import HOOK_DIR
 from reprokit.errors import ReprokitError
@@ -20,7 +21,7 @@ class CaptureRun:
     exit_status: int
     seconds: float
     output_dir: str
-    failures: tuple  # rank folders holding a failure.json
+    failures: tuple  # rank folders holding a failure.json, else those of ranks that died by a signal in a graph
 
 
 def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> CaptureRun:
@@ -44,6 +45,7 @@ def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFA
         raise ReprokitError(f"no such command: {command[0]}")
     seconds = round(time.monotonic() - started, 2)
     failures = tuple(sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, FAILURE))))
+    failures = failures or tuple(f"rank{r}" for r in sorted(crashed_ranks(root), key=int))  # died by a signal
     if not os.path.exists(os.path.join(root, SUMMARY)):  # no process compiled anything: still a summary
         from reprokit.capture.summary import merge_summary
 

@@ -16,7 +16,7 @@ from reprokit.bisect.capture_folder import CapturedFailure, read_capture
 from reprokit.bisect.from_capture import GraphBisector
 from reprokit.bisect.session import BisectOptions
 from reprokit.data.records import Verdict
-from reprokit.data.rundir import RunDir
+from reprokit.data.rundir import RunDir, write_json_atomic
 from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.trial.devices import cuda_devices
 from reprokit.trial.runner import Runner
@@ -71,7 +71,8 @@ def _copy_capture(captured: CapturedFailure, run_dir: RunDir) -> str:
     """The failing rank's case and failure.json, copied into the run folder (the run stands without the capture
     folder, and its pack holds them); the copied case folder."""
     dest = run_dir.file("capture")
-    shutil.copytree(os.path.dirname(captured.case), dest)
+    shutil.copytree(captured.case, os.path.join(dest, "case"))  # a crash's graph, written ahead, as a failure's
+    write_json_atomic(os.path.join(dest, "failure.json"), captured.failure)  # a crash's: read from what it left
     for extra in ("capture.json",):
         if os.path.exists(os.path.join(captured.root, extra)):
             shutil.copy(os.path.join(captured.root, extra), os.path.join(dest, extra))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from reprokit.capture import files
+from reprokit.capture.crash import crashed
 from reprokit.errors import NothingToIsolate, ReprokitError
 
 CASE_FILES = ("meta.json", "graph.pt", "graph.py")  # what every case folder holds (inputs.pt is optional)
@@ -49,14 +50,21 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
     again = f"capture the job again: reprokit capture --output-dir {root} -- CMD"
     ranks = _failing_ranks(root)
     summary = _read(os.path.join(root, files.SUMMARY))
-    if summary is None and not ranks:
+    crashes = {} if ranks else crashed_ranks(root)  # a rank that raised is the clearer failure
+    if summary is None and not ranks and not crashes:
         raise ReprokitError(f"{root} holds no capture (no {files.SUMMARY}); capture the job first: reprokit capture "
                             f"--output-dir {root} -- CMD")
-    if not ranks:
+    if not ranks and not crashes:
         seen = sum(int(r.get("graphs") or 0) for r in (summary.get("ranks") or {}).values())
         raise NothingToIsolate(f"the captured job did not fail ({seen} graphs compiled): nothing to bisect")
-    rank = ranks[0]
-    failure = _read(os.path.join(files.rank_dir(root, rank), files.FAILURE))
+    if crashes:
+        rank = min(crashes, key=int)
+        failure = dict(crashes[rank])
+        case = failure.pop("case")
+    else:
+        rank = ranks[0]
+        failure = _read(os.path.join(files.rank_dir(root, rank), files.FAILURE))
+        case = os.path.join(files.rank_dir(root, rank), files.CASE)
     if failure is None or "signature" not in failure:
         raise ReprokitError(f"{root} is truncated (rank{rank}/{files.FAILURE} is unreadable); {again}")
     recorded = failure.get("torch_version") or (summary or {}).get("torch_version")
@@ -66,12 +74,22 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
     script = os.path.basename(failure.get("script") or "script.py")
     if failure.get("graph") is None:
         raise NothingToIsolate(f"the failure is at the Dynamo stage, before any graph: run `reprokit bisect {script}`")
-    case = os.path.join(files.rank_dir(root, rank), files.CASE)
     missing = [n for n in CASE_FILES if not os.path.isfile(os.path.join(case, n))]
     if missing or _read(os.path.join(case, "meta.json")) is None:
         raise ReprokitError(f"{root} is truncated (rank{rank}/{files.CASE}/{(missing or ['meta.json'])[0]} is "
                             f"missing or unreadable); {again}")
     return CapturedFailure(root, rank, case, failure, summary or {})
+
+
+def crashed_ranks(root: str) -> dict:
+    """{rank: failure record} of the ranks that died by a fatal signal in a compiled graph (capture/crash.py)."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return {}
+    found = {n[len("rank"):]: crashed(os.path.join(root, n)) for n in names
+             if n.startswith("rank") and n[len("rank"):].isdigit()}
+    return {rank: record for rank, record in found.items() if record is not None}
 
 
 def _failing_ranks(root: str) -> list:

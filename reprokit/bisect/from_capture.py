@@ -64,7 +64,8 @@ class GraphBisector(Bisector):
                          f"graph {v.graph}); {settle_line(v.script)}")
             return self.finish(v, decisive={})
         v.failing_stage = failing.stage
-        before = [r.stage for r in ladder if r.stage != failing.stage and STAGES.index(r.stage) <
+        # a stage before it that passed (one that failed another way is not where the failure starts)
+        before = [r.stage for r in ladder if r.kind == "pass" and r.stage != failing.stage and STAGES.index(r.stage) <
                   STAGES.index(failing.stage)] if failing.stage in STAGES else []
         v.last_passing_stage = before[-1] if before else None
         outcome = self.stage_outcomes[failing.stage]

@@ -8,6 +8,11 @@ MAX_BYTES_VAR = "REPROKIT_CAPTURE_MAX_INPUT_BYTES"  # real input values are save
 SUMMARY = "capture.json"  # what every capture writes: graphs seen per rank, seconds
 FAILURE = "failure.json"  # per failing rank: signature, traceback, rank, torch version, graph index
 CASE = "case"  # per failing rank: the failing graph as capture_graph writes it in a trial
+# Written ahead of a crash, and removed when the process exits (capture/crash.py):
+GRAPHS = "graphs"  # g0, g1, ...: each graph, light, before it compiles
+INFLIGHT = "inflight"  # which graph is compiling or running now
+FAULT = "fault.txt"  # faulthandler's report of a fatal signal
+PROCESS = "process.json"  # rank, script, torch version, process group
 
 
 def rank_dir(root: str, rank: str) -> str:

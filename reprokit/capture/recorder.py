@@ -27,11 +27,38 @@ class Recorder:
         self.compiles = 0
         self.failed = False
         self.last_call: Optional[tuple] = None  # (k, gm, args, ctx, compile_args) of the latest compiled call
+        self.ahead: Optional[tuple] = None  # (marker, faulthandler's file) once this process compiles: crash.py
 
     def graph_seen(self, gm, example_inputs) -> int:
         """Note a graph Dynamo handed the backend; its index in this process."""
         self.graphs.append({"nodes": len(gm.graph.nodes), "inputs": [_shape(t) for t in example_inputs]})
         return len(self.graphs) - 1
+
+    def before_compile(self, k, gm, example_inputs, ctx, compile_args) -> None:
+        """Write graph k out ahead of a crash (no Python runs after a fatal signal), and mark it compiling; never
+        raises (a capture that cannot write ahead still captures what raises)."""
+        from reprokit import compat
+        from reprokit.capture import crash
+        from reprokit.fx.capture import capture_graph
+
+        out = files.rank_dir(self.root, self.rank)
+        try:
+            if self.ahead is None:
+                self.ahead = crash.start(out, {"rank": self.rank, "script": script_path(),
+                                               "torch_version": compat.TORCH_VERSION,
+                                               "process_group": process_group()})
+            capture_graph(gm, list(example_inputs), crash.graph_dir(out, k),
+                          max_input_bytes=min(self.max_input_bytes, crash.PREWRITE_MAX_INPUT_BYTES),
+                          compile_args=compile_args, script=script_path(), context=ctx, run_eagerly=False)
+            self.mark(f"compile {k}")
+        except Exception as e:
+            print(f"reprokit capture: graph {k} not written ahead of a crash: {type(e).__name__}: {e}",
+                  file=sys.stderr)
+
+    def mark(self, text: str) -> None:
+        """Which graph is compiling or running now ("" for none), where a crash leaves it readable."""
+        if self.ahead is not None:
+            self.ahead[0].set(text)
 
     def failed_at(self, k, gm, inputs, ctx, compile_args, exc: BaseException, phase: str) -> None:
         """Write graph k's case folder and failure.json, once per process; never raises (the job's own error
@@ -55,7 +82,13 @@ class Recorder:
         write_json_atomic(os.path.join(out, files.FAILURE), failure_record(self, k, exc, phase, note))
 
     def write_summary(self) -> None:
-        """This process's line in capture.json (only a process that compiled something has one)."""
+        """This process's line in capture.json (only a process that compiled something has one); what was
+        written ahead of a crash goes (the process did not crash)."""
+        if self.ahead is not None:
+            from reprokit.capture import crash
+
+            crash.finish(files.rank_dir(self.root, self.rank), *self.ahead)
+            self.ahead = None
         if not self.compiles and not self.failed:
             return
         try:

@@ -41,23 +41,30 @@ class CapturingBackend:
         rec.compiles += 1
         k = rec.graph_seen(gm, example_inputs)
         ctx = context.capture()  # Dynamo calls the backend inside the script's call: its state is the graph's
+        rec.before_compile(k, gm, example_inputs, ctx, self.compile_args)
         try:
             compiled = backend_for("user", self.compile_args, None, self.user_backend)(gm, example_inputs)
         except BaseException as e:
             rec.failed_at(k, gm, example_inputs, ctx, self.compile_args, e, "compile")
             raise
+        rec.mark("")
         compile_args = self.compile_args
+        running, after = f"run {k}", f"backward {k}"
 
         def call(*args):
             # Its backward runs later, from loss.backward(), outside this call: the recorder keeps what writing
             # this graph out would need (the args only until the next compiled call, and only when a backward
-            # can follow).
-            if ctx.get("grad_enabled", True) and any(getattr(a, "requires_grad", False) for a in args):
+            # can follow), and the marker names it until another graph runs.
+            backward = ctx.get("grad_enabled", True) and any(getattr(a, "requires_grad", False) for a in args)
+            if backward:
                 rec.last_call = (k, gm, args, ctx, compile_args)
+            rec.mark(running)
             try:
-                return compiled(*args)
+                out = compiled(*args)
             except BaseException as e:
                 rec.failed_at(k, gm, args, ctx, compile_args, e, "run")
                 raise
+            rec.mark(after if backward else "")
+            return out
 
         return call

@@ -53,6 +53,11 @@ def node_values(gm: torch.fx.GraphModule, inputs) -> dict:
     return values
 
 
+def traced_values(gm: torch.fx.GraphModule) -> dict:
+    """Each node's value as Dynamo traced it (a fake tensor for a tensor), by name, where it kept one."""
+    return {n.name: n.meta["example_value"] for n in gm.graph.nodes if "example_value" in n.meta}
+
+
 # Python's in-place operators as Dynamo records them (x += y is operator.iadd; x[i] = y is operator.setitem)
 _INPLACE_OPERATORS = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor",
                       "ilshift", "irshift", "imatmul", "setitem"}
@@ -167,11 +172,13 @@ def symbolic_placeholders(gm) -> list:
 
 
 def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compile_args=None, script=None,
-                  context=None) -> str:
+                  context=None, run_eagerly: bool = True) -> str:
     """Write the case folder; returns a note for the report (e.g. that input values were synthesised).
 
     script: the user's script, whose custom-op registrations and hooks the graph needs go into prelude.py;
-    context: the call-time state (child.context.capture) the graph ran under."""
+    context: the call-time state (child.context.capture) the graph ran under; run_eagerly=False: which nodes are
+    tensors is read from Dynamo's own example values instead of running the graph once (the capture's copy of
+    every graph, written before it compiles, in case the process dies in it)."""
     from reprokit import compat
 
     os.makedirs(out_dir, exist_ok=True)
@@ -194,17 +201,21 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
                 "values were not saved; trials use synthetic values matched on shape, dtype and statistics")
     from reprokit.fx import serialize
 
+    traced = {} if run_eagerly else traced_values(gm)  # the reloaded graph's nodes keep no example values
     write_atomic(os.path.join(out_dir, "graph.pt"), serialize.save(gm))
     # Describe exactly the graph that trials will load.
     gm = serialize.load(os.path.join(out_dir, "graph.pt"))
     write_atomic(os.path.join(out_dir, "graph.py"), gm.code)
-    probe_inputs = inputs if saved_values else synthetic_inputs(inputs_meta)
-    try:
-        with torch.no_grad():
-            values = node_values(gm, [t.detach() if isinstance(t, torch.Tensor) else t for t in probe_inputs])
-    except Exception as e:  # a graph that cannot run eagerly can still be compiled; nothing can be cut
-        values = {}
-        note = (note + "; " if note else "") + f"graph does not run eagerly ({type(e).__name__}); no node can be cut"
+    if run_eagerly:
+        probe_inputs = inputs if saved_values else synthetic_inputs(inputs_meta)
+        try:
+            with torch.no_grad():
+                values = node_values(gm, [t.detach() if isinstance(t, torch.Tensor) else t for t in probe_inputs])
+        except Exception as e:  # a graph that cannot run eagerly can still be compiled; nothing can be cut
+            values = {}
+            note = (note + "; " if note else "") + f"graph does not run eagerly ({type(e).__name__}); no node can be cut"
+    else:
+        values = traced
     nodes, outputs = describe_nodes(gm, values)
     hook_lines, hook_names = config_hooks()
     prelude = script_prelude(script, gm, hook_names)
