@@ -122,6 +122,24 @@ def test_a_job_killed_by_a_signal_in_a_compiled_graph_is_captured_and_bisected(w
 
 
 @pytest.mark.slow
+def test_bisect_writes_ahead_in_its_original_run_so_a_crash_is_asked_of_the_graph(workdir, tmp_path):
+    """Issue #30, inside `reprokit bisect script.py`: the original run writes each graph ahead as the capture does,
+    so a segfault's graph answers the ladder and every later question; before, 17 runs of the script."""
+    code, out, err = reprokit("bisect", "crash_job.py", "-o", str(tmp_path / "art"), "--json", "--no-configs",
+                              "--no-pack", cwd=workdir)
+    assert code == 0, err
+    v = json.loads(out)
+    assert v["signature"]["exc_type"] == "SIGSEGV" and v["failing_stage"] == "inductor" and v["graph"] == 0
+    assert v["repro_verified"] is True and v["repro_signature"]["exc_type"] == "SIGSEGV"
+    journal = [json.loads(line) for line in open(os.path.join(v["run_dir"], "journal.jsonl"))]
+    ladder = [e for e in journal if e["label"].startswith("graph-stage-")]
+    assert len(ladder) == 4 and {e["kind"] for e in ladder} == {"graph"}
+    # the original, and the run without compile (asked again: it raised IndexError, another failure)
+    assert sorted(e["label"] for e in script_trials(v["run_dir"], "crash_job.py")) == [
+        "baseline-no-compile", "baseline-no-compile", "original"]
+
+
+@pytest.mark.slow
 def test_the_modes_are_asked_of_a_captured_graph_when_the_job_chose_one(workdir, tmp_path):
     """Issue #30: the modes question offline. The job compiled with mode="reduce-overhead"; each other mode and
     dynamic setting is a graph trial on the captured graph, none a run of the job."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+from reprokit.capture import crash, files
 from reprokit.data.records import Outcome, StageResult, TrialSpec, Verdict
 from reprokit.bisect.ladder import custom_ops, dynamo_hang
 from reprokit.bisect.session import Session
@@ -19,31 +20,40 @@ GRAPH_STAGES = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
 FAILING_CASE = "failing_case"  # as child/router.py names it
 
 
-def saved_case(original: Outcome) -> Optional[str]:
-    """The case folder the original run saved of its failing graph (the lowest rank's, under torchrun)."""
+def saved_case(original: Outcome) -> tuple[Optional[str], Optional[int]]:
+    """(case folder, graph index) the original run saved of its failing graph (the lowest rank's, under
+    torchrun): as it raised, or, when a signal killed it, the graph it was compiling or running, written ahead
+    (capture/crash.py); (None, None) when it saved none."""
     ranks = sorted(d for d in os.listdir(original.trial_dir) if d.startswith("rank")) if os.path.isdir(
         original.trial_dir) else []
     for folder in ["", *ranks]:
         case = os.path.join(original.trial_dir, folder, FAILING_CASE)
-        if os.path.exists(os.path.join(case, "meta.json")):
-            return case
-    return None
+        if original.failed_graph is not None and os.path.exists(os.path.join(case, "meta.json")):
+            return case, original.failed_graph
+    if original.kind != "crash":
+        return None, None
+    for folder in ["", *ranks]:
+        ahead = os.path.join(original.trial_dir, folder, crash.AHEAD)
+        _, k = crash.marked(os.path.join(ahead, files.INFLIGHT))
+        if k is not None and os.path.exists(os.path.join(crash.graph_dir(ahead, k), "meta.json")):
+            return crash.graph_dir(ahead, k), k
+    return None, None
 
 
 def adopt_saved_graph(s: Session, v: Verdict, original: Outcome, stage: str) -> Optional[Outcome]:
     """The saved graph run alone under `stage`; when it fails the same way it stands for the script from now on
     (s.graph_case, v.graph, v.graph_case) and its outcome is returned (its counters are the graph's own)."""
-    case = saved_case(original)
-    if case is None or original.failed_graph is None or stage not in GRAPH_STAGES[1:] or s.opts.kind != "failure":
+    case, k = saved_case(original)
+    if case is None or stage not in GRAPH_STAGES[1:] or s.opts.kind != "failure":
         return None
     alone = s.runner(TrialSpec(mode="graph", stage=stage, case=case, label="graph-alone"))
     if not s.fails_same(alone):
-        s.emit("note", text=f"graph {original.failed_graph} as the original run saved it does not fail alone the "
+        s.emit("note", text=f"graph {k} as the original run saved it does not fail alone the "
                             f"same way ({alone.signature.short()[:120]}): the script answers instead")
         return None
     s.graph_case, s.graph_stage = case, stage
-    v.graph, v.graph_case = original.failed_graph, case
-    s.emit("graph", graph=original.failed_graph, count=original.graphs)
+    v.graph, v.graph_case = k, case
+    s.emit("graph", graph=k, count=original.graphs)
     return alone
 
 
@@ -51,18 +61,18 @@ def graph_ladder(s: Session, v: Verdict, original: Outcome) -> Optional[list]:
     """The ladder asked of the saved graph, every stage at once; None (nothing asked or nothing kept) when there is
     no saved graph, or it does not fail alone the same way under any stage, or the script's custom ops call for
     the crossref stage."""
-    case = saved_case(original)
-    if (case is None or original.failed_graph is None or s.opts.kind != "failure" or dynamo_hang(original)
+    case, k = saved_case(original)
+    if (case is None or s.opts.kind != "failure" or dynamo_hang(original)
             or original.user_backend != "inductor" or custom_ops(s, original)):
         return None
     outcomes = s.runner.map([TrialSpec(mode="graph", stage=st, case=case, label=f"graph-stage-{st}")
                              for st in GRAPH_STAGES])
     first = next((i for i, x in enumerate(outcomes) if x is not None and s.target.matches(x.signature)), None)
     if first is None:
-        s.emit("note", text=f"graph {original.failed_graph}, saved by the original run, does not fail alone the same "
+        s.emit("note", text=f"graph {k}, saved by the original run, does not fail alone the same "
                             "way under any stage: the script answers instead")
         return None
-    s.emit("note", text=f"graph {original.failed_graph}, saved by the original run as it raised, fails alone the same "
+    s.emit("note", text=f"graph {k}, saved by the original run as it failed, fails alone the same "
                         f"way: the stages and every later question are asked of it; no more runs of the script "
                         f"(one took {original.seconds:.1f} s)")
     s.emit("ladder_start", stages=list(GRAPH_STAGES))

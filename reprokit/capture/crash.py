@@ -18,6 +18,7 @@ from reprokit.capture import files
 from reprokit.data.signature import for_signal
 
 MARK_BYTES = 64
+AHEAD = "ahead"  # in a trial folder (the in-place bisect's original run): the graphs and marker, as in a capture
 PREWRITE_MAX_INPUT_BYTES = 1 << 20  # real values of a graph written ahead: small ones only (indices, masks)
 # faulthandler's first line per fatal signal
 FATAL = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Floating point exception": "SIGFPE",
@@ -77,23 +78,32 @@ def graph_dir(rank_dir: str, k: int) -> str:
     return os.path.join(rank_dir, files.GRAPHS, f"g{k}")
 
 
+def marked(path: str) -> tuple[str, Optional[int]]:
+    """(phase, graph) the marker file at `path` names; ("", None) when it names none or cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            mark = f.read(MARK_BYTES).rstrip(b"\0").decode(errors="replace")
+    except OSError:
+        return "", None
+    phase, _, k = mark.partition(" ")
+    return phase, int(k) if k.isdigit() else None
+
+
 def crashed(rank_dir: str) -> Optional[dict]:
     """The failure record of a process that died by a fatal signal in a compiled graph (as failure.json would
     hold it), or None: it needs the signal faulthandler named and the marker naming a graph written ahead."""
     try:
         with open(os.path.join(rank_dir, files.FAULT), errors="replace") as f:
             fault = f.read()
-        with open(os.path.join(rank_dir, files.INFLIGHT), "rb") as f:
-            mark = f.read(MARK_BYTES).rstrip(b"\0").decode(errors="replace")
         with open(os.path.join(rank_dir, files.PROCESS)) as f:
             facts = json.load(f)
     except (OSError, ValueError):
         return None
     m = re.search(r"Fatal Python error: ([A-Za-z ]+)", fault)
-    phase, _, k = mark.partition(" ")
+    phase, k = marked(os.path.join(rank_dir, files.INFLIGHT))
     signal = FATAL.get(m.group(1).strip()) if m else None
-    if signal is None or not k.isdigit() or not os.path.isdir(graph_dir(rank_dir, int(k))):
+    if signal is None or k is None or not os.path.isdir(graph_dir(rank_dir, k)):
         return None
-    return {**facts, "kind": "crash", "phase": phase, "graph": int(k), "case": graph_dir(rank_dir, int(k)),
+    return {**facts, "kind": "crash", "phase": phase, "graph": k, "case": graph_dir(rank_dir, k),
             "signature": for_signal(getattr(_signal, signal)).to_dict(),
             "traceback": fault[-20000:]}

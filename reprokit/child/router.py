@@ -104,6 +104,8 @@ class GraphRouter:
         self.compiled["ops"] += sum(1 for n in gm.graph.nodes if n.op == "call_function")
         stage = spec.stage if spec.only_graph in (None, k) else spec.other_stage
         state.save_graph_code(k, gm)
+        if spec.capture_failing:
+            write_ahead(state, k, gm, example_inputs)
         if state.flag_values is None:
             state.record_configs(self.args["options"])
         backward_capture = spec.capture == k and spec.capture_backward
@@ -129,6 +131,7 @@ class GraphRouter:
             save_failing(state, k, gm, example_inputs)
             raise
         state.save_state()  # counters after compile survive a crash at run time
+        state.mark("")
         check = spec.check_accuracy and stage != "none" and spec.only_graph in (None, k)
         return checked(state, k, gm, compiled, check)
 
@@ -162,18 +165,21 @@ def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool):
     asked (outputs, mutated inputs, and on the first call the input gradients, from runs on copies: the
     script's own call is unchanged), and noting when its backward runs."""
     calls = [0]
+    running = f"run {k}"
 
     def observed_call(*args):
         calls[0] += 1
         check = check_accuracy and calls[0] <= 2
         reference = eager_reference(gm, args) if check else None
         grads = gradient_measures(gm, compiled, args) if check and calls[0] == 1 else None
+        state.mark(running)
         try:
             out = compiled(*args)
         except BaseException:
             state.fail(k)
             save_failing(state, k, gm, args)
             raise
+        state.mark("")
         for found in (measure(reference, out, args) if reference is not None else None, grads):
             mismatch, note = verdict(found)
             if note:  # compiled is the closer one to float64: no bug to report
@@ -189,6 +195,27 @@ def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool):
 
 
 FAILING_CASE = "failing_case"  # the trial folder's copy of the first graph that raised (spec.capture_failing)
+
+
+def write_ahead(state: TrialState, k: int, gm, example_inputs) -> None:
+    """Graph k written out before it compiles, and marked compiling: a signal that kills the original run leaves
+    the graph it died in (capture/crash.py, as `reprokit capture` writes ahead); never raises."""
+    from reprokit.capture import crash
+    from reprokit.child import context
+    from reprokit.fx.capture import capture_graph
+
+    ahead = os.path.join(state.dir, crash.AHEAD)
+    try:
+        if state.marker is None:
+            os.makedirs(ahead, exist_ok=True)
+            state.marker = crash.Marker(os.path.join(ahead, crash.files.INFLIGHT))
+        capture_graph(gm, list(example_inputs), crash.graph_dir(ahead, k),
+                      max_input_bytes=min(state.spec.max_input_bytes, crash.PREWRITE_MAX_INPUT_BYTES),
+                      compile_args=state.compile_args, script=state.spec.script, context=context.capture(),
+                      run_eagerly=False)
+        state.mark(f"compile {k}")
+    except Exception as e:
+        state.note = "; ".join(x for x in (state.note, f"graph {k} not written ahead ({type(e).__name__})") if x)
 
 
 def save_failing(state: TrialState, k: int, gm, inputs) -> None:
