@@ -380,6 +380,8 @@ def capture(output_dir, max_input_bytes, command):
     reprokit capture --output-dir DIR -- torchrun --nproc-per-node 8 train.py   (then: reprokit bisect
     --from-capture DIR). Under a launcher reprokit cannot wrap, REPROKIT_CAPTURE=DIR does the same."""
     run = capture_case.capture_command(output_dir, tuple(command), max_input_bytes=max_input_bytes)
+    for report in run.fault_reports:  # the job's own faulthandler report, which the capture wrote to its folder
+        click.echo(report.rstrip("\n"), err=True)
     if run.failures:
         click.echo(f"reprokit capture: the failing graph is in {run.output_dir}/{run.failures[0]}; next: reprokit "
                    f"bisect --from-capture {shlex.quote(output_dir)}", err=True)

@@ -107,8 +107,10 @@ def test_a_job_killed_by_a_signal_in_a_compiled_graph_is_captured_and_bisected(w
     assert code == 139 and out == "start\n"  # the job's own status (128 + SIGSEGV) and output
     assert err.splitlines()[-1] == (f"reprokit capture: the failing graph is in {capture}/rank0; next: reprokit "
                                     f"bisect --from-capture {capture}")
-    assert sorted(p.name for p in (capture / "rank0").iterdir()) == ["fault.txt", "graphs", "inflight",
-                                                                   "process.json"]
+    assert "Fatal Python error: Segmentation fault" in err  # faulthandler's report, which the capture took over
+    [ahead] = (capture / "rank0").iterdir()  # one process's writing ahead, kept: it crashed
+    assert ahead.name.startswith("ahead-")
+    assert sorted(p.name for p in ahead.iterdir()) == ["fault.txt", "graphs", "inflight", "process.json"]
     code, out, err = reprokit("bisect", "--from-capture", str(capture), "-o", str(tmp_path / "art"), "--json",
                               "--no-configs", cwd=tmp_path)
     assert code == 0, err
@@ -258,14 +260,15 @@ def test_torchrun_job_bisected_in_one_process(workdir, tmp_path):
 
 
 def test_a_failure_in_loss_backward_is_captured_and_bisected_forward_and_backward(workdir, tmp_path):
-    """The forward compiles and runs; the backward, compiled at the first loss.backward(), fails. The capture
-    writes the graph whose backward failed, and every offline trial runs it forward and backward."""
+    """The forwards compile and run; a backward, compiled at the first loss.backward(), fails. The capture writes
+    the graph whose backward failed (graph 0; the loss head's graph 1 was called last and its backward ran first,
+    and before the backward hooks it was the one written), and every offline trial runs it forward and backward."""
     capture = tmp_path / "cap"
     code, _, err = reprokit("capture", "--output-dir", str(capture), "--", sys.executable, "backward_pass_job.py",
                             cwd=workdir)
     assert code == 1 and "forward-only pass given a backward graph" in err, err[-2000:]
     failure = json.loads((capture / "rank0" / "failure.json").read_text())
-    assert (failure["phase"], failure["graph"]) == ("backward", 0), failure
+    assert (failure["phase"], failure["graph"], failure["graphs_seen"]) == ("backward", 0, 2), failure
     code, out, err = reprokit("bisect", "--from-capture", str(capture), "-o", str(tmp_path / "art"), "--json",
                               "--no-pack", cwd=tmp_path)
     assert code == 0, err

@@ -22,6 +22,7 @@ class CaptureRun:
     seconds: float
     output_dir: str
     failures: tuple  # rank folders holding a failure.json, else those of ranks that died by a signal in a graph
+    fault_reports: tuple = ()  # faulthandler's report of each crashed rank (the capture took faulthandler over)
 
 
 def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> CaptureRun:
@@ -45,9 +46,11 @@ def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFA
         raise ReprokitError(f"no such command: {command[0]}")
     seconds = round(time.monotonic() - started, 2)
     failures = tuple(sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, FAILURE))))
-    failures = failures or tuple(f"rank{r}" for r in sorted(crashed_ranks(root), key=int))  # died by a signal
+    crashes = crashed_ranks(root)
+    failures = failures or tuple(f"rank{r}" for r in sorted(crashes, key=int))  # died by a signal
     if not os.path.exists(os.path.join(root, SUMMARY)):  # no process compiled anything: still a summary
         from reprokit.capture.summary import merge_summary
 
         merge_summary(root, "launcher", {"graphs": 0, "compiles": 0, "failed": False, "seconds": seconds})
-    return CaptureRun(status if status >= 0 else 128 - status, seconds, root, failures)
+    return CaptureRun(status if status >= 0 else 128 - status, seconds, root, failures,
+                      tuple(crashes[r]["traceback"] for r in sorted(crashes, key=int)))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from reprokit.capture import files
-from reprokit.capture.crash import crashed
+from reprokit.capture.crash import ahead_folders, crashed
 from reprokit.errors import NothingToIsolate, ReprokitError
 
 CASE_FILES = ("meta.json", "graph.pt", "graph.py")  # what every case folder holds (inputs.pt is optional)
@@ -50,7 +50,9 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
     again = f"capture the job again: reprokit capture --output-dir {root} -- CMD"
     ranks = _failing_ranks(root)
     summary = _read(os.path.join(root, files.SUMMARY))
-    crashes = {} if ranks else crashed_ranks(root)  # a rank that raised is the clearer failure
+    crashes = crashed_ranks(root)
+    if ranks and crashes and min(c["at"] for c in crashes.values()) >= _raised_at(root, ranks):
+        crashes = {}  # the first failure is the one to bisect: a rank that crashed first takes down the others
     if summary is None and not ranks and not crashes:
         raise ReprokitError(f"{root} holds no capture (no {files.SUMMARY}); capture the job first: reprokit capture "
                             f"--output-dir {root} -- CMD")
@@ -58,9 +60,9 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
         seen = sum(int(r.get("graphs") or 0) for r in (summary.get("ranks") or {}).values())
         raise NothingToIsolate(f"the captured job did not fail ({seen} graphs compiled): nothing to bisect")
     if crashes:
-        rank = min(crashes, key=int)
-        failure = dict(crashes[rank])
-        case = failure.pop("case")
+        rank = min(crashes, key=lambda r: crashes[r]["at"])
+        failure = {k: v for k, v in crashes[rank].items() if k not in ("case", "at")}
+        case = crashes[rank]["case"]
     else:
         rank = ranks[0]
         failure = _read(os.path.join(files.rank_dir(root, rank), files.FAILURE))
@@ -76,20 +78,31 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
         raise NothingToIsolate(f"the failure is at the Dynamo stage, before any graph: run `reprokit bisect {script}`")
     missing = [n for n in CASE_FILES if not os.path.isfile(os.path.join(case, n))]
     if missing or _read(os.path.join(case, "meta.json")) is None:
-        raise ReprokitError(f"{root} is truncated (rank{rank}/{files.CASE}/{(missing or ['meta.json'])[0]} is "
-                            f"missing or unreadable); {again}")
+        where = os.path.relpath(os.path.join(case, (missing or ["meta.json"])[0]), root)
+        raise ReprokitError(f"{root} is truncated ({where} is missing or unreadable); {again}")
     return CapturedFailure(root, rank, case, failure, summary or {})
 
 
 def crashed_ranks(root: str) -> dict:
-    """{rank: failure record} of the ranks that died by a fatal signal in a compiled graph (capture/crash.py)."""
+    """{rank: failure record} of the ranks whose process died by a fatal signal in a compiled graph
+    (capture/crash.py); of several processes of one rank, the first to crash."""
     try:
         names = os.listdir(root)
     except OSError:
         return {}
-    found = {n[len("rank"):]: crashed(os.path.join(root, n)) for n in names
-             if n.startswith("rank") and n[len("rank"):].isdigit()}
-    return {rank: record for rank, record in found.items() if record is not None}
+    found: dict = {}
+    for n in names:
+        if not (n.startswith("rank") and n[len("rank"):].isdigit()):
+            continue
+        records = [r for r in (crashed(a) for a in ahead_folders(os.path.join(root, n))) if r is not None]
+        if records:
+            found[n[len("rank"):]] = min(records, key=lambda r: r["at"])
+    return found
+
+
+def _raised_at(root: str, ranks: list) -> float:
+    """When the first of these ranks wrote its failure.json."""
+    return min(os.path.getmtime(os.path.join(files.rank_dir(root, r), files.FAILURE)) for r in ranks)
 
 
 def _failing_ranks(root: str) -> list:

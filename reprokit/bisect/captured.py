@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from reprokit.capture import crash, files
+from reprokit.capture import crash
 from reprokit.data.records import Outcome, StageResult, TrialSpec, Verdict
 from reprokit.bisect.ladder import custom_ops, dynamo_hang
 from reprokit.bisect.session import Session
@@ -30,13 +30,14 @@ def saved_case(original: Outcome) -> tuple[Optional[str], Optional[int]]:
         case = os.path.join(original.trial_dir, folder, FAILING_CASE)
         if original.failed_graph is not None and os.path.exists(os.path.join(case, "meta.json")):
             return case, original.failed_graph
-    if original.kind != "crash":
-        return None, None
+    if original.kind != "crash" or original.signature.exc_type not in crash.FATAL_SIGNALS:
+        return None, None  # killed from outside (SIGKILL, SIGTERM, a timeout): no graph's doing
     for folder in ["", *ranks]:
-        ahead = os.path.join(original.trial_dir, folder, crash.AHEAD)
-        _, k = crash.marked(os.path.join(ahead, files.INFLIGHT))
-        if k is not None and os.path.exists(os.path.join(crash.graph_dir(ahead, k), "meta.json")):
-            return crash.graph_dir(ahead, k), k
+        for ahead in crash.ahead_folders(os.path.join(original.trial_dir, folder)):
+            k = crash.marked(ahead)[1]
+            case = crash.graph_case(ahead, k)
+            if case is not None:
+                return case, k
     return None, None
 
 

@@ -1,8 +1,9 @@
 """What a process that dies by a signal (a segfault in a compiled kernel, an abort in C++) leaves for the offline
-bisect: no Python runs after a fatal signal, so the recorder writes ahead of it. Each graph is written out before
-it compiles (light: no eager run of it, inputs only under a small cap); a marker mapped into memory says which
-graph is compiling or running, at the cost of a store per call; Python's faulthandler names the signal. A process
-that exits, whether it passed or raised, removes all of it (Recorder.write_summary)."""
+bisect: no Python runs after a fatal signal, so it is written ahead. Each graph is written out before it compiles
+(light: no eager run of it, real inputs and value statistics only for small inputs); a marker mapped into memory
+says which graph is compiling, running or running backward, at a store per change; faulthandler names the signal.
+Each process writes into a folder of its own (processes of one rank, forks, spawned workers never share one), and
+removes it when it exits, whether it passed or raised."""
 from __future__ import annotations
 
 import faulthandler
@@ -18,70 +19,109 @@ from reprokit.capture import files
 from reprokit.data.signature import for_signal
 
 MARK_BYTES = 64
-AHEAD = "ahead"  # in a trial folder (the in-place bisect's original run): the graphs and marker, as in a capture
+AHEAD = "ahead"  # in a rank's folder (or a trial's): ahead-<pid>/ per process
 PREWRITE_MAX_INPUT_BYTES = 1 << 20  # real values of a graph written ahead: small ones only (indices, masks)
+STATS_MAX_BYTES = 16 << 20  # value statistics ahead of a crash: an fp32 copy of a larger input could cost the job
 # faulthandler's first line per fatal signal
 FATAL = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Floating point exception": "SIGFPE",
          "Bus error": "SIGBUS", "Illegal instruction": "SIGILL"}
+FATAL_SIGNALS = frozenset(FATAL.values())
 
 
 class Marker:
-    """A few bytes in a file mapped into memory: "compile K", "run K", "backward K" (its backward may follow), or
+    """A few bytes in a file of this process's own, mapped into memory: "compile K", "run K", "backward K", or
     empty. The kernel keeps the page when the process dies, so it is read back after a crash."""
 
     def __init__(self, path: str):
-        with open(path, "wb") as f:
+        with open(path, "xb") as f:  # a new file: never one another process has mapped
             f.write(b"\0" * MARK_BYTES)
         with open(path, "r+b") as f:
             self._map = mmap.mmap(f.fileno(), MARK_BYTES)
 
     def set(self, text: str) -> None:
-        data = text.encode()[:MARK_BYTES]
-        self._map[:] = data + b"\0" * (MARK_BYTES - len(data))
-
-    def close(self) -> None:
-        self._map.close()
-
-
-def start(rank_dir: str, facts: dict) -> tuple[Marker, Optional[object]]:
-    """In a process's first compile: its facts (process.json), the marker, and faulthandler writing into the rank's
-    folder, unless the job enabled faulthandler itself (then the signal goes unnamed)."""
-    os.makedirs(os.path.join(rank_dir, files.GRAPHS), exist_ok=True)
-    with open(os.path.join(rank_dir, files.PROCESS), "w") as f:
-        json.dump(facts, f)
-    fault = None
-    if not faulthandler.is_enabled():
-        fault = open(os.path.join(rank_dir, files.FAULT), "w")
-        faulthandler.enable(file=fault, all_threads=True)
-    return Marker(os.path.join(rank_dir, files.INFLIGHT)), fault
-
-
-def finish(rank_dir: str, marker: Marker, fault) -> None:
-    """The process exits normally: nothing of the crash evidence stays."""
-    if fault is not None:
-        faulthandler.disable()
-        fault.close()
-    marker.close()
-    shutil.rmtree(os.path.join(rank_dir, files.GRAPHS), ignore_errors=True)
-    for name in (files.INFLIGHT, files.FAULT, files.PROCESS):
         try:
-            os.remove(os.path.join(rank_dir, name))
+            self._map[:] = text.encode()[:MARK_BYTES].ljust(MARK_BYTES, b"\0")
+        except ValueError:  # closed: the process is exiting; never the job's error
+            pass
+
+
+class Ahead:
+    """One process's writing ahead of a crash, in parent/ahead-<pid>/."""
+
+    def __init__(self, parent: str, facts: dict, own_faulthandler: bool):
+        self.folder = os.path.join(parent, f"{AHEAD}-{os.getpid()}")
+        shutil.rmtree(self.folder, ignore_errors=True)  # an earlier process's of the same pid, in a reused folder
+        os.makedirs(os.path.join(self.folder, files.GRAPHS))
+        try:
+            with open(os.path.join(self.folder, files.PROCESS), "w") as f:
+                json.dump(facts, f)
+            self.marker = Marker(os.path.join(self.folder, files.INFLIGHT))
+            self.fault = None
+            if own_faulthandler:
+                # Taken over even when the job enabled it (torchrun's @record does): `reprokit capture` prints
+                # the report after the job ends (capture_command).
+                self.fault = open(os.path.join(self.folder, files.FAULT), "w")
+                faulthandler.enable(file=self.fault, all_threads=True)
+        except BaseException:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        """A forked child (a data-loader worker) neither reports into this folder nor removes it."""
+        if self.fault is not None and faulthandler.is_enabled():
+            faulthandler.disable()
+        self.marker, self.fault, self.folder = _NoMarker(), None, None
+
+    def graph_dir(self, k: int) -> str:
+        return os.path.join(self.folder, files.GRAPHS, f"g{k}")
+
+    def write(self, k: int, gm, example_inputs, max_input_bytes: int, **kw) -> None:
+        """Graph k before it compiles; the marker says "compile k" once it is written (and nothing before: a
+        graph that could not be written is not blamed for the crash of another)."""
+        from reprokit.fx.capture import capture_graph
+
+        if self.folder is None:
+            return
+        self.marker.set("")
+        capture_graph(gm, list(example_inputs), self.graph_dir(k),
+                      max_input_bytes=min(max_input_bytes, PREWRITE_MAX_INPUT_BYTES), run_eagerly=False,
+                      stats_max_bytes=STATS_MAX_BYTES, **kw)
+        self.marker.set(f"compile {k}")
+
+    def finish(self) -> None:
+        """The process exits normally: nothing of the crash evidence stays."""
+        if self.folder is None:
+            return
+        if self.fault is not None:
+            faulthandler.disable()
+            self.fault.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+        try:
+            os.rmdir(os.path.dirname(self.folder))  # the rank's folder, when nothing else was written there
         except OSError:
             pass
-    try:
-        os.rmdir(rank_dir)  # empty unless a failure was written there
-    except OSError:
+        self.folder = None
+
+
+class _NoMarker:
+    def set(self, text: str) -> None:
         pass
 
 
-def graph_dir(rank_dir: str, k: int) -> str:
-    return os.path.join(rank_dir, files.GRAPHS, f"g{k}")
-
-
-def marked(path: str) -> tuple[str, Optional[int]]:
-    """(phase, graph) the marker file at `path` names; ("", None) when it names none or cannot be read."""
+def ahead_folders(parent: str) -> list:
+    """The ahead-<pid> folders under a rank's (or trial's) folder."""
     try:
-        with open(path, "rb") as f:
+        names = os.listdir(parent)
+    except OSError:
+        return []
+    return sorted(os.path.join(parent, n) for n in names if n.startswith(AHEAD + "-"))
+
+
+def marked(folder: str) -> tuple[str, Optional[int]]:
+    """(phase, graph) the marker in an ahead folder names; ("", None) when it names none or cannot be read."""
+    try:
+        with open(os.path.join(folder, files.INFLIGHT), "rb") as f:
             mark = f.read(MARK_BYTES).rstrip(b"\0").decode(errors="replace")
     except OSError:
         return "", None
@@ -89,21 +129,32 @@ def marked(path: str) -> tuple[str, Optional[int]]:
     return phase, int(k) if k.isdigit() else None
 
 
-def crashed(rank_dir: str) -> Optional[dict]:
+def graph_case(folder: str, k: Optional[int]) -> Optional[str]:
+    """Graph k's case folder written ahead, when it was written whole."""
+    if k is None:
+        return None
+    case = os.path.join(folder, files.GRAPHS, f"g{k}")
+    return case if os.path.isfile(os.path.join(case, "meta.json")) else None
+
+
+def crashed(folder: str) -> Optional[dict]:
     """The failure record of a process that died by a fatal signal in a compiled graph (as failure.json would
-    hold it), or None: it needs the signal faulthandler named and the marker naming a graph written ahead."""
+    hold it, with "case" and "at", the report's time), or None: it needs the signal faulthandler named and the
+    marker naming a graph written ahead."""
     try:
-        with open(os.path.join(rank_dir, files.FAULT), errors="replace") as f:
+        with open(os.path.join(folder, files.FAULT), errors="replace") as f:
             fault = f.read()
-        with open(os.path.join(rank_dir, files.PROCESS)) as f:
+        with open(os.path.join(folder, files.PROCESS)) as f:
             facts = json.load(f)
+        at = os.path.getmtime(os.path.join(folder, files.FAULT))
     except (OSError, ValueError):
         return None
     m = re.search(r"Fatal Python error: ([A-Za-z ]+)", fault)
-    phase, k = marked(os.path.join(rank_dir, files.INFLIGHT))
+    phase, k = marked(folder)
     signal = FATAL.get(m.group(1).strip()) if m else None
-    if signal is None or k is None or not os.path.isdir(graph_dir(rank_dir, k)):
+    case = graph_case(folder, k)
+    if signal is None or case is None:
         return None
-    return {**facts, "kind": "crash", "phase": phase, "graph": k, "case": graph_dir(rank_dir, k),
-            "signature": for_signal(getattr(_signal, signal)).to_dict(),
-            "traceback": fault[-20000:]}
+    seen = len(os.listdir(os.path.join(folder, files.GRAPHS)))
+    return {**facts, "kind": "crash", "phase": phase, "graph": k, "graphs_seen": seen, "case": case, "at": at,
+            "signature": for_signal(getattr(_signal, signal)).to_dict(), "traceback": fault[-20000:]}

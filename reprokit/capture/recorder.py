@@ -9,6 +9,7 @@ import os
 import sys
 import time
 import traceback
+import weakref
 from typing import Optional
 
 from reprokit.capture import files
@@ -27,7 +28,8 @@ class Recorder:
         self.compiles = 0
         self.failed = False
         self.last_call: Optional[tuple] = None  # (k, gm, args, ctx, compile_args) of the latest compiled call
-        self.ahead: Optional[tuple] = None  # (marker, faulthandler's file) once this process compiles: crash.py
+        self.backward_call: Optional[tuple] = None  # the same, of the graph whose backward started last
+        self.ahead = None  # capture.crash.Ahead, once this process compiles
 
     def graph_seen(self, gm, example_inputs) -> int:
         """Note a graph Dynamo handed the backend; its index in this process."""
@@ -35,22 +37,18 @@ class Recorder:
         return len(self.graphs) - 1
 
     def before_compile(self, k, gm, example_inputs, ctx, compile_args) -> None:
-        """Write graph k out ahead of a crash (no Python runs after a fatal signal), and mark it compiling; never
+        """Write graph k out ahead of a crash (no Python runs after a fatal signal), marked compiling; never
         raises (a capture that cannot write ahead still captures what raises)."""
         from reprokit import compat
-        from reprokit.capture import crash
-        from reprokit.fx.capture import capture_graph
+        from reprokit.capture.crash import Ahead
 
-        out = files.rank_dir(self.root, self.rank)
         try:
             if self.ahead is None:
-                self.ahead = crash.start(out, {"rank": self.rank, "script": script_path(),
-                                               "torch_version": compat.TORCH_VERSION,
-                                               "process_group": process_group()})
-            capture_graph(gm, list(example_inputs), crash.graph_dir(out, k),
-                          max_input_bytes=min(self.max_input_bytes, crash.PREWRITE_MAX_INPUT_BYTES),
-                          compile_args=compile_args, script=script_path(), context=ctx, run_eagerly=False)
-            self.mark(f"compile {k}")
+                self.ahead = Ahead(files.rank_dir(self.root, self.rank),
+                                   {"rank": self.rank, "script": script_path(), "torch_version": compat.TORCH_VERSION,
+                                    "process_group": process_group()}, own_faulthandler=True)
+            self.ahead.write(k, gm, example_inputs, self.max_input_bytes, compile_args=compile_args,
+                             script=script_path(), context=ctx)
         except Exception as e:
             print(f"reprokit capture: graph {k} not written ahead of a crash: {type(e).__name__}: {e}",
                   file=sys.stderr)
@@ -58,7 +56,36 @@ class Recorder:
     def mark(self, text: str) -> None:
         """Which graph is compiling or running now ("" for none), where a crash leaves it readable."""
         if self.ahead is not None:
-            self.ahead[0].set(text)
+            self.ahead.marker.set(text)
+
+    def watch_backward(self, call: tuple, out) -> None:
+        """Note when graph call[0]'s backward runs: hooks on the autograd node of its outputs fire just before and
+        after it. Its arguments are held weakly until then (a job that frees its activations keeps that memory),
+        and strongly only from then on, replacing the graph before."""
+        k, gm, args, ctx, compile_args = call
+        held = [weakref.ref(a) if _weakly(a) else a for a in args]
+        started = f"backward {k}"
+
+        def before(grad_outputs):
+            alive = [a() if isinstance(a, weakref.ref) else a for a in held]
+            if all(a is not None for a in alive):
+                self.backward_call = (k, gm, tuple(alive), ctx, compile_args)
+            self.mark(started)
+
+        def after(grad_inputs, grad_outputs):
+            self.mark("")  # a crash after it (the optimizer's step, eager code) is no graph's
+
+        nodes = {id(t.grad_fn): t.grad_fn for t in (out if isinstance(out, (list, tuple)) else (out,))
+                 if getattr(t, "requires_grad", False) and getattr(t, "grad_fn", None) is not None}
+        for node in nodes.values():
+            node.register_prehook(before)
+            node.register_hook(after)
+
+    def failed_in_backward(self, exc: BaseException) -> None:
+        """A compiled graph's backward failed: the graph whose backward started last, else the latest call's."""
+        call = self.backward_call or self.last_call
+        if call is not None:
+            self.failed_at(*call, exc, "backward")
 
     def failed_at(self, k, gm, inputs, ctx, compile_args, exc: BaseException, phase: str) -> None:
         """Write graph k's case folder and failure.json, once per process; never raises (the job's own error
@@ -84,11 +111,9 @@ class Recorder:
     def write_summary(self) -> None:
         """This process's line in capture.json (only a process that compiled something has one); what was
         written ahead of a crash goes (the process did not crash)."""
-        if self.ahead is not None:
-            from reprokit.capture import crash
-
-            crash.finish(files.rank_dir(self.root, self.rank), *self.ahead)
-            self.ahead = None
+        ahead, self.ahead = self.ahead, None  # no store into a closed map from here on
+        if ahead is not None:
+            ahead.finish()
         if not self.compiles and not self.failed:
             return
         try:
@@ -128,6 +153,15 @@ def script_path() -> str | None:
     return os.path.abspath(script) if script.endswith(".py") and os.path.isfile(script) else None
 
 
+def _weakly(a) -> bool:
+    """Whether an argument is held by a weak reference (a tensor) rather than as it is (a size, a flag)."""
+    try:
+        weakref.ref(a)
+    except TypeError:
+        return False
+    return hasattr(a, "shape")
+
+
 def _shape(t) -> list | str:
     shape = getattr(t, "shape", None)
     return list(shape) if shape is not None else type(t).__name__
@@ -146,11 +180,10 @@ def install(rec: Recorder) -> None:
 
     def excepthook(kind, exc, tb):
         if not rec.failed and rec.last_call and _in_compiled_backward(tb):
-            # A compiled graph's backward (compiled lazily, at the first loss.backward()) failed. Autograd runs
-            # the backwards in reverse order of their forwards, so the first to run, and to fail, is the backward of
-            # the latest compiled call: the graph written out, to be run forward and backward. (Its traceback
-            # passes through Dynamo's frames too, so this is asked first.)
-            rec.failed_at(*rec.last_call, exc, "backward")
+            # A compiled graph's backward (compiled lazily, at the first loss.backward()) failed: the graph whose
+            # backward started last is written out, to be run forward and backward. (Its traceback passes through
+            # Dynamo's frames too, so this is asked first.)
+            rec.failed_in_backward(exc)
         elif not rec.failed and rec.compiles and _in_dynamo(tb):
             rec.failed_at(None, None, (), None, None, exc, "dynamo")
         previous(kind, exc, tb)

@@ -49,12 +49,12 @@ class CapturingBackend:
             raise
         rec.mark("")
         compile_args = self.compile_args
-        running, after = f"run {k}", f"backward {k}"
+        running = f"run {k}"
 
         def call(*args):
             # Its backward runs later, from loss.backward(), outside this call: the recorder keeps what writing
             # this graph out would need (the args only until the next compiled call, and only when a backward
-            # can follow), and the marker names it until another graph runs.
+            # can follow), and notes when its backward starts (the marker names it then).
             backward = ctx.get("grad_enabled", True) and any(getattr(a, "requires_grad", False) for a in args)
             if backward:
                 rec.last_call = (k, gm, args, ctx, compile_args)
@@ -64,7 +64,9 @@ class CapturingBackend:
             except BaseException as e:
                 rec.failed_at(k, gm, args, ctx, compile_args, e, "run")
                 raise
-            rec.mark(after if backward else "")
+            rec.mark("")
+            if backward:
+                rec.watch_backward(rec.last_call, out)
             return out
 
         return call

@@ -56,12 +56,8 @@ def main(argv: list[str]) -> int:
         result["traceback"] = "".join(traceback.format_exception(type(e), e, e.__traceback__))[-20000:]
         exit_code = 1
     write_result(state, observer, result, started, timing.get("import_seconds"))
-    if state.marker is not None:  # it did not crash: what was written ahead of one goes
-        import shutil
-
-        from reprokit.capture.crash import AHEAD
-
-        shutil.rmtree(os.path.join(state.dir, AHEAD), ignore_errors=True)
+    if state.ahead is not None:  # it did not crash: what was written ahead of one goes
+        state.ahead.finish()
     return exit_code
 
 

@@ -170,9 +170,9 @@ def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool):
     def observed_call(*args):
         calls[0] += 1
         check = check_accuracy and calls[0] <= 2
+        state.mark(running)  # the gradient check below calls the compiled graph too
         reference = eager_reference(gm, args) if check else None
         grads = gradient_measures(gm, compiled, args) if check and calls[0] == 1 else None
-        state.mark(running)
         try:
             out = compiled(*args)
         except BaseException:
@@ -200,20 +200,15 @@ FAILING_CASE = "failing_case"  # the trial folder's copy of the first graph that
 def write_ahead(state: TrialState, k: int, gm, example_inputs) -> None:
     """Graph k written out before it compiles, and marked compiling: a signal that kills the original run leaves
     the graph it died in (capture/crash.py, as `reprokit capture` writes ahead); never raises."""
-    from reprokit.capture import crash
+    from reprokit.capture.crash import Ahead
     from reprokit.child import context
-    from reprokit.fx.capture import capture_graph
 
-    ahead = os.path.join(state.dir, crash.AHEAD)
     try:
-        if state.marker is None:
-            os.makedirs(ahead, exist_ok=True)
-            state.marker = crash.Marker(os.path.join(ahead, crash.files.INFLIGHT))
-        capture_graph(gm, list(example_inputs), crash.graph_dir(ahead, k),
-                      max_input_bytes=min(state.spec.max_input_bytes, crash.PREWRITE_MAX_INPUT_BYTES),
-                      compile_args=state.compile_args, script=state.spec.script, context=context.capture(),
-                      run_eagerly=False)
-        state.mark(f"compile {k}")
+        if state.ahead is None:
+            # The trial's own faulthandler (stacks.txt) stays: the trial's signal is its exit status.
+            state.ahead = Ahead(state.dir, {}, own_faulthandler=False)
+        state.ahead.write(k, gm, example_inputs, state.spec.max_input_bytes, compile_args=state.compile_args,
+                          script=state.spec.script, context=context.capture())
     except Exception as e:
         state.note = "; ".join(x for x in (state.note, f"graph {k} not written ahead ({type(e).__name__})") if x)
 

@@ -34,12 +34,12 @@ class TrialState:
         self.backward_ran = set()
         self.pieces: list = []  # inductor compiles the user's own backend asked for, in order
         self.export = None  # the deployment path (child.export_router): entry points called, phase that failed
-        self.marker = None  # spec.capture_failing: which graph compiles or runs now, readable after a crash
+        self.ahead = None  # spec.capture_failing: graphs written ahead of a crash (capture.crash.Ahead)
 
     def mark(self, text: str) -> None:
         """Say which graph is compiling or running ("" for none), where a crash leaves it (capture/crash.py)."""
-        if self.marker is not None:
-            self.marker.set(text)
+        if self.ahead is not None:
+            self.ahead.marker.set(text)
 
     def save_state(self) -> None:
         """state.json as of now (atomic: a kill mid-write leaves the previous one)."""

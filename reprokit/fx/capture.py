@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+from typing import Optional
 
 import torch
 import torch.fx
@@ -16,8 +17,9 @@ from reprokit.data.stages import INDUCED_BY_REPROKIT
 from reprokit.fx.inputs import synthetic_inputs, value_stats
 
 
-def tensor_meta(t) -> dict:
-    """Shape, stride, dtype, device, requires_grad and value statistics of one input."""
+def tensor_meta(t, stats_max_bytes: Optional[int] = None) -> dict:
+    """Shape, stride, dtype, device, requires_grad and value statistics of one input (none for an input over
+    stats_max_bytes)."""
     if isinstance(t, torch.SymInt) or isinstance(t, int) and not isinstance(t, bool):
         # A size Dynamo made symbolic (a recompile with automatic dynamic shapes, or dynamic=True): the graph
         # was compiled for any size, and is replayed so.
@@ -32,7 +34,7 @@ def tensor_meta(t) -> dict:
     meta = {"kind": "tensor", "shape": list(t.shape), "stride": list(t.stride()), "dtype": str(t.dtype).replace("torch.", ""),
             "device": str(t.device), "requires_grad": bool(t.requires_grad), "bytes": t.numel() * t.element_size(),
             "contiguous": t.is_contiguous()}
-    if fake:
+    if fake or stats_max_bytes is not None and meta["bytes"] > stats_max_bytes:
         return meta  # a traced (fake) tensor has metadata but no values
     with torch.no_grad():
         meta.update(value_stats(t))  # what synthetic inputs are matched on: no values
@@ -172,18 +174,19 @@ def symbolic_placeholders(gm) -> list:
 
 
 def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compile_args=None, script=None,
-                  context=None, run_eagerly: bool = True) -> str:
+                  context=None, run_eagerly: bool = True, stats_max_bytes: Optional[int] = None) -> str:
     """Write the case folder; returns a note for the report (e.g. that input values were synthesised).
 
     script: the user's script, whose custom-op registrations and hooks the graph needs go into prelude.py;
     context: the call-time state (child.context.capture) the graph ran under; run_eagerly=False: which nodes are
     tensors is read from Dynamo's own example values instead of running the graph once (the capture's copy of
-    every graph, written before it compiles, in case the process dies in it)."""
+    every graph, written before it compiles, in case the process dies in it); stats_max_bytes: no value statistics
+    of a larger input."""
     from reprokit import compat
 
     os.makedirs(out_dir, exist_ok=True)
     inputs = list(example_inputs)
-    inputs_meta = [dict(tensor_meta(t), **({"symbolic": True} if sym else {}))
+    inputs_meta = [dict(tensor_meta(t, stats_max_bytes), **({"symbolic": True} if sym else {}))
                    for t, sym in zip(inputs, symbolic_placeholders(gm) + [False] * len(inputs))]
     total = sum(m.get("bytes", 0) for m in inputs_meta)
     traced = any(compat.is_fake(t) for t in inputs if isinstance(t, torch.Tensor))
@@ -201,7 +204,7 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
                 "values were not saved; trials use synthetic values matched on shape, dtype and statistics")
     from reprokit.fx import serialize
 
-    traced = {} if run_eagerly else traced_values(gm)  # the reloaded graph's nodes keep no example values
+    examples = {} if run_eagerly else traced_values(gm)  # the reloaded graph's nodes keep no example values
     write_atomic(os.path.join(out_dir, "graph.pt"), serialize.save(gm))
     # Describe exactly the graph that trials will load.
     gm = serialize.load(os.path.join(out_dir, "graph.pt"))
@@ -215,7 +218,7 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
             values = {}
             note = (note + "; " if note else "") + f"graph does not run eagerly ({type(e).__name__}); no node can be cut"
     else:
-        values = traced
+        values = examples
     nodes, outputs = describe_nodes(gm, values)
     hook_lines, hook_names = config_hooks()
     prelude = script_prelude(script, gm, hook_names)
