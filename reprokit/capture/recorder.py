@@ -5,6 +5,7 @@ The job itself goes on, and fails, exactly as it would have."""
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import sys
 import time
@@ -175,6 +176,10 @@ def install(rec: Recorder) -> None:
     from reprokit.capture.wrap import capturing_compile
 
     torch.compile = capturing_compile(rec, torch.compile)
+    # loss.backward() calls torch.autograd.backward: a compiled backward's failure is seen there, before the
+    # script's own except clause (a training loop that logs and exits) or another thread can hide it.
+    torch.autograd.backward = _seeing_backward(rec, torch.autograd.backward)
+    torch.autograd.grad = _seeing_backward(rec, torch.autograd.grad)
     atexit.register(rec.write_summary)
     previous = sys.excepthook
 
@@ -189,6 +194,21 @@ def install(rec: Recorder) -> None:
         previous(kind, exc, tb)
 
     sys.excepthook = excepthook
+
+
+def _seeing_backward(rec: Recorder, function):
+    """`function` (torch.autograd.backward or grad) as it is, noting a compiled graph's backward that raises."""
+
+    @functools.wraps(function)
+    def seeing(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except BaseException as e:
+            if not rec.failed and rec.last_call and _in_compiled_backward(e.__traceback__):
+                rec.failed_in_backward(e)
+            raise
+
+    return seeing
 
 
 def _in_compiled_backward(tb) -> bool:

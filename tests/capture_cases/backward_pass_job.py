@@ -2,7 +2,10 @@
 # loss.backward(), and the script's custom post-grad pass (torch's own hook) refuses a backward graph with a matrix
 # product, as a pass written for forward graphs might. The forwards compile and run. Two graphs: the model's (whose
 # backward has the products) and the loss head's after it (whose backward has none, and runs first): the graph to
-# capture is the model's, not the latest one called.
+# capture is the model's, not the latest one called. The script catches the error, logs it and exits: the capture
+# sees it all the same.
+import sys
+
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
@@ -25,7 +28,11 @@ step = torch.compile(model)
 head = torch.compile(lambda y: y.pow(2).mean() * 2)
 for i in range(3):
     loss = head(step(torch.randn(4, 8)))
-    loss.backward()
+    try:
+        loss.backward()
+    except RuntimeError as e:  # as a training framework does: the error logged, the job ended
+        print(f"backward failed at step {i}: {e}", file=sys.stderr)
+        sys.exit(1)
     opt.step()
     opt.zero_grad()
     print("step", i, float(loss))
