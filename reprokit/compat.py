@@ -65,6 +65,14 @@ def op_qualname(fn) -> str:
     return _get_qualified_name(fn)
 
 
+def size_hint(s) -> int:
+    """The value a symbolic size had in this call, read without a guard (int(s) would specialise the graph on it,
+    and change the job's guards: a capture must not)."""
+    node = getattr(s, "node", None)
+    hint = getattr(node, "hint", None) if node is not None else None
+    return int(hint) if hint is not None else int(s)
+
+
 def is_fake(t) -> bool:
     from torch._subclasses.fake_tensor import FakeTensor
     return isinstance(t, FakeTensor)

@@ -8,7 +8,7 @@ import os
 from typing import Optional
 
 from reprokit.data.records import Outcome, StageResult
-from reprokit.data.warm_cache import CACHES, cache_env
+from reprokit.data.warm_cache import CACHES, cache_env, caches_on
 
 
 # The ladder rows' words for each way the rung runs the script.
@@ -60,6 +60,6 @@ def warm_rung(s) -> tuple[Optional[dict], Optional[Outcome]]:
         elif not fx_cold.failed and not fx_warm.failed:
             caches = ("autograd_cache",)
     finding = {"caches": list(caches), "when": "cold" if cold.failed else "warm", "shared_by_ranks": shared,
-               "env": cache_env("<a fresh folder>", both if caches == ("autograd_cache",) else caches),
+               "env": cache_env("<a fresh folder>", caches_on(caches)),
                "cold": cold.signature.short(), "warm": warm.signature.short()}
     return finding, failing

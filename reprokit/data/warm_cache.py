@@ -9,6 +9,12 @@ CACHES = {"fx_graph_cache": "TORCHINDUCTOR_FX_GRAPH_CACHE", "autograd_cache": "T
 PER_RANK = "REPROKIT_CACHE_PER_RANK"  # child/main.py: each rank of a launch its own folder under the cache folder
 
 
+def caches_on(caches) -> tuple:
+    """The caches a run must have on for `caches` to show: the AOT autograd cache stores its entries through the FX
+    graph cache, so it needs that one on too."""
+    return tuple(CACHES) if "autograd_cache" in caches else tuple(caches)
+
+
 def cache_env(folder: str, caches: tuple, per_rank: bool = False) -> dict:
     """The environment of a run whose inductor cache is `folder`, with `caches` on and the other off (and each rank
     in a folder of its own, when per_rank)."""

@@ -23,7 +23,9 @@ def tensor_meta(t, stats_max_bytes: Optional[int] = None) -> dict:
     if isinstance(t, torch.SymInt) or isinstance(t, int) and not isinstance(t, bool):
         # A size Dynamo made symbolic (a recompile with automatic dynamic shapes, or dynamic=True): the graph
         # was compiled for any size, and is replayed so.
-        return {"kind": "int", "value": int(t), "symbolic": isinstance(t, torch.SymInt)}
+        from reprokit import compat
+
+        return {"kind": "int", "value": compat.size_hint(t), "symbolic": isinstance(t, torch.SymInt)}
     if isinstance(t, (float, bool)):
         return {"kind": type(t).__name__, "value": t}
     if not isinstance(t, torch.Tensor):
@@ -173,6 +175,25 @@ def symbolic_placeholders(gm) -> list:
     return out
 
 
+def save_inputs(inputs: list, inputs_meta: list, out_dir: str, max_input_bytes: int) -> tuple[bool, str]:
+    """(whether the real values were saved to inputs.pt, a note for the report when they were not)."""
+    from reprokit import compat
+
+    total = sum(m.get("bytes", 0) for m in inputs_meta)
+    if any(compat.is_fake(t) for t in inputs if isinstance(t, torch.Tensor)):
+        return False, ("a backward graph as AOT autograd hands it to inductor: input values are synthetic (shape "
+                       "and dtype kept)")
+    if total > max_input_bytes:
+        return False, (f"graph inputs are {total / 2**20:.1f} MiB, over the {max_input_bytes / 2**20:.0f} MiB "
+                       "budget: values were not saved; trials use synthetic values matched on shape, dtype and "
+                       "statistics")
+    buf = io.BytesIO()
+    torch.save([t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else
+                (compat.size_hint(t) if isinstance(t, torch.SymInt) else t) for t in inputs], buf)
+    write_atomic(os.path.join(out_dir, "inputs.pt"), buf.getvalue())
+    return True, ""
+
+
 def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compile_args=None, script=None,
                   context=None, run_eagerly: bool = True, stats_max_bytes: Optional[int] = None) -> str:
     """Write the case folder; returns a note for the report (e.g. that input values were synthesised).
@@ -188,20 +209,7 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
     inputs = list(example_inputs)
     inputs_meta = [dict(tensor_meta(t, stats_max_bytes), **({"symbolic": True} if sym else {}))
                    for t, sym in zip(inputs, symbolic_placeholders(gm) + [False] * len(inputs))]
-    total = sum(m.get("bytes", 0) for m in inputs_meta)
-    traced = any(compat.is_fake(t) for t in inputs if isinstance(t, torch.Tensor))
-    saved_values = total <= max_input_bytes and not traced
-    note = ""
-    if traced:
-        note = "a backward graph as AOT autograd hands it to inductor: input values are synthetic (shape and dtype kept)"
-    elif saved_values:
-        buf = io.BytesIO()
-        torch.save([t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else
-                    (int(t) if isinstance(t, torch.SymInt) else t) for t in inputs], buf)
-        write_atomic(os.path.join(out_dir, "inputs.pt"), buf.getvalue())
-    elif not traced:
-        note = (f"graph inputs are {total / 2**20:.1f} MiB, over the {max_input_bytes / 2**20:.0f} MiB budget: "
-                "values were not saved; trials use synthetic values matched on shape, dtype and statistics")
+    saved_values, note = save_inputs(inputs, inputs_meta, out_dir, max_input_bytes)
     from reprokit.fx import serialize
 
     examples = {} if run_eagerly else traced_values(gm)  # the reloaded graph's nodes keep no example values

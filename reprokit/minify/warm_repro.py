@@ -12,7 +12,7 @@ import time
 from reprokit.data.phases import Repro
 from reprokit.data.records import ReproAttempt, Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
-from reprokit.data.warm_cache import CACHES, cache_env, describe
+from reprokit.data.warm_cache import CACHES, cache_env, caches_on, describe
 
 RUN_VAR = "REPRO_CACHE_RUN"  # set in the two runs the driver starts: the script proper runs, not the driver
 
@@ -43,7 +43,8 @@ def warm_source(script_text: str, caches: list, why: str, ranks: int = 1, cold: 
         elif not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and future_end == 0
                   and node is tree.body[0]):
             break
-    switches = ", ".join(f"{var}={'1' if name in caches else '0'!r}" for name, var in CACHES.items())
+    on = caches_on(caches)  # the autograd cache alone would store nothing (AOT autograd cache bug #184694: it passed)
+    switches = ", ".join(f"{var}={'1' if name in on else '0'!r}" for name, var in CACHES.items())
     launcher = (f', "-m", "torch.distributed.run", "--standalone", "--nproc-per-node={ranks}"' if ranks > 1 else "")
     driver = DRIVER.format(why=why, run_var=RUN_VAR, switches=switches, launcher=launcher,
                            shows="the first run fails already" if cold else "the first run passes, the second fails")
@@ -62,7 +63,7 @@ def minify_warm(run_dir: RunDir, v: Verdict, runner, emit, started: float, befor
     run_dir.write_text("repro.py", source)
     folder = run_dir.file("warm-cache", "verify")
     os.makedirs(folder, exist_ok=True)
-    env = {**cache_env(folder, tuple(finding["caches"])), RUN_VAR: "1"}
+    env = {**cache_env(folder, caches_on(finding["caches"])), RUN_VAR: "1"}
     base = TrialSpec(mode="script", stage="user", script=run_dir.file("repro.py"), cwd=opts["cwd"], argv=tuple(v.argv),
                      env=env, ranks=ranks, path_dirs=(os.path.dirname(v.script),), script_hash=text_hash(source),
                      fresh_interpreter=True, label="verify-repro-cold")
