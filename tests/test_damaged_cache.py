@@ -50,3 +50,30 @@ def test_half_written_kernel_binaries_are_swept_or_the_trial_run_again(tmp_path,
     assert again.note.endswith(f"run again: a killed trial had left {kernels[0].name} half-written in the compile "
                                "cache"), again.note
     assert all(so.stat().st_size > 100 for so in kernels)
+
+
+PACKAGE_SCRIPT = """
+import os, sys
+import torch
+
+# The package a trial beside this one is still writing (package_aoti writes the archive in place).
+torch._inductor.aoti_load_package(sys.argv[1])
+"""
+
+
+def test_a_package_another_trial_is_writing_is_loaded_again_a_bounded_number_of_times(tmp_path):
+    """Two trials side by side write and load the same AOTInductor package (its path is the graph's hash in the
+    shared cache): the one that opened it mid-write runs again; an archive that stays unreadable is, after the
+    bounded re-runs, the trial's outcome."""
+    (tmp_path / "job.py").write_text(textwrap.dedent(PACKAGE_SCRIPT))
+    archive = tmp_path / "half.pt2"
+    archive.write_bytes(b"PK\x03\x04" + bytes(60))  # a zip's first entry header, nothing after it yet
+    runner = Runner(RunDir.create(str(tmp_path / "artifacts"), "package"), timeout=300)
+    try:
+        o = runner(TrialSpec(mode="script", stage="none", script=str(tmp_path / "job.py"), argv=(str(archive),),
+                             cwd=str(tmp_path), label="load"))
+    finally:
+        runner.close()
+    assert o.kind == "exception" and "Failed to initialize zip archive" in o.signature.message, o
+    assert o.note.split("; ") == ["run again: the AOTInductor package it loaded was being written by another "
+                                  "trial"] * 3, o.note

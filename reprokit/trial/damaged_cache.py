@@ -8,6 +8,11 @@ a failure of reprokit's own making that would otherwise be judged as the script'
 of inductor's vector-ISA probe fails silently: every later compile then emits scalar code, and a bug in the
 vectorized path no longer shows. So a run first sweeps such binaries away (sweep), and a trial that still meets
 one (written by a trial killed during this run) is run again without it (damaged_binary).
+
+An AOTInductor package is written the same way, in place (package_aoti, at a path named by the graph's hash in
+the shared cache, or the script's own package_path): a trial loading it while another trial, of this run or of a
+run beside it, rewrites it fails to open the archive (half_written_package). It is run again; nothing is removed,
+the writer finishes it.
 """
 from __future__ import annotations
 
@@ -35,6 +40,19 @@ def damaged_binary(outcome: Outcome, cache_root: str) -> Optional[str]:
         if os.path.realpath(path).startswith(root) and os.path.isfile(path):
             return path
     return None
+
+
+# What aoti_load_package says of an archive another process is writing.
+_UNREADABLE_ARCHIVE = re.compile(r"Failed to initialize zip archive|Failed to extract zip file|"
+                                 r"PytorchStreamReader failed")
+
+
+def half_written_package(outcome: Outcome) -> bool:
+    """True when the trial failed opening an AOTInductor package's archive, as one mid-write fails."""
+    if not outcome.failed:
+        return False
+    text = "\n".join((outcome.signature.message or "", outcome.traceback or ""))
+    return bool(_UNREADABLE_ARCHIVE.search(text)) and "load_package" in text
 
 
 def remove(path: str) -> None:

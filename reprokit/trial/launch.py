@@ -11,7 +11,7 @@ from typing import Callable, Optional, Union
 
 from reprokit.data.records import Outcome, TrialSpec
 from reprokit.data.rundir import private_opener, write_json_atomic
-from reprokit.trial.damaged_cache import damaged_binary, remove
+from reprokit.trial.damaged_cache import damaged_binary, half_written_package, remove
 from reprokit.trial.environment import ranks_of, trial_env, with_device
 from reprokit.trial.fork_policy import comparable
 from reprokit.trial.outcome import answered, classify
@@ -27,19 +27,24 @@ def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[f
     while the trial runs (the first trials start before the baseline has set the run's limit). warm: the worker
     to fork the trial from, when the caller found the trial eligible (warm_eligible); it is used only while
     alive and started with the trial's environment. A trial that could not load a kernel binary another trial,
-    killed mid-link, left half-written in the shared cache runs once more with that binary removed."""
+    killed mid-link, left half-written in the shared cache runs once more with that binary removed; one that
+could not open an AOTInductor package another trial was writing runs once more."""
     outcome = _run_once(spec, trial_dir, cache_root, timeout, python, device, warm)
     said = []
     for _ in range(DAMAGED_RERUNS):
         # The re-run may meet another half-written binary (CI at 8d7a70e: two in a row, in a machine's cache shared
         # by two test workers), so each one met is removed and the trial asked again, a bounded number of times.
         damaged = damaged_binary(outcome, cache_root)
-        if damaged is None:
+        if damaged is not None:
+            remove(damaged)
+            said.append(f"run again: a killed trial had left {os.path.basename(damaged)} half-written in the "
+                        "compile cache")
+        elif half_written_package(outcome):
+            # CI at 75fdd9a: a repro's check loaded the package while a trial beside it rewrote the same file.
+            said.append("run again: the AOTInductor package it loaded was being written by another trial")
+        else:
             break
-        remove(damaged)
         outcome = _run_once(spec, trial_dir, cache_root, timeout, python, device, warm)
-        said.append(f"run again: a killed trial had left {os.path.basename(damaged)} half-written in the compile "
-                    "cache")
     return dataclasses.replace(outcome, note="; ".join(n for n in (outcome.note, *said) if n)) if said else outcome
 
 
