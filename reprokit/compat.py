@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import warnings
 from typing import Any, Callable, Optional
 
@@ -84,13 +85,10 @@ def inductor_config_values(names) -> dict:
 
     out = {}
     for name in names:
-        obj, parts = cfg, name.split(".")
         try:
-            for p in parts:
-                obj = getattr(obj, p)
-        except AttributeError:
+            out[name] = functools.reduce(getattr, name.split("."), cfg)
+        except AttributeError:  # not in this torch
             continue
-        out[name] = obj
     return out
 
 
@@ -205,8 +203,7 @@ def compile_keeping_backend(original_compile, *args, **kwargs):
         CompilerBisector.get_backend = saved
 
 
-# -- what Dynamo did: graph breaks, recompilations, fall-backs (reprokit doctor, bisect --kind slow) --------
-
+# What Dynamo did: graph breaks, recompilations, fall-backs (reprokit doctor, bisect --kind slow).
 _METRIC_FIELDS = ("compile_id", "co_name", "co_filename", "co_firstlineno", "fail_type", "fail_reason",
                   "fail_user_frame_filename", "fail_user_frame_lineno", "recompile_reason", "graph_op_count",
                   "entire_frame_compile_time_s", "config_suppress_errors", "has_guarded_code")
@@ -249,11 +246,8 @@ def compilation_metrics() -> Optional[list]:
         from torch._dynamo.utils import get_compilation_metrics
     except ImportError:
         return None
-    out = []
-    for m in get_compilation_metrics():
-        out.append({k: (sorted(v) if isinstance(v, set) else v) for k in _METRIC_FIELDS
-                    for v in [getattr(m, k, None)]})
-    return out
+    return [{k: (sorted(v) if isinstance(v, set) else v) for k in _METRIC_FIELDS for v in [getattr(m, k, None)]}
+            for m in get_compilation_metrics()]
 
 
 def dynamo_counters() -> dict:
@@ -330,8 +324,6 @@ _CACHED_ENV_READS = (
 def clear_cached_env_reads() -> list[str]:
     """Forget what torch's cached environment readers answered (in modules already imported); the names of
     those cleared."""
-    import sys
-
     cleared = []
     for module, name in _CACHED_ENV_READS:
         fn = getattr(sys.modules.get(module), name, None)
@@ -395,14 +387,12 @@ def watching_inductor_compiles(backend: Callable, on_compile: Callable) -> Calla
     return lambda gm, inputs: functools.partial(watching, watching(backend, gm, inputs))
 
 
-# --- export (#20) ---
 def aoti_entry_module():
     """torch._inductor: the module holding aoti_compile_and_package, aot_compile and aoti_load_package."""
     import torch._inductor
     return torch._inductor
 
 
-# --- export-b ---
 def draft_export_report(program):
     """draft_export's report (its failures, their frames) on the program it returned; None if it has none."""
     return getattr(program, "_report", None)

@@ -8,8 +8,8 @@ import time
 from dataclasses import dataclass
 
 from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
-from reprokit.bisect.capture_folder import crashed_ranks
-from reprokit.capture.files import CAPTURE_VAR, FAILURE, MAX_BYTES_VAR, SUMMARY
+from reprokit.bisect.capture_folder import crashed_ranks, failing_ranks
+from reprokit.capture.files import CAPTURE_VAR, MAX_BYTES_VAR, SUMMARY
 from reprokit.child.ranks import HOOK_DIR
 from reprokit.errors import ReprokitError
 
@@ -45,12 +45,12 @@ def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFA
     except FileNotFoundError:
         raise ReprokitError(f"no such command: {command[0]}")
     seconds = round(time.monotonic() - started, 2)
-    failures = tuple(sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, FAILURE))))
+    failures = tuple(f"rank{r}" for r in failing_ranks(root))
     crashes = crashed_ranks(root)
-    failures = failures or tuple(f"rank{r}" for r in sorted(crashes, key=int))  # died by a signal
+    failures = failures or tuple(f"rank{r}" for r in crashes)  # died by a signal
     if not os.path.exists(os.path.join(root, SUMMARY)):  # no process compiled anything: still a summary
         from reprokit.capture.summary import merge_summary
 
         merge_summary(root, "launcher", {"graphs": 0, "compiles": 0, "failed": False, "seconds": seconds})
     return CaptureRun(status if status >= 0 else 128 - status, seconds, root, failures,
-                      tuple(crashes[r]["traceback"] for r in sorted(crashes, key=int)))
+                      tuple(c["traceback"] for c in crashes.values()))

@@ -18,8 +18,7 @@ def issue_markdown(run_dir: str) -> str:
 def upstream_warning(run_dir: str) -> str:
     """A warning when `reprokit versions` found the failure fixed in a newer torch, else ""."""
     folder = RunDir.open(run_dir)
-    fixed = ((folder.read_json("verdict.json") if folder.exists("verdict.json") else {}).get("versions") or {}).get(
-        "fixed_in")
+    fixed = ((folder.verdict() or {}).get("versions") or {}).get("fixed_in")
     if not fixed:
         return ""
     return (f"warning: this failure is fixed in torch {fixed} (reprokit versions): upgrade; an upstream report "

@@ -7,9 +7,7 @@ from typing import Union
 
 from reprokit.data.phases import Evidence, Isolation, Repro
 from reprokit.data.records import Verdict
-from reprokit.data.rundir import RunDir
-
-VERDICT_FILE = "verdict.json"
+from reprokit.data.rundir import VERDICT_FILE, RunDir
 
 
 def write_verdict(run_dir: RunDir, verdict: Union[Verdict, dict]) -> None:

@@ -21,9 +21,10 @@ TRIAL_TIMEOUT = 900.0
 
 
 def _verdict(run_dir: RunDir) -> Verdict:
-    if not run_dir.exists("verdict.json"):
+    recorded = run_dir.verdict()
+    if recorded is None:
         raise ReprokitError(f"{run_dir.path} has no verdict.json: run reprokit bisect first")
-    v = Verdict.from_dict(run_dir.read_json("verdict.json"))
+    v = Verdict.from_dict(recorded)
     if not v.failing_stage or not v.signature:
         raise ReprokitError(f"{run_dir.path}: its bisect found no failure to look for in other torch releases")
     return v

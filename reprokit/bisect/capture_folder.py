@@ -48,7 +48,7 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
     """The first failing rank of the capture at root; ReprokitError (exit 2) or NothingToIsolate (exit 3) with
     one line otherwise."""
     again = f"capture the job again: reprokit capture --output-dir {root} -- CMD"
-    ranks = _failing_ranks(root)
+    ranks = failing_ranks(root)
     summary = _read(os.path.join(root, files.SUMMARY))
     crashes = crashed_ranks(root)
     if ranks and crashes and min(c["at"] for c in crashes.values()) >= _raised_at(root, ranks):
@@ -85,18 +85,12 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
 
 def crashed_ranks(root: str) -> dict:
     """{rank: failure record} of the ranks whose process died by a fatal signal in a compiled graph
-    (capture/crash.py); of several processes of one rank, the first to crash."""
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return {}
+    (capture/crash.py), lowest rank first; of several processes of one rank, the first to crash."""
     found: dict = {}
-    for n in names:
-        if not (n.startswith("rank") and n[len("rank"):].isdigit()):
-            continue
-        records = [r for r in (crashed(a) for a in ahead_folders(os.path.join(root, n))) if r is not None]
+    for rank in _rank_names(root):
+        records = [r for r in (crashed(a) for a in ahead_folders(files.rank_dir(root, rank))) if r is not None]
         if records:
-            found[n[len("rank"):]] = min(records, key=lambda r: r["at"])
+            found[rank] = min(records, key=lambda r: r["at"])
     return found
 
 
@@ -105,12 +99,15 @@ def _raised_at(root: str, ranks: list) -> float:
     return min(os.path.getmtime(os.path.join(files.rank_dir(root, r), files.FAILURE)) for r in ranks)
 
 
-def _failing_ranks(root: str) -> list:
+def failing_ranks(root: str) -> list:
     """Ranks with a failure.json, lowest first."""
+    return [r for r in _rank_names(root) if os.path.exists(os.path.join(files.rank_dir(root, r), files.FAILURE))]
+
+
+def _rank_names(root: str) -> list:
+    """The ranks the capture has a folder for (rank<i>), lowest first."""
     try:
         names = os.listdir(root)
     except OSError:
         return []
-    ranks = [n[len("rank"):] for n in names if n.startswith("rank") and n[len("rank"):].isdigit()
-             and os.path.exists(os.path.join(root, n, files.FAILURE))]
-    return sorted(ranks, key=int)
+    return sorted((n[len("rank"):] for n in names if n.startswith("rank") and n[len("rank"):].isdigit()), key=int)

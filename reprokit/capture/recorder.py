@@ -41,18 +41,15 @@ class Recorder:
         """Write graph k out ahead of a crash (no Python runs after a fatal signal), marked compiling; never
         raises (a capture that cannot write ahead still captures what raises)."""
         from reprokit import compat
-        from reprokit.capture.crash import Ahead
+        from reprokit.capture.crash import Ahead, written_ahead
 
-        try:
-            if self.ahead is None:
-                self.ahead = Ahead(files.rank_dir(self.root, self.rank),
-                                   {"rank": self.rank, "script": script_path(), "torch_version": compat.TORCH_VERSION,
-                                    "process_group": process_group()}, own_faulthandler=True)
-            self.ahead.write(k, gm, example_inputs, self.max_input_bytes, compile_args=compile_args,
-                             script=script_path(), context=ctx)
-        except Exception as e:
-            print(f"reprokit capture: graph {k} not written ahead of a crash: {type(e).__name__}: {e}",
-                  file=sys.stderr)
+        facts = {"rank": self.rank, "script": script_path(), "torch_version": compat.TORCH_VERSION}
+        self.ahead, failed = written_ahead(
+            self.ahead, lambda: Ahead(files.rank_dir(self.root, self.rank),
+                                      {**facts, "process_group": process_group()}, own_faulthandler=True),
+            k, gm, example_inputs, self.max_input_bytes, compile_args=compile_args, script=script_path(), context=ctx)
+        if failed:
+            print(f"reprokit capture: graph {k} not written ahead of a crash: {failed}", file=sys.stderr)
 
     def mark(self, text: str) -> None:
         """Which graph is compiling or running now ("" for none), where a crash leaves it readable."""

@@ -200,17 +200,15 @@ FAILING_CASE = "failing_case"  # the trial folder's copy of the first graph that
 def write_ahead(state: TrialState, k: int, gm, example_inputs) -> None:
     """Graph k written out before it compiles, and marked compiling: a signal that kills the original run leaves
     the graph it died in (capture/crash.py, as `reprokit capture` writes ahead); never raises."""
-    from reprokit.capture.crash import Ahead
+    from reprokit.capture.crash import Ahead, written_ahead
     from reprokit.child import context
 
-    try:
-        if state.ahead is None:
-            # The trial's own faulthandler (stacks.txt) stays: the trial's signal is its exit status.
-            state.ahead = Ahead(state.dir, {}, own_faulthandler=False)
-        state.ahead.write(k, gm, example_inputs, state.spec.max_input_bytes, compile_args=state.compile_args,
-                          script=state.spec.script, context=context.capture())
-    except Exception as e:
-        state.note = "; ".join(x for x in (state.note, f"graph {k} not written ahead ({type(e).__name__})") if x)
+    # The trial's own faulthandler (stacks.txt) stays: the trial's signal is its exit status.
+    state.ahead, failed = written_ahead(state.ahead, lambda: Ahead(state.dir, {}, own_faulthandler=False), k, gm,
+                                        example_inputs, state.spec.max_input_bytes, compile_args=state.compile_args,
+                                        script=state.spec.script, context=context.capture())
+    if failed:
+        state.note = "; ".join(x for x in (state.note, f"graph {k} not written ahead ({failed.split(':')[0]})") if x)
 
 
 def save_failing(state: TrialState, k: int, gm, inputs) -> None:

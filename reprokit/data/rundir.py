@@ -13,6 +13,9 @@ from reprokit.errors import ReprokitError
 
 
 PRIVATE_FILE, PRIVATE_DIR = 0o600, 0o700
+# The run's verdict: written by app/verdict_file alone, read through RunDir.verdict(); a pack copies it.
+VERDICT_FILE = "verdict.json"
+
 IGNORE_ALL = "# written by reprokit: raw run folders may hold secrets and data; never commit them\n*\n"
 
 
@@ -109,6 +112,10 @@ class RunDir:
 
     def exists(self, name: str) -> bool:
         return os.path.exists(self.file(name))
+
+    def verdict(self) -> Optional[dict]:
+        """The run's verdict as last written, or None before the first."""
+        return self.read_json(VERDICT_FILE) if self.exists(VERDICT_FILE) else None
 
     def trial_dir(self, key: str, label: str) -> str:
         path = self.file("trials", f"{_slug(label)[:60]}-{key}")

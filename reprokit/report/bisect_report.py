@@ -8,7 +8,7 @@ from typing import Optional
 from reprokit import __version__
 from reprokit.data.rate import rate_line
 from reprokit.data.records import Signature, Verdict
-from reprokit.data.rundir import RunDir
+from reprokit.data.rundir import VERDICT_FILE, RunDir
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.data.trial_files import trial_record
 from reprokit.data.warm_cache import describe as describe_warm
@@ -25,9 +25,10 @@ from reprokit.report.render import environment
 
 def load_verdict(run: RunDir) -> Verdict:
     """The run's verdict, or a ReprokitError when the bisect has not finished."""
-    if not run.exists("verdict.json"):
+    recorded = run.verdict()
+    if recorded is None:
         raise ReprokitError(f"{run.path} has no verdict.json yet; run reprokit bisect to completion first")
-    return Verdict.from_dict(run.read_json("verdict.json"))
+    return Verdict.from_dict(recorded)
 
 
 def summary(v: Verdict, brief: bool = False) -> str:
@@ -293,7 +294,7 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Optional[Verdi
     verdict = v.to_dict()
     verdict["run_dir"] = os.path.basename(v.run_dir or run.path)
     verdict["tarball"] = None
-    plan.texts["verdict.json"] = json.dumps(verdict, indent=2, sort_keys=True, default=str)
+    plan.texts[VERDICT_FILE] = json.dumps(verdict, indent=2, sort_keys=True, default=str)
     add_repro(plan, run, v, include_data)
     plan.texts.update(capture_texts(run, info, v))
     draft = os.path.join(first, "draft_export.txt")

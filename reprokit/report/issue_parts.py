@@ -9,7 +9,7 @@ from typing import Optional
 
 from reprokit.data.records import Signature, Verdict
 from reprokit.data.ranks import rank_stacks
-from reprokit.data.rundir import RunDir
+from reprokit.data.rundir import VERDICT_FILE, RunDir
 from reprokit.data.trial_files import trial_record
 from reprokit.report.decisive import decisive_error
 from reprokit.report.pack import read_tail
@@ -53,7 +53,7 @@ def error_section(run: RunDir, v: Verdict) -> dict:
                 "full_log": "logs/repro/stderr.txt", "trial": repro, "role": "repro"}
     trial = (v.decisive_trials or {}).get("first_failing")
     if not trial:
-        return {"text": "(no failing trial recorded)", "source": "", "full_log": "verdict.json", "trial": None,
+        return {"text": "(no failing trial recorded)", "source": "", "full_log": VERDICT_FILE, "trial": None,
                 "role": None}
     return {"text": trial_error(trial, v.kind or "exception", v.signature),
             "source": "The original script's failure under the failing stage:",

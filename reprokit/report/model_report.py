@@ -5,7 +5,7 @@ import json
 import os
 
 from reprokit import __version__
-from reprokit.data.rundir import RunDir
+from reprokit.data.rundir import VERDICT_FILE, RunDir
 from reprokit.errors import ReprokitError
 from reprokit.report.pack import (PackPlan, environment_report, env_texts, read_tail, short_digest, trial_logs,
                                   trim_traceback)
@@ -58,15 +58,15 @@ def attempt_logs(trial: str) -> dict:
 
 def model_plan(run: RunDir) -> PackPlan:
     """The pack of a model run: verdict, env, the compile attempt's logs, repro.py, ISSUE.md, depth chart."""
-    if not run.exists("verdict.json"):
+    v = run.verdict()
+    if v is None:
         raise ReprokitError(f"{run.path} has no verdict.json yet; run reprokit pack --model to completion first")
-    v = run.read_json("verdict.json")
     info = run.read_json("run.json")
     redactor = Redactor.for_run(run.path, argv=[info.get("command", "")])
     digest = short_digest({k: val for k, val in v.items() if k not in ("tarball", "run_dir", "trial")})
     plan = PackPlan(top=f"reprokit-{v['model']}-{digest}", redactor=redactor)
     env_data = environment_report(run)
-    plan.texts["verdict.json"] = json.dumps({**v, "run_dir": os.path.basename(run.path), "trial": None,
+    plan.texts[VERDICT_FILE] = json.dumps({**v, "run_dir": os.path.basename(run.path), "trial": None,
                                              "tarball": None}, indent=2, sort_keys=True, default=str)
     plan.texts.update(env_texts(env_data, smi=("txt",)))
     plan.texts["env/command.txt"] = (info.get("command") or "") + "\n"

@@ -17,6 +17,7 @@ import sysconfig
 import tempfile
 from typing import Iterable, Optional
 
+from reprokit.data.rundir import VERDICT_FILE
 from reprokit.trial.cache import compile_cache_root
 
 RECORD_FILE = "secrets.json"  # keyed.RECORD_FILE: where the identity of the run's machine is kept
@@ -56,7 +57,7 @@ def run_places(run_path: str, identity: Optional[dict] = None) -> list:
     info = _read_json(os.path.join(run_path, "run.json"))
     options = info.get("options") or info
     script = options.get("script")
-    made_in = identity.get("run_dir") or _read_json(os.path.join(run_path, "verdict.json")).get("run_dir")
+    made_in = identity.get("run_dir") or _read_json(os.path.join(run_path, VERDICT_FILE)).get("run_dir")
     own = [("<run-dir>", [run_path, os.path.realpath(run_path), made_in]),
            ("<project>", [os.path.dirname(script) if script else None]),
            ("<cwd>", [options.get("cwd")]), ("<python-executable>", [info.get("python")]),
