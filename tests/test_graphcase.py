@@ -120,3 +120,35 @@ def test_every_call_of_a_real_jacfwd_graph_is_kept_by_the_uncut_edit():
     s = GraphShape.from_meta({"nodes": nodes, "outputs": outputs})
     assert s.original().computed == set(s.body)
     assert {"_vmap_increment_nesting", "_vmap_decrement_nesting"} <= {n.target for n in s.nodes if n.mutates}
+
+
+def test_the_failing_lowerings_op_is_cut_last_and_the_same_graph_found_in_fewer_questions():
+    """With the operator the lowering bisect named, the cuts that would feed it its value instead of computing it
+    are not asked first (issue #32); the result is the same graph (a pure predicate stands in for trials)."""
+    from reprokit.minify.graph import reduce_graph
+    from reprokit.search import Problem
+
+    def chain(n=12):
+        # x -> m0 -> ... -> m11 -> s = sum(m11) -> a0 = s + m0 -> ... -> a11: one output
+        nodes = [{"name": "x", "op": "placeholder", "target": "x", "deps": [], "tensor": True}]
+        nodes += [{"name": f"m{i}", "op": "call_function", "target": "torch.ops.aten.mul.Tensor",
+                   "deps": ["x" if i == 0 else f"m{i - 1}"], "tensor": True} for i in range(n)]
+        nodes.append({"name": "s", "op": "call_function", "target": "torch.ops.aten.sum.dim_IntList",
+                      "deps": [f"m{n - 1}"], "tensor": True})
+        nodes += [{"name": f"a{i}", "op": "call_function", "target": "torch.ops.aten.add.Tensor",
+                   "deps": ["s" if i == 0 else f"a{i - 1}", f"m{i}"], "tensor": True} for i in range(n)]
+        return GraphShape.from_meta({"nodes": nodes, "outputs": [f"a{n - 1}"]})
+
+    asked, found = {}, {}
+    for op in (None, "aten.sum.dim_IntList"):
+        s, questions = chain(), []
+
+        def fails(e):  # the sum's lowering breaks where its value is used
+            questions.append(e)
+            return e is not None and {"s", "a0"} <= e.computed
+
+        problem = Problem(s.original(), fails, s.size)
+        best = reduce_graph(problem, s, width=2, op=op)
+        asked[op], found[op] = len(questions), (best.computed, s.inputs_of(best), s.size(best))
+    assert found[None] == found["aten.sum.dim_IntList"] == ({"s", "a0"}, ["m0", "m11"], 5), found
+    assert asked["aten.sum.dim_IntList"] < asked[None], asked

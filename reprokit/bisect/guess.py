@@ -6,6 +6,7 @@ import re
 
 from reprokit.data.records import Outcome
 from reprokit.data.trial_files import read_tail, trial_record
+from reprokit.fx.graphcase import op_base
 
 # Inductor names a fused kernel after the ops in it: cpp_fused_mul_relu_sigmoid_1, triton_poi_fused_relu_0.
 FUSED_KERNEL = re.compile(r"\b(?:cpp|triton)_\w*?fused_(\w+?)_\d+\b")
@@ -31,7 +32,7 @@ def lowering_guesses(failing: Outcome) -> list[int]:
     guesses = []
     seen = set()
     for i, target in enumerate(ops):
-        base = _op_base(target)
+        base = op_base(target)
         if base and base not in seen and any(f"_{base}_" in f for f in fused):
             seen.add(base)
             guesses.append(i)
@@ -69,12 +70,6 @@ def _kernels_called(text: str) -> list[str]:
         if 0 < n <= len(source):
             found += [k for k in FUSED_KERNEL.findall(source[n - 1]) if k not in found]
     return found[-2:]
-
-
-def _op_base(target) -> str:
-    """'aten.relu.default' -> 'relu'."""
-    parts = str(target or "").split(".")
-    return parts[1] if len(parts) >= 2 else ""
 
 
 def _read(path: str) -> str:

@@ -19,6 +19,17 @@ LEVEL_CLOSES = {"_vmap_decrement_nesting", "_jvp_decrement_nesting", "_grad_decr
                 "_func_decrement_nesting", "_exit_dual_level"}
 
 
+def op_base(target) -> str:
+    """An operator's name without namespace, overload or leading underscores: 'aten._softmax.default' -> 'softmax'."""
+    parts = str(target or "").split(".")
+    return (parts[1] if len(parts) >= 2 else "").lstrip("_")
+
+
+def _names_op(target: str, base: str) -> bool:
+    """Whether a node's target is that operator, at any level: torch.sum, a 'sum' method, torch.ops.aten.sum.dim."""
+    return bool(base) and base in (p.lstrip("_") for p in str(target).split("."))
+
+
 @dataclass(frozen=True)
 class NodeInfo:
     name: str
@@ -128,6 +139,11 @@ class GraphShape:
         keep = set(keep) | (set(edit.computed) - set(self.cuttable(edit)))
         to_cut = {n for n in edit.computed if n not in keep and self.by_name[n].tensor}
         return self.normalise(Edit(edit.computed - to_cut, edit.cut | to_cut, edit.outputs))
+
+    def nodes_of_op(self, edit: Edit, op: str) -> list:
+        """The computed nodes that call `op` ('aten.sum.dim_IntList', as a lowering application names it)."""
+        base = op_base(op)
+        return [n for n in self.body if n in edit.computed and _names_op(self.by_name[n].target, base)]
 
     def cuttable(self, edit: Edit) -> list:
         """Computed tensor nodes that may become inputs. Not a tensor an in-place op writes into: as an input

@@ -113,23 +113,44 @@ def drop_outputs(problem: Problem, edit: Edit, shape: GraphShape) -> Edit:
     return shape.with_outputs(edit, keep)
 
 
-def nodes_to_inputs(problem: Problem, edit: Edit, shape: GraphShape) -> Edit:
-    """Cut computed nodes into inputs (fed their eager values), keeping a 1-minimal set computed."""
+def nodes_to_inputs(problem: Problem, edit: Edit, shape: GraphShape, op: Optional[str] = None) -> Edit:
+    """Cut computed nodes into inputs (fed their eager values), keeping a 1-minimal set computed. With `op` (the
+    operator whose lowering the bisect found breaking), the nodes calling it are cut last: every other node is
+    reduced first with them computed, as a cut that feeds the failing op its value in place of computing it
+    passes or fails another way (issue #32), then those nodes themselves."""
     cuttable = shape.cuttable(edit)
     if len(cuttable) < 2:
         return edit
-    keep = ddmin(cuttable, lambda k: problem.test(shape.keep_computed(edit, k)),
-                 first_failing_of=lambda cands: problem.first_failing([shape.keep_computed(edit, c) for c in cands]))
-    return shape.keep_computed(edit, keep)
+    last = [n for n in shape.nodes_of_op(edit, op) if n in cuttable] if op else []
+    first = [n for n in cuttable if n not in last]
+    if not (last and first):
+        return _keep_1_minimal(problem, edit, shape, cuttable, [])
+    edit = _keep_1_minimal(problem, edit, shape, first, last)
+    return _keep_1_minimal(problem, edit, shape, [n for n in last if n in shape.cuttable(edit)],
+                           [n for n in shape.cuttable(edit) if n not in last])
 
 
-def graph_passes(shape: GraphShape, width: int) -> list:
+def _keep_1_minimal(problem: Problem, edit: Edit, shape: GraphShape, among: list, kept: list) -> Edit:
+    """ddmin over the cuttable nodes `among`, each candidate keeping `kept` computed too (and none of `among`, when
+    it is one node: ddmin keeps at least one)."""
+    if not among or (len(among) < 2 and not kept):
+        return edit
+    if len(among) == 1:
+        alone = shape.keep_computed(edit, kept)
+        return alone if problem.test(alone) else edit
+    keep = ddmin(among, lambda k: problem.test(shape.keep_computed(edit, list(k) + kept)),
+                 first_failing_of=lambda cands: problem.first_failing([shape.keep_computed(edit, list(c) + kept)
+                                                                      for c in cands]))
+    return shape.keep_computed(edit, list(keep) + kept)
+
+
+def graph_passes(shape: GraphShape, width: int, op: Optional[str] = None) -> list:
     """The passes, in the order each round runs them."""
     return [Pass("truncate", lambda p, e: truncate(p, e, shape, width)),
             Pass("drop_outputs", lambda p, e: drop_outputs(p, e, shape)),
-            Pass("nodes_to_inputs", lambda p, e: nodes_to_inputs(p, e, shape))]
+            Pass("nodes_to_inputs", lambda p, e: nodes_to_inputs(p, e, shape, op))]
 
 
-def reduce_graph(problem: Problem, shape: GraphShape, width: int) -> Edit:
-    """Run the graph passes from the problem's best edit to a fixed point."""
-    return run_passes(problem, graph_passes(shape, width))
+def reduce_graph(problem: Problem, shape: GraphShape, width: int, op: Optional[str] = None) -> Edit:
+    """Run the graph passes from the problem's best edit to a fixed point; `op`: see nodes_to_inputs."""
+    return run_passes(problem, graph_passes(shape, width, op))

@@ -153,7 +153,7 @@ def _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kin
     emit("minify_start", graph=v.graph, nodes=found.meta["node_count"])
     problem = graph_problem(oracle, _start(run_dir, shape, found.case, resume), run_dir, emit)
     try:
-        best = reduce_graph(problem, shape, width=runner.jobs)
+        best = reduce_graph(problem, shape, width=runner.jobs, op=failing_op(v))
     except KeyboardInterrupt:
         best = problem.best
         notes.append("minify interrupted; repro.py is the smallest failing graph found so far")
@@ -176,6 +176,15 @@ def _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kin
                                          f"repro.py of {v.nodes['minified']} nodes does not fail the same way alone"))
     v.repro_kind = kind if v.repro_verified else None
     return bool(v.repro_verified)
+
+
+def failing_op(v: Verdict) -> Optional[str]:
+    """The operator whose lowering the bisect found breaking ('aten.sum.dim_IntList'), or None."""
+    sub = v.subsystem or {}
+    detail = str(sub.get("detail") or "")
+    if sub.get("name") != "lowerings" or detail.startswith("<"):  # a pass, or "<unavailable: ...>"
+        return None
+    return detail.split(" ")[0] or None
 
 
 def _start(run_dir: RunDir, shape: GraphShape, case: str, resume: bool) -> Edit:
