@@ -256,3 +256,23 @@ def test_a_share_is_given_by_its_first_answer_and_spent_after_its_deadline():
     assert not share.spent() and not share.ran_out
     now[0] = 120.5
     assert share.spent() and share.ran_out
+
+
+def test_a_check_that_fails_walks_back_through_what_was_accepted_to_the_first():
+    """A reduction's best that does not hold up (a flaky failure whose rate fell as it was cut) gives way to a
+    larger candidate it accepted before, at most `most` of them asked: the best, one halfway back, the first."""
+    from reprokit.search import verified_back
+
+    problem = Problem(list(range(16)), lambda xs: 3 in xs and (len(xs) > 4 or 5 in xs), len)
+    assert ddmin(problem.best, problem.test) == [3, 5]
+    assert [len(c) for c in problem.accepted] == [16, 8, 6, 4, 3, 2], problem.accepted
+    holds = lambda xs: len(xs) >= 4  # fresh checks of anything under 4 items pass: the failure has thinned out
+    asked = []
+    at = verified_back(problem.accepted, lambda xs: asked.append(len(xs)) or holds(xs), most=3)
+    assert (at, asked) == (2, [2, 6]), (at, asked)
+    asked.clear()
+    assert verified_back(problem.accepted, lambda xs: asked.append(len(xs)) or len(xs) > 16, most=3) is None
+    assert asked == [2, 6, 16]
+    asked.clear()
+    assert verified_back(problem.accepted, lambda xs: asked.append(len(xs)) or False, most=1) is None
+    assert asked == [2]

@@ -14,6 +14,8 @@ from reprokit.fx.graphcase import Edit, GraphShape
 from reprokit.minify.graph import GraphOracle, graph_problem, reduce_graph
 from reprokit.minify.locate import capture_spec, find_failing_graph, graph_alone
 from reprokit.minify.repro import write_verified_repro
+from reprokit.minify.walk_back import walk_back_most, walked_back_note
+from reprokit.search import verified_back
 from reprokit.trial.runner import Runner
 
 Emit = Callable[..., None]
@@ -166,8 +168,17 @@ def _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kin
         notes.append(said)
     emit("phase", name="repro")
     target = found.signature or Signature("accuracy", None, "compiled output differs from eager", None)
-    write_verified_repro(run_dir, runner, v, found.case, best, oracle.stage, target, accuracy or strict,
-                         found.run_backward, info.get("command", ""), strict=strict)
+
+    def verified(edit: Edit) -> bool:
+        write_verified_repro(run_dir, runner, v, found.case, edit, oracle.stage, target, accuracy or strict,
+                             found.run_backward, info.get("command", ""), strict=strict)
+        return bool(v.repro_verified)
+
+    at = verified_back(problem.accepted, verified, most=walk_back_most(v))
+    if at is not None and at != len(problem.accepted) - 1:
+        said = walked_back_note(f"the graph of {v.nodes['minified']} nodes", f"{shape.size(best)} nodes")
+        emit("note", text=said)
+        notes.append(said)
     if oracle.refused:
         notes.append(f"{len(oracle.refused)} smaller graphs failed differently and were refused "
                      "(see minify_refused.json)")

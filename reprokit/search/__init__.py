@@ -4,5 +4,7 @@ from .ddmin import ddmin
 from .fixpoint import Pass, run_passes, run_to_fixpoint
 from .problem import Problem
 from .share import Share
+from .verify_back import verified_back, walk_back_order
 
-__all__ = ["find_boundary", "find_boundary_guessing", "first_failing", "ddmin", "run_to_fixpoint", "Pass", "Problem", "run_passes", "Share"]
+__all__ = ["find_boundary", "find_boundary_guessing", "first_failing", "ddmin", "run_to_fixpoint", "Pass", "Problem", "run_passes", "Share", "verified_back",
+           "walk_back_order"]

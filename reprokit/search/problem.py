@@ -33,6 +33,7 @@ class Problem(Generic[T]):
         self._on_improve = on_improve
         self.current_pass: Optional[str] = None  # set by run_passes, so improvements can name their pass
         self.improvements: list[tuple[Optional[str], int]] = []  # (pass name, new size), in order
+        self.accepted: list[T] = [initial]  # every best so far, largest first: the initial one, then each improvement
 
     # -- asking ---------------------------------------------------------------------------------
     def test(self, candidate: T) -> bool:
@@ -75,6 +76,7 @@ class Problem(Generic[T]):
         if size >= self.size(self.best):
             return False
         self.best = candidate
+        self.accepted.append(candidate)
         self.improvements.append((self.current_pass, size))
         if self._on_improve is not None:
             self._on_improve(candidate)

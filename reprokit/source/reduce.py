@@ -8,7 +8,8 @@ import time
 
 from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
-from reprokit.search import Pass, Problem, Share, ddmin, run_passes
+from reprokit.minify.walk_back import walk_back_most, walked_back_note
+from reprokit.search import Pass, Problem, Share, ddmin, run_passes, verified_back, walk_back_order
 from reprokit.source.edits import inline_candidates, simplify_candidates, statements, unbound_names, without
 
 # Inlining a helper may make the script longer before deleting its now-unused def makes it shorter:
@@ -169,9 +170,23 @@ def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, bef
         v.repro_verified = False
         v.message = "the script, re-printed from its AST, no longer fails the same way: source not reduced"
         return v
-    result = run_passes(problem, SOURCE_PASSES)
-    run_dir.write_text("repro.py", result)
-    _verify(run_dir, v, runner, result, same)
+    run_passes(problem, SOURCE_PASSES)
+    smallest = problem.best
+
+    def verified(text: str) -> bool:
+        run_dir.write_text("repro.py", text)
+        _verify(run_dir, v, runner, text, same)
+        return bool(v.repro_verified)
+
+    most = walk_back_most(v)
+    at = verified_back(problem.accepted, verified, most=most)
+    # repro.py is the one verified, or else the last one checked (the smallest, unless the walk went back)
+    result = problem.accepted[at if at is not None else walk_back_order(problem.accepted, most)[-1]]
+    if at is not None and at != len(problem.accepted) - 1:
+        said = walked_back_note(f"a script of {len(result.strip().splitlines())} lines",
+                                f"{len(smallest.strip().splitlines())} lines")
+        emit("note", text=said)
+        v.message = "; ".join(x for x in (v.message, said) if x)
     v.nodes = {"original": len(original.strip().splitlines()), "minified": len(result.strip().splitlines()),
                "unit": "lines"}
     v.minify_trials = runner.executed - before
