@@ -243,11 +243,20 @@ def in_package(name: str, package: str) -> bool:
     return name == package or name.startswith(package + ".")
 
 
-def verdict_constants(tree: ast.AST) -> set:
-    """Module-level names bound to "verdict.json" (VERDICT_FILE = "verdict.json")."""
+def defined_verdict_constants(tree: ast.AST) -> set:
+    """Module-level names the module binds to "verdict.json" (VERDICT_FILE = "verdict.json")."""
     return {t.id for node in getattr(tree, "body", []) if isinstance(node, ast.Assign)
             and isinstance(node.value, ast.Constant) and node.value.value == VERDICT
             for t in node.targets if isinstance(t, ast.Name)}
+
+
+def verdict_constants(tree: ast.AST) -> set:
+    """Names in the module that stand for "verdict.json": its own constants, and those it imports from the module
+    that defines one (from reprokit.data.rundir import VERDICT_FILE)."""
+    imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.module in MODULES for alias in node.names
+                if alias.name in defined_verdict_constants(MODULES[node.module][1])}
+    return defined_verdict_constants(tree) | imported
 
 
 def names_verdict(node: ast.AST, constants: set) -> bool:

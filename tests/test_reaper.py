@@ -91,3 +91,42 @@ def test_sigkill_of_reprokit_takes_every_trial_group_down(tmp_path, warm):
                 os.killpg(pgid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_trials_running_without_waiting_them_out(tmp_path):
+    """Ctrl-C while the first round's trials loop: reprokit ends within seconds, not at their 600 s limit (it
+    waited them out: CI at 9efb38b, a SLURM round's jobs held an interrupted run over 120 s), no trial process is
+    left, and none of the killed trials is journaled as an answer (a resumed run asks them again)."""
+    (tmp_path / "endless.py").write_text(ENDLESS)
+    artifacts = tmp_path / "artifacts"
+    proc = subprocess.Popen([sys.executable, "-m", "reprokit.cli", "bisect", "endless.py", "--timeout", "600",
+                             "--no-pack", "--no-minify", "-o", str(artifacts)], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    trials: dict = {}
+    try:
+        _wait_for_looping_trial(artifacts, proc, 240)
+        trials = {pid: pgid for pid, pgid in _descendants(proc.pid).items() if pgid != proc.pid}
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - started
+        assert proc.returncode != 0 and err.strip().endswith("Aborted!"), err[-2000:]
+        assert took < 15, took
+        deadline = time.monotonic() + 5  # the reaper, in a session of its own, ends at its pipe's EOF
+        while time.monotonic() < deadline:
+            left = {pid for pid, (_, pgid) in _processes().items() if pgid in trials.values() or pid in trials}
+            if not left:
+                break
+            time.sleep(0.2)
+        assert not left, f"trial processes outlived Ctrl-C: {sorted(left)}"
+        journal = next(artifacts.glob("*/journal.jsonl"), None)
+        answered = [line for line in (journal.read_text().splitlines() if journal else [])]
+        assert answered == [], answered
+    finally:
+        for pgid in set(trials.values()) | {proc.pid}:
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass

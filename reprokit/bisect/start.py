@@ -51,7 +51,7 @@ def start_round(s: Session) -> tuple[Outcome, list]:
         # The ladder asks Dynamo's stage alone; the stages after it are not started.
         return i == o.repeat and any(x is not None and dynamo_hang(x) for x in done[1:])
 
-    started = ordered_map(run, first, s.runner.jobs, stop)
+    started = ordered_map(run, first, s.runner.jobs, stop, abort=s.runner.cancel)
     return started[0], started[1:1 + o.repeat]
 
 

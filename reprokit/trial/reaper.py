@@ -20,16 +20,34 @@ _PR_SET_PDEATHSIG = 1
 _lock = threading.Lock()
 _proc: Optional[subprocess.Popen] = None
 _owner = 0  # the pid that started _proc: a fork of reprokit must start its own
+_groups: set = set()  # the groups this process told the reaper of, still running (kill_all)
 
 
 def watch(pgid: int) -> None:
     """Tell the reaper a trial's process group started."""
+    with _lock:
+        _groups.add(pgid)
     _tell(f"+{pgid}")
 
 
 def unwatch(pgid: int) -> None:
     """Tell the reaper a trial's process group is gone (its id may be reused by a stranger's group)."""
+    with _lock:
+        _groups.discard(pgid)
     _tell(f"-{pgid}")
+
+
+def kill_all() -> list:
+    """SIGKILL every group still running now, as the reaper would once reprokit is gone (Ctrl-C: the run stops
+    without waiting out its trials); the group ids."""
+    with _lock:
+        groups = sorted(_groups)
+    for pgid in groups:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return groups
 
 
 def _tell(line: str) -> None:

@@ -11,8 +11,9 @@ from typing import Callable, Iterable, Optional
 
 from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.data.rundir import RunDir
-from reprokit.trial import damaged_cache
+from reprokit.trial import damaged_cache, reaper
 from reprokit.trial.cache import compile_cache_root
+from reprokit.trial.cancel import TrialsCancelled
 from reprokit.trial.environment import ranks_of
 from reprokit.trial.fork_policy import WarmWorker
 from reprokit.trial.launch import run_trial
@@ -70,6 +71,7 @@ class Runner:
         # own checks still run, so the smallest repro found so far can be verified and written.
         self.deadline: Optional[float] = None
         self.over_budget = 0
+        self._cancels = 0  # cancel() calls so far: a trial that ran across one has no answer
         self._lock = threading.Lock()
         self._rounds: dict = {}
         # The scheduler counts processes, not trials: a trial of N ranks takes N of the `jobs` slots.
@@ -92,7 +94,10 @@ class Runner:
                 self.over_budget += 1
             return BUDGET_SPENT  # not journaled: a resumed run asks it again
         key = spec.key()
-        outcome = self._run_scheduled(spec, key, limit)
+        cancels = self._cancels
+        outcome = self._run_scheduled(spec, key, limit, cancels)
+        if self._cancels != cancels:  # killed by cancel(): no answer, and none in the journal either
+            raise TrialsCancelled(f"{spec.label or spec.stage} stopped with the run")
         if self.judge is not None:
             outcome = self.judge(spec, outcome)
         with self._lock:
@@ -116,11 +121,15 @@ class Runner:
                 cached = self.cache.get(spec.key())
         return spec, cached
 
-    def _limit(self, limit: Optional[float]):
-        """The trial's time limit, asked while it runs: the run's, or `limit` when lower."""
-        return (lambda: self.timeout) if limit is None else (lambda: min(self.timeout, limit))
+    def _limit(self, limit: Optional[float], cancels: Optional[int] = None):
+        """The trial's time limit, asked while it runs: the run's, or `limit` when lower; none left once cancel()
+        was called after the trial was asked (one that was still starting, its warm worker killed, is cut as it
+        starts)."""
+        base = (lambda: self.timeout) if limit is None else (lambda: min(self.timeout, limit))
+        return base if cancels is None else (lambda: 0.0 if self._cancels != cancels else base())
 
-    def _run_scheduled(self, spec: TrialSpec, key: str, limit: Optional[float] = None) -> Outcome:
+    def _run_scheduled(self, spec: TrialSpec, key: str, limit: Optional[float] = None,
+                       cancels: Optional[int] = None) -> Outcome:
         """The trial once it has its slots (and GPUs); the GPUs go back unless the trial broke one."""
         taken = self._take(ranks_of(spec))
         # A trial of N ranks gets N GPUs of its own (CUDA_VISIBLE_DEVICES "a,b"): four 2-rank trials on 8 GPUs.
@@ -131,7 +140,7 @@ class Runner:
             self.on_start(spec)
             if self.remote is not None:
                 return self.remote.run(spec, trial_dir, self.cache_root, self._limit(limit))
-            outcome = run_trial(spec, trial_dir, self.cache_root, self._limit(limit), device=device,
+            outcome = run_trial(spec, trial_dir, self.cache_root, self._limit(limit, cancels), device=device,
                                 warm=self.forks.for_trial(spec, trial_dir))
             if device is not None:
                 outcome = dataclasses.replace(outcome, device=device)
@@ -163,6 +172,17 @@ class Runner:
         """The warm worker's pool once started, else None."""
         return self.forks.pool
 
+    def cancel(self) -> None:
+        """Stop the trials running now (Ctrl-C, an error; ordered_map starts no more of its round): a cluster's
+        jobs are cancelled (and no more submitted) and the local ones' process groups killed, none of them
+        journaled. Local trials asked afterwards still run: minify, interrupted, verifies its best so far. Before,
+        Ctrl-C waited out the trials running (CI at 9efb38b: a SLURM round's jobs, over 120 s)."""
+        with self._lock:
+            self._cancels += 1
+        if self.remote is not None:
+            self.remote.cancel_all()
+        reaper.kill_all()
+
     def close(self) -> None:
         """The warm worker stopped; every job still queued or running on the cluster cancelled."""
         self.forks.close()
@@ -182,7 +202,7 @@ class Runner:
         with self._lock:
             self._rounds.update(switched)
         if self.remote is None:
-            return ordered_map(lambda spec: self(spec, limit), specs, self.jobs, stop)
+            return ordered_map(lambda spec: self(spec, limit), specs, self.jobs, stop, abort=self.cancel)
         # On a cluster the round's trials not in the journal go as one job array, submitted at once.
         fresh: dict = {}
         for spec in specs:
@@ -192,7 +212,7 @@ class Runner:
                                               self.cache_root, lambda: self.timeout))
         self.remote.submit_round(list(fresh.values()))
         try:
-            return ordered_map(lambda spec: self(spec, limit), specs, self.jobs, stop, abort=self.remote.cancel_all)
+            return ordered_map(lambda spec: self(spec, limit), specs, self.jobs, stop, abort=self.cancel)
         finally:
             self.remote.cancel_unused()
 

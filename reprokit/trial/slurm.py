@@ -17,6 +17,7 @@ from typing import Callable, Optional, Union
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.errors import ReprokitError
+from reprokit.trial.cancel import TrialsCancelled
 from reprokit.trial.environment import PACKAGE_PARENT, ranks_of, trial_env
 from reprokit.trial.launch import child_command, limit_of, prepare_trial, run_process
 from reprokit.trial.outcome import classify
@@ -69,10 +70,6 @@ def first_host(nodelist: str) -> str:
     name = names[0] if names else nodelist.split(",")[0]
     m = re.search(r"\bNodeAddr=(\S+)", scontrol("show", "node", "-o", name))
     return m.group(1) if m else name
-
-
-class TrialsCancelled(Exception):
-    """A trial whose job reprokit cancelled: the run is stopping, the trial has no answer."""
 
 
 class SlurmExecutor:
@@ -173,8 +170,11 @@ class SlurmExecutor:
     def _wait(self, job) -> tuple:
         """(the job's final state, what on_node returned or None) once the scheduler says it ended. A result is
         trusted only from a job that was not killed: at its limit SLURM's SIGTERM ends the trial first, and on_node
-        returns that as if the trial had crashed."""
+        returns that as if the trial had crashed. Once the run is cancelled it waits no longer: cancel_all has
+        cancelled the job, and Ctrl-C must not wait out the scheduler's answer (CI at 9efb38b: over 120 s)."""
         for tick in itertools.count():
+            if self._cancelled.is_set():
+                return "CANCELLED", None
             finished = job.paths.result_pickle.exists()
             # The scheduler is asked every few seconds until the job has written its result (a stat is free;
             # scontrol is an RPC to slurmctld, and every running trial polls).
