@@ -58,6 +58,16 @@ def _wait_for_looping_trial(artifacts: pathlib.Path, proc: subprocess.Popen, sec
     pytest.fail("no trial reached its endless loop")
 
 
+def _left_after(trials: dict, seconds: float) -> set:
+    """The processes of these trials (pid -> pgid) still alive after up to `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = {pid for pid, (_, pgid) in _processes().items() if pgid in trials.values() or pid in trials}
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("warm", ["1", "0"], ids=["warm-forks", "cold"])
 def test_sigkill_of_reprokit_takes_every_trial_group_down(tmp_path, warm):
@@ -74,12 +84,7 @@ def test_sigkill_of_reprokit_takes_every_trial_group_down(tmp_path, warm):
         assert trials, "the looping trial is not among reprokit's processes"
         os.kill(proc.pid, signal.SIGKILL)  # no handler runs: only the kernel's EOF on the reaper's pipe
         proc.wait()
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            left = {pid for pid, (_, pgid) in _processes().items() if pgid in trials.values() or pid in trials}
-            if not left:
-                break
-            time.sleep(0.2)
+        left = _left_after(trials, 5)
         assert not left, f"trial processes outlived reprokit: {sorted(left)}"
     finally:
         try:
@@ -114,12 +119,7 @@ def test_ctrl_c_stops_the_trials_running_without_waiting_them_out(tmp_path):
         took = time.monotonic() - started
         assert proc.returncode != 0 and err.strip().endswith("Aborted!"), err[-2000:]
         assert took < 15, took
-        deadline = time.monotonic() + 5  # the reaper, in a session of its own, ends at its pipe's EOF
-        while time.monotonic() < deadline:
-            left = {pid for pid, (_, pgid) in _processes().items() if pgid in trials.values() or pid in trials}
-            if not left:
-                break
-            time.sleep(0.2)
+        left = _left_after(trials, 5)  # the reaper, in a session of its own, ends at its pipe's EOF
         assert not left, f"trial processes outlived Ctrl-C: {sorted(left)}"
         journal = next(artifacts.glob("*/journal.jsonl"), None)
         answered = [line for line in (journal.read_text().splitlines() if journal else [])]
