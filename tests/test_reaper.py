@@ -108,7 +108,10 @@ def test_ctrl_c_stops_the_trials_running_without_waiting_them_out(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "reprokit.cli", "bisect", "endless.py", "--timeout", "600",
                              "--no-pack", "--no-minify", "-o", str(artifacts)], cwd=tmp_path,
                             env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            # Ctrl-C as at a terminal: a suite started in the background inherits SIGINT ignored
+                            # (CI run from `cmd &` at 214dd42: both Ctrl-C tests timed out), and so would reprokit.
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     trials: dict = {}
     try:
         _wait_for_looping_trial(artifacts, proc, 240)

@@ -137,7 +137,9 @@ def test_interrupted_slurm_run_leaves_no_job_behind(tmp_path, slurm_cluster):
     work = project(tmp_path, "relu_compile_error.py", "_blocks.py")
     proc = subprocess.Popen([sys.executable, "-m", "reprokit", "bisect", "relu_compile_error.py", "--no-configs",
                              "--no-subsystems", "--no-pack", "--executor", "slurm", "-o", str(tmp_path / "shared")],
-                            cwd=work, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=work, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # Ctrl-C as at a terminal: a suite started in the background inherits SIGINT ignored
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 120
     while not our_jobs(tmp_path) and time.time() < deadline:
         time.sleep(0.2)
