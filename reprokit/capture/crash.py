@@ -105,15 +105,15 @@ class Ahead:
 
 
 def written_ahead(ahead: Optional[Ahead], make, k: int, gm, example_inputs, max_input_bytes: int,
-                  **kw) -> tuple[Optional[Ahead], str]:
-    """(the process's Ahead, made by make() on its first graph; "" or why graph k could not be written ahead).
-    Never raises: a process that cannot write ahead still answers the way it would have."""
+                  **kw) -> tuple[Optional[Ahead], Optional[Exception]]:
+    """(the process's Ahead, made by make() on its first graph; None, or the error that kept graph k from being
+    written ahead). Never raises: a process that cannot write ahead still answers the way it would have."""
     try:
         ahead = ahead if ahead is not None else make()
         ahead.write(k, gm, example_inputs, max_input_bytes, **kw)
-        return ahead, ""
+        return ahead, None
     except Exception as e:
-        return ahead, f"{type(e).__name__}: {e}"
+        return ahead, e
 
 
 class _NoMarker:

@@ -48,8 +48,9 @@ class Recorder:
             self.ahead, lambda: Ahead(files.rank_dir(self.root, self.rank),
                                       {**facts, "process_group": process_group()}, own_faulthandler=True),
             k, gm, example_inputs, self.max_input_bytes, compile_args=compile_args, script=script_path(), context=ctx)
-        if failed:
-            print(f"reprokit capture: graph {k} not written ahead of a crash: {failed}", file=sys.stderr)
+        if failed is not None:
+            print(f"reprokit capture: graph {k} not written ahead of a crash: {type(failed).__name__}: {failed}",
+                  file=sys.stderr)
 
     def mark(self, text: str) -> None:
         """Which graph is compiling or running now ("" for none), where a crash leaves it readable."""

@@ -207,8 +207,8 @@ def write_ahead(state: TrialState, k: int, gm, example_inputs) -> None:
     state.ahead, failed = written_ahead(state.ahead, lambda: Ahead(state.dir, {}, own_faulthandler=False), k, gm,
                                         example_inputs, state.spec.max_input_bytes, compile_args=state.compile_args,
                                         script=state.spec.script, context=context.capture())
-    if failed:
-        state.note = "; ".join(x for x in (state.note, f"graph {k} not written ahead ({failed.split(':')[0]})") if x)
+    if failed is not None:
+        state.note = "; ".join(x for x in (state.note, f"graph {k} not written ahead ({type(failed).__name__})") if x)
 
 
 def save_failing(state: TrialState, k: int, gm, inputs) -> None:
