@@ -126,8 +126,9 @@ def nodes_to_inputs(problem: Problem, edit: Edit, shape: GraphShape, op: Optiona
     if not (last and first):
         return _keep_1_minimal(problem, edit, shape, cuttable, [])
     edit = _keep_1_minimal(problem, edit, shape, first, last)
-    return _keep_1_minimal(problem, edit, shape, [n for n in last if n in shape.cuttable(edit)],
-                           [n for n in shape.cuttable(edit) if n not in last])
+    cuttable = shape.cuttable(edit)
+    return _keep_1_minimal(problem, edit, shape, [n for n in cuttable if n in last],
+                           [n for n in cuttable if n not in last])
 
 
 def _keep_1_minimal(problem: Problem, edit: Edit, shape: GraphShape, among: list, kept: list) -> Edit:
