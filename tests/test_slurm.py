@@ -140,13 +140,18 @@ def test_interrupted_slurm_run_leaves_no_job_behind(tmp_path, slurm_cluster):
                             cwd=work, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             # Ctrl-C as at a terminal: a suite started in the background inherits SIGINT ignored
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.time() + 120
-    while not our_jobs(tmp_path) and time.time() < deadline:
-        time.sleep(0.2)
-    assert our_jobs(tmp_path), "no trial job was ever queued"
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=120)
-    assert proc.returncode != 0
+    try:
+        deadline = time.time() + 120
+        while not our_jobs(tmp_path) and time.time() < deadline:
+            time.sleep(0.2)
+        assert our_jobs(tmp_path), "no trial job was ever queued"
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=120)
+        assert proc.returncode != 0
+    finally:  # a failed test leaves no bisect running beside the suite (CI at 214dd42: one ran on after it)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     for _ in range(20):  # scancel is asynchronous: a cancelled job may show for a moment as CANCELLING
         if not our_jobs(tmp_path):
             break
