@@ -1,4 +1,4 @@
-# EXPECT = {"failing_stage": "aot_eager", "kinds": ["exception"], "class": "context-dependent", "issue": 179804, "repro_kinds": ["graph_in_context", "graph_in_script", "source"], "max_nodes": 12, "max_lines": 35}
+# EXPECT = {"failing_stage": "aot_eager", "kinds": ["exception"], "class": "context-dependent", "issue": 179804, "repro_kinds": ["graph_in_context", "graph_in_script"], "max_nodes": 12, "max_lines": 35}
 # pytorch/pytorch#179804: torch.compile + aot_eager: backward ignores inner autocast(enabled=False) vs eager
 # CLASS: context-dependent
 # WHY: under an outer CPU bf16 autocast, a compiled fp32 region (inner autocast(enabled=False)) gets its backward traced under the outer autocast, so the matmul grads are computed in bf16 while eager computes them in fp32
