@@ -62,3 +62,17 @@ def test_doctor_attaches_to_torchs_records_and_names_the_breaks(project):
     r = json.loads(p.stdout)
     assert r["unobserved"] == []
     assert len([f for f in r["findings"] if f["kind"] == "graph_break"]) == 3
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a machine without a GPU: the runner starts its worker for CPU")
+def test_the_warm_worker_serves_a_cpu_machine_whatever_torchs_build():
+    """Graph trials fork from a worker that imported torch once. torch 2.15's CUDA wheel marks every fork unfit for
+    CUDA where there is no GPU; the worker refused to serve, and every trial imported torch afresh (the planted
+    bisect above took 202 s instead of 81 s here)."""
+    from reprokit.trial.warm import WarmPool
+
+    pool = WarmPool({**os.environ, "PYTHONPATH": str(REPO)}, cpu=True)
+    try:
+        assert pool.alive()
+    finally:
+        pool.close()

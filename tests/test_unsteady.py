@@ -29,7 +29,7 @@ def test_a_baseline_that_hangs_where_the_compiled_run_raises_is_not_the_failure(
     data, seconds = bisect(workdir, "hang_without_compile.py")
     assert data["failing_stage"] == "inductor" and data["signature"]["message"].startswith("CppCompileError"), data
     assert "the run without compile is broken another way: it hung" in data["unsteady"], data["unsteady"]
-    # Its limit follows from the original's time (max(10 x original, 30 s)), not the 600 s default.
+    # Its limit follows from the original's time (max(10 x original, 60 s)), not the 600 s default.
     assert seconds < 500, seconds
 
 
@@ -39,10 +39,10 @@ def test_a_rank_that_hangs_at_exit_after_its_work_counts_by_its_result(workdir):
     assert data["failing_stage"] == "inductor" and data["last_passing_stage"] == "aot_eager_decomp_partition", data
     assert "the run without compile hung at exit after its work was done; counted as pass" in data["unsteady"]
     # Cut by the exit grace once every rank had written its result, not held to the run's limit (10x the original's
-    # time, at least 30 s): CI at 8288a62 held it 318 s.
+    # time, at least 60 s): CI at 8288a62 held it 318 s.
     journal = [json.loads(line) for line in (pathlib.Path(data["run_dir"]) / "journal.jsonl").read_text().splitlines()]
     took = {row["label"]: row["outcome"]["seconds"] for row in journal}
-    assert took["baseline-no-compile"] < max(10 * took["original"], 30), took
+    assert took["baseline-no-compile"] < max(10 * took["original"], 60), took
     assert seconds < 500, seconds
 
 

@@ -62,9 +62,8 @@ def trial_limit(baseline_seconds: float) -> float:
 
 def limit_from_original(original_seconds: float) -> float:
     """Seconds each trial may run while the baseline has not answered, from the original's time (which includes
-    compiling, so ten times it leaves room for any stage; a run without compile, the one this limit usually cuts,
-    takes less than it). At least 30 s: a small script's 3 s original is no measure of a loaded machine's start."""
-    return max(30.0, 10 * original_seconds)
+    compiling, so ten times it leaves room for any stage)."""
+    return max(60.0, 10 * original_seconds)
 
 
 def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
