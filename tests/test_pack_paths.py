@@ -46,6 +46,16 @@ def test_longest_path_wins_and_a_second_pass_changes_nothing():
     assert portable_with(compile_cmd, places) == "g++ -I<home>/venv/include/python3.11 -L<run-dir>/lib -o <tmp>/x.so"
 
 
+def test_a_named_place_glued_to_the_text_before_it_is_still_replaced():
+    """Two crash reports interleaved in one stderr (CI at 4752c0d) glued the project's path to a module's name."""
+    places = pairs(project=["/tmp/ciB.majX"], tmp=["/tmp"])
+    text = 'File , "torch._C._fft/tmp/ciB.majX/reprokit/trial/forkserver.py", line 70'
+    once = portable_with(text, places)
+    assert once == 'File , "torch._C._fft<project>/reprokit/trial/forkserver.py", line 70'
+    assert portable_with(once, places) == once
+    assert portable_with("/data/tmp/x", places) == "/data/tmp/x"  # a short one still needs a path's start
+
+
 def test_placeholders_are_text_in_html_and_json_stays_json():
     r = Redactor(home="/home/al", user="", host="", places=pairs(project=["/work/proj"]))
     assert r.scrub("<li>/work/proj/a.py:3</li>", "tlparse/index.html") == "<li>&lt;project&gt;/a.py:3</li>"

@@ -46,11 +46,20 @@ def mark(name: str, in_html: bool = False) -> str:
     return html.escape(name) if in_html else name
 
 
+# A named place longer than this is replaced even glued to what comes before it: two processes' crash reports
+# interleaved in one stderr wrote "torch._C._fft/tmp/ci.x/reprokit/..." (CI at 4752c0d), the project's path after a
+# module's name. A short one (/tmp, /root) still needs a path's start, or it would be found inside /data/tmp.
+GLUED_MIN = 7
+
+
 @functools.lru_cache(maxsize=32)
 def _matcher(paths: tuple) -> Optional[re.Pattern]:
     if not paths:
         return None
-    return re.compile(_BEFORE + "(?:" + "|".join(re.escape(p) for p in paths) + ")" + _AFTER)
+    long_ = "|".join(re.escape(p) for p in paths if len(p) >= GLUED_MIN)
+    short = "|".join(re.escape(p) for p in paths if len(p) < GLUED_MIN)
+    either = [f"(?:{long_})" if long_ else None, f"{_BEFORE}(?:{short})" if short else None]
+    return re.compile("(?:" + "|".join(x for x in either if x) + ")" + _AFTER)
 
 
 def _sub(pattern: re.Pattern, text: str, replace) -> str:
