@@ -70,8 +70,24 @@ def compile_graph(gm, inputs, backend, dynamic=None):
     if has_higher_order_ops(gm):
         # Dynamo cannot re-trace its own higher-order ops: hand the graph to the backend as Dynamo does.
         return backend(gm, inputs)
+    from reprokit import compat
+
     # Not fullgraph=True: under it torch reports a kernel's runtime error as "Attempt to trace generator".
-    return torch.compile(gm, backend=backend, dynamic=dynamic)
+    # Kept as ours under TORCH_BISECT_BACKEND (a subsystem trial), which torch would swap for its bare backend:
+    # the script's mode and options, and the state saved once compiled, would go.
+    return compat.compile_keeping_backend(torch.compile, gm, backend=backend, dynamic=dynamic)
+
+
+def _saving_state(state: TrialState, backend):
+    """`backend`, saving the trial's state once it has compiled: the graph runs only after, and a crash there
+    (a kernel that aborts) would otherwise lose torch's counters and the application the spec points at."""
+
+    def compile_then_save(gm, inputs):
+        compiled = backend(gm, inputs)
+        state.save_state()
+        return compiled
+
+    return compile_then_save
 
 
 def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
@@ -82,7 +98,7 @@ def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
     spec = state.spec
     overrides = spec.compile_overrides or {}  # the bisect's modes question, asked of the graph
     args = {**(meta.get("compile_args") or {}), **({"mode": overrides["mode"]} if "mode" in overrides else {})}
-    backend = backend_for(spec.stage, args, spec.config)
+    backend = _saving_state(state, backend_for(spec.stage, args, spec.config))
     dynamic = True if any(m.get("symbolic") for m in meta.get("inputs", [])) else None
     dynamic = overrides.get("dynamic", dynamic)
     ctx = meta.get("context")

@@ -21,6 +21,7 @@ from reprokit.data.signature import WRAPPERS, normalise_message
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.report.decisive import last_chain
 from reprokit.report.render import environment
+from reprokit.trial.cache import compile_cache_root
 from reprokit.trial.environment import trial_env
 
 NO_FAILURE = 'print("no failure: the bug did not reproduce")'
@@ -58,7 +59,9 @@ def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, bac
         return
     run.write_text("test_repro.py", text)
     info = run.read_json("run.json")
-    env = trial_env(TrialSpec(mode="script", stage="user"), run.file("cache"), run.path)
+    # The compile cache the trials share (trial/cache.py says why that hides no codegen bug): a cold one cost
+    # 15 s of the example's 57, compiling inductor's ISA probes and the kernel again.
+    env = trial_env(TrialSpec(mode="script", stage="user"), compile_cache_root(run.file("cache")), run.path)
     # Under CI=1 PyTorch's run_tests writes XML reports, which needs unittest-xml-reporting: the test's run here
     # is about the bug, not the report format.
     env.pop("CI", None)
