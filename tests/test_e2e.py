@@ -426,3 +426,16 @@ def test_a_failure_only_a_warm_cache_shows_is_named_and_its_repro_fails_on_its_w
     assert "'demo_warm' object has no attribute 'keep'" in q.stderr and q.stderr.rstrip().endswith(
         "the warm run failed (exit 1); its traceback is above"), q.stderr[-2000:]
     assert q.stdout.count("ok ") == 1  # the cold run's own line; the warm run died before printing
+
+
+@pytest.mark.slow
+def test_lowering_counted_on_the_graph_with_the_scripts_compile_options(workdir):
+    """The planted bug is in torch.compile's options. The counters' trials on the saved graph set
+    TORCH_BISECT_BACKEND, and torch then swapped reprokit's backend for its bare inductor, options dropped: they
+    named aten.add, unconfirmed. Now aten.relu, application 0 of 2, confirmed."""
+    p, data = bisect(workdir, "relu_bug_in_options.py", "--no-configs", "--no-minify", "--no-pack")
+    assert p.returncode == 0, p.stderr[-3000:]
+    sub = data["subsystem"]
+    assert (data["failing_stage"], sub["name"], sub["application"], sub["applications"], sub["confirmed"]) == (
+        "inductor", "lowerings", 0, 2, True), sub
+    assert sub["detail"].startswith("aten.relu.default "), sub
