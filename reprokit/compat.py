@@ -79,6 +79,12 @@ def is_fake(t) -> bool:
     return isinstance(t, FakeTensor)
 
 
+def fake_tensor_mode():
+    """A fake-tensor mode (no data) that turns the real tensors it meets into fakes."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    return FakeTensorMode(allow_non_fake_inputs=True)
+
+
 def inductor_config_values(names) -> dict:
     """Current values of the named inductor config entries (dotted names), skipping unknown ones."""
     import torch._inductor.config as cfg
@@ -186,11 +192,8 @@ def probe_bisect_counters(on_call: Callable[[str, str, int, Callable[[], str] | 
 
 
 def compile_keeping_backend(original_compile, *args, **kwargs):
-    """torch.compile(...) without torch replacing our backend because TORCH_BISECT_BACKEND is set.
-
-    Recent torch makes torch.compile obey TORCH_BISECT_BACKEND; the counters we drive by that variable
-    must still count, but the router must stay the backend.
-    """
+    """torch.compile(...) keeping our backend under TORCH_BISECT_BACKEND, which recent torch obeys by swapping it:
+    the counters we drive by that variable must still count, but the router must stay the backend."""
     try:
         from torch._inductor.compiler_bisector import CompilerBisector
     except ImportError:
@@ -322,8 +325,7 @@ _CACHED_ENV_READS = (
 
 
 def clear_cached_env_reads() -> list[str]:
-    """Forget what torch's cached environment readers answered (in modules already imported); the names of
-    those cleared."""
+    """Forget what torch's cached environment readers answered (modules already imported); the names cleared."""
     cleared = []
     for module, name in _CACHED_ENV_READS:
         fn = getattr(sys.modules.get(module), name, None)

@@ -16,6 +16,7 @@ from reprokit.minify.locate import capture_spec, find_failing_graph, graph_alone
 from reprokit.minify.repro import write_verified_repro
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import verified_back
+from reprokit.trial.precheck import FakeCheck
 from reprokit.trial.runner import Runner
 
 Emit = Callable[..., None]
@@ -110,7 +111,8 @@ def _graph_repros(run_dir, runner, v, info, emit, resume, notes) -> bool:
     elif found.signature is not None:
         kind = "graph_in_context" if found.in_context else "graph"
         oracle = GraphOracle(runner, GraphShape.from_meta(found.meta), found.case, stage, found.signature,
-                             accuracy, found.run_backward)
+                             accuracy, found.run_backward, precheck=fake_check(runner, run_dir, found.case),
+                             emit=emit)
         if _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kind, accuracy, notes):
             return True
     else:
@@ -129,7 +131,8 @@ def _captured_repro(run_dir, runner, v, info, emit, resume, notes) -> bool:
     if found.meta.get("note"):
         notes.append(found.meta["note"])
     kind = "graph_in_context" if found.in_context else "graph"
-    oracle = GraphOracle(runner, GraphShape.from_meta(found.meta), case, stage, found.signature, False, backward)
+    oracle = GraphOracle(runner, GraphShape.from_meta(found.meta), case, stage, found.signature, False, backward,
+                         precheck=fake_check(runner, run_dir, case), emit=emit)
     return _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kind, False, notes)
 
 
@@ -159,6 +162,10 @@ def _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kin
     except KeyboardInterrupt:
         best = problem.best
         notes.append("minify interrupted; repro.py is the smallest failing graph found so far")
+    finally:
+        if oracle.precheck is not None:
+            oracle.precheck.close()
+    notes += prechecked_notes(run_dir, oracle)
     v.nodes = {"original": found.meta["node_count"], "minified": shape.size(best)}
     if oracle.share.ran_out:
         said = (f"the graph minify stopped at its share of time ({oracle.share.given:.0f} s): repro.py is the "
@@ -187,6 +194,25 @@ def _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kin
                                          f"repro.py of {v.nodes['minified']} nodes does not fail the same way alone"))
     v.repro_kind = kind if v.repro_verified else None
     return bool(v.repro_verified)
+
+
+def fake_check(runner: Runner, run_dir: RunDir, case: str) -> FakeCheck:
+    """The fake-tensor check of this graph's cuts; its process starts only if a cut fails another way."""
+    return FakeCheck(case, runner.cache_root, run_dir.file("precheck"))
+
+
+def prechecked_notes(run_dir: RunDir, oracle: GraphOracle) -> list:
+    """What the fake-tensor check did, in the run's notes; the cuts it refused in minify_prechecked.json."""
+    check = oracle.precheck
+    if not oracle.armed or check is None:
+        return []
+    if oracle.prechecked:
+        run_dir.write_json("minify_prechecked.json", oracle.prechecked)
+        return [f"{len(oracle.prechecked)} of {check.asked} cuts checked on fake tensors were refused without a "
+                "trial: they cannot run (see minify_prechecked.json)"]
+    if check.unusable:
+        return [f"cuts were not checked on fake tensors: {check.unusable}"]
+    return []
 
 
 def failing_op(v: Verdict) -> Optional[str]:
