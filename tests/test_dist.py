@@ -46,6 +46,47 @@ def test_torchrun_rank_zero_is_the_trial_folder_and_passing_ranks_keep_the_trial
     assert merge_ranks(str(tmp_path), {**root, "kind": "accuracy"}, torchrun=True)["failed_ranks"] == [0, 1]
 
 
+# The end of torchrun's own output when both ranks of tests/dist_cases/crash_two_ranks.py died by SIGSEGV (torch
+# 2.13, gloo), as a trial's stderr.txt held it.
+TORCHRUN_REPORT = """\
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+crash_two_ranks.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-11-27_05:19:36
+  host      : ci
+  rank      : 1 (local_rank: 1)
+  exitcode  : -11 (pid: 8589)
+  error_file: <N/A>
+  traceback : Signal 11 (SIGSEGV) received by PID 8589
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-27_05:19:36
+  host      : ci
+  rank      : 0 (local_rank: 0)
+  exitcode  : -11 (pid: 8588)
+  error_file: <N/A>
+  traceback : Signal 11 (SIGSEGV) received by PID 8588
+============================================================
+"""
+
+
+def test_a_torchrun_rank_killed_by_a_signal_is_that_crash_not_the_launchers_exit_1(tmp_path):
+    """A rank that segfaults writes no result (its state.json says only how far it got), and torchrun exits 1:
+    its report names the first rank that died and the signal."""
+    (tmp_path / "state.json").write_text(json.dumps({"compiled": True, "graphs": 1}))
+    (tmp_path / "stderr.txt").write_text("Fatal Python error: Segmentation fault\n" + TORCHRUN_REPORT)
+    out = classify(str(tmp_path), 1, False, 10.2, torchrun=True)
+    assert (out.kind, out.signature.exc_type, out.signature.message) == ("crash", "SIGSEGV", "killed by SIGSEGV")
+    assert out.failed_ranks == [0, 1] and out.note == "rank 0 was killed by SIGSEGV" and out.compiled
+    (tmp_path / "stderr.txt").write_text(TORCHRUN_REPORT.replace("-11 (pid: 8588)", "1 (pid: 8588)"))
+    assert classify(str(tmp_path), 1, False, 1.0, torchrun=True).signature.message == \
+        "trial process exited 1 without a result"  # rank 0 exited 1 by itself: no signal to name
+
+
 def test_a_rank_that_only_lost_its_peer_does_not_stand_for_the_trial(tmp_path):
     """Rank 1 raised; rank 0's all-reduce then died of gloo's "Connection closed by peer" (the words a real run of
     tests/dist_cases/warm_cache_across_ranks.py gave): rank 1's failure is the trial's."""

@@ -62,6 +62,27 @@ def test_a_torchrun_job_with_a_collective_in_the_graph_gets_a_one_process_repro(
 
 
 @pytest.mark.slow
+def test_a_torchrun_job_whose_ranks_segfault_is_asked_of_the_graph_the_original_wrote_ahead(project):
+    """Issue #30 in place: both ranks die by SIGSEGV in the compiled graph (it holds an all-reduce) and write no
+    result; torchrun exits 1. Its report names the signal, so the graph rank 0 wrote ahead answers the ladder and
+    the rest, and the repro runs in one process on the fake group. Before: "exited 1 without a result", the
+    stages ran the job again, and the repro was cut inside the running script (2 min 38 s; now 52 s)."""
+    data = bisected(project, "--nproc-per-node", "2", "crash_two_ranks.py")
+    assert data["kind"] == "crash" and data["signature"]["exc_type"] == "SIGSEGV", data["signature"]
+    assert data["failing_stage"] == "inductor" and data["graph"] == 0, data
+    assert data["unsteady"] == ("the run without compile is broken another way: it failed with IndexError: index N "
+                                "is out of bounds for dimension N with size N in all 2 runs; that is not the failure, "
+                                "the bisect went on")
+    assert data["repro_kind"] == "graph_in_context" and data["repro_verified"] is True, data["repro_attempts"]
+    assert data["repro_signature"]["exc_type"] == "SIGSEGV"
+    assert "init_process_group('fake'" in pathlib.Path(data["repro"]).read_text()
+    journal = [json.loads(line) for line in (pathlib.Path(data["run_dir"]) / "journal.jsonl").read_text().splitlines()]
+    runs = sorted(e["label"] for e in journal if e["spec"]["mode"] == "script"
+                  and os.path.basename(e["spec"].get("script") or "") == "crash_two_ranks.py")
+    assert runs == ["baseline-no-compile", "baseline-no-compile", "original"], runs
+
+
+@pytest.mark.slow
 def test_env_init_without_a_launcher_says_how_to_launch_it(project):
     p = reprokit(project, "bisect", "tp_torchrun_relu.py", "-o", str(project / "artifacts"))
     assert (p.returncode, p.stderr.splitlines()[-1]) == (2, (

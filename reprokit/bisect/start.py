@@ -69,9 +69,10 @@ def limit_from_original(original_seconds: float) -> float:
 def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
     """The original run the search chases; raises when it gives nothing compiler-specific to isolate."""
     o = s.opts
-    s.emit("stage", stage="none", outcome=baseline)
     # With --repeat, a failing run is the reference even when the first run happened to pass.
     original = next((x for x in originals if x is not None and x.failed), originals[0])
+    s.emit("stage", stage="none", outcome=baseline,
+           same=baseline.failed and original.failed and original.signature.matches(baseline.signature))
     s.emit("original", outcome=original)
     if o.ranks == 1 and any(needs_launcher(x.traceback or x.signature.message) for x in (baseline, original)):
         name = os.path.basename(o.script)

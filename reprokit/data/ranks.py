@@ -79,6 +79,20 @@ def merge_ranks(trial_dir: str, data: dict, torchrun: bool) -> dict:
     return out
 
 
+# torchrun's report of a failed rank (torch.distributed.elastic's ChildFailedError): "rank : 0 (local_rank: 0)", then
+# "exitcode : -11 (pid: 8588)"; the first under "Root Cause (first observed failure):" died first.
+_RANK_EXIT = re.compile(r"rank\s*:\s*(\d+)\s*\(local_rank:[^)]*\)\s*\n\s*exitcode\s*:\s*(-?\d+)")
+_ROOT_CAUSE = "Root Cause (first observed failure):"
+
+
+def torchrun_exits(report: str) -> tuple[Optional[int], dict]:
+    """(the rank torchrun names the root cause, {rank: exit code} of every rank it reports failed) from the
+    launcher's output; a negative code is the signal that killed the rank, which left no result of its own."""
+    exits = {int(r): int(c) for r, c in _RANK_EXIT.findall(report)}
+    root = _RANK_EXIT.search(report, report.rfind(_ROOT_CAUSE)) if _ROOT_CAUSE in report else None
+    return (int(root.group(1)) if root else min(exits) if exits else None), exits
+
+
 def rank_stacks(trial_dir: str, limit: int = 200_000) -> str:
     """Every stack dump of a trial: the trial process's stacks.txt, then each rank's (rank<i>/stacks.txt), each
     headed "== rank<i> ==" when there are ranks. A hung job shows where each rank waits: a desync is ranks in

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 ENV_ALLOW = re.compile(r"^(TORCH|TORCHINDUCTOR_|TORCHDYNAMO_|TRITON_|CUDA_|NCCL_|PYTORCH_|OMP_|MKL_|KMP_|"
                        r"CUBLAS_|CUDNN_|LD_LIBRARY_PATH$|PYTHONPATH$|NVIDIA_|HF_|TRANSFORMERS_)")
@@ -68,15 +69,69 @@ def nvidia_smi() -> dict | None:
     return {"gpus": gpus, "text": full.stdout}
 
 
+REUSE_SECONDS = 24 * 3600  # an answer collect_env gave for the same install, at most this old, is given again
+
+
 def collect(python: str = sys.executable, timeout: float = 120) -> dict:
-    """Everything about the machine a maintainer asks for, collected in a fresh child process."""
+    """Everything about the machine a maintainer asks for: collect_env's answer for this very install (see
+    install_key), else collected now in a fresh child process; nvidia-smi's facts are always read now."""
+    key = install_key(python)
+    kept = os.path.join(_reuse_dir(), f"{key}.json") if key else None
+    try:
+        if kept and time.time() - os.stat(kept).st_mtime < REUSE_SECONDS:
+            with open(kept) as f:
+                return {**json.load(f), "nvidia_smi": nvidia_smi()}
+    except (OSError, ValueError):
+        pass
+    data = _collect_now(python, timeout)
+    if kept and "error" not in data and "torch_error" not in data:
+        os.makedirs(os.path.dirname(kept), exist_ok=True)
+        tmp = f"{kept}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, kept)
+    return {**data, "nvidia_smi": nvidia_smi()}
+
+
+def install_key(python: str) -> str | None:
+    """What collect_env's answer depends on that can change between runs: the interpreter, its installed packages
+    (site-packages changes with every install), the kernel, the NVIDIA driver and the GPUs visible. It costs about
+    3 s a run (importing torch in a fresh child). None for another interpreter than this one, or with
+    REPROKIT_CACHE_DIR=run: collected afresh."""
+    import hashlib
+    import platform
+    import sysconfig
+
+    if os.path.realpath(python) != os.path.realpath(sys.executable) or os.environ.get("REPROKIT_CACHE_DIR") == "run":
+        return None
+    parts = [os.path.realpath(python), platform.release(), repr(os.environ.get("CUDA_VISIBLE_DEVICES"))]
+    for folder in sorted({sysconfig.get_paths()[k] for k in ("purelib", "platlib")}):
+        try:
+            parts.append(f"{folder}:{os.stat(folder).st_mtime_ns}")
+        except OSError:
+            parts.append(folder)
+    try:
+        with open("/proc/driver/nvidia/version") as f:
+            parts.append(f.read())
+    except OSError:
+        pass
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _reuse_dir() -> str:
+    base = os.environ.get("REPROKIT_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "reprokit")
+    return os.path.join(base, "env")
+
+
+def _collect_now(python: str, timeout: float) -> dict:
+    """collect_env and the packages, in a fresh child process of `python`."""
     try:
         p = subprocess.run([python, "-c", _COLLECT, *PACKAGES], capture_output=True, text=True, timeout=timeout,
                            env={k: v for k, v in os.environ.items() if k != "TORCHDYNAMO_DISABLE"})
         data = json.loads(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else {"error": p.stderr[-2000:]}
     except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError) as e:
         data = {"error": f"collect_env failed: {type(e).__name__}"}
-    data["nvidia_smi"] = nvidia_smi()
     return data
 
 

@@ -6,7 +6,7 @@ import os
 from typing import Optional
 
 from reprokit.data import signature as sig
-from reprokit.data.ranks import merge_ranks, rank_dirs, rank_stacks
+from reprokit.data.ranks import merge_ranks, rank_dirs, rank_stacks, torchrun_exits
 from reprokit.data.records import Outcome, Signature
 from reprokit.data.rundir import read_json
 
@@ -56,12 +56,34 @@ def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, t
     elif returncode is not None and returncode < 0:
         kind = "crash"
         signature = sig.for_signal(-returncode)
+    elif torchrun and _killed_rank(trial_dir) is not None:
+        # A rank killed by a signal (a segfault in a kernel) writes nothing, and torchrun exits 1: its report says
+        # which rank died first, and by what.
+        rank, code, failed = _killed_rank(trial_dir)
+        kind, signature = "crash", sig.for_signal(-code)
+        note = "; ".join(x for x in (f"rank {rank} was killed by {signature.exc_type}", note) if x)
+        extra["failed_ranks"] = failed
     else:
         kind = "crash"
         signature = Signature("crash", None, f"trial process exited {returncode} without a result", None)
     return Outcome(kind=kind, signature=signature, seconds=round(seconds, 3), returncode=returncode,
                    trial_dir=trial_dir, traceback=data.get("traceback", "") if "kind" in data or timed_out else "",
                    note=note, **extra)
+
+
+def _killed_rank(trial_dir: str) -> Optional[tuple]:
+    """(rank, its negative exit code, every failed rank) when torchrun reports its first failed rank killed by a
+    signal; None otherwise."""
+    try:
+        with open(os.path.join(trial_dir, "stderr.txt"), errors="replace") as f:
+            f.seek(max(0, os.path.getsize(f.name) - 50_000))
+            report = f.read()
+    except OSError:
+        return None
+    root, exits = torchrun_exits(report)
+    if root is None or exits.get(root, 0) >= 0:
+        return None
+    return root, exits[root], sorted(exits)
 
 
 def answered(trial_dir: str) -> bool:
