@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
+from reprokit.bisect.steady import describe
 from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict, file_hash
+from reprokit.errors import NothingToIsolate
 from reprokit.trial.runner import Runner
 
 Emit = Callable[..., None]
@@ -35,6 +38,28 @@ def passes(outcome: Optional[Outcome]) -> bool:
     return outcome is not None and outcome.kind == "pass"
 
 
+class Beside:
+    """fn() run in a thread beside the bisect; result() waits for its value (or raises what it raised)."""
+
+    def __init__(self, fn: Callable[[], Any]):
+        self._out: dict = {}
+
+        def work():
+            try:
+                self._out["value"] = fn()
+            except BaseException as e:  # Ctrl-C's cancellation too: raised where the answer is awaited
+                self._out["error"] = e
+
+        self._thread = threading.Thread(target=work, name="beside", daemon=True)
+        self._thread.start()
+
+    def result(self):
+        self._thread.join()
+        if "error" in self._out:
+            raise self._out["error"]
+        return self._out["value"]
+
+
 class Session:
     """The state of one bisect run; every answer is a trial run by `runner`."""
 
@@ -60,6 +85,8 @@ class Session:
         self.warm_cache: Optional[dict] = None
         self.warm_cache_runs: list = []  # (title, Outcome) of each of its runs, in order
         self.reruns: tuple = ()  # more runs of the script as written, when a failure showed only once (flaky)
+        self.baseline_again: Optional[Beside] = None  # the baseline asked again, when it failed another way
+
 
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the user's script under `stage`, with the run's options; of the saved failing graph instead
@@ -90,8 +117,25 @@ class Session:
         """The failing trial once more with torch's own structured logs on, for the report's logs/."""
         return self.runner(self.spec(stage, "torch-logs", env=TORCH_LOGS_ENV))
 
+    def settle_baseline(self) -> None:
+        """Wait for the no-compile baseline asked again beside the bisect (bisect/start.record_original), and take
+        its answer: noted when it stayed broken another way; nothing to isolate when it failed the original's way."""
+        if self.baseline_again is None:
+            return
+        baseline, runs = self.baseline_again.result()
+        self.baseline_again = None
+        self.baseline = baseline
+        if "none" in self.stage_outcomes:
+            self.stage_outcomes["none"] = baseline
+        if self.target.matches(baseline.signature):
+            raise NothingToIsolate("the script fails without compile too in the same way: that is not a compiler "
+                                   "bug")
+        self.unsteady.insert(0, describe("the run without compile", runs, self.target))
+        self.emit("note", text=self.unsteady[0])
+
     def finish(self, v: Verdict, decisive: dict) -> Verdict:
         """Stamp the verdict with the decisive trials, the other failures seen, trial count and time."""
+        self.settle_baseline()
         v.decisive_trials = decisive
         v.other_failures = list(self.others.values())
         v.unsteady = "; ".join(self.unsteady)
