@@ -115,9 +115,10 @@ def test_a_rank_that_loads_what_another_rank_stored_is_named_shared_cache(projec
     assert data["message"] == ("fails only when its ranks share one inductor cache (the FX graph cache and the AOT "
                                "autograd cache): one rank loads what another stored; with a cache per rank its first "
                                "run passes, and with the caches off it passes")
+    # The cold run failed already: no warm run of the job is spent (it could tell nothing more).
     assert [(r["stage"], r["kind"] == "pass") for r in data["ladder"]] == [
-        ("cold cache, FX graph + AOT autograd", False), ("warm cache, FX graph + AOT autograd", False),
-        ("cold cache, one per rank", True)], data["ladder"]
+        ("cold cache, FX graph + AOT autograd", False), ("cold cache, one per rank", True)], data["ladder"]
+    assert data["warm_cache"]["warm"] is None
     assert data["repro_kind"] == "warm_cache" and data["repro_verified"] is True, data["repro_attempts"]
     run = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600, cwd=tmp_path,
                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})

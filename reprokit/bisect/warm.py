@@ -18,7 +18,7 @@ TITLES = {"both": "FX graph + AOT autograd", "per_rank": "one per rank", "fx_gra
 
 def cold_then_warm(s, name: str, caches: tuple, per_rank: bool = False, warm: bool = True) -> tuple:
     """(cold, warm): the script twice on one fresh cache folder, one run after the other (warm None when not
-    asked)."""
+    asked, or when the cold run failed already: a warm run cannot tell more, and a long job's run is costly)."""
     folder = s.runner.run_dir.file("warm-cache", name)
     os.makedirs(folder, exist_ok=True)
     if not per_rank:  # (a cache per rank asks whether one rank loads what another stored: nothing shared there)
@@ -30,8 +30,10 @@ def cold_then_warm(s, name: str, caches: tuple, per_rank: bool = False, warm: bo
         title = f"{when} cache, {TITLES[name]}"
         runs.append((title, outcome))
         s.emit("stage", stage=title, outcome=outcome, same=outcome.failed)  # what fails here is the failure
+        if outcome.failed:
+            break
     s.warm_cache_runs += runs
-    return runs[0][1], runs[1][1] if warm else None
+    return runs[0][1], runs[1][1] if len(runs) > 1 else None
 
 
 # What the cold run's cache starts with: inductor's kernel folders (named by two characters of each kernel's hash)
@@ -67,7 +69,7 @@ def warm_rung(s) -> tuple[Optional[dict], Optional[Outcome]]:
     s.emit("phase", name="warm-cache")
     both = tuple(CACHES)
     cold, warm = cold_then_warm(s, "both", both)
-    failing = cold if cold.failed else warm if warm.failed else None
+    failing = cold if cold.failed else warm if warm is not None and warm.failed else None
     if failing is None:
         return None, None
     caches, shared = both, False
@@ -84,5 +86,5 @@ def warm_rung(s) -> tuple[Optional[dict], Optional[Outcome]]:
             caches = ("autograd_cache",)
     finding = {"caches": list(caches), "when": "cold" if cold.failed else "warm", "shared_by_ranks": shared,
                "env": cache_env("<a fresh folder>", caches_on(caches)),
-               "cold": cold.signature.short(), "warm": warm.signature.short()}
+               "cold": cold.signature.short(), "warm": warm.signature.short() if warm is not None else None}
     return finding, failing
