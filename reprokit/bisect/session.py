@@ -87,7 +87,6 @@ class Session:
         self.reruns: tuple = ()  # more runs of the script as written, when a failure showed only once (flaky)
         self.baseline_again: Optional[Beside] = None  # the baseline asked again, when it failed another way
 
-
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the user's script under `stage`, with the run's options; of the saved failing graph instead
         once it stands for the script in that stage (graph_case)."""

@@ -48,8 +48,6 @@ class Checker:
     """The case loaded once; check(edit) runs one edit on fakes."""
 
     def __init__(self, case_dir: str):
-        import torch
-
         from reprokit import compat
         from reprokit.child.graph import run_prelude
         from reprokit.fx import serialize
@@ -62,26 +60,15 @@ class Checker:
         self.mode = compat.fake_tensor_mode()
         self.inputs = _fake_inputs(self.mode, meta["inputs"])
         # Every node's value on fakes, as the cut nodes' stand-ins; the whole graph must run so (else: not ready).
-        self.values = self._run(self.gm, [_fresh(self.mode, x) for x in self.inputs], record=True)
-        del torch
+        self.values = self._run(self.gm, [_fresh(self.mode, x) for x in self.inputs])
 
-    def _run(self, gm, inputs: list, record: bool = False) -> dict:
-        import torch.fx
-
+    def _run(self, gm, inputs: list) -> dict:
+        """Every node's value, the graph run on fakes in the call-time context."""
         from reprokit.child import context
-
-        values: dict = {}
-
-        class Recorder(torch.fx.Interpreter):
-            def run_node(self, n):
-                out = super().run_node(n)
-                if record:
-                    values[n.name] = out
-                return out
+        from reprokit.fx.capture import node_values
 
         with self.mode, context.replay(self.ctx):
-            Recorder(gm).run(*inputs)
-        return values
+            return node_values(gm, inputs)
 
     def check(self, edit: dict) -> None:
         """Raises what the edited graph raises on fakes."""

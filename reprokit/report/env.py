@@ -9,6 +9,9 @@ import subprocess
 import sys
 import time
 
+from reprokit.data.rundir import write_json_atomic
+from reprokit.trial.cache import cache_base
+
 ENV_ALLOW = re.compile(r"^(TORCH|TORCHINDUCTOR_|TORCHDYNAMO_|TRITON_|CUDA_|NCCL_|PYTORCH_|OMP_|MKL_|KMP_|"
                        r"CUBLAS_|CUDNN_|LD_LIBRARY_PATH$|PYTHONPATH$|NVIDIA_|HF_|TRANSFORMERS_)")
 
@@ -86,10 +89,7 @@ def collect(python: str = sys.executable, timeout: float = 120) -> dict:
     data = _collect_now(python, timeout)
     if kept and "error" not in data and "torch_error" not in data:
         os.makedirs(os.path.dirname(kept), exist_ok=True)
-        tmp = f"{kept}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(data, f)
-        os.replace(tmp, kept)
+        write_json_atomic(kept, data)
     return {**data, "nvidia_smi": nvidia_smi()}
 
 
@@ -119,9 +119,7 @@ def install_key(python: str) -> str | None:
 
 
 def _reuse_dir() -> str:
-    base = os.environ.get("REPROKIT_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "reprokit")
-    return os.path.join(base, "env")
+    return os.path.join(cache_base(), "env")
 
 
 def _collect_now(python: str, timeout: float) -> dict:

@@ -22,11 +22,16 @@ CACHE_ENV = "REPROKIT_CACHE_DIR"
 
 def compile_cache_root(run_cache: str) -> str:
     """The cache folder trials use; `run_cache` (inside the run folder) when REPROKIT_CACHE_DIR=run."""
-    base = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "reprokit")
+    base = cache_base()
     if base == "run":
         return run_cache
     return os.path.join(base, "compile", _torch_install_key())
+
+
+def cache_base() -> str:
+    """reprokit's per-machine cache folder: REPROKIT_CACHE_DIR, else ~/.cache/reprokit (XDG_CACHE_HOME honoured)."""
+    return os.environ.get(CACHE_ENV) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "reprokit")
 
 
 def _torch_install_key() -> str:

@@ -56,10 +56,10 @@ def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, t
     elif returncode is not None and returncode < 0:
         kind = "crash"
         signature = sig.for_signal(-returncode)
-    elif torchrun and _killed_rank(trial_dir) is not None:
+    elif torchrun and (killed := _killed_rank(trial_dir)) is not None:
         # A rank killed by a signal (a segfault in a kernel) writes nothing, and torchrun exits 1: its report says
         # which rank died first, and by what.
-        rank, code, failed = _killed_rank(trial_dir)
+        rank, code, failed = killed
         kind, signature = "crash", sig.for_signal(-code)
         note = "; ".join(x for x in (f"rank {rank} was killed by {signature.exc_type}", note) if x)
         extra["failed_ranks"] = failed
