@@ -25,6 +25,12 @@ def _cores_shared_unless_timing(request):
         yield
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one worker more than the cores. Two workers left 2 cores idle 14% of CI's run (cb43c87,
+    /proc/stat): tests that wait on a hang's limit, a SLURM job or a fresh interpreter's imports."""
+    return (os.cpu_count() or 1) + 1
+
+
 def tree_digest(folder: pathlib.Path) -> dict:
     """path -> sha256 of every file under folder, reprokit's artifacts and Python's caches left out."""
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()

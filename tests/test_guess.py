@@ -65,3 +65,19 @@ Output:
 
 def test_a_compile_error_is_traced_to_the_kernel_whose_source_it_quotes(tmp_path):
     assert lowering_guesses(_trial(tmp_path, COMPILE_ERROR, OPS)) == [1, 3, 4]
+
+
+# Where the failing trial's dump was cut short (the planted kernel aborts in two OpenMP threads at once; a real
+# graph-stage trial of the example, torch 2.13 CPU), another run that failed the same way names the kernel.
+CUT_SHORT = '''terminate called after throwing an instance of 'int'
+terminate called after throwing an instance of 'int'
+Fatal Python error: Aborted
+
+Current thread 0x00007f6cd1a17b80'''
+
+
+def test_a_dump_cut_short_is_read_from_another_run_that_failed_the_same_way(tmp_path):
+    cut = _trial(tmp_path / "graph-stage", CUT_SHORT, OPS)
+    assert lowering_guesses(cut) == []
+    original = _trial(tmp_path / "original", CRASH, OPS)
+    assert lowering_guesses(cut, [None, original]) == [1, 3, 4]

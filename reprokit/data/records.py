@@ -263,6 +263,7 @@ class Verdict(JsonData):
     # filled by minify
     repro: Optional[str] = None
     repro_verified: Optional[bool] = None
+    repro_fresh_runs: Optional[int] = None  # how many fresh interpreters ran repro.py to verify it
     repro_signature: Optional[dict] = None
     # Which repro repro.py is: "graph" (the captured graph alone), "graph_in_context" (replayed with the script's
     # call-time context, custom ops or hooks), "graph_in_script" (minified inside the running script, the script's

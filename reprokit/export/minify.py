@@ -49,7 +49,7 @@ def minify_export(s: Session, run_dir: RunDir, v: Verdict, command: str = "") ->
         f.write(text)
     verified = s.runner(maker.spec(final, text, "verify-repro", fresh=True))
     v.repro, v.repro_kind = final, "export_graph"
-    v.repro_verified = maker.same(verified)
+    v.repro_verified, v.repro_fresh_runs = maker.same(verified), 1
     v.repro_signature = verified.signature.to_dict()
     v.nodes = {"original": n, "minified": width + 1}
     v.repro_attempts = [ReproAttempt("export_graph", "verified" if v.repro_verified else

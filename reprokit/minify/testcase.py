@@ -45,18 +45,16 @@ def test_text(repro_text: str, v: Verdict, stage: str, target: Signature, backwa
 
 
 def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, backward: bool,
-                     render: Callable[[], str], timeout: float = 600.0) -> None:
-    """Write test_repro.py beside repro.py, run it once in a fresh interpreter, and record how it failed (a resumed
-    minify that writes the same text reads the recorded run instead)."""
+                     render: Callable[[], str], timeout: float = 600.0) -> tuple:
+    """Write test_repro.py beside repro.py and run it once in a fresh interpreter: (its path, seconds, whether it
+    fails as the bug does, its failing line). A resumed minify that writes the same text reads the recorded run."""
     text = test_text(render(), v, stage, target, backward)
-    v.test_repro = run.file("test_repro.py")
+    path = run.file("test_repro.py")
     if run.exists("test_repro.py") and run.exists("test_repro_output.txt") and run.exists("test_repro.json") and \
-            open(run.file("test_repro.py")).read() == text:
+            open(path).read() == text:
         recorded = run.read_json("test_repro.json")
-        v.test_repro_seconds = recorded.get("seconds")
-        v.test_repro_verified, v.test_repro_failure = judge_test(
-            target, recorded.get("returncode"), open(run.file("test_repro_output.txt")).read())
-        return
+        return (path, recorded.get("seconds"),
+                *judge_test(target, recorded.get("returncode"), open(run.file("test_repro_output.txt")).read()))
     run.write_text("test_repro.py", text)
     info = run.read_json("run.json")
     # The compile cache the trials share (trial/cache.py says why that hides no codegen bug): a cold one cost
@@ -72,10 +70,17 @@ def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, bac
         output, code = p.stdout + p.stderr, p.returncode
     except subprocess.TimeoutExpired as e:
         output, code = f"{e.stdout or ''}{e.stderr or ''}\n[timed out after {timeout:.0f} s]", None
-    v.test_repro_seconds = round(time.monotonic() - started, 2)
+    seconds = round(time.monotonic() - started, 2)
     run.write_text("test_repro_output.txt", output)
-    run.write_json("test_repro.json", {"returncode": code, "seconds": v.test_repro_seconds})
-    v.test_repro_verified, v.test_repro_failure = judge_test(target, code, output)
+    run.write_json("test_repro.json", {"returncode": code, "seconds": seconds})
+    return (path, seconds, *judge_test(target, code, output))
+
+
+def discard_test_repro(run: RunDir) -> None:
+    """Remove a test_repro.py written beside a repro.py that did not verify (the next input mode writes its own)."""
+    for name in ("test_repro.py", "test_repro_output.txt", "test_repro.json"):
+        if run.exists(name):
+            os.unlink(run.file(name))
 
 
 def judge_test(target: Signature, returncode, output: str) -> tuple:

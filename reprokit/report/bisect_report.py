@@ -95,9 +95,14 @@ def repro_note(v: Verdict, repro: Optional[str], inline: Optional[str]) -> str:
             f"{nodes.get('unit', 'FX nodes')}, "
             + (("verified: a cold run passes and the warm run after it fails the same way, each in a fresh "
                 "interpreter" if v.repro_kind == "warm_cache" else
-                "verified to fail the same way in two fresh interpreters") if v.repro_verified else
+                f"verified to fail the same way in {fresh_interpreters(v.repro_fresh_runs)}") if v.repro_verified else
                f"NOT verified: it gave {Signature.from_dict(v.repro_signature).short() if v.repro_signature else 'nothing'}"))
     return note if inline else note + "; too long to show here, it is in the attached tarball"
+
+
+def fresh_interpreters(runs: Optional[int]) -> str:
+    """'a fresh interpreter', 'two fresh interpreters': how many ran repro.py (two before verdicts recorded it)."""
+    return "a fresh interpreter" if runs == 1 else f"{ {None: 'two'}.get(runs, runs)} fresh interpreters"
 
 
 def isolated_lines(v: Verdict) -> list:

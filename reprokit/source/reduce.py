@@ -211,6 +211,7 @@ def _verify(run_dir: RunDir, v: Verdict, runner, result: str, same=None) -> None
                        fresh_interpreter=True) for i in range(2)]
     *checks, plain = runner.map(specs + [dataclasses.replace(specs[0], stage="none", label="verify-repro-no-compile")])
     v.repro = run_dir.file("repro.py")
+    v.repro_fresh_runs = len(checks)
     v.repro_verified = all(c is not None and target.matches(c.signature) and (same is None or same(c))
                            for c in checks) and (
         plain is not None and plain.kind == "pass")
