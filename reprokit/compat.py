@@ -1,10 +1,8 @@
-"""The only module that touches private torch APIs (torch._dynamo, torch._inductor, torch._functorch).
-
-A torch upgrade that moves one of these is a change to this file alone. Imported only in trial
-children and in the repro writer's child, never by the parent process.
-"""
+"""The only module that touches private torch APIs (torch._dynamo, torch._inductor, torch._functorch): a torch
+upgrade that moves one is a change to this file alone. Imported only in trial children, never by the parent."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -270,10 +268,15 @@ def frames_compiled() -> int:
     return int(counters["frames"].get("total", 0))
 
 
-def import_compiler() -> None:
-    """Import Dynamo and inductor's compile path now (the warm worker does, once, before it forks trials)."""
+def import_compiler(cpu: bool = False) -> None:
+    """Import Dynamo and inductor's compile path now (the warm worker does, once, before it forks trials); with cpu,
+    also register the joint-graph patterns a trial's first compile of a CPU graph would (0.4 s a trial)."""
     import torch._dynamo  # noqa: F401
     import torch._inductor.compile_fx  # noqa: F401
+    if cpu:  # positional, as joint_graph_passes calls it: the one cache entry a CPU graph's compile looks up
+        with contextlib.suppress(Exception), torch.random.fork_rng(devices=[]):  # else each trial registers them
+            from torch._inductor.fx_passes.joint_graph import lazy_init
+            lazy_init(torch.device("cpu"))
 
 
 def start_cpu_codegen_probe():
@@ -305,8 +308,7 @@ def start_cpu_codegen_probe():
 
 def fork_poisoned_for_cuda() -> bool:
     """In a forked child: whether torch considers CUDA unusable here because the parent touched the driver."""
-    check = getattr(torch._C, "_cuda_isInBadFork", None)
-    return bool(check()) if check is not None else False
+    return bool(getattr(torch._C, "_cuda_isInBadFork", lambda: False)())
 
 
 # Functions torch caches (functools.cache / lru_cache) that read the environment: a fork of the warm worker
@@ -359,12 +361,10 @@ def wrap_dynamo_optimize(wrap: Callable[[Callable], Callable]) -> bool:
     """torch._dynamo.optimize = wrap(torch._dynamo.optimize), for scripts that call it instead of torch.compile;
     False where this torch has none."""
     import torch._dynamo
-
     original = getattr(torch._dynamo, "optimize", None)
-    if original is None:
-        return False
-    torch._dynamo.optimize = wrap(original)
-    return True
+    if original is not None:
+        torch._dynamo.optimize = wrap(original)
+    return original is not None
 
 
 def watching_inductor_compiles(backend: Callable, on_compile: Callable) -> Callable:

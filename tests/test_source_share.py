@@ -8,6 +8,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -75,3 +76,26 @@ def test_a_spent_graph_share_ends_with_the_smallest_graph_so_far_verified_and_sa
     cuts = [row for row in journal if row["label"].startswith("minify-")]
     assert 1 <= len(cuts) <= os.cpu_count(), [row["label"] for row in journal]
     assert v.nodes["minified"] <= v.nodes["original"]
+
+
+@pytest.mark.slow
+def test_a_budget_spent_before_the_first_source_trial_checks_the_script_itself_and_says_so(tmp_path, monkeypatch):
+    """--budget running out as the source reduction starts: its first trial is not run, which is not "the script no
+    longer fails the same way" (CI at 1dbe7f9 said that); the script itself is checked as repro.py and the run
+    says it is not reduced."""
+    real = reduce.source_problem
+
+    def budget_spent_now(run_dir, v, runner, *args, **kwargs):
+        runner.deadline = time.monotonic()  # what --budget sets: no search trial starts after it
+        return real(run_dir, v, runner, *args, **kwargs)
+
+    monkeypatch.setattr(reduce, "source_problem", budget_spent_now)
+    v, notes = bisect_with_no_share(tmp_path, monkeypatch, (reduce, "reduction_share"), ("graph_break_fullgraph.py",))
+    said = "the run's budget was spent before the source reduction's first trial: repro.py is the script itself, not reduced"
+    assert said in notes and said in v.message, (notes, v.message)
+    assert v.repro_kind == "source" and v.repro_verified is True, v.message
+    original = (CASES / "graph_break_fullgraph.py").read_text()
+    assert pathlib.Path(v.repro).read_text() == ast.unparse(ast.parse(original)) + "\n"
+    journal = [json.loads(line) for line in (pathlib.Path(v.run_dir) / "journal.jsonl").read_text().splitlines()]
+    assert not [row for row in journal if row["label"].startswith("source-")], [row["label"] for row in journal]
+    assert v.nodes["minified"] == len(pathlib.Path(v.repro).read_text().strip().splitlines())

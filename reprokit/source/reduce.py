@@ -166,7 +166,10 @@ def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, bef
     share = source_share()
     problem = source_problem(run_dir, v, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share)
     emit("minify_start", graph="source", nodes=len(original.strip().splitlines()))
+    unasked = runner.over_budget
     if not problem.test(problem.best):
+        if runner.over_budget > unasked:  # not run at all: the run's --budget was spent before this phase
+            return _unreduced(run_dir, v, runner, problem.best, original, same, emit, before, started)
         v.repro_verified = False
         v.message = "the script, re-printed from its AST, no longer fails the same way: source not reduced"
         return v
@@ -196,6 +199,23 @@ def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, bef
                 "repro.py is the smallest script so far that fails the same way, not a minimal one")
         emit("note", text=said)
         v.message = "; ".join(x for x in (v.message, said) if x)
+    emit("minified", before=v.nodes["original"], after=v.nodes["minified"], unit="lines", trials=v.minify_trials,
+         seconds=v.minify_seconds, verified=v.repro_verified)
+    return v
+
+
+def _unreduced(run_dir: RunDir, v: Verdict, runner, text: str, original: str, same, emit, before: int,
+               started: float) -> Verdict:
+    """The run's budget was spent before the first candidate: the script itself, re-printed, is checked as repro.py
+    (a repro's checks run past the budget), and the verdict says it is not reduced."""
+    run_dir.write_text("repro.py", text)
+    _verify(run_dir, v, runner, text, same)
+    said = "the run's budget was spent before the source reduction's first trial: repro.py is the script itself, not reduced"
+    emit("note", text=said)
+    v.message = "; ".join(x for x in (v.message, said) if x)
+    v.nodes = {"original": len(original.strip().splitlines()), "minified": len(text.strip().splitlines()),
+               "unit": "lines"}
+    v.minify_trials, v.minify_seconds = runner.executed - before, round(time.monotonic() - started, 2)
     emit("minified", before=v.nodes["original"], after=v.nodes["minified"], unit="lines", trials=v.minify_trials,
          seconds=v.minify_seconds, verified=v.repro_verified)
     return v
