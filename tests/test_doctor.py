@@ -177,3 +177,16 @@ def test_bisect_kind_slow_with_nothing_slow_exits_3(project):
     p = reprokit(project, "bisect", "compile_helps.py", "--kind", "slow", "--no-pack", "-o", str(project / "artifacts"))
     assert p.returncode == 3, p.stderr[-2000:]
     assert "not slower than eager" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_step_far_faster_eager_is_a_slowdown_not_a_division_by_zero():
+    """Microseconds an eager step against milliseconds compiled: the ratio rounds to 0.000 at three places, and the
+    verdict still says how much slower (CI at 647d4da raised ZeroDivisionError on breaks.py)."""
+    from reprokit.doctor.analysis import measure_speed
+
+    def run(step, compiled):
+        return {"callables": [{"seconds": [step] * 6, "compiled": [compiled] + [False] * 5}], "metrics": []}
+
+    s = measure_speed(run(2e-6, False), run(0.01, True))
+    assert s.speedup == 0.0002 and s.verdict == "compiled is 5000.00x slower than eager: compiling is not worth it here"
+    assert measure_speed(run(0.0, False), run(0.01, True)).verdict == "not measured: a step took no measurable time"
