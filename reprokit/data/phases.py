@@ -101,7 +101,8 @@ class Repro(JsonData):
                    attempts=tuple(ReproAttempt.coerce(a) for a in v.repro_attempts or ()),
                    nodes_before=nodes.get("original"), nodes_after=nodes.get("minified"), unit=nodes.get("unit"),
                    inputs=v.repro_inputs, inputs_note=v.repro_inputs_note, input_bytes=v.repro_input_bytes,
-                   scrubbed=v.repro_scrubbed, fresh_runs=v.repro_fresh_runs, trials=v.minify_trials, seconds=v.minify_seconds,
+                   scrubbed=v.repro_scrubbed, fresh_runs=v.repro_fresh_runs, trials=v.minify_trials,
+                   seconds=v.minify_seconds,
                    test_repro=v.test_repro, test_repro_verified=v.test_repro_verified,
                    test_repro_failure=v.test_repro_failure, test_repro_seconds=v.test_repro_seconds, message=v.message)
 
@@ -120,7 +121,8 @@ class Repro(JsonData):
         return {"repro_kind": self.kind, "repro": self.path, "repro_verified": self.verified,
                 "repro_signature": self.signature, "repro_attempts": list(self.attempts), "nodes": nodes,
                 "repro_inputs": self.inputs, "repro_inputs_note": self.inputs_note,
-                "repro_input_bytes": self.input_bytes, "repro_scrubbed": self.scrubbed, "repro_fresh_runs": self.fresh_runs, "minify_trials": self.trials,
+                "repro_input_bytes": self.input_bytes, "repro_scrubbed": self.scrubbed,
+                "repro_fresh_runs": self.fresh_runs, "minify_trials": self.trials,
                 "minify_seconds": self.seconds, "test_repro": self.test_repro,
                 "test_repro_verified": self.test_repro_verified, "test_repro_failure": self.test_repro_failure,
                 "test_repro_seconds": self.test_repro_seconds, "message": self.message}
