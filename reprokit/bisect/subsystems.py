@@ -43,8 +43,9 @@ def subsystem(s: Session, stage: str, failing: Outcome, confirm: bool = True) ->
     # so a pass that fixes it alone is the more specific answer.
     name = fixed[0]
     total = counts.get(f"{stage}/{name}")
+    # Runs that failed the same way (not s.fails_same: it would note a different failure as another bug again).
     same = [o for o in (s.original, *s.stage_outcomes.values()) if o is not None and o is not failing and
-            s.target is not None and s.target.matches(o.signature)]
+            s.target is not None and s.target.matches(o.signature)] if name == "lowerings" else []
     guesses = lowering_guesses(failing, same) if name == "lowerings" else []
     boundary = _first_breaking_application(s, lambda max_: spec_for(name, max_), total, guesses)
     if boundary is None:

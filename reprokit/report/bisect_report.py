@@ -101,8 +101,8 @@ def repro_note(v: Verdict, repro: Optional[str], inline: Optional[str]) -> str:
 
 
 def fresh_interpreters(runs: Optional[int]) -> str:
-    """'a fresh interpreter', 'two fresh interpreters': how many ran repro.py (two before verdicts recorded it)."""
-    return "a fresh interpreter" if runs == 1 else f"{ {None: 'two'}.get(runs, runs)} fresh interpreters"
+    """How many fresh interpreters ran repro.py, in words (None: a verdict from before they were counted, two)."""
+    return "a fresh interpreter" if runs == 1 else f"{'two' if runs in (None, 2) else runs} fresh interpreters"
 
 
 def isolated_lines(v: Verdict) -> list:

@@ -190,10 +190,7 @@ def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, bef
                                 f"{len(smallest.strip().splitlines())} lines")
         emit("note", text=said)
         v.message = "; ".join(x for x in (v.message, said) if x)
-    v.nodes = {"original": len(original.strip().splitlines()), "minified": len(result.strip().splitlines()),
-               "unit": "lines"}
-    v.minify_trials = runner.executed - before
-    v.minify_seconds = round(time.monotonic() - started, 2)
+    _record_size(v, runner, original, result, before, started)
     if share.ran_out:
         said = (f"the source reduction stopped at its share of time ({share.given:.0f} s): "
                 "repro.py is the smallest script so far that fails the same way, not a minimal one")
@@ -213,12 +210,17 @@ def _unreduced(run_dir: RunDir, v: Verdict, runner, text: str, original: str, sa
     said = "the run's budget was spent before the source reduction's first trial: repro.py is the script itself, not reduced"
     emit("note", text=said)
     v.message = "; ".join(x for x in (v.message, said) if x)
-    v.nodes = {"original": len(original.strip().splitlines()), "minified": len(text.strip().splitlines()),
-               "unit": "lines"}
-    v.minify_trials, v.minify_seconds = runner.executed - before, round(time.monotonic() - started, 2)
+    _record_size(v, runner, original, text, before, started)
     emit("minified", before=v.nodes["original"], after=v.nodes["minified"], unit="lines", trials=v.minify_trials,
          seconds=v.minify_seconds, verified=v.repro_verified)
     return v
+
+
+def _record_size(v: Verdict, runner, original: str, result: str, before: int, started: float) -> None:
+    """The repro's size in lines against the script's, and the reduction's trials and seconds."""
+    v.nodes = {"original": len(original.strip().splitlines()), "minified": len(result.strip().splitlines()),
+               "unit": "lines"}
+    v.minify_trials, v.minify_seconds = runner.executed - before, round(time.monotonic() - started, 2)
 
 
 def _verify(run_dir: RunDir, v: Verdict, runner, result: str, same=None) -> None:
