@@ -420,12 +420,14 @@ def test_a_failure_only_a_warm_cache_shows_is_named_and_its_repro_fails_on_its_w
     assert data["repro_kind"] == "warm_cache" and data["repro_verified"] is True, data["repro_attempts"]
     # `python repro.py` alone, from another folder and without reprokit on the path: the cold run passes, the warm
     # run fails the way the script's second run did.
+    (tmp_path / "tmp").mkdir()
     q = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600, cwd=tmp_path,
-                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+                       env={**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "TMPDIR": str(tmp_path / "tmp")})
     assert q.returncode == 1, q.stderr[-2000:]
     assert "'demo_warm' object has no attribute 'keep'" in q.stderr and q.stderr.rstrip().endswith(
         "the warm run failed (exit 1); its traceback is above"), q.stderr[-2000:]
     assert q.stdout.count("ok ") == 1  # the cold run's own line; the warm run died before printing
+    assert not [p.name for p in (tmp_path / "tmp").glob("inductor-cache-*")]  # its one new cache is removed
 
 
 @pytest.mark.slow

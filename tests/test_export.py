@@ -33,10 +33,19 @@ def workdir(tmp_path):
 
 
 def bisect(workdir, case, *args):
+    """reprokit's run, with a temporary folder of its own (`leftovers` reads it after the run)."""
     cmd = [sys.executable, "-m", "reprokit", "bisect", case, "--json", "-o", str(workdir / "artifacts"), *args]
+    tmp = workdir.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
     p = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=1500,
-                       env={**os.environ, "PYTHONPATH": str(REPO)})
+                       env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp)})
     return p, json.loads(p.stdout) if p.stdout.strip() else None
+
+
+def leftovers(workdir) -> list:
+    """What reprokit's run left in its temporary folder, but inductor's default cache (`torchinductor_<user>`: its
+    precompiled headers), which any compile of the user's makes there too."""
+    return sorted(p.name for p in (workdir.parent / "tmp").iterdir() if not p.name.startswith("torchinductor_"))
 
 
 def check_ladder(data, exp):
@@ -68,6 +77,9 @@ def test_aoti_runtime_error_names_the_relu_lowering(workdir):
     assert "relu = torch.ops.aten.relu.default(" in text and "aoti_compile_and_package" in text
     assert "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'runtime_error'" in text
     assert str(workdir) not in text  # no absolute paths: it runs anywhere
+    # Every trial that loaded the package unpacked it into the temporary folder (aotinductor_*, removed by a
+    # destructor the trial's exit skips), and g++ writes there: each trial's own folder went with it.
+    assert leftovers(workdir) == []
     p = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600, cwd=workdir)
     assert p.returncode != 0 and "Unknown exception" in p.stderr
 

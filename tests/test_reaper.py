@@ -12,9 +12,11 @@ import pytest
 REPO = pathlib.Path(__file__).parent.parent
 
 # Never ends, compiled or not: every trial of the first round (baseline, original, stages) hangs here.
-ENDLESS = """import torch
+ENDLESS = """import tempfile
+import torch
 
 f = torch.compile(lambda x: x + 1)
+tempfile.mkstemp(prefix="endless-")  # in the trial's temporary folder, which must go with the trial
 print("looping", flush=True)
 while True:
     pass
@@ -58,6 +60,23 @@ def _wait_for_looping_trial(artifacts: pathlib.Path, proc: subprocess.Popen, sec
     pytest.fail("no trial reached its endless loop")
 
 
+def _run_env(tmp_path, **extra) -> dict:
+    """reprokit's environment, with a temporary folder of its own (tmp_path / "tmp")."""
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    return {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path / "tmp"), **extra}
+
+
+def _tmp_left_after(tmp_path, seconds: float) -> list:
+    """What is left in reprokit's temporary folder after up to `seconds` (the reaper removes it after the kill), but
+    inductor's default cache (`torchinductor_<user>`), which any compile of the user's makes there too."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = sorted(p.name for p in (tmp_path / "tmp").iterdir() if not p.name.startswith("torchinductor_"))
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)
+
+
 def _left_after(trials: dict, seconds: float) -> set:
     """The processes of these trials (pid -> pgid) still alive after up to `seconds`."""
     deadline = time.monotonic() + seconds
@@ -75,17 +94,20 @@ def test_sigkill_of_reprokit_takes_every_trial_group_down(tmp_path, warm):
     artifacts = tmp_path / "artifacts"
     proc = subprocess.Popen([sys.executable, "-m", "reprokit.cli", "bisect", "endless.py", "--timeout", "600",
                              "--no-pack", "--no-minify", "-o", str(artifacts)], cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(REPO), "REPROKIT_WARM": warm},
+                            env=_run_env(tmp_path, REPROKIT_WARM=warm),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     trials: dict = {}
     try:
         _wait_for_looping_trial(artifacts, proc, 240)
         trials = {pid: pgid for pid, pgid in _descendants(proc.pid).items() if pgid != proc.pid}
         assert trials, "the looping trial is not among reprokit's processes"
+        made = [p for p in (tmp_path / "tmp").rglob("endless-*")]
+        assert made and all(p.parent.name.startswith("reprokit-tmp-") for p in made), made
         os.kill(proc.pid, signal.SIGKILL)  # no handler runs: only the kernel's EOF on the reaper's pipe
         proc.wait()
         left = _left_after(trials, 5)
         assert not left, f"trial processes outlived reprokit: {sorted(left)}"
+        assert _tmp_left_after(tmp_path, 5) == []  # the trials' folders and the warm worker's socket
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -107,7 +129,7 @@ def test_ctrl_c_stops_the_trials_running_without_waiting_them_out(tmp_path):
     artifacts = tmp_path / "artifacts"
     proc = subprocess.Popen([sys.executable, "-m", "reprokit.cli", "bisect", "endless.py", "--timeout", "600",
                              "--no-pack", "--no-minify", "-o", str(artifacts)], cwd=tmp_path,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL,
+                            env=_run_env(tmp_path), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             # Ctrl-C as at a terminal: a suite started in the background inherits SIGINT ignored
                             # (CI run from `cmd &` at 214dd42: both Ctrl-C tests timed out), and so would reprokit.
@@ -124,6 +146,7 @@ def test_ctrl_c_stops_the_trials_running_without_waiting_them_out(tmp_path):
         assert took < 15, took
         left = _left_after(trials, 5)  # the reaper, in a session of its own, ends at its pipe's EOF
         assert not left, f"trial processes outlived Ctrl-C: {sorted(left)}"
+        assert _tmp_left_after(tmp_path, 5) == []
         journal = next(artifacts.glob("*/journal.jsonl"), None)
         answered = [line for line in (journal.read_text().splitlines() if journal else [])]
         assert answered == [], answered

@@ -24,6 +24,7 @@ from reprokit.report.render import environment
 from reprokit.trial import reaper
 from reprokit.trial.cache import compile_cache_root
 from reprokit.trial.environment import trial_env
+from reprokit.trial.scratch import scratch
 
 NO_FAILURE = 'print("no failure: the bug did not reproduce")'
 
@@ -65,18 +66,19 @@ def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, bac
     # is about the bug, not the report format.
     env.pop("CI", None)
     started = time.monotonic()
-    p = subprocess.Popen([info.get("python") or sys.executable, "test_repro.py"], cwd=run.path, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    reaper.watch(p.pid)  # it runs beside repro.py's check: Ctrl-C (Runner.cancel) or reprokit's end kills it too
-    try:
-        out, err = p.communicate(timeout=timeout)
-        output, code = out + err, p.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        output, code = f"{out or ''}{err or ''}\n[timed out after {timeout:.0f} s]", None
-    finally:
-        reaper.unwatch(p.pid)
+    with scratch(env) as env:
+        p = subprocess.Popen([info.get("python") or sys.executable, "test_repro.py"], cwd=run.path, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        reaper.watch(p.pid)  # it runs beside repro.py's check: Ctrl-C (Runner.cancel) or reprokit's end kills it too
+        try:
+            out, err = p.communicate(timeout=timeout)
+            output, code = out + err, p.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            output, code = f"{out or ''}{err or ''}\n[timed out after {timeout:.0f} s]", None
+        finally:
+            reaper.unwatch(p.pid)
     seconds = round(time.monotonic() - started, 2)
     run.write_text("test_repro_output.txt", output)
     run.write_json("test_repro.json", {"returncode": code, "seconds": seconds})

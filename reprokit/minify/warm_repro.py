@@ -20,14 +20,18 @@ DRIVER = '''\
 # {why}
 # `python repro.py` runs it twice in fresh interpreters on one new inductor cache:
 # {shows}. (reprokit)
-import os as _os, subprocess as _subprocess, sys as _sys, tempfile as _tempfile
+import os as _os, shutil as _shutil, subprocess as _subprocess, sys as _sys, tempfile as _tempfile
 if _os.environ.get("{run_var}") is None:
-    _env = dict(_os.environ, {run_var}="1", TORCHINDUCTOR_CACHE_DIR=_tempfile.mkdtemp(prefix="inductor-cache-"),
-                {switches})
-    for _run in ("cold", "warm"):
-        _code = _subprocess.call([_sys.executable{launcher}, _os.path.abspath(__file__)] + _sys.argv[1:], env=_env)
-        if _code:
-            _sys.exit(f"the {{_run}} run failed (exit {{_code}}); its traceback is above")
+    _cache = _tempfile.mkdtemp(prefix="inductor-cache-")
+    _env = dict(_os.environ, {run_var}="1", TORCHINDUCTOR_CACHE_DIR=_cache, {switches})
+    try:
+        for _run in ("cold", "warm"):
+            _code = _subprocess.call([_sys.executable{launcher}, _os.path.abspath(__file__)] + _sys.argv[1:],
+                                     env=_env)
+            if _code:
+                _sys.exit(f"the {{_run}} run failed (exit {{_code}}); its traceback is above")
+    finally:
+        _shutil.rmtree(_cache, ignore_errors=True)
     _sys.exit(0)
 '''
 

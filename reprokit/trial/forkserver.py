@@ -60,6 +60,9 @@ def run_child(request: dict) -> None:
         os.dup2(err, 2)
         os.environ.clear()
         os.environ.update(request["env"])
+        import tempfile
+
+        tempfile.tempdir = None  # the trial's own TMPDIR (trial/scratch.py), not the one the worker's imports cached
         os.chdir(request["cwd"])
         try:
             from reprokit import compat

@@ -16,6 +16,7 @@ from reprokit.trial.environment import ranks_of, trial_env, with_device
 from reprokit.trial.fork_policy import comparable
 from reprokit.trial.outcome import answered, classify
 from reprokit.trial import reaper
+from reprokit.trial.scratch import scratch
 
 
 DAMAGED_RERUNS = 3  # re-runs of a trial that met a half-written kernel binary (a fourth meeting is its outcome)
@@ -59,9 +60,10 @@ def _run_once(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[f
         from reprokit.trial.warm import ForkSetupFailed
 
         try:
-            returncode, timed_out = warm.fork_trial(
-                [spec_path, trial_dir], env, spec.cwd or trial_dir, os.path.join(trial_dir, "stdout.txt"),
-                os.path.join(trial_dir, "stderr.txt"), lambda: limit_of(timeout), on_timeout=_dump_stacks_and_kill)
+            with scratch(env) as forked_env:
+                returncode, timed_out = warm.fork_trial(
+                    [spec_path, trial_dir], forked_env, spec.cwd or trial_dir, os.path.join(trial_dir, "stdout.txt"),
+                    os.path.join(trial_dir, "stderr.txt"), lambda: limit_of(timeout), on_timeout=_dump_stacks_and_kill)
             return classify(trial_dir, returncode, timed_out, time.monotonic() - started)
         except ForkSetupFailed as e:
             cold_note = f"started cold: the warm worker's fork could not prepare torch ({e})"
@@ -97,9 +99,9 @@ def run_process(command: list, cwd: str, env: dict, trial_dir: str, timeout: Uni
                 ranks: int, started: float, logs: Optional[str] = None) -> tuple:
     """(returncode, timed_out) of the trial's command in its own process group, its output in the trial folder (or
     `logs`: another node of the same trial writes beside it); here or on a cluster node (trial/slurm.py), the same
-    way."""
+    way. Its temporary files go with it (trial/scratch.py)."""
     logs = logs or trial_dir
-    with open(os.path.join(logs, "stdout.txt"), "wb", opener=private_opener) as out, \
+    with scratch(env) as env, open(os.path.join(logs, "stdout.txt"), "wb", opener=private_opener) as out, \
             open(os.path.join(logs, "stderr.txt"), "wb", opener=private_opener) as err:
         proc = subprocess.Popen(command, cwd=cwd, env=env,
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,

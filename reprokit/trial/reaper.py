@@ -2,7 +2,8 @@
 
 SIGKILL runs no handler in reprokit, so the watch is one the kernel triggers: the reaper holds the read end of a
 pipe whose write end only reprokit holds. Reprokit writes "+PGID" as a trial's group starts and "-PGID" once it
-is gone; when reading hits EOF (reprokit died, any way, or exited) the reaper SIGKILLs every group still listed.
+is gone, and "+/PATH", "-/PATH" for a trial's temporary folder; when reading hits EOF (reprokit died, any way, or
+exited) the reaper SIGKILLs every group still listed, then removes every folder still listed.
 Run as `python -m reprokit.trial.reaper`; stdlib only, so it starts in a few milliseconds.
 """
 from __future__ import annotations
@@ -35,6 +36,16 @@ def unwatch(pgid: int) -> None:
     with _lock:
         _groups.discard(pgid)
     _tell(f"-{pgid}")
+
+
+def watch_folder(path: str) -> None:
+    """Tell the reaper of a temporary folder to remove if reprokit dies before it does (an absolute path)."""
+    _tell(f"+{path}")
+
+
+def unwatch_folder(path: str) -> None:
+    """Tell the reaper the folder is gone."""
+    _tell(f"-{path}")
 
 
 def kill_all() -> list:
@@ -93,23 +104,36 @@ _libc = _load_libc()
 
 
 def serve(stream) -> None:
-    """The reaper's loop: track the groups it is told of; at EOF kill those still listed."""
+    """The reaper's loop: track the groups and folders it is told of; at EOF kill the groups still listed, then
+    remove the folders (nothing writes there any more)."""
     groups: set[int] = set()
+    folders: set[bytes] = set()
     for raw in iter(stream.readline, b""):
-        line = raw.strip()
+        line = raw.rstrip(b"\n")
+        sign, rest = line[:1], line[1:]
+        if rest.startswith(b"/"):
+            (folders.add if sign == b"+" else folders.discard)(rest)
+            continue
         try:
-            pgid = int(line[1:])
+            pgid = int(rest)
         except ValueError:
             continue
-        if line.startswith(b"+"):
+        if sign == b"+":
             groups.add(pgid)
-        elif line.startswith(b"-"):
+        elif sign == b"-":
             groups.discard(pgid)
     for pgid in groups:
         try:
             os.killpg(pgid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    if folders:
+        import shutil
+        import time
+
+        time.sleep(0.2)  # a killed process's last open files are closed by the kernel as it exits
+        for path in folders:
+            shutil.rmtree(os.fsdecode(path), ignore_errors=True)
 
 
 if __name__ == "__main__":

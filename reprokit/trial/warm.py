@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -28,6 +29,7 @@ class WarmPool:
         """cpu: the worker also asks inductor's C++ backend once which vector ISAs work (no GPU to compile for)."""
         self.env = env
         self._dir = tempfile.mkdtemp(prefix="reprokit-warm-")
+        reaper.watch_folder(self._dir)  # its socket: removed by close(), or by the reaper if reprokit is killed
         self.path = os.path.join(self._dir, "sock")
         # stdin is a pipe we never write: when this process dies, the server sees EOF and exits.
         # Inductor asks torch.cuda.is_available() at import; answered through the driver, that poisons every fork
@@ -119,11 +121,8 @@ class WarmPool:
             except OSError:
                 pass
         reaper.unwatch(self.proc.pid)
-        try:
-            os.unlink(self.path)
-            os.rmdir(self._dir)
-        except OSError:
-            pass
+        shutil.rmtree(self._dir, ignore_errors=True)
+        reaper.unwatch_folder(self._dir)
 
 
 def _killpg(pid: int) -> None:
