@@ -76,3 +76,26 @@ def test_the_warm_worker_serves_a_cpu_machine_whatever_torchs_build():
         assert pool.alive()
     finally:
         pool.close()
+
+
+def test_with_bytecode_writing_off_a_trial_compiles_torch_once_into_reprokits_cache(tmp_path, monkeypatch):
+    """PYTHONDONTWRITEBYTECODE=1 (container images set it) and a torch installed without .pyc files (uv, as this
+    environment was made): each fresh interpreter compiled torch's modules from source, 7 s of the warm worker's
+    13 s start here. A trial now writes them under reprokit's cache and reads them back next time; nothing is
+    written beside the user's files."""
+    from reprokit.data.records import TrialSpec
+    from reprokit.trial.cache import torch_has_bytecode
+    from reprokit.trial.launch import run_trial
+
+    if torch_has_bytecode():
+        pytest.skip("this torch has its .pyc files: trials use them as they are")
+    (tmp_path / "helper.py").write_text("VALUE = 3\n")
+    (tmp_path / "main.py").write_text("import torch\nimport helper\nassert helper.VALUE == 3\nprint('ok')\n")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    spec = TrialSpec(mode="script", stage="none", script=str(tmp_path / "main.py"), cwd=str(tmp_path))
+    cache = tmp_path / "cache"
+    outcome = run_trial(spec, str(tmp_path / "trial"), str(cache), timeout=600)
+    assert outcome.kind == "pass", outcome
+    assert list((cache / "pycache").rglob("torch/__init__.cpython-*.pyc")), "torch's bytecode is not in the cache"
+    assert not (tmp_path / "__pycache__").exists()  # the user's folder is as it was

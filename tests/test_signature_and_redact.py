@@ -124,3 +124,15 @@ def test_signatures_with_one_root_cause_match_whatever_the_wrapper():
     assert not other.matches(bare)
     # a record written before causes were kept still compares as it always did
     assert Signature("exception", "ValueError", "bad", "torch/_refs/y.py:g").matches(bare)
+
+
+def test_names_inductor_numbers_as_it_generates_them_do_not_tell_failures_apart():
+    """pytorch/pytorch#196570 on torch 2.15: the whole graph failed with KeyError: 'buf4', every cut of it with
+    'buf1'..'buf3', and minify refused all eight cuts as another failure (real messages from that run)."""
+    whole = sig.normalise_message("KeyError: 'buf4'")
+    assert [sig.normalise_message(f"KeyError: '{b}'") for b in ("buf1", "buf2", "buf3")] == [whole] * 3
+    assert sig.normalise_message("cpp_fused_add_mul_0(arg0_1, primals_12)") == \
+        sig.normalise_message("cpp_fused_add_mul_3(arg2_1, primals_4)")
+    # an op's name is no generated number: another kernel stays another failure
+    assert sig.normalise_message("cpp_fused_relu_1 failed") != sig.normalise_message("cpp_fused_sigmoid_1 failed")
+    assert sig.normalise_message("KeyError: 'buf4'") != sig.normalise_message("KeyError: 'primals_4'")

@@ -13,6 +13,11 @@ _PATTERNS = [
     (re.compile(r"\b(?:tmp|temp)[A-Za-z0-9_]+"), "<tmp>"),
     # A hash has letters and digits; a run of digits alone is a number (e.g. a float's fraction).
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{12,}\b"), "<hash>"),
+    # Names inductor and AOT autograd number as they generate them: a cut of the graph renumbers them, and the
+    # bug stays (pytorch/pytorch#196570: "KeyError: 'buf4'" from the whole graph, 'buf2' from a cut of it).
+    (re.compile(r"\b(buf|arg|primals_|tangents_|in_ptr|out_ptr|in_out_ptr|ks|op|s|u)\d+(_\d+)?\b"),
+     lambda m: f"{m.group(1)}N{'_N' if m.group(2) else ''}"),
+    (re.compile(r"\b((?:cpp_fused|triton_(?:poi|per|red|tem|for))_\w*?)_\d+\b"), r"\1_N"),
     # Numbers, but not digits inside identifiers (log1p, conv2d, float16 stay as they are).
     (re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])"), "N"),
     (re.compile(r"\s+"), " "),

@@ -11,6 +11,7 @@ folder of its own.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -32,6 +33,15 @@ def cache_base() -> str:
     """reprokit's per-machine cache folder: REPROKIT_CACHE_DIR, else ~/.cache/reprokit (XDG_CACHE_HOME honoured)."""
     return os.environ.get(CACHE_ENV) or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "reprokit")
+
+
+@functools.lru_cache(maxsize=None)
+def torch_has_bytecode() -> bool:
+    """Whether the torch install has its compiled .pyc files beside its sources (pip writes them; uv does not)."""
+    spec = importlib.util.find_spec("torch")
+    if not (spec and spec.origin):
+        return True
+    return os.path.isdir(os.path.join(os.path.dirname(spec.origin), "__pycache__"))
 
 
 def _torch_install_key() -> str:
