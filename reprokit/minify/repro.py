@@ -91,8 +91,12 @@ def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         tested = pool.submit(write_test_repro, run, v, test[0], target, test[1], test[2],
                              timeout=runner.timeout) if test else None
-        checks = runner.map(specs)
-        tested = tested.result() if tested else None
+        try:
+            checks = runner.map(specs)
+            tested = tested.result() if tested else None
+        except BaseException:
+            runner.cancel()  # Ctrl-C while test_repro.py runs: kill it, or leaving `with` waits it out (12-15 s)
+            raise
     # An accuracy repro reports through its own check (an AssertionError) or the router's: the same failure.
     same = [c is not None and (target.matches(c.signature) or (strict or accuracy) and _fails_its_check(c.signature))
             for c in checks]
