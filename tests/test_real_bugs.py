@@ -6,7 +6,7 @@ failing stage, the failure kinds, the repro kinds that are acceptable for it ("g
 "graph_in_script", "source"), loose upper bounds on the repro's size, and, where the verdict should name it, the
 op. tests/real_bugs/BASELINE.md has the seconds and the result of each case.
 
-CI runs 12 of the 20; eight are opt-in with REPROKIT_ALL_REAL_BUGS=1, to keep CI under 45 minutes on two cores
+CI runs 12 of the 29; seventeen are opt-in with REPROKIT_ALL_REAL_BUGS=1, to keep CI under 45 minutes on two cores
 (the fresh-clone CI at 84b6f5f took 48 min 50 s with all but one; BASELINE.md has each case's seconds):
 - interp_conv_pool_where_grad (124 s): backward-only failures are covered by funcgrad_custom_function_ste;
 - b_segformer_sr_conv_dynamic_recompile (485 s in that CI, 11% of the suite's work): its source reduction is
@@ -24,6 +24,7 @@ CI runs 12 of the 20; eight are opt-in with REPROKIT_ALL_REAL_BUGS=1, to keep CI
 - rng_object_stale_draw (issue #32's flaky failure, #145445: it fails in about 40% of plain runs, so a run of its
   test passes or fails the checks by chance): asking each question until it fails is covered by test_e2e's planted
   flaky case, which fails on a fixed pattern of runs.
+- the nine c_* cases: held-out bugs reprokit had never seen, measured on torch 2.15 in stop 43 (BASELINE.md).
 b_diag_mask_setitem_softmax_keyerror (#196570) runs: every cut of its graph renumbers the buffer its KeyError
 names, which made minify refuse every cut as another failure (torch 2.15, 17 -> 17 nodes; 10 now).
 b_jacfwd_half_reduction_cpp_error runs again since its graph repro takes under a minute (it was a source reduction
@@ -54,6 +55,11 @@ OPT_IN = {
     "b_aot_cache_overlap_guard.py",  # 73 s; the warm-cache rung: test_e2e's planted warm-cache case
     "b_spawn_teardown_abort_cumsum.py",  # 40 s; a baseline that dies at teardown: test_unsteady's spawn_exit_hang
     "rng_object_stale_draw.py",  # flaky by nature (about 40% of runs fail): test_e2e's planted flaky case
+    # Held-out bugs reprokit had never seen, run on torch 2.15 in stop 43 (BASELINE.md): their classes are covered
+    # above, and together they take about 20 minutes.
+    "c_addmm_beta0_nan_state.py", "c_avgpool_ceil_mode_backward.py", "c_float_floor_div_bucketize.py",
+    "c_tiled_reduction_tail_gelu_matmul.py", "c_activation_probe_closure.py", "c_gradcam_feature_hook.py",
+    "c_memory_bank_alias_view.py", "c_ste_forward_grad_jvp.py", "c_streaming_generator_return.py",
 }
 
 
