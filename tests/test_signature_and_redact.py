@@ -136,3 +136,26 @@ def test_names_inductor_numbers_as_it_generates_them_do_not_tell_failures_apart(
     # an op's name is no generated number: another kernel stays another failure
     assert sig.normalise_message("cpp_fused_relu_1 failed") != sig.normalise_message("cpp_fused_sigmoid_1 failed")
     assert sig.normalise_message("KeyError: 'buf4'") != sig.normalise_message("KeyError: 'primals_4'")
+
+
+def test_a_compile_workers_error_is_the_cause_as_an_in_process_compile_of_it_would_say():
+    """Inductor re-raises a compile worker's exception as SubprocException, holding only the worker's traceback
+    text. On a GPU machine's cold start the original run met that wrapper and every later trial the error itself,
+    and the lowering search named the wrong application (stop 43, the device). The cause is read from the text."""
+    import importlib
+    import os
+    import traceback
+
+    import torch
+
+    worker_error = importlib.import_module("torch._inductor.compile_worker.subproc_pool").SubprocException
+    try:
+        torch.testing.assert_close(torch.ones(2), torch.zeros(2))
+    except AssertionError as e:
+        local, details = e, traceback.format_exc()
+    name, message, inner = sig.root_cause(worker_error(details))
+    assert (name, sig.normalise_message(message)) == ("AssertionError", sig.normalise_message(str(local)))
+    root = os.path.dirname(torch.__file__)
+    local_frames = [(f.filename, f.name) for f in traceback.extract_tb(local.__traceback__)]
+    assert sig.innermost_torch_frame(sig.text_frames(inner), root) == sig.innermost_torch_frame(local_frames, root)
+    assert sig.innermost_torch_frame(local_frames, root).startswith("torch/testing/")

@@ -45,11 +45,16 @@ def classify_exception(state: TrialState, exc: BaseException) -> dict:
     frames = [(f.filename, f.name) for f in traceback.extract_tb(exc.__traceback__)]
     name, message, inner = sig.root_cause(exc)
     inner_frames = frames if inner is exc else [(f.filename, f.name) for f in traceback.extract_tb(inner.__traceback__)]
+    remote = type(inner).__name__ == sig.REMOTE and sig.text_frames(inner)  # a compile worker's error, as text
+    inner_frames = remote or inner_frames
     cause = f"{name}: {sig.normalise_message(message)} @ {sig.innermost_torch_frame(inner_frames, compat.TORCH_ROOT)}"
     text = str(exc)
     if isinstance(exc, AssertionError) and (mismatch_reported() or text.lstrip().startswith(sig.MISMATCH_WORDS)):
         cause = MISMATCH  # a check's comparison failed: the mismatch is the failure, not how it was raised
     s = dataclasses.replace(sig.for_exception(type(exc).__name__, str(exc), frames, compat.TORCH_ROOT), cause=cause)
+    if remote:  # said as the worker's error, as an in-process compile of the same kernel says it
+        s = dataclasses.replace(s, message=sig.normalise_message(f"{name}: {message}"),
+                                frame=sig.innermost_torch_frame(remote, compat.TORCH_ROOT))
     if type(exc).__name__ == "OutOfMemoryError" or "out of memory" in text.lower() or \
             "can't allocate memory" in text:  # CUDA's and the CPU allocator's words for it
         # Not the user's bug nor the compiler's: this trial could not say anything.

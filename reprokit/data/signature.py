@@ -129,4 +129,32 @@ def root_cause(exc: BaseException) -> tuple[str, str, BaseException]:
                 break
         else:
             break
+    if name == REMOTE:
+        name, message = _remote_error(exc) or (name, message)
     return name, message, exc
+
+
+# Inductor compiles kernels in a pool of worker processes once the pool is up, and re-raises a worker's exception
+# as SubprocException with only its traceback's text. One bug then has two faces: on a GPU machine's cold start the
+# original run met "SubprocException: An exception occurred in a subprocess", every later trial (forked, pool not
+# up) the worker's own "RuntimeError: Failed to import ...", and the lowering search compared the two. The worker's
+# error, read from that text, is the cause either way.
+REMOTE = "SubprocException"
+_TEXT_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+, in (\S+)')
+
+
+def _remote_error(exc: BaseException) -> Optional[tuple[str, str]]:
+    """(type name, message) of the last exception in a worker's traceback text, or None when none is found."""
+    lines = (getattr(exc, "details", None) or str(exc)).splitlines()
+    last_frame = max((i for i, ln in enumerate(lines) if _TEXT_FRAME.match(ln)), default=-1)
+    for i in range(last_frame + 1, len(lines)):
+        m = _TYPE_PREFIX.match(lines[i])
+        if m and not lines[i][:1].isspace():
+            return m.group(1).split(".")[-1], "\n".join([m.group(2)] + lines[i + 1:])
+    return None
+
+
+def text_frames(exc: BaseException) -> list[tuple[str, str]]:
+    """(filename, function) of the frames a worker's traceback text names, outermost first (SubprocException)."""
+    return [m.groups() for m in map(_TEXT_FRAME.match, (getattr(exc, "details", None) or str(exc)).splitlines())
+            if m]
