@@ -45,7 +45,7 @@ def classify_exception(state: TrialState, exc: BaseException) -> dict:
     frames = [(f.filename, f.name) for f in traceback.extract_tb(exc.__traceback__)]
     name, message, inner = sig.root_cause(exc)
     inner_frames = frames if inner is exc else [(f.filename, f.name) for f in traceback.extract_tb(inner.__traceback__)]
-    remote = type(inner).__name__ == sig.REMOTE and sig.text_frames(inner)  # a compile worker's error, as text
+    remote = sig.remote_frames(inner)  # a compile worker's error, as text
     inner_frames = remote or inner_frames
     cause = f"{name}: {sig.normalise_message(message)} @ {sig.innermost_torch_frame(inner_frames, compat.TORCH_ROOT)}"
     text = str(exc)

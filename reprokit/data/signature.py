@@ -154,6 +154,11 @@ def _remote_error(exc: BaseException) -> Optional[tuple[str, str]]:
     return None
 
 
+def remote_frames(exc: BaseException) -> list[tuple[str, str]]:
+    """The frames of a compile worker's traceback text where `exc` (root_cause's third value) is its wrapper; []."""
+    return text_frames(exc) if type(exc).__name__ == REMOTE else []
+
+
 def text_frames(exc: BaseException) -> list[tuple[str, str]]:
     """(filename, function) of the frames a worker's traceback text names, outermost first (SubprocException)."""
     return [m.groups() for m in map(_TEXT_FRAME.match, (getattr(exc, "details", None) or str(exc)).splitlines())

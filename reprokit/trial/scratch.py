@@ -14,6 +14,7 @@ own runs use, so a cold trial does not build the headers again.
 from __future__ import annotations
 
 import contextlib
+import functools
 import getpass
 import os
 import re
@@ -35,7 +36,9 @@ def scratch(env: dict) -> Iterator[dict]:
     except OSError:
         path = tempfile.mkdtemp(prefix=PREFIX)  # the environment's TMPDIR does not exist here: this machine's own
     reaper.watch_folder(path)
-    shared = os.path.join(base, _inductor_default_name())
+    # Beside the folder actually made: where the environment's TMPDIR is missing here (a node's differs from the
+    # submit host's) it is not created just to hold the link.
+    shared = os.path.join(os.path.dirname(path), _inductor_default_name())
     try:
         os.makedirs(shared, exist_ok=True)
         os.symlink(shared, os.path.join(path, _inductor_default_name()))
@@ -48,6 +51,7 @@ def scratch(env: dict) -> Iterator[dict]:
         reaper.unwatch_folder(path)
 
 
+@functools.lru_cache(maxsize=None)
 def _inductor_default_name() -> str:
     """The folder inductor's default cache takes in the temporary folder (torch's cache_dir_utils names it so)."""
     try:
