@@ -36,17 +36,21 @@ class Reference:
     unwritten: Optional[list] = None  # per output, the elements eager never wrote (child/unwritten.py), or None
 
 
-def copies(args, keep_grad: bool = False) -> list:
-    """Detached copies of the tensors in args (leaves that require grad as the originals do, when asked)."""
+def copies(args, keep_grad: bool = False, float64: bool = False) -> list:
+    """Detached copies of the tensors in args, sharing memory where the originals do (fx/aliases.py); leaves that
+    require grad as the originals do, when asked; floating point ones in float64, when asked."""
     import torch
 
-    def copy(a):
-        if not isinstance(a, torch.Tensor):
-            return a
-        c = a.detach().clone()
-        return c.requires_grad_(a.requires_grad) if keep_grad else c
+    from reprokit.fx import aliases
 
-    return [copy(a) for a in args]
+    def copy(a):
+        # copy=True: a float64 tensor's .double() is itself, and the run writes to what it is given
+        return a.detach().to(torch.float64, copy=True) if float64 and a.is_floating_point() else a.detach().clone()
+
+    out = aliases.copied(list(args), copy)
+    if keep_grad:
+        out = [c.requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else c for a, c in zip(args, out)]
+    return out
 
 
 def same_rng(args):
@@ -94,7 +98,7 @@ def fp64_run(gm, args):
 
     try:
         with no_autocast():  # an outer autocast region would round the reference to bfloat16
-            m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), copies(args))
+            m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), copies(args, float64=True))
             return m64(*a64), a64
     except Exception:
         return None, None
@@ -306,7 +310,7 @@ def fp64_grads(gm, args) -> Optional[list]:
 
     try:
         with no_autocast():
-            m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), copies(args))
+            m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), copies(args, float64=True))
             a64 = [b.detach().requires_grad_(a.requires_grad) if isinstance(b, torch.Tensor) and b.is_floating_point()
                    else b for a, b in zip(args, a64)]
             return input_grads(m64, a64)

@@ -14,6 +14,7 @@ import torch.fx
 
 from reprokit.data.rundir import write_atomic, write_json_atomic
 from reprokit.data.stages import INDUCED_BY_REPROKIT
+from reprokit.fx import aliases
 from reprokit.fx.inputs import synthetic_inputs, value_stats
 
 
@@ -188,8 +189,9 @@ def save_inputs(inputs: list, inputs_meta: list, out_dir: str, max_input_bytes: 
                        "budget: values were not saved; trials use synthetic values matched on shape, dtype and "
                        "statistics")
     buf = io.BytesIO()
-    torch.save([t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else
-                (compat.size_hint(t) if isinstance(t, torch.SymInt) else t) for t in inputs], buf)
+    kept = aliases.copied(inputs, lambda t: t.detach().clone())  # torch.save keeps the views the copies share
+    torch.save([c.requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else
+                (compat.size_hint(t) if isinstance(t, torch.SymInt) else t) for t, c in zip(inputs, kept)], buf)
     write_atomic(os.path.join(out_dir, "inputs.pt"), buf.getvalue())
     return True, ""
 
@@ -218,7 +220,9 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
     gm = serialize.load(os.path.join(out_dir, "graph.pt"))
     write_atomic(os.path.join(out_dir, "graph.py"), gm.code)
     if run_eagerly:
-        probe_inputs = inputs if saved_values else synthetic_inputs(inputs_meta)
+        # Copies: a graph that writes to its inputs must not write to the running job's tensors a second time.
+        probe_inputs = (aliases.copied(inputs, lambda t: t.detach().clone()) if saved_values else
+                        aliases.shared(synthetic_inputs(inputs_meta), aliases.describe(inputs)))
         try:
             with torch.no_grad():
                 values = node_values(gm, [t.detach() if isinstance(t, torch.Tensor) else t for t in probe_inputs])
@@ -238,6 +242,7 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
     write_json_atomic(os.path.join(out_dir, "meta.json"), {
         "context": context, "prelude": bool(prelude), "hook_lines": hook_lines,
         "nodes": nodes, "outputs": outputs, "inputs": inputs_meta, "values_saved": saved_values,
+        "aliases": aliases.describe(inputs),
         "input_names": [n.name for n in gm.graph.nodes if n.op == "placeholder"],
         "config_lines": config_assignment_lines(), "compile_args": compile_args,
         "torch_version": compat.TORCH_VERSION, "note": note,

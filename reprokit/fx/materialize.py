@@ -8,6 +8,7 @@ import os
 import torch
 import torch.fx
 
+from reprokit.fx import aliases
 from reprokit.fx.inputs import inline_exprs, synthetic_inputs
 
 
@@ -19,9 +20,10 @@ def load_case(case_dir: str):
 
     gm = serialize.load(os.path.join(case_dir, "graph.pt"))
     if meta["values_saved"]:
-        inputs = torch.load(os.path.join(case_dir, "inputs.pt"), weights_only=False)
+        inputs = aliases.rebased(torch.load(os.path.join(case_dir, "inputs.pt"), weights_only=False),
+                                 meta.get("aliases") or [])
     else:
-        inputs = synthetic_inputs(meta["inputs"])
+        inputs = aliases.shared(synthetic_inputs(meta["inputs"]), meta.get("aliases") or [])
     return gm, inputs, meta
 
 
@@ -34,7 +36,9 @@ def build(gm: torch.fx.GraphModule, inputs: list, edit: dict | None, cut_values:
 
     computed, cut, outputs = set(edit["computed"]), set(edit["cut"]), list(edit["outputs"])
     # With the real inputs (grad kept) a cut node's value knows whether it required grad.
-    values = cut_values if cut_values is not None else node_values(gm, inputs) if cut else {}
+    # On copies: a graph that writes to its inputs would otherwise run on inputs the eager run already changed.
+    values = cut_values if cut_values is not None else node_values(gm, aliases.copied(
+        list(inputs), lambda t: t.detach().clone().requires_grad_(t.requires_grad))) if cut else {}
     needed = set(outputs)
     for n in gm.graph.nodes:
         if n.name in computed:
@@ -98,6 +102,7 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
         "direct": has_higher_order_ops(gm),
         "imports": _used_imports(format_import_block(globals_), all_src),
         "inputs": input_metas,
+        "aliases": aliases.describe(inputs),
         "attribute_meta": attribute_metas,
         "inline": inline_exprs(inputs, input_metas, state, attribute_metas),
         "input_bytes": sum(m.get("bytes", 0) for m in input_metas + list(attribute_metas.values())),
