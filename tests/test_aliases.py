@@ -93,3 +93,22 @@ def test_inputs_with_no_spanning_member_are_views_of_a_buffer_made_for_them():
     run_harness(text, "def forward(self, a, b):\n    a.add_(1)\n    return (b * 2,)")
     with pytest.raises(AssertionError, match=r"^output 0: "):  # b read before a's write landed in it
         run_harness(text, "def forward(self, a, b):\n    out = b * 2\n    a.add_(1)\n    return (out,)")
+
+
+def test_repro_inputs_of_a_cut_that_dropped_the_spanning_input_start_at_their_own_span(tmp_path):
+    """A cut keeps the two slices and drops the tensor they view: repro_inputs.pt holds them as one new span, from 0."""
+    from reprokit.fx.capture import capture_graph
+    from reprokit.fx.materialize import repro_parts
+
+    def f(base, a, b):
+        base.add_(1)
+        return (a * 2 + b[:8],)
+
+    base = torch.arange(20.0)
+    capture_graph(torch.fx.symbolic_trace(f), [base, base[2:10], base[5:15]], str(tmp_path / "case"), 1 << 20)
+    names = [n.name for n in torch.fx.symbolic_trace(f).graph.nodes if n.op != "placeholder" and n.op != "output"]
+    kept = [n for n in names if n != "add_"]  # the write to base is cut: base is no input of the cut graph
+    got = repro_parts(str(tmp_path / "case"), {"computed": kept, "cut": [], "outputs": [names[-1]]}, str(tmp_path))
+    assert got["aliases"] == [{"inputs": [0, 1], "offsets": [0, 3], "numel": 13}], got["aliases"]
+    a, b = torch.load(tmp_path / "repro_inputs.pt")["inputs"]
+    assert shares(a, b) and (a.storage_offset(), b.storage_offset()) == (0, 3) and b.tolist() == list(range(5, 15))

@@ -85,6 +85,10 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
 
     gm, inputs, meta = load_case(case_dir)
     gm, inputs = build(gm, inputs, edit)
+    # Inputs that share memory saved as one new span each (a cut may have dropped the one at its start), so that
+    # each one's storage offset is its offset in the group repro.py is written from.
+    inputs = [c.requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) and not c.requires_grad and
+              t.requires_grad else c for t, c in zip(inputs, aliases.copied(inputs, lambda t: t.detach().clone()))]
     src, globals_ = graph_python_code(gm)
     submodules, children = _submodule_classes(gm)
     attrs = sorted({n.target for n in gm.graph.nodes if n.op == "get_attr"
