@@ -8,6 +8,7 @@ import torch
 import torch.fx as fx
 
 from reprokit.child import accuracy as acc
+from reprokit.child import gradients
 
 
 def graph(fn):
@@ -170,7 +171,7 @@ def test_gradients_compared_and_a_backward_only_bug_named():
 
     gm = graph(f)
     x, w = torch.randn(4, 8), torch.randn(8, 3, requires_grad=True)
-    right = acc.gradient_measures(gm, torch.compile(gm, backend="eager"), [x, w])
+    right = gradients.gradient_measures(gm, torch.compile(gm, backend="eager"), [x, w])
     assert [m["name"] for m in right] == ["gradient of input 1"]
     assert acc.judge(right) is None
 
@@ -178,12 +179,12 @@ def test_gradients_compared_and_a_backward_only_bug_named():
         out, none = gm(x, w)
         return WrongGrad.apply(out), none
 
-    measures = acc.gradient_measures(gm, wrong, [x, w])
+    measures = gradients.gradient_measures(gm, wrong, [x, w])
     assert acc.judge(measures).startswith("gradient of input 1: max abs diff ")
     assert w.grad is None  # the script's tensors are untouched
     with torch.no_grad():
-        assert acc.gradient_measures(gm, wrong, [x, w]) is None  # no backward can run: nothing to compare
-    assert acc.gradient_measures(gm, wrong, [x, w.detach()]) is None
+        assert gradients.gradient_measures(gm, wrong, [x, w]) is None  # no backward can run: nothing to compare
+    assert gradients.gradient_measures(gm, wrong, [x, w.detach()]) is None
 
 
 def test_write_measures_is_json_with_each_levels_verdict(tmp_path):
@@ -311,3 +312,26 @@ def test_repro_of_float64_erfinv_fails_only_at_the_strict_level(tmp_path, strict
     assert proc.returncode == 1, proc.stdout + proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("AssertionError: output 0: error vs float64 ") and "eager's 0" in last, proc.stderr[-2000:]
+
+
+def test_float64_across_zero_from_eager_cannot_say_compiled_is_the_more_accurate():
+    """#194347: minimum(-0.0, 0.0) is -0.0 in float32 eager but +0.0 compiled, and +0.0 in this CPU's float64
+    kernel too; atan2 turns that into -pi against +pi. float64 sides with compiled by a choice, not by precision:
+    eager alone judges, and it is a mismatch."""
+    from reprokit.fx.materialize import float64_error
+
+    if torch.minimum(torch.full((8,), -0.0, dtype=torch.float64), torch.zeros(8, dtype=torch.float64)).signbit()[0]:
+        pytest.skip("this CPU's float64 minimum keeps -0.0: float64 and eager do not cross here")
+
+    def f(y, x):
+        return torch.atan2(torch.minimum(y, torch.zeros_like(y)), x)
+
+    y, x = torch.full((8,), -0.0), -torch.rand(8) - 0.5
+    measures = check(f, [y, x], lambda out: out.abs())  # compiled: +pi where eager says -pi, as float64 does
+    m = measures[0]
+    assert m["worst"]["eager"] < 0 < m["worst"]["fp64"] and m["compiled_vs_fp64"] < m["eager_vs_fp64"]
+    assert not m["same"] and acc.judge(measures).startswith("output 0: max abs diff 6.28")
+    assert not acc.compiled_more_accurate(measures) and acc.verdict(measures)[1] is None
+    # repro.py's check then runs without a float64 reference, and says why.
+    assert float64_error(graph(f), [y, x]).startswith("float64 lands across zero from eager: output 0 eager -3.1")
+    assert float64_error(graph(lambda y, x: torch.atan2(y, x)), [y, x]) is None

@@ -238,6 +238,18 @@ def test_a_candidate_that_reads_a_name_it_no_longer_binds_is_told_without_a_tria
     assert unbound_names("exec('y = 1')\nprint(y)\n") == set()
 
 
+def test_a_candidate_keeps_the_scripts_seeding_calls():
+    """A cut that drops torch.manual_seed(0) makes a failure that needed the seeded inputs a flaky one: #194347's
+    19-line repro failed both checks and then passed 6 of 6 plain runs. Calls that seed torch's, Python's and
+    NumPy's generators count; torch.seed() (a random seed) does not."""
+    from reprokit.source.edits import seeds
+
+    assert seeds("import torch\ntorch.manual_seed(0)\nx = torch.randn(8)\n") == 1
+    assert seeds("import random, numpy as np, torch\nrandom.seed(1)\nnp.random.seed(2)\n"
+                 "torch.cuda.manual_seed_all(3)\ng = torch.Generator().manual_seed(4)\n") == 4
+    assert seeds("import torch\ntorch.seed()\nx = torch.randn(8)\n") == 0
+
+
 def test_a_slice_is_never_swapped_in_for_the_expression_around_it():
     """`dims[1:] + t` once gave `1: + t`, which no Python parses, and the reduction died on it (a held-out
     Dynamo-stage script, 67 lines, 4.5 minutes in). Each candidate parses; the slice's own parts still shrink."""

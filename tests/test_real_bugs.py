@@ -61,6 +61,11 @@ OPT_IN = {
     "c_addmm_beta0_nan_state.py", "c_avgpool_ceil_mode_backward.py", "c_float_floor_div_bucketize.py",
     "c_tiled_reduction_tail_gelu_matmul.py", "c_activation_probe_closure.py", "c_gradcam_feature_hook.py",
     "c_ste_forward_grad_jvp.py", "c_streaming_generator_return.py",
+    # Held-out bugs of stop 44 (BASELINE.md), the same way; d_minimum_signed_zero_angle (#194347) runs in CI: it
+    # found two wrong answers (float64 across zero from eager; a source cut that dropped the seed).
+    "d_atan2_amin_heading_backward.py", "d_contiguous_alias_unsqueeze_guard.py",
+    "d_copy_into_nograd_state_backward.py", "d_half_bool_sum_cpp_error.py", "d_identity_toggle_stale_branch.py",
+    "d_uint8_any_hit_mask.py", "d_unfold_overlap_inplace_abs.py",
 }
 
 

@@ -3,7 +3,7 @@
 `eager_reference` runs the graph eagerly (and in float64) on copies of the inputs; `measure` turns one compiled
 call into plain data per output and per mutated input; `judge` reads that data at one of two levels;
 `compiled_more_accurate` says when a divergence is compiled being the better of the two (as PyTorch's after_aot
-accuracy check does, that is no compiler bug). `gradient_measures` does the same for input gradients. Measures
+accuracy check does, that is no compiler bug). `child/gradients` does the same for input gradients. Measures
 are JSON, so a graph trial can leave them in its folder (`write_measures`).
 """
 from __future__ import annotations
@@ -176,8 +176,13 @@ def tensor_measure(name: str, kind: str, index: int, r, o, r64) -> dict:
         differ = int((r != o).sum())
         m.update(same=differ == 0, problem=f"{differ} of {r.numel()} {m['dtype']} elements differ" if differ else None)
     else:
+        from reprokit.fx.materialize import across_zero
+
         m.update(float_numbers(r, o, r64))
-        m["same"] = m["max_abs"] == 0 or compat.same(r, o, fp64_ref=r64, tol=TOL)
+        # Where float64 lands across zero from eager it cannot referee (across_zero): eager alone judges.
+        crossed = r64 is not None and not r.is_complex() and bool(across_zero(r, r64).any())
+        fp64_ref = None if crossed else r64
+        m["same"] = m["max_abs"] == 0 or compat.same(r, o, fp64_ref=fp64_ref, tol=TOL)
     return m
 
 
@@ -238,7 +243,24 @@ def compiled_more_accurate(measures: list) -> bool:
     return bool(diverging) and all(
         not m.get("problem") and m["float"] and m.get("compiled_vs_fp64") is not None
         and m["compiled_vs_fp64"] < m["eager_vs_fp64"] and m["compiled_rms_vs_fp64"] <= m["eager_rms_vs_fp64"]
-        for m in diverging)
+        and not worst_across_zero(m) for m in diverging)
+
+
+def worst_across_zero(m: dict) -> bool:
+    """Whether eager and float64 have opposite signs where compiled and eager differ most (fx/materialize's
+    across_zero): #194347's minimum(-0.0, 0.0) is +0.0 compiled and in float64, -0.0 in float32 eager, and atan2
+    turns that into -pi against +pi; float64 then sides with compiled by a choice, not by precision."""
+    import torch
+
+    from reprokit.fx.materialize import across_zero
+
+    w = m.get("worst") or {}
+    if not isinstance(w.get("eager"), float) or not isinstance(w.get("fp64"), float):
+        return False
+    dtype = getattr(torch, m.get("dtype", "float32"), torch.float32)
+    dtype = dtype if isinstance(dtype, torch.dtype) and dtype.is_floating_point else torch.float32
+    e = torch.tensor([w["eager"]], dtype=dtype)
+    return bool(across_zero(e, torch.tensor([w["fp64"]], dtype=torch.float64))[0])
 
 
 def verdict(measures: Optional[list], level: str = DEFAULT) -> tuple:
@@ -260,62 +282,6 @@ def describe(m: dict) -> str:
     if m.get("compiled_vs_fp64") is not None:
         text += f"; error vs float64: compiled {m['compiled_vs_fp64']:.3g}, eager {m['eager_vs_fp64']:.3g}"
     return text
-
-
-def gradient_measures(gm, compiled, args, run_eager=None) -> Optional[list]:
-    """Measures of the input gradients, compiled against eager (and float64), after a backward with a grad of
-    ones for every float output that requires grad; each side runs on its own detached copies of args. None
-    when no input requires grad, grad mode is off, or a side cannot run (the script's own calls will show why)."""
-    import torch
-
-    if not torch.is_grad_enabled() or not any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
-        return None
-    try:
-        with same_rng(args):
-            eager = input_grads(run_eager or gm, copies(args, keep_grad=True))
-        with same_rng(args):
-            fp64 = fp64_grads(gm, args)
-        with same_rng(args):
-            comp = input_grads(compiled, copies(args, keep_grad=True))
-    except Exception:
-        return None
-    if eager is None or comp is None:
-        return None
-    # A gradient autograd never reached is None on one side and may be zeros on the other: the same thing.
-    eager = [torch.zeros_like(c) if e is None and c is not None else e for e, c in zip(eager, comp)]
-    comp = [torch.zeros_like(e) if c is None and e is not None else c for e, c in zip(eager, comp)]
-    found = measure(Reference(eager, fp64, [], None, frozenset()), comp)
-    return [dict(m, name=f"gradient of input {m['index']}", kind="gradient") for m in found if m["index"] is not None]
-
-
-def input_grads(fn, inputs) -> Optional[list]:
-    """The .grad of every input after fn's forward and a backward with ones; None when no output needs grad."""
-    import torch
-
-    outs = [o for o in as_list(fn(*inputs)) if isinstance(o, torch.Tensor) and o.requires_grad
-            and (o.is_floating_point() or o.is_complex())]
-    if not outs:
-        return None
-    torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
-    return [a.grad if isinstance(a, torch.Tensor) and a.requires_grad else None for a in inputs]
-
-
-def fp64_grads(gm, args) -> Optional[list]:
-    """input_grads of the graph in float64, or None when it cannot run in float64."""
-    import copy
-
-    import torch
-
-    from reprokit import compat
-
-    try:
-        with no_autocast():
-            m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), copies(args, float64=True))
-            a64 = [b.detach().requires_grad_(a.requires_grad) if isinstance(b, torch.Tensor) and b.is_floating_point()
-                   else b for a, b in zip(args, a64)]
-            return input_grads(m64, a64)
-    except Exception:
-        return None
 
 
 def compare_outputs(reference, out, args=None) -> Optional[str]:

@@ -11,7 +11,8 @@ import json
 import os
 
 from reprokit.child.accuracy import (MORE_ACCURATE, AccuracyFailure, compiled_more_accurate, eager_reference,
-                                     gradient_measures, measure, verdict, write_measures)
+                                     measure, verdict, write_measures)
+from reprokit.child.gradients import gradient_measures
 from reprokit.child.backends import backend_for
 from reprokit.child.state import TrialState
 

@@ -10,7 +10,8 @@ import os
 import sys
 from typing import Any, Optional
 
-from reprokit.child.accuracy import AccuracyFailure, eager_reference, gradient_measures, measure, verdict
+from reprokit.child.accuracy import AccuracyFailure, eager_reference, measure, verdict
+from reprokit.child.gradients import gradient_measures
 from reprokit.child.backends import backend_for, backend_name, inductor_observing
 from reprokit.child.observe import Observer, user_frame
 from reprokit.child.state import TrialState

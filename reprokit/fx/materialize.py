@@ -126,17 +126,40 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
 
 
 def float64_error(gm, inputs) -> str | None:
-    """Why the graph cannot run in float64 as repro.py's reference runs it (the module and its floating point
-    inputs cast with .double()), or None when it can: the repro then needs no fall-back for it."""
+    """Why float64 cannot be repro.py's reference (the module and its floating point inputs cast with .double()):
+    the graph cannot run in float64, or float64 and eager land on opposite sides of zero (across_zero); None when it
+    can be: the repro then needs no fall-back for it."""
     import copy
 
-    args = [x.detach().double() if isinstance(x, torch.Tensor) and x.is_floating_point() else
-            x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    def fresh(cast):
+        return aliases.copied(list(inputs), lambda t: t.detach().to(torch.float64, copy=True)
+                              if cast and t.is_floating_point() else t.detach().clone())
+
     try:
-        copy.deepcopy(gm).double()(*args)
-        return None
+        fp64 = copy.deepcopy(gm).double()(*fresh(True))
     except Exception as e:  # any failure: the reference is left out, as repro.py's older fall-back did
         return f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+    try:
+        eager = copy.deepcopy(gm)(*fresh(False))
+    except Exception:
+        return None
+    for i, (e, f) in enumerate(zip(eager, fp64)):
+        if isinstance(e, torch.Tensor) and e.is_floating_point() and isinstance(f, torch.Tensor) and \
+                e.shape == f.shape and bool(across_zero(e, f).any()):
+            j = int(across_zero(e, f).flatten().nonzero()[0])
+            return (f"float64 lands across zero from eager: output {i} eager {float(e.flatten()[j]):.9g}, float64 "
+                    f"{float(f.flatten()[j]):.9g}, a choice (a signed zero, a branch cut) rounding cannot explain")
+    return None
+
+
+def across_zero(eager, fp64):
+    """Where eager and float64 have opposite signs at a like magnitude (within a factor of 2) beyond rounding: the
+    two made a different choice (atan2 of -0.0 and of +0.0; a branch cut), not a different rounding, and float64
+    cannot say whether compiled, siding with it, is the more accurate."""
+    e, f = eager.detach().double(), fp64.detach().double()
+    floor = 64 * torch.finfo(eager.dtype).eps * float(f.abs().nan_to_num(0, 0, 0).max())
+    ratio = e.abs() / f.abs().clamp_min(torch.finfo(torch.float64).tiny)
+    return (e * f < 0) & (f.abs() > floor) & (ratio >= 0.5) & (ratio <= 2)
 
 
 def _read_text(path: str) -> str | None:

@@ -10,7 +10,7 @@ from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import Pass, Problem, Share, ddmin, run_passes, verified_back, walk_back_order
-from reprokit.source.edits import inline_candidates, simplify_candidates, statements, unbound_names, without
+from reprokit.source.edits import inline_candidates, seeds, simplify_candidates, statements, unbound_names, without
 
 # Inlining a helper may make the script longer before deleting its now-unused def makes it shorter:
 # candidates up to this many characters longer than the best are still tried.
@@ -43,6 +43,7 @@ class SourceOracle:
         # itself): a cut that loops forever is refused in seconds, not at the run's limit (issue #32: three
         # endless candidates of a 5-second script held 450 s).
         self.limit: float | None = None
+        self.seeded: bool | None = None  # whether the script seeds a generator: then each candidate must too
 
     def spec_of(self, source: str) -> TrialSpec:
         digest = text_hash(source)
@@ -53,7 +54,10 @@ class SourceOracle:
                          path_dirs=(os.path.dirname(self.v.script),), script_hash=digest)
 
     def runnable(self, source: str | None) -> bool:
-        return source is not None and not (self.name_check and unbound_names(source))
+        # A candidate without the script's seeding call draws new inputs each run: it may fail in its trial and
+        # pass for the user (#194347's 19-line repro failed 2 of 2 checks, then passed 6 of 6 plain runs).
+        return source is not None and not (self.name_check and unbound_names(source)) and not (
+            self.seeded and not seeds(source))
 
     def matches(self, compiled) -> bool:
         return compiled is not None and self.target.matches(compiled.signature) and (
@@ -70,6 +74,8 @@ class SourceOracle:
     def fails_same(self, source: str | None) -> bool:
         if not self.runnable(source) or self.share.spent():
             return False
+        if self.seeded is None:  # the first text asked is the script itself
+            self.seeded = seeds(source) > 0
         spec = self.spec_of(source)
         compiled = self.runner(spec, limit=self.limit)
         if self.limit is None and compiled is not None:
