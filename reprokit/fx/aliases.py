@@ -9,6 +9,7 @@ indices, each one's offset into the span of memory they touch, and that span's l
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, Optional
 
 
@@ -55,10 +56,14 @@ def spanning(group: dict, values: list) -> Optional[int]:
     """The member that is the whole span (offset 0, contiguous, every element): the base the others view, as a
     script's `x` of `x` and `x[1:]`; None when no member is (views of one unnamed tensor)."""
     for i, offset in zip(group["inputs"], group["offsets"]):
-        v = values[i]
-        if offset == 0 and _contiguous(v.shape, v.stride()) and _numel(v.shape) == group["numel"]:
+        if spans(group, values[i].shape, values[i].stride(), offset):
             return i
     return None
+
+
+def spans(group: dict, shape, stride, offset: int) -> bool:
+    """Whether a member of this shape and stride at this offset is the group's whole memory, contiguous."""
+    return offset == 0 and _contiguous(shape, stride) and math.prod(shape) == group["numel"]
 
 
 def copied(values: list, copy: Callable, groups: Optional[list] = None) -> list:
@@ -147,10 +152,3 @@ def _contiguous(shape, stride) -> bool:
             return False
         expected *= size
     return True
-
-
-def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n

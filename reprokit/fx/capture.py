@@ -176,7 +176,8 @@ def symbolic_placeholders(gm) -> list:
     return out
 
 
-def save_inputs(inputs: list, inputs_meta: list, out_dir: str, max_input_bytes: int) -> tuple[bool, str]:
+def save_inputs(inputs: list, inputs_meta: list, out_dir: str, max_input_bytes: int,
+                groups: list) -> tuple[bool, str]:
     """(whether the real values were saved to inputs.pt, a note for the report when they were not)."""
     from reprokit import compat
 
@@ -189,7 +190,7 @@ def save_inputs(inputs: list, inputs_meta: list, out_dir: str, max_input_bytes: 
                        "budget: values were not saved; trials use synthetic values matched on shape, dtype and "
                        "statistics")
     buf = io.BytesIO()
-    kept = aliases.copied(inputs, lambda t: t.detach().clone())  # torch.save keeps the views the copies share
+    kept = aliases.copied(inputs, lambda t: t.detach().clone(), groups)  # torch.save keeps the views the copies share
     torch.save([c.requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else
                 (compat.size_hint(t) if isinstance(t, torch.SymInt) else t) for t, c in zip(inputs, kept)], buf)
     write_atomic(os.path.join(out_dir, "inputs.pt"), buf.getvalue())
@@ -211,7 +212,8 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
     inputs = list(example_inputs)
     inputs_meta = [dict(tensor_meta(t, stats_max_bytes), **({"symbolic": True} if sym else {}))
                    for t, sym in zip(inputs, symbolic_placeholders(gm) + [False] * len(inputs))]
-    saved_values, note = save_inputs(inputs, inputs_meta, out_dir, max_input_bytes)
+    groups = aliases.describe(inputs)  # inputs that share memory
+    saved_values, note = save_inputs(inputs, inputs_meta, out_dir, max_input_bytes, groups)
     from reprokit.fx import serialize
 
     examples = {} if run_eagerly else traced_values(gm)  # the reloaded graph's nodes keep no example values
@@ -221,8 +223,8 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
     write_atomic(os.path.join(out_dir, "graph.py"), gm.code)
     if run_eagerly:
         # Copies: a graph that writes to its inputs must not write to the running job's tensors a second time.
-        probe_inputs = (aliases.copied(inputs, lambda t: t.detach().clone()) if saved_values else
-                        aliases.shared(synthetic_inputs(inputs_meta), aliases.describe(inputs)))
+        probe_inputs = (aliases.copied(inputs, lambda t: t.detach().clone(), groups) if saved_values else
+                        aliases.shared(synthetic_inputs(inputs_meta), groups))
         try:
             with torch.no_grad():
                 values = node_values(gm, [t.detach() if isinstance(t, torch.Tensor) else t for t in probe_inputs])
@@ -242,7 +244,7 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
     write_json_atomic(os.path.join(out_dir, "meta.json"), {
         "context": context, "prelude": bool(prelude), "hook_lines": hook_lines,
         "nodes": nodes, "outputs": outputs, "inputs": inputs_meta, "values_saved": saved_values,
-        "aliases": aliases.describe(inputs),
+        "aliases": groups,
         "input_names": [n.name for n in gm.graph.nodes if n.op == "placeholder"],
         "config_lines": config_assignment_lines(), "compile_args": compile_args,
         "torch_version": compat.TORCH_VERSION, "note": note,

@@ -43,7 +43,7 @@ def memory_of(group: dict, names: list, metas: list) -> tuple:
     """(the variable holding the group's memory, the index of the input that is it, or None when none spans it)."""
     for i, offset in zip(group["inputs"], group["offsets"]):
         m = metas[i]
-        if offset == 0 and m.get("contiguous", True) and _numel(m["shape"]) == group["numel"]:
+        if aliases.spans(group, m["shape"], m["stride"], offset):
             return names[i], i
     return f"{names[group['inputs'][0]]}_memory", None
 
@@ -123,13 +123,6 @@ def _without_grad(expr: str) -> tuple:
     """(expr without the requires_grad_() it ends with, that ending or "")."""
     end = ".requires_grad_()"
     return (expr[: -len(end)], end) if expr.endswith(end) else (expr, "")
-
-
-def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def default_dtype(parts: dict) -> str:
