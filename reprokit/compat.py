@@ -6,6 +6,8 @@ import contextlib
 import functools
 import os
 import sys
+import threading
+import types
 import warnings
 from typing import Any, Callable, Optional
 
@@ -33,7 +35,6 @@ def inductor_backend_observing(mode: Optional[str], options: Optional[dict], dyn
     """Inductor as torch.compile builds it, calling on_graph(aten_gm, example_inputs, is_backward) for every
     graph AOT autograd hands to inductor's inner compiler (forward, backward, inference)."""
     from torch._inductor.compile_fx import compile_fx, compile_fx_inner
-
     wrapper = torch._TorchCompileInductorWrapper(mode, options or {}, dynamic)
 
     def inner(gm, example_inputs, **kwargs):
@@ -60,7 +61,6 @@ def op_qualname(fn) -> str:
     if isinstance(fn, torch._ops.HigherOrderOperator):
         return f"torch.ops.higher_order.{fn.name()}"
     from torch.fx.node import _get_qualified_name
-
     return _get_qualified_name(fn)
 
 
@@ -86,7 +86,6 @@ def fake_tensor_mode():
 def inductor_config_values(names) -> dict:
     """Current values of the named inductor config entries (dotted names), skipping unknown ones."""
     import torch._inductor.config as cfg
-
     out = {}
     for name in names:
         try:
@@ -102,7 +101,6 @@ def non_default_configs(objects: bool = False) -> dict:
     import torch._dynamo.config as dcfg
     import torch._functorch.config as fcfg
     import torch._inductor.config as icfg
-
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -128,7 +126,6 @@ def _collect_non_default(out, dcfg, fcfg, icfg, objects):
 def config_defaults(full_names) -> dict:
     """{"inductor name": default} for dotted "torch._inductor.config.X" names."""
     import torch._inductor.config as icfg
-
     prefix = "torch._inductor.config."
     out = {}
     for full in full_names:
@@ -142,7 +139,6 @@ def config_defaults(full_names) -> dict:
 def set_inductor_config(name: str, value) -> None:
     """torch._inductor.config.<dotted name> = value (e.g. "cpp.inject_relu_bug_TESTING_ONLY")."""
     import torch._inductor.config as icfg
-
     obj, parts = icfg, name.split(".")
     for p in parts[:-1]:
         obj = getattr(obj, p)
@@ -153,7 +149,6 @@ def set_inductor_config(name: str, value) -> None:
 
 def set_functorch_config(name: str, value) -> None:
     import torch._functorch.config as fcfg
-
     setattr(fcfg, name, value)
 
 
@@ -174,7 +169,6 @@ def probe_bisect_counters(on_call: Callable[[str, str, int, Callable[[], str] | 
     on_call answers True that application is turned off, whatever TORCH_BISECT_* say (several subsystems at
     once, which torch's single TORCH_BISECT_SUBSYSTEM cannot say)."""
     from torch._inductor.compiler_bisector import CompilerBisector
-
     original = CompilerBisector.disable_subsystem.__func__
     seen: dict = {}
 
@@ -287,7 +281,6 @@ def start_cpu_codegen_probe():
     try:
         import torch.utils._filelock  # noqa: F401 (imported here, so that the builds' threads import nothing)
         from torch._inductor import codecache, cpp_builder, cpu_vec_isa  # noqa: F401
-
         # Each x86 candidate is a test build (g++, outside the GIL) and a load; side by side they take the time
         # of the slowest. valid_vec_isa_list() then finds each answer cached on its ISA object.
         have = cpu_vec_isa.x86_isa_checker() if platform.machine() in ("x86_64", "AMD64") else []
@@ -315,13 +308,9 @@ def fork_poisoned_for_cuda() -> bool:
 # must not answer from the worker's environment. (module, function) as of torch 2.13; absent ones are skipped.
 _CACHED_ENV_READS = (
     ("torch._inductor.compiler_bisector", "get_env_val"),  # TORCH_BISECT_BACKEND / _SUBSYSTEM / _MAX
-    ("torch._inductor.runtime.caching.config", "_env_var_val"),
-    ("torch._inductor.runtime.caching.config", "_env_var_config"),
-    ("torch._inductor.runtime.caching.config", "_versioned_config"),
-    ("torch._inductor.select_algorithm", "get_mm_log_filename"),
-    ("torch._inductor.select_algorithm", "get_flex_attention_log_filename"),
-    ("torch._inductor.select_algorithm", "get_conv_log_filename"),
-    ("torch._inductor.select_algorithm", "get_num_workers"),
+    *(("torch._inductor.runtime.caching.config", n) for n in ("_env_var_val", "_env_var_config", "_versioned_config")),
+    *(("torch._inductor.select_algorithm", n) for n in ("get_mm_log_filename", "get_flex_attention_log_filename",
+                                                         "get_conv_log_filename", "get_num_workers")),
     ("torch._dynamo.utils", "_is_tensorify_enabled"),
 )
 
@@ -338,18 +327,12 @@ def clear_cached_env_reads() -> list[str]:
 
 
 def reread_env_switches() -> None:
-    """In a forked warm trial: re-read the switches torch took from the environment at import.
-
-    CompilerBisector decides once, at import, whether TORCH_BISECT_* are set (through get_env_val, which caches
-    each answer), and torch's logging reads TORCH_LOGS and TORCH_TRACE once; TORCHDYNAMO_DISABLE is read at each
-    torch.compile call and needs nothing.
-    """
+    """In a forked warm trial: re-read the switches torch took from the environment at import (CompilerBisector's
+    TORCH_BISECT_*, through get_env_val's cache; logging's TORCH_LOGS and TORCH_TRACE; TORCHDYNAMO_DISABLE needs none)."""
     clear_cached_env_reads()
     from torch._inductor import compiler_bisector
-
     if os.environ.get("TORCH_LOGS") or os.environ.get("TORCH_TRACE"):
         from torch._logging import _internal as logging_internal
-
         logging_internal.LOG_TRACE_HANDLER = None  # made once, with the worker's (empty) TORCH_TRACE
         logging_internal._init_logs()
     again = getattr(compiler_bisector, "get_is_bisection_enabled", None)
@@ -387,6 +370,24 @@ def watching_inductor_compiles(backend: Callable, on_compile: Callable) -> Calla
         finally:
             cfx._compile_fx_inner = inner
     return lambda gm, inputs: functools.partial(watching, watching(backend, gm, inputs))
+
+
+def wrap_cpp_compile(wrap: Callable[[Callable, Callable], Callable]) -> bool:
+    """inductor's compiler run, cpp_builder.run_compile_cmd(cmd_line, cwd) = wrap(it, fail): fail(output) makes this
+    thread's next run of it fail with that output, so inductor raises its own error from its own frame (the
+    failure's identity). Looked up when CppBuilder.build runs; False where this torch has none."""
+    from torch._inductor import cpp_builder
+    original, real, failing = getattr(cpp_builder, "run_compile_cmd", None), cpp_builder.subprocess, threading.local()
+
+    def run(cmd, *args, **kwargs):
+        output, failing.output = getattr(failing, "output", None), None
+        if output is None:
+            return real.run(cmd, *args, **kwargs)
+        raise real.CalledProcessError(1, cmd, output=output.encode())
+    if original is not None:
+        cpp_builder.subprocess = types.SimpleNamespace(**{**vars(real), "run": run})
+        cpp_builder.run_compile_cmd = wrap(original, lambda output: setattr(failing, "output", output))
+    return original is not None
 
 
 def aoti_entry_module():

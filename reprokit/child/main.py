@@ -100,6 +100,10 @@ def dispatch(state: TrialState, observer) -> None:
             compat.set_functorch_config(name.split(".", 1)[1], value)  # global: aot reads it lazily
     install_probe(state)
     install_comparisons()  # a check that exits or raises after a failed comparison reports a mismatch
+    if not spec.fresh_interpreter and spec.mode in ("script", "graph"):  # a verification compiles everything
+        from reprokit.child import compile_errors
+
+        compile_errors.install(state.replayed.append)
     if spec.mode == "script":
         from reprokit.child.ranks import mark_environment
         from reprokit.child.router import install_router

@@ -31,6 +31,7 @@ class TrialState:
         self.user_configs = None
         self.config_defaults = None
         self.note = ""
+        self.replayed: list = []  # C++ compile errors replayed from this run's identical compiles (child/compile_errors)
         self.backward_ran = set()
         self.pieces: list = []  # inductor compiles the user's own backend asked for, in order
         self.export = None  # the deployment path (child.export_router): entry points called, phase that failed
@@ -63,6 +64,7 @@ class TrialState:
             "inductor_pieces": self.pieces,
             "note": self.note,
             "export": self.export,
+            "compile_errors_replayed": self.replayed,
         }
 
     def record_compile(self, backend_name: str, mode, options, dynamic, fullgraph) -> None:

@@ -7,6 +7,7 @@ CACHES = {"fx_graph_cache": "TORCHINDUCTOR_FX_GRAPH_CACHE", "autograd_cache": "T
 
 
 PER_RANK = "REPROKIT_CACHE_PER_RANK"  # child/main.py: each rank of a launch its own folder under the cache folder
+COMPILE_ERRORS = "REPROKIT_COMPILE_ERRORS"  # child/compile_errors.py: the run's C++ compile errors, replayed
 
 
 def caches_on(caches) -> tuple:

@@ -6,7 +6,7 @@ from typing import Optional
 
 from reprokit.data.ranks import free_port
 from reprokit.data.records import TrialSpec
-from reprokit.data.warm_cache import CACHES
+from reprokit.data.warm_cache import CACHES, COMPILE_ERRORS
 from reprokit.trial.cache import torch_has_bytecode
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -17,13 +17,18 @@ _SCRUBBED_ENV = ("TORCHDYNAMO_DISABLE", "TORCH_BISECT_BACKEND", "TORCH_BISECT_SU
                  "TORCHDYNAMO_REPRO_AFTER", "TORCHDYNAMO_REPRO_LEVEL")
 
 
-def trial_env(spec: TrialSpec, cache_root: str, trial_dir: str, base: Optional[dict] = None) -> dict:
-    """The environment of one trial: the user's, with reprokit's caches and the stage's switches."""
+def trial_env(spec: TrialSpec, cache_root: str, trial_dir: str, base: Optional[dict] = None,
+              compile_errors: Optional[str] = None) -> dict:
+    """The environment of one trial: the user's, with reprokit's caches and the stage's switches; compile_errors:
+    the run's folder of C++ compile errors a trial may replay (child/compile_errors.py)."""
     env = {k: v for k, v in (base if base is not None else os.environ).items() if k not in _SCRUBBED_ENV}
     env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache_root, "inductor")
     env["TRITON_CACHE_DIR"] = os.path.join(cache_root, "triton")
     # Compiled-graph caches could answer a trial without running the failing codegen: off.
     env.update({var: "0" for var in CACHES.values()})
+    env.pop(COMPILE_ERRORS, None)
+    if compile_errors:
+        env[COMPILE_ERRORS] = compile_errors
     env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
     env["PYTHONUNBUFFERED"] = "1"
     if env.get("PYTHONDONTWRITEBYTECODE") and not env.get("PYTHONPYCACHEPREFIX") and not torch_has_bytecode():

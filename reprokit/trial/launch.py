@@ -23,14 +23,16 @@ DAMAGED_RERUNS = 3  # re-runs of a trial that met a half-written kernel binary (
 
 
 def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[float, Callable[[], float]],
-              python: str = sys.executable, device: Optional[str] = None, warm=None) -> Outcome:
+              python: str = sys.executable, device: Optional[str] = None, warm=None,
+              compile_errors: Optional[str] = None) -> Outcome:
     """Run one trial to completion or timeout and classify what happened. A callable timeout is asked again
     while the trial runs (the first trials start before the baseline has set the run's limit). warm: the worker
     to fork the trial from, when the caller found the trial eligible (warm_eligible); it is used only while
-    alive and started with the trial's environment. A trial that could not load a kernel binary another trial,
+    alive and started with the trial's environment. compile_errors: the run's folder of C++ compile errors its
+    trials replay (trial_env). A trial that could not load a kernel binary another trial,
     killed mid-link, left half-written in the shared cache runs once more with that binary removed; one that
 could not open an AOTInductor package another trial was writing runs once more."""
-    outcome = _run_once(spec, trial_dir, cache_root, timeout, python, device, warm)
+    outcome = _run_once(spec, trial_dir, cache_root, timeout, python, device, warm, compile_errors)
     said = []
     for _ in range(DAMAGED_RERUNS):
         # The re-run may meet another half-written binary (CI at 8d7a70e: two in a row, in a machine's cache shared
@@ -45,15 +47,15 @@ could not open an AOTInductor package another trial was writing runs once more."
             said.append("run again: the AOTInductor package it loaded was being written by another trial")
         else:
             break
-        outcome = _run_once(spec, trial_dir, cache_root, timeout, python, device, warm)
+        outcome = _run_once(spec, trial_dir, cache_root, timeout, python, device, warm, compile_errors)
     return dataclasses.replace(outcome, note="; ".join(n for n in (outcome.note, *said) if n)) if said else outcome
 
 
 def _run_once(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[float, Callable[[], float]],
-              python: str, device: Optional[str], warm) -> Outcome:
+              python: str, device: Optional[str], warm, compile_errors: Optional[str]) -> Outcome:
     """One try of the trial, forked from the warm worker where it can be, else cold."""
     spec_path = prepare_trial(spec, trial_dir)
-    env = with_device(trial_env(spec, cache_root, trial_dir), device)
+    env = with_device(trial_env(spec, cache_root, trial_dir, compile_errors=compile_errors), device)
     started = time.monotonic()
     cold_note = ""
     if warm is not None and comparable(env) == warm.env and warm.alive():

@@ -49,6 +49,9 @@ class Runner:
         self.round = 0  # the parallel batch a trial ran in (journal's "round": reprokit plan packs them)
         self.cache_root = compile_cache_root(run_dir.file("cache"))
         damaged_cache.sweep(self.cache_root)
+        # This run's C++ compile errors, replayed to its later trials that compile the same kernel source
+        # (child/compile_errors.py); a run of its own, so an environment fixed between runs compiles afresh.
+        self.compile_errors = run_dir.file("compile_errors")
         # On a machine with several GPUs each running trial has one to itself (CUDA_VISIBLE_DEVICES).
         self.devices = queue.Queue()
         for d in devices or ():
@@ -141,7 +144,7 @@ class Runner:
             if self.remote is not None:
                 return self.remote.run(spec, trial_dir, self.cache_root, self._limit(limit))
             outcome = run_trial(spec, trial_dir, self.cache_root, self._limit(limit, cancels), device=device,
-                                warm=self.forks.for_trial(spec, trial_dir))
+                                warm=self.forks.for_trial(spec, trial_dir), compile_errors=self.compile_errors)
             if device is not None:
                 outcome = dataclasses.replace(outcome, device=device)
             if outcome.kind == "cuda_fault":
