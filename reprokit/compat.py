@@ -148,8 +148,7 @@ def set_inductor_config(name: str, value) -> None:
 
 
 def set_functorch_config(name: str, value) -> None:
-    import torch._functorch.config as fcfg
-    setattr(fcfg, name, value)
+    setattr(__import__("torch._functorch.config", fromlist=["config"]), name, value)
 
 
 def same(ref, res, fp64_ref=None, tol: float = 1e-3) -> bool:
