@@ -103,3 +103,16 @@ def check_tarball(tarball: str, verdict: dict, issue: str, tlparse: bool) -> Non
     assert ("tlparse's report" in issue) == tlparse
     if tlparse:
         assert any(name.endswith("tlparse/index.html") for name in files)
+
+
+def check_compile_errors_replayed(run_dir: str) -> None:
+    """A search trial met the kernel that failed to compile before and was answered with its error
+    (child/compile_errors.py); no verification of the repro was (it compiles everything itself)."""
+    replayed = {}
+    for name in os.listdir(os.path.join(run_dir, "trials")):
+        result = os.path.join(run_dir, "trials", name, "result.json")
+        if os.path.exists(result):
+            with open(result) as f:
+                replayed[name] = len(json.load(f).get("compile_errors_replayed") or [])
+    assert any(n for name, n in replayed.items() if not name.startswith("verify-repro")), replayed
+    assert not any(n for name, n in replayed.items() if name.startswith("verify-repro")), replayed

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from issue_checks import check_issue, shutil_which
+from issue_checks import check_compile_errors_replayed, check_issue, shutil_which
 
 CASES = pathlib.Path(__file__).parent / "cases"
 REPO = pathlib.Path(__file__).parent.parent
@@ -157,15 +157,7 @@ def test_planted_inductor_bug_minifies_to_a_few_nodes(workdir, case):
     check_repro(data, exp)
     check_issue(data["run_dir"], *ISSUE_CHECKS[case])
     if case == "relu_compile_error.py":
-        # Search trials meeting the kernel that failed to compile before are answered with its error, not g++ again;
-        # a verification compiles everything itself.
-        replayed = {name.rsplit("-", 1)[0]: len(json.load(open(os.path.join(root, "result.json")))
-                                                .get("compile_errors_replayed") or [])
-                    for root, name in ((os.path.join(data["run_dir"], "trials", n), n)
-                                       for n in os.listdir(os.path.join(data["run_dir"], "trials")))
-                    if os.path.exists(os.path.join(root, "result.json"))}
-        assert any(n for label, n in replayed.items() if not label.startswith("verify-repro")), replayed
-        assert not any(n for label, n in replayed.items() if label.startswith("verify-repro")), replayed
+        check_compile_errors_replayed(data["run_dir"])
 
 
 @pytest.mark.slow

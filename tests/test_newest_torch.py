@@ -10,6 +10,7 @@ import sys
 
 import pytest
 import torch
+from issue_checks import check_compile_errors_replayed
 
 HERE = pathlib.Path(__file__).parent
 REPO = HERE.parent
@@ -45,6 +46,7 @@ def test_planted_compile_error_is_bisected_minified_and_packed(project):
     v = bisect(project, "relu_compile_error.py", "--no-configs", "--no-subsystems")
     assert (v["failing_stage"], v["graph"], v["repro_verified"]) == ("inductor", 0, True), v["message"]
     assert v["signature"]["exc_type"] == "InductorError" and os.path.exists(v["tarball"])
+    check_compile_errors_replayed(v["run_dir"])
     p = reprokit(project, "pack", v["run_dir"])
     assert p.returncode == 0 and p.stdout.startswith("wrote ") and p.stdout.strip().endswith(".tar.gz"), p.stderr
 
