@@ -262,3 +262,22 @@ def test_a_slice_is_never_swapped_in_for_the_expression_around_it():
     assert "dims = (1, 2)\nnxt = dims[1:]\n" in candidates
     assert "dims = (1, 2)\nnxt = dims[1] + (dims[-1],)\n" in candidates
     assert not any("1:" in c.replace("[1:]", "") for c in candidates)
+
+
+def test_a_candidate_keeps_the_scripts_checks_and_graph_breaks():
+    """A held-out Dynamo-stage script (#192872: an append lost across a graph break) was cut to a "verified" repro
+    without its torch._dynamo.graph_break() and with `assert out_n == ref_n` made `assert out_n`: it failed the
+    same way, of another bug. A cut may drop a check, never change one; the graph breaks stay."""
+    from reprokit.source.edits import checks, graph_breaks
+
+    script = (CASES.parent / "real_bugs" / "e_local_class_attr_graph_break.py").read_text()
+    original = checks(script)
+    assert graph_breaks(script) == 1 and sum(original.values()) >= 1
+    weakened = checks(script.replace("assert out_n == ref_n", "assert out_n"))
+    assert any(weakened[c] > original[c] for c in weakened)
+    dropped = checks(script.replace("assert out_n == ref_n,", "print(out_n == ref_n,")
+                     .replace('{ref_n}"\n', '{ref_n}")\n'))
+    assert all(dropped[c] <= original[c] for c in dropped)
+    assert graph_breaks(script.replace("torch._dynamo.graph_break()", "pass")) == 0
+    guarded = checks("import sys\nif 'inplace' in str(e):\n    sys.exit(0)\nif x:\n    print(x)\n")
+    assert list(guarded) == [checks("if 'inplace' in str(e):\n    raise SystemExit(0)\n").most_common(1)[0][0]]

@@ -165,3 +165,28 @@ def test_the_report_says_how_a_flaky_failure_was_asked():
     text = summary(v)
     assert "The failure is flaky: the script fails 2 of 4 runs (95% CI 15%–85%)." in text
     assert "was asked until it failed that way, up to 5 runs; one that passed all 5 counted as passing" in text
+
+
+def test_a_stage_above_the_failing_one_that_passes_is_said_and_a_replays_own_failure_is_told_apart():
+    """jvp of ldexp (#197086) crashes under aot_eager while inductor passes: ISSUE.md said it "fails from aot_eager
+    on". And a while_loop graph (#166525) replayed alone failed another way inside torch's fake-tensor setup; the
+    issue listed that beside the user's failure as if it were a second bug of theirs."""
+    from reprokit.report.bisect_report import isolated_lines, summary
+
+    ladder = [{"stage": "eager", "kind": "pass"}, {"stage": "aot_eager", "kind": "crash"},
+              {"stage": "aot_eager_decomp_partition", "kind": "crash"}, {"stage": "inductor", "kind": "pass"}]
+    v = Verdict(script="/w/jvp.py", argv=[], kind="crash", failing_stage="aot_eager", last_passing_stage="eager",
+                ladder=ladder, signature={"kind": "signal", "exc_type": "SIGSEGV", "message": "killed by SIGSEGV"})
+    assert summary(v, brief=True).splitlines()[-1].endswith(
+        "It passes with `dynamo (backend=eager)` and fails with `aot_eager`, so the bug is in that stage; `inductor` "
+        "passes again.")
+    v.ladder = ladder[:3] + [{"stage": "inductor", "kind": "crash"}]
+    assert summary(v, brief=True).endswith(
+        "It passes with `dynamo (backend=eager)` and fails from `aot_eager` on, so the bug is in that stage.")
+    met = {"kind": "exception", "exc_type": "AttributeError", "message": "'NoneType' object has no attribute 'x'"}
+    met_by = {"signature": met, "trial": "/r/trials/graph-stage-inductor-1a", "replay": True}
+    v = Verdict(script="/w/loop.py", argv=[], other_failures=[met_by])
+    assert isolated_lines(v) == [
+        "a different failure met on the way: AttributeError: 'NoneType' object has no attribute 'x' (met when "
+        "reprokit compiled the captured graph alone, outside the script: it may come from that replay, not from "
+        "your program)"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import os
 import time
 from typing import Any, Callable, Optional
 
@@ -109,7 +110,8 @@ class Session:
             return True
         if outcome.failed:
             key = outcome.signature.short()
-            self.others.setdefault(key, {"signature": outcome.signature.to_dict(), "trial": outcome.trial_dir})
+            self.others.setdefault(key, {"signature": outcome.signature.to_dict(), "trial": outcome.trial_dir,
+                                         "replay": os.path.basename(outcome.trial_dir or "").startswith("graph-")})
         return False
 
     def torch_logs(self, stage: str) -> Outcome:

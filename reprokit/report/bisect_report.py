@@ -23,6 +23,15 @@ from reprokit.report.redact import Redactor
 from reprokit.report.render import environment
 
 
+def passing_after(v) -> list:
+    """Stages above the failing one that pass all the same (jvp of ldexp #197086: aot_eager crashes, inductor's
+    own decompositions take another path and pass)."""
+    stages = [e["stage"] for e in v.ladder or []]
+    if v.failing_stage not in stages:
+        return []
+    return [e["stage"] for e in (v.ladder or [])[stages.index(v.failing_stage) + 1:] if e.get("kind") == "pass"]
+
+
 def load_verdict(run: RunDir) -> Verdict:
     """The run's verdict, or a ReprokitError when the bisect has not finished."""
     recorded = run.verdict()
@@ -44,8 +53,13 @@ def summary(v: Verdict, brief: bool = False) -> str:
         parts.append(said[0].upper() + said[1:] + ".")
     elif v.failing_stage:
         if v.last_passing_stage and v.failing_stage in STAGE_TITLES:
+            later = passing_after(v)
             parts.append(f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails from "
-                         f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}` on, so the bug is in that stage.")
+                         f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}` on, so the bug is in that stage."
+                         if not later else
+                         f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails with "
+                         f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}`, so the bug is in that stage; "
+                         + " and ".join(f"`{STAGE_TITLES.get(s, s)}`" for s in later) + " passes again.")
         else:
             parts.append(f"Every stock stage passes; the script's own backend `{v.failing_stage}` fails.")
     if v.graph is not None and not brief:
@@ -120,7 +134,10 @@ def isolated_lines(v: Verdict) -> list:
     if v.cuda_fault:
         isolated.append(cuda_fault_line(v))
     for o in v.other_failures or []:
-        isolated.append(f"a different failure met on the way: {Signature.from_dict(o['signature']).short()}")
+        # One met by reprokit's own replay of the graph, outside the script, is said so: not a second bug of yours.
+        where = (" (met when reprokit compiled the captured graph alone, outside the script: it may come from that "
+                 "replay, not from your program)") if o.get("replay") else ""
+        isolated.append(f"a different failure met on the way: {Signature.from_dict(o['signature']).short()}{where}")
     if v.export and v.export.get("kind"):  # an export-stage failure (#20): its guard, line and fix apart
         isolated.extend(export_lines(v.export))
     elif v.failing_stage in ("export", "decompose", "aoti_compile", "aoti_run") and v.message:  # export path (#20)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import copy
 
 
@@ -174,3 +175,28 @@ def seeds(source: str) -> int:
             if node.func.attr in _SEEDING or node.func.attr == "seed" and owner in _SEEDED_MODULES:
                 count += 1
     return count
+
+
+_EXITS = {"sys.exit", "exit", "quit", "os._exit"}
+
+
+def checks(source: str) -> collections.Counter:
+    """The script's checks as written: each assert's test, and each `if` test whose body raises or exits. A cut may
+    drop one, never change one: `assert out_n == ref_n` made `assert out_n` still failed, and so did an `if` made
+    `if '...':`, but no longer of what the script compared."""
+    found = collections.Counter()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assert):
+            found[ast.dump(node.test)] += 1
+        elif isinstance(node, ast.If) and any(
+                isinstance(n, ast.Raise) or isinstance(n, ast.Call) and ast.unparse(n.func) in _EXITS
+                for stmt in node.body for n in ast.walk(stmt)):
+            found[ast.dump(node.test)] += 1
+    return found
+
+
+def graph_breaks(source: str) -> int:
+    """Calls of torch._dynamo.graph_break(): where the script splits what Dynamo compiles. A cut without one showed
+    another bug (pytorch/pytorch#192872's list append is lost across a graph break; without it, #151251's)."""
+    return sum(1 for node in ast.walk(ast.parse(source))
+               if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("graph_break"))

@@ -10,7 +10,8 @@ from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import Pass, Problem, Share, ddmin, run_passes, verified_back, walk_back_order
-from reprokit.source.edits import inline_candidates, seeds, simplify_candidates, statements, unbound_names, without
+from reprokit.source.edits import (checks, graph_breaks, inline_candidates, seeds, simplify_candidates, statements,
+                                   unbound_names, without)
 
 # Inlining a helper may make the script longer before deleting its now-unused def makes it shorter:
 # candidates up to this many characters longer than the best are still tried.
@@ -44,6 +45,7 @@ class SourceOracle:
         # endless candidates of a 5-second script held 450 s).
         self.limit: float | None = None
         self.seeded: bool | None = None  # whether the script seeds a generator: then each candidate must too
+        self.kept: tuple | None = None  # the script's checks and graph breaks: a candidate changes neither
 
     def spec_of(self, source: str) -> TrialSpec:
         digest = text_hash(source)
@@ -57,7 +59,15 @@ class SourceOracle:
         # A candidate without the script's seeding call draws new inputs each run: it may fail in its trial and
         # pass for the user (#194347's 19-line repro failed 2 of 2 checks, then passed 6 of 6 plain runs).
         return source is not None and not (self.name_check and unbound_names(source)) and not (
-            self.seeded and not seeds(source))
+            self.seeded and not seeds(source)) and self.keeps_checks(source)
+
+    def keeps_checks(self, source: str) -> bool:
+        # A candidate that changed what a check compares, or where Dynamo splits the script, may fail the same way
+        # of another bug (#192872's repro lost its graph_break() and its `== ref_n`, and showed #151251).
+        if self.kept is None:
+            return True
+        mine = checks(source)
+        return all(mine[c] <= self.kept[0][c] for c in mine) and graph_breaks(source) == self.kept[1]
 
     def matches(self, compiled) -> bool:
         return compiled is not None and self.target.matches(compiled.signature) and (
@@ -76,6 +86,7 @@ class SourceOracle:
             return False
         if self.seeded is None:  # the first text asked is the script itself
             self.seeded = seeds(source) > 0
+            self.kept = (checks(source), graph_breaks(source))
         spec = self.spec_of(source)
         compiled = self.runner(spec, limit=self.limit)
         if self.limit is None and compiled is not None:

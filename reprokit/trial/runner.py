@@ -51,7 +51,9 @@ class Runner:
         damaged_cache.sweep(self.cache_root)
         # This run's C++ compile errors, replayed to its later trials that compile the same kernel source
         # (child/compile_errors.py); a run of its own, so an environment fixed between runs compiles afresh.
-        self.compile_errors = run_dir.file("compile_errors")
+        # REPROKIT_REPLAY_COMPILE_ERRORS=0: every trial runs the compiler (the benchmark's other row).
+        replay = os.environ.get("REPROKIT_REPLAY_COMPILE_ERRORS", "1") != "0"
+        self.compile_errors = run_dir.file("compile_errors") if replay else None
         # On a machine with several GPUs each running trial has one to itself (CUDA_VISIBLE_DEVICES).
         self.devices = queue.Queue()
         for d in devices or ():
