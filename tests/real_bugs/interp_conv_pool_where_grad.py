@@ -1,4 +1,4 @@
-# EXPECT = {"failing_stage": "inductor", "kinds": ["exception"], "class": "backward-only", "issue": 185509, "repro_kinds": ["graph", "graph_in_script"], "max_nodes": 25, "max_lines": 45}
+# EXPECT = {"failing_stage": "inductor", "kinds": ["exception"], "class": "backward-only", "issue": 185509, "repro_kinds": ["graph", "graph_in_script", "source"], "max_nodes": 25, "max_lines": 45}
 # pytorch/pytorch#185509: [inductor] Silent incorrect gradients with interpolate, conv2d, max_pool2d and torch.where
 # CLASS: backward-only
 # WHY: forward matches eager, but inductor's backward for interpolate->slice->conv2d->max_pool2d->where produces gradients off by O(10-100)
