@@ -1,5 +1,6 @@
 """A passing job for the capture's overhead (bench/capture_overhead.sh): a compiled MLP trained for a few hundred
 steps on the CPU, forward and backward, so that per-call costs show as well as the start-up's."""
+
 import torch
 
 torch.manual_seed(0)

@@ -19,6 +19,7 @@ A case may also be a genuine bug of tests/real_bugs (e.g. --cases autocast_disab
 line says what the verdict must name, the after_aot minifier runs at level 4 (the script dies of its own check),
 and the table says which kind of repro reprokit made (graph, graph_in_context, graph_in_script, source).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 # tests/real_bugs: genuine upstream bugs whose repro may come from context replay, the running script or source
 # reduction (their EXPECT line says the stage and, where the verdict should name it, the op).
 CASE_DIRS = (REPO / "tests" / "cases", REPO / "bench" / "cases", REPO / "tests" / "real_bugs")
-DEFAULT_CASES = ("relu_compile_error,cnn_runtime_error,relu_accuracy,backward_only,third_graph,"
-                 "wrong_decomposition")
+DEFAULT_CASES = "relu_compile_error,cnn_runtime_error,relu_accuracy,backward_only,third_graph,wrong_decomposition"
 # What the verdict must name, per case: (failing stage, a word of the subsystem detail or None).
 RIGHT = {"wrong_decomposition": ("aot_eager_decomp_partition", "hardswish"), "graph_break_fullgraph": ("eager", None)}
 # The after_aot minifier's TORCHDYNAMO_REPRO_LEVEL a user who read its docs would pick: 2 (the default) only sees
@@ -66,6 +66,7 @@ def right_answer(case: str) -> tuple:
 def repro_level(case: str) -> int:
     """A genuine bug's script dies of its own check (a wrong result: level 4), as the accuracy cases do."""
     return REPRO_LEVEL.get(case[:-3], 4 if "issue" in expect_line(case) else 2)
+
 
 COUNTER = """import os, subprocess, sys
 with open(os.environ["BENCH_COUNT"], "a") as f:
@@ -139,9 +140,27 @@ def run_reprokit(case: str, jobs: int, cache: pathlib.Path, extra: tuple = ()) -
     env["REPROKIT_CACHE_DIR"] = str(cache)
     t = time.monotonic()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen([sys.executable, "-m", "reprokit", "bisect", case, "--json", "-j", str(jobs),
-                              "-o", str(d / "artifacts"), *case_args(case), *extra], cwd=d, stdout=out,
-                             stderr=err, text=True, env=env)
+        p = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "reprokit",
+                "bisect",
+                case,
+                "--json",
+                "-j",
+                str(jobs),
+                "-o",
+                str(d / "artifacts"),
+                *case_args(case),
+                *extra,
+            ],
+            cwd=d,
+            stdout=out,
+            stderr=err,
+            text=True,
+            env=env,
+        )
         # The verdict's time as the bisector's is taken: from the command's start (interpreter and imports
         # included) to the moment verdict.json first exists, seen from outside.
         verdict_wall = None
@@ -167,23 +186,33 @@ def run_bisector(case: str) -> dict:
     env = env_for(d)
     env["BENCH_COUNT"] = str(d / "runs")
     t = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "torch._inductor.compiler_bisector", "run", sys.executable,
-                        str(d / "count.py"), case], cwd=d, capture_output=True, text=True, env=env, timeout=3600)
+    p = subprocess.run(
+        [sys.executable, "-m", "torch._inductor.compiler_bisector", "run", sys.executable, str(d / "count.py"), case],
+        cwd=d,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=3600,
+    )
     wall = time.monotonic() - t
     runs = len((d / "runs").read_text()) if (d / "runs").exists() else 0
     m = re.search(r"Bisection complete: (.*)", p.stdout)
     result = m.group(1) if m else p.stdout[-300:]
     stage, word = right_answer(case)
-    return {"wall": wall, "runs": runs, "result": result,
-            # backend='eager' is not backend='aot_eager': the stage is matched as the value it is
-            "verdict_ok": re.search(rf"backend=['\"]?{stage}\b", result) is not None
-                          and (word is None or word in result)}
+    return {
+        "wall": wall,
+        "runs": runs,
+        "result": result,
+        # backend='eager' is not backend='aot_eager': the stage is matched as the value it is
+        "verdict_ok": re.search(rf"backend=['\"]?{stage}\b", result) is not None and (word is None or word in result),
+    }
 
 
 def count_forward_nodes(repro: str) -> int | None:
     """FX nodes of the Repro module in a minifier repro: placeholders + assignments + output."""
-    m = re.search(r"class Repro\(torch\.nn\.Module\):.*?def forward\(self(?P<args>[^)]*)\):(?P<body>.*?)\n\S",
-                  repro, re.S)
+    m = re.search(
+        r"class Repro\(torch\.nn\.Module\):.*?def forward\(self(?P<args>[^)]*)\):(?P<body>.*?)\n\S", repro, re.S
+    )
     if not m:
         return None
     args = [a for a in m.group("args").split(",") if a.strip()]
@@ -200,20 +229,36 @@ def run_after_aot(case: str) -> dict:
     subprocess.run([sys.executable, case], cwd=d, capture_output=True, text=True, env=env, timeout=1800)
     launchers = sorted(d.rglob("minifier_launcher.py"))
     if not launchers:
-        return {"wall": time.monotonic() - t, "nodes": None, "reproduces": False,
-                "note": f"no launcher written (level {env['TORCHDYNAMO_REPRO_LEVEL']})"}
+        return {
+            "wall": time.monotonic() - t,
+            "nodes": None,
+            "reproduces": False,
+            "note": f"no launcher written (level {env['TORCHDYNAMO_REPRO_LEVEL']})",
+        }
     launcher = launchers[-1]
     env.pop("TORCHDYNAMO_REPRO_AFTER")
     env.pop("TORCHDYNAMO_REPRO_LEVEL")
-    p = subprocess.run([sys.executable, str(launcher), "minify"], cwd=launcher.parent, capture_output=True,
-                       text=True, env=env, timeout=3600)
+    p = subprocess.run(
+        [sys.executable, str(launcher), "minify"],
+        cwd=launcher.parent,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=3600,
+    )
     wall = time.monotonic() - t
     repros = sorted(d.rglob("repro.py"), key=lambda x: x.stat().st_mtime)
     nodes = count_forward_nodes(repros[-1].read_text()) if repros else None
     reproduces, note = False, f"level {repro_level(case)}"
     if repros:
-        r = subprocess.run([sys.executable, str(repros[-1])], cwd=repros[-1].parent, capture_output=True, text=True,
-                           env=env, timeout=900)
+        r = subprocess.run(
+            [sys.executable, str(repros[-1])],
+            cwd=repros[-1].parent,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=900,
+        )
         unresolved = cannot_load(r.stderr)
         reproduces = r.returncode != 0 and not unresolved
         if unresolved:
@@ -225,8 +270,12 @@ def run_after_aot(case: str) -> dict:
 def cannot_load(stderr: str):
     """The line a minifier repro died of when it could not even build its graph: an op of the script's that it
     never registered (the script's custom op), a module it cannot import. None when it died of something else."""
-    m = re.search(r"^.*('_OpNamespace' '[\w.]+' object has no attribute '[\w.]+'|failed to resolve torch\.ops\.[\w.]+|"
-                  r"No module named '[\w.]+').*$", stderr, re.M)
+    m = re.search(
+        r"^.*('_OpNamespace' '[\w.]+' object has no attribute '[\w.]+'|failed to resolve torch\.ops\.[\w.]+|"
+        r"No module named '[\w.]+').*$",
+        stderr,
+        re.M,
+    )
     return m.group(0).strip()[:160] if m else None
 
 
@@ -249,26 +298,47 @@ def ours_row(case: str, who: str, ours: dict) -> dict:
     n = v.get("nodes") or {}
     test_s = test_repro_seconds(v)
     minify_s = v.get("minify_seconds")
-    return {"case": case, "who": who, "verdict_ok": ours["verdict_ok"], "verdict_s": v.get("verdict_wall"),
-            "trials": v.get("trials"), "repro_s": minify_s - test_s if minify_s else None, "minify_s": minify_s,
-            "test_repro_s": test_s, "run_dir": v.get("run_dir"), "minify_trials": v.get("minify_trials"),
-            "nodes": f"{n.get('original')}→{n.get('minified')}" if n else "-", "verified": v.get("repro_verified"),
-            "repro_kind": v.get("repro_kind"), "stage": v.get("failing_stage"),
-            "culprit": (v.get("subsystem") or {}).get("detail") or v.get("config"), "phases": ours["phases"],
-            "wall": ours["wall"], "error": "" if v else ours["error"]}
+    return {
+        "case": case,
+        "who": who,
+        "verdict_ok": ours["verdict_ok"],
+        "verdict_s": v.get("verdict_wall"),
+        "trials": v.get("trials"),
+        "repro_s": minify_s - test_s if minify_s else None,
+        "minify_s": minify_s,
+        "test_repro_s": test_s,
+        "run_dir": v.get("run_dir"),
+        "minify_trials": v.get("minify_trials"),
+        "nodes": f"{n.get('original')}→{n.get('minified')}" if n else "-",
+        "verified": v.get("repro_verified"),
+        "repro_kind": v.get("repro_kind"),
+        "stage": v.get("failing_stage"),
+        "culprit": (v.get("subsystem") or {}).get("detail") or v.get("config"),
+        "phases": ours["phases"],
+        "wall": ours["wall"],
+        "error": "" if v else ours["error"],
+    }
 
 
 def print_table(rows: list) -> None:
-    print(f"{'case':<22} {'who':<22} {'right':<5} {'verdict s':>9} {'trials':>6} {'repro s':>8} {'+test s':>7} "
-          f"{'nodes':>9} {'verified':>8} {'repro kind':>16} {'ratio verdict':>13} {'ratio repro':>11}")
+    print(
+        f"{'case':<22} {'who':<22} {'right':<5} {'verdict s':>9} {'trials':>6} {'repro s':>8} {'+test s':>7} "
+        f"{'nodes':>9} {'verified':>8} {'repro kind':>16} {'ratio verdict':>13} {'ratio repro':>11}"
+    )
     for r in rows:
-        print(f"{r['case']:<22} {r['who']:<22} {str(r['verdict_ok']):<5} {r['verdict_s'] or 0:>9.1f} "
-              f"{str(r['trials']):>6} {r['repro_s'] or 0:>8.1f} {r.get('test_repro_s') or 0:>7.1f} {r['nodes']:>9} "
-              f"{str(r['verified']):>8} {str(r.get('repro_kind') or ''):>16} {r.get('ratio_verdict', ''):>13} "
-              f"{r.get('ratio_repro', ''):>11}")
+        print(
+            f"{r['case']:<22} {r['who']:<22} {str(r['verdict_ok']):<5} {r['verdict_s'] or 0:>9.1f} "
+            f"{str(r['trials']):>6} {r['repro_s'] or 0:>8.1f} {r.get('test_repro_s') or 0:>7.1f} {r['nodes']:>9} "
+            f"{str(r['verified']):>8} {str(r.get('repro_kind') or ''):>16} {r.get('ratio_verdict', ''):>13} "
+            f"{r.get('ratio_repro', ''):>11}"
+        )
         if r.get("phases"):
-            print(f"{'':<22} phases (trials, trial-s): " + ", ".join(
-                f"{k} {n} / {sec:.0f}" for k, (n, sec) in sorted(r["phases"].items(), key=lambda kv: -kv[1][1])))
+            print(
+                f"{'':<22} phases (trials, trial-s): "
+                + ", ".join(
+                    f"{k} {n} / {sec:.0f}" for k, (n, sec) in sorted(r["phases"].items(), key=lambda kv: -kv[1][1])
+                )
+            )
 
 
 def main():
@@ -290,15 +360,30 @@ def main():
             rows.append(ours_row(case, "reprokit (warm cache)", run_reprokit(case, args.jobs, cache)))
         if args.extra:
             fresh = pathlib.Path(tempfile.mkdtemp(prefix="bench-cache-"))
-            rows.append(ours_row(case, f"reprokit {args.extra}", run_reprokit(case, args.jobs, fresh,
-                                                                             tuple(args.extra.split()))))
+            rows.append(
+                ours_row(
+                    case, f"reprokit {args.extra}", run_reprokit(case, args.jobs, fresh, tuple(args.extra.split()))
+                )
+            )
         if not args.skip_torch:
             b = run_bisector(case)
-            a = ({"wall": None, "nodes": None, "reproduces": None, "note": "not run (--no-minifier)"}
-                 if args.no_minifier else run_after_aot(case))
-            torch_row = {"case": case, "who": "pytorch", "verdict_ok": b["verdict_ok"], "verdict_s": b["wall"],
-                         "trials": b["runs"], "repro_s": a["wall"] or 0, "nodes": f"?→{a['nodes']}",
-                         "verified": a["reproduces"], "result": b["result"][:200], "note": a.get("note", "")}
+            a = (
+                {"wall": None, "nodes": None, "reproduces": None, "note": "not run (--no-minifier)"}
+                if args.no_minifier
+                else run_after_aot(case)
+            )
+            torch_row = {
+                "case": case,
+                "who": "pytorch",
+                "verdict_ok": b["verdict_ok"],
+                "verdict_s": b["wall"],
+                "trials": b["runs"],
+                "repro_s": a["wall"] or 0,
+                "nodes": f"?→{a['nodes']}",
+                "verified": a["reproduces"],
+                "result": b["result"][:200],
+                "note": a.get("note", ""),
+            }
             rows.append(torch_row)
             for r in rows:
                 if r["case"] == case and r["who"] != "pytorch":

@@ -16,6 +16,7 @@ PyTorch's minifier names no stage or culprit: its culprit column says what it di
 written, the exception the launcher minified on, the launcher's crash). Above the table: start and end time (UTC)
 and the load average at each, and --note (how it was run).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,11 @@ def workdir(case: str) -> pathlib.Path:
 
 
 def env_for(d: pathlib.Path) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("TORCH_BISECT", "TORCHDYNAMO_REPRO", "DUMP_AOTI", "AOTINDUCTOR_REPRO"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TORCH_BISECT", "TORCHDYNAMO_REPRO", "DUMP_AOTI", "AOTINDUCTOR_REPRO"))
+    }
     env["TORCHINDUCTOR_CACHE_DIR"] = str(d / "inductor-cache")  # cold, as a user's first try would be
     env["REPROKIT_CACHE_DIR"] = str(d / "reprokit-cache")
     env["PYTHONPATH"] = str(REPO)
@@ -85,16 +89,28 @@ def nodes_of(v: dict) -> str:
 def run_reprokit(case: str) -> dict:
     d = workdir(case)
     t = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", f"{case}.py", "--json", "-o",
-                        str(d / "artifacts")], cwd=d, capture_output=True, text=True, env=env_for(d),
-                       timeout=TIMEOUT)
+    p = subprocess.run(
+        [sys.executable, "-m", "reprokit", "bisect", f"{case}.py", "--json", "-o", str(d / "artifacts")],
+        cwd=d,
+        capture_output=True,
+        text=True,
+        env=env_for(d),
+        timeout=TIMEOUT,
+    )
     wall = time.monotonic() - t
     v = json.loads(p.stdout) if p.stdout.strip().startswith("{") else {}
-    return {"case": case, "who": "reprokit", "stage": v.get("failing_stage") or f"exit {p.returncode}",
-            "culprit": culprit(v) if v else last_line(p.stderr), "nodes": nodes_of(v),
-            "repro_fails": v.get("repro_verified"), "seconds": round(wall, 1),
-            "trials": v.get("trials"), "minify_trials": v.get("minify_trials"),
-            "minify_seconds": v.get("minify_seconds")}
+    return {
+        "case": case,
+        "who": "reprokit",
+        "stage": v.get("failing_stage") or f"exit {p.returncode}",
+        "culprit": culprit(v) if v else last_line(p.stderr),
+        "nodes": nodes_of(v),
+        "repro_fails": v.get("repro_verified"),
+        "seconds": round(wall, 1),
+        "trials": v.get("trials"),
+        "minify_trials": v.get("minify_trials"),
+        "minify_seconds": v.get("minify_seconds"),
+    }
 
 
 def last_line(text: str) -> str:
@@ -133,47 +149,74 @@ def run_aoti_minifier(case: str, level4: bool) -> dict:
         env["AOTINDUCTOR_REPRO_LEVEL"] = "4"
     row = {"case": case, "who": "pytorch aoti minifier" + (" (level 4)" if level4 else ""), "culprit": "-"}
     t = time.monotonic()
-    script = subprocess.run([sys.executable, f"{case}.py"], cwd=d, capture_output=True, text=True, env=env,
-                            timeout=TIMEOUT)
+    script = subprocess.run(
+        [sys.executable, f"{case}.py"], cwd=d, capture_output=True, text=True, env=env, timeout=TIMEOUT
+    )
     failed = [exception_of(script.stderr)] if script.returncode else ["the script passed"]
     launchers = sorted(d.rglob("minifier_launcher.py"), key=lambda x: x.stat().st_mtime)
     if not launchers:
-        return {**row, "stage": "-", "culprit": f"no launcher written ({failed[0][:70]})", "nodes": "-",
-                "repro_fails": None, "seconds": round(time.monotonic() - t, 1)}
+        return {
+            **row,
+            "stage": "-",
+            "culprit": f"no launcher written ({failed[0][:70]})",
+            "nodes": "-",
+            "repro_fails": None,
+            "seconds": round(time.monotonic() - t, 1),
+        }
     launcher = launchers[-1]
     original = program_nodes(launcher.read_text())
     env.pop("DUMP_AOTI_MINIFIER")
-    p = subprocess.run([sys.executable, str(launcher), "minify"], cwd=launcher.parent, capture_output=True,
-                       text=True, env=env, timeout=TIMEOUT)
+    p = subprocess.run(
+        [sys.executable, str(launcher), "minify"],
+        cwd=launcher.parent,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=TIMEOUT,
+    )
     wall = time.monotonic() - t
-    repros = sorted((r for r in d.rglob("repro.py") if r.stat().st_mtime >= launcher.stat().st_mtime),
-                    key=lambda x: x.stat().st_mtime)
+    repros = sorted(
+        (r for r in d.rglob("repro.py") if r.stat().st_mtime >= launcher.stat().st_mtime),
+        key=lambda x: x.stat().st_mtime,
+    )
     # it names no stage or culprit: the exception the script died of, which the launcher minifies on
     row.update(stage="-", culprit=f"minified on {failed[0]}", seconds=round(wall, 1))
     if not repros:
         said = f"crashed: {crash_of(p.stderr)}" if p.returncode else f"wrote no repro.py ({last_line(p.stderr)})"
-        return {**row, "culprit": f"launcher {said} (on {failed[0]})", "nodes": f"{original}→-",
-                "repro_fails": None}
-    r = subprocess.run([sys.executable, str(repros[-1])], cwd=repros[-1].parent, capture_output=True, text=True,
-                       env=env, timeout=TIMEOUT)
+        return {**row, "culprit": f"launcher {said} (on {failed[0]})", "nodes": f"{original}→-", "repro_fails": None}
+    r = subprocess.run(
+        [sys.executable, str(repros[-1])],
+        cwd=repros[-1].parent,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=TIMEOUT,
+    )
     # a repro that cannot build its program (the script's custom op it never registered) fails, but not of the bug
     unresolved = cannot_load(r.stderr)
     if unresolved:
         row["culprit"] += f"; its repro.py dies of {unresolved}"
-    return {**row, "nodes": f"{original}→{program_nodes(repros[-1].read_text())}",
-            "repro_fails": r.returncode != 0 and not unresolved}
+    return {
+        **row,
+        "nodes": f"{original}→{program_nodes(repros[-1].read_text())}",
+        "repro_fails": r.returncode != 0 and not unresolved,
+    }
 
 
 def print_table(rows: list) -> None:
     """The rows as text; trials: reprokit's bisect + minify trials; at, load: when each started (UTC) and the
     machine's one-minute load average then; run: --run's words."""
-    print(f"{'case':<28} {'who':<31} {'stage':<14} {'culprit':<80} {'nodes':>12} {'repro fails':>11} "
-          f"{'trials':>8} {'s':>7} {'at':>8} {'load':>5}  run")
+    print(
+        f"{'case':<28} {'who':<31} {'stage':<14} {'culprit':<80} {'nodes':>12} {'repro fails':>11} "
+        f"{'trials':>8} {'s':>7} {'at':>8} {'load':>5}  run"
+    )
     for r in rows:
         trials = f"{r['trials']}+{r['minify_trials']}" if r.get("trials") is not None else "-"
-        print(f"{r['case']:<28} {r['who']:<31} {str(r['stage'])[:14]:<14} {str(r['culprit'])[:80]:<80} "
-              f"{r['nodes']:>12} {str(r['repro_fails']):>11} {trials:>8} {r['seconds']:>7} {r.get('at', '-'):>8} "
-              f"{r.get('load', '-'):>5}  {r.get('run', '-')}")
+        print(
+            f"{r['case']:<28} {r['who']:<31} {str(r['stage'])[:14]:<14} {str(r['culprit'])[:80]:<80} "
+            f"{r['nodes']:>12} {str(r['repro_fails']):>11} {trials:>8} {r['seconds']:>7} {r.get('at', '-'):>8} "
+            f"{r.get('load', '-'):>5}  {r.get('run', '-')}"
+        )
 
 
 def guarded(run, case: str, who: str, *args) -> dict:
@@ -186,8 +229,16 @@ def guarded(run, case: str, who: str, *args) -> dict:
         what = f"timed out after {TIMEOUT} s"
     except Exception as e:  # noqa: BLE001 - the table is worth more than the traceback
         what = f"harness error: {type(e).__name__}: {e}"
-    return {"case": case, "who": who, "stage": "-", "culprit": what, "nodes": "-", "repro_fails": None,
-            "seconds": round(time.monotonic() - t, 1), **when}
+    return {
+        "case": case,
+        "who": who,
+        "stage": "-",
+        "culprit": what,
+        "nodes": "-",
+        "repro_fails": None,
+        "seconds": round(time.monotonic() - t, 1),
+        **when,
+    }
 
 
 def stamp(what: str) -> str:
@@ -200,15 +251,24 @@ def main():
     global TIMEOUT
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", default=",".join(all_cases()), help="comma-separated, run in this order")
-    ap.add_argument("--level4", nargs="?", const="all", default="",
-                    help="also PyTorch's minifier at AOTINDUCTOR_REPRO_LEVEL=4 (on all cases, or on these)")
+    ap.add_argument(
+        "--level4",
+        nargs="?",
+        const="all",
+        default="",
+        help="also PyTorch's minifier at AOTINDUCTOR_REPRO_LEVEL=4 (on all cases, or on these)",
+    )
     ap.add_argument("--skip-torch", action="store_true", help="reprokit only")
     ap.add_argument("--skip-reprokit", action="store_true", help="PyTorch's minifier only")
     ap.add_argument("--run", default="", help="how it was run (e.g. 'nice 0'), a column of every row")
     ap.add_argument("--note", default="", help="how it was run (nice, load), printed above the table")
     ap.add_argument("--timeout", type=int, default=TIMEOUT, help="seconds per tool and case")
-    ap.add_argument("--table-from", nargs="+", metavar="FILE",
-                    help="print one table of the rows (JSON lines) earlier runs printed, and run nothing")
+    ap.add_argument(
+        "--table-from",
+        nargs="+",
+        metavar="FILE",
+        help="print one table of the rows (JSON lines) earlier runs printed, and run nothing",
+    )
     args = ap.parse_args()
     TIMEOUT = args.timeout
     if args.table_from:  # a benchmark split into runs (a quiet slot, then the rest niced) as one table
@@ -231,14 +291,12 @@ def main():
     print()
     if args.note:
         print(args.note)
-    print(f"torch {torch_version()}, python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {started}; "
-          f"{stamp('end')}")
+    print(f"torch {torch_version()}, python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {started}; {stamp('end')}")
     print_table(rows)
 
 
 def torch_version() -> str:
-    p = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"], capture_output=True,
-                       text=True)
+    p = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True)
     return p.stdout.strip() or "?"
 
 

@@ -6,6 +6,7 @@ again (REPROKIT_REPLAY_COMPILE_ERRORS=0), alternately, on the genuine C++ compil
 Per case and round, one `reprokit bisect CASE --no-pack` each way. Printed: the whole runs' seconds, and for each
 trial that replayed an error, its seconds beside the same trial (same label, once in each run) compiled again.
 """
+
 import glob
 import json
 import os
@@ -28,7 +29,8 @@ def trials(run: str) -> dict:
             with open(path) as f:
                 r = json.load(f)
             out.setdefault(os.path.basename(d).rsplit("-", 1)[0], []).append(
-                (r.get("seconds") or 0.0, len(r.get("compile_errors_replayed") or [])))
+                (r.get("seconds") or 0.0, len(r.get("compile_errors_replayed") or []))
+            )
     return out
 
 
@@ -46,8 +48,12 @@ def main() -> None:
                 shutil.copy(os.path.join(HERE, "tests", "real_bugs", case + ".py"), folder)
                 env = {**os.environ, "PYTHONPATH": HERE, "REPROKIT_REPLAY_COMPILE_ERRORS": value}
                 started = time.monotonic()
-                subprocess.run([python, "-m", "reprokit", "bisect", case + ".py", "--no-pack", "--json", "-o", "art"],
-                               cwd=folder, env=env, capture_output=True)
+                subprocess.run(
+                    [python, "-m", "reprokit", "bisect", case + ".py", "--no-pack", "--json", "-o", "art"],
+                    cwd=folder,
+                    env=env,
+                    capture_output=True,
+                )
                 print(f"{case} {way} round {round_}: {time.monotonic() - started:.1f} s", flush=True)
                 runs[way] = trials(glob.glob(os.path.join(folder, "art", f"*{case}"))[0])
             for label, done in runs["replay"].items():
@@ -55,8 +61,10 @@ def main() -> None:
                 if len(done) == 1 and done[0][1] and len(again) == 1:
                     pairs.append((again[0][0], done[0][0]))
     if pairs:
-        print(f"{len(pairs)} trials replayed an error: {statistics.mean(p[0] for p in pairs):.2f} s compiled again, "
-              f"{statistics.mean(p[1] for p in pairs):.2f} s replayed (mean)")
+        print(
+            f"{len(pairs)} trials replayed an error: {statistics.mean(p[0] for p in pairs):.2f} s compiled again, "
+            f"{statistics.mean(p[1] for p in pairs):.2f} s replayed (mean)"
+        )
 
 
 if __name__ == "__main__":

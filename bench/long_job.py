@@ -1,6 +1,7 @@
 """A long job with a late failure (issue #30's benchmark): a compiled MLP trains for LONG_JOB_SECONDS (default 60),
 then a separately compiled evaluation fails in inductor's C++ relu kernel (planted with PyTorch's own
 inject_relu_bug_TESTING_ONLY, set only before the evaluation compiles, as a late config change would be)."""
+
 import os
 import time
 

@@ -1,4 +1,5 @@
 """Command line: parse, call the use case in reprokit.app, print. No logic beyond that."""
+
 from __future__ import annotations
 
 import functools
@@ -10,9 +11,9 @@ import click
 
 from reprokit.app import bisect as bisect_case
 from reprokit.app import capture as capture_case
-from reprokit.app import from_capture as from_capture_case
 from reprokit.app import doctor as doctor_case
 from reprokit.app import env as env_case
+from reprokit.app import from_capture as from_capture_case
 from reprokit.app import issue as issue_case
 from reprokit.app import minify as minify_case
 from reprokit.app import models as models_case
@@ -20,10 +21,17 @@ from reprokit.app import pack as pack_case
 from reprokit.app import plan as plan_case
 from reprokit.app import versions as versions_case
 from reprokit.cli_live import progress
-from reprokit.cli_render import (doctor_table, models_table, pack_show, plan_table, summary_table, verdict_json,
-                                 versions_table)
-from reprokit.data.executor import load_settings
+from reprokit.cli_render import (
+    doctor_table,
+    models_table,
+    pack_show,
+    plan_table,
+    summary_table,
+    verdict_json,
+    versions_table,
+)
 from reprokit.data.budget import parse_budget
+from reprokit.data.executor import load_settings
 from reprokit.errors import NothingToIsolate, ReprokitError
 
 EXIT_BAD_INPUT = 2
@@ -39,10 +47,18 @@ def fail(message: str, code: int):
 def executor_options(command):
     """--executor and its SLURM settings (trial.executors): where each trial runs."""
     options = [
-        click.option("--executor", type=click.Choice(["local", "slurm"]), default=None,
-                     help="Where trials run: local processes (default) or SLURM jobs through submitit."),
-        click.option("--executor-config", default=None, metavar="FILE",
-                     help="Every --slurm-* setting in one JSON or TOML file (the options win over it)."),
+        click.option(
+            "--executor",
+            type=click.Choice(["local", "slurm"]),
+            default=None,
+            help="Where trials run: local processes (default) or SLURM jobs through submitit.",
+        ),
+        click.option(
+            "--executor-config",
+            default=None,
+            metavar="FILE",
+            help="Every --slurm-* setting in one JSON or TOML file (the options win over it).",
+        ),
         click.option("--slurm-partition", default=None, help="Partition the trials' jobs go to."),
         click.option("--slurm-account", default=None, help="Account the jobs are charged to."),
         click.option("--slurm-time", type=int, default=None, help="Each job's time limit in minutes (default 60)."),
@@ -57,19 +73,27 @@ def executor_options(command):
 
 def executor_settings(kwargs: dict):
     """The executor's settings from the options (popped from kwargs), or None when none was given."""
-    names = ("executor", "executor_config", "slurm_partition", "slurm_account", "slurm_time", "slurm_gpus_per_node",
-             "slurm_nodes_per_trial", "slurm_max_jobs")
+    names = (
+        "executor",
+        "executor_config",
+        "slurm_partition",
+        "slurm_account",
+        "slurm_time",
+        "slurm_gpus_per_node",
+        "slurm_nodes_per_trial",
+        "slurm_max_jobs",
+    )
     given = {n: kwargs.pop(n, None) for n in names}
     config = given.pop("executor_config")
     if config is None and all(v is None for v in given.values()):
         return None
-    return load_settings(config, {"name" if k == "executor" else k.removeprefix("slurm_"): v
-                                  for k, v in given.items()})
+    return load_settings(config, {"name" if k == "executor" else k.removeprefix("slurm_"): v for k, v in given.items()})
 
 
 def one_line_errors(empty_key: str):
     """Bad input exits 2 and "nothing to isolate" exits 3, each with one line on stderr (and with --json, one
     JSON object on stdout whose empty_key is null). Every command wears this."""
+
     def wrap(command):
         @functools.wraps(command)
         def guarded(*args, **kwargs):
@@ -81,7 +105,9 @@ def one_line_errors(empty_key: str):
                 if kwargs.get("as_json"):
                     click.echo(json.dumps({empty_key: None, "message": str(e), "exit_code": EXIT_NOTHING}))
                 fail(str(e), EXIT_NOTHING)
+
         return guarded
+
     return wrap
 
 
@@ -104,14 +130,29 @@ def main():
 @main.command()
 @click.argument("script", required=False)
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
-@click.option("--resume", "resume_dir", default=None, metavar="RUN_DIR",
-              help="Continue an interrupted bisect from its journal, with the options it was started with.")
-@click.option("--from-capture", "capture_dir", default=None, metavar="DIR",
-              help="Bisect the failing graph `reprokit capture` wrote, without running the job again.")
+@click.option(
+    "--resume",
+    "resume_dir",
+    default=None,
+    metavar="RUN_DIR",
+    help="Continue an interrupted bisect from its journal, with the options it was started with.",
+)
+@click.option(
+    "--from-capture",
+    "capture_dir",
+    default=None,
+    metavar="DIR",
+    help="Bisect the failing graph `reprokit capture` wrote, without running the job again.",
+)
 @click.option("--output-dir", "-o", default=None, help="Where run folders go (default ./artifacts).")
 @click.option("--timeout", type=float, default=None, help="Seconds per trial (default: from the baseline run).")
-@click.option("--jobs", "-j", type=int, default=None,
-              help="Trials at once (default: one per GPU on a machine with several, else the CPU cores, at most 4).")
+@click.option(
+    "--jobs",
+    "-j",
+    type=int,
+    default=None,
+    help="Trials at once (default: one per GPU on a machine with several, else the CPU cores, at most 4).",
+)
 @click.option("--repeat", type=int, default=1, help="Run the original N times to measure how often it fails.")
 @click.option("--check-accuracy", is_flag=True, help="Compare every compiled graph's outputs with eager.")
 @click.option("--no-configs", is_flag=True, help="Skip the inductor config flips.")
@@ -119,23 +160,57 @@ def main():
 @click.option("--no-minify", is_flag=True, help="Stop after the verdict.")
 @click.option("--no-pack", is_flag=True, help="Do not write the tarball.")
 @click.option("--max-input-bytes", type=int, default=64 << 20, help="Budget for saved real graph inputs.")
-@click.option("--nproc-per-node", "nproc", type=int, default=1, metavar="N",
-              help="Run every trial as a torchrun job of N ranks.")
-@click.option("--kind", type=click.Choice(["failure", "slow"]), default="failure",
-              help="slow: compiled slower than eager (per call, after warm-up) is the failure to bisect.")
+@click.option(
+    "--nproc-per-node", "nproc", type=int, default=1, metavar="N", help="Run every trial as a torchrun job of N ranks."
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["failure", "slow"]),
+    default="failure",
+    help="slow: compiled slower than eager (per call, after warm-up) is the failure to bisect.",
+)
 @click.option("--slow-threshold", type=float, default=10.0, help="--kind slow: percent slower that counts.")
-@click.option("--versions", "versions_step", is_flag=True,
-              help="Then run the failure under other torch releases (reprokit versions).")
-@click.option("--budget", default=None, metavar="DURATION",
-              help="How long the whole run may take (90s, 20m, 1h30m): the verdict is always finished; then "
-                   "what fits, and the run says what was not asked.")
+@click.option(
+    "--versions",
+    "versions_step",
+    is_flag=True,
+    help="Then run the failure under other torch releases (reprokit versions).",
+)
+@click.option(
+    "--budget",
+    default=None,
+    metavar="DURATION",
+    help="How long the whole run may take (90s, 20m, 1h30m): the verdict is always finished; then "
+    "what fits, and the run says what was not asked.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True, help="One line per trial.")
 @executor_options
 @one_line_errors("failing_stage")
-def bisect(script, script_args, resume_dir, capture_dir, output_dir, timeout, jobs, repeat, check_accuracy, no_configs,
-           no_subsystems, no_minify, no_pack, max_input_bytes, nproc, kind, slow_threshold, versions_step, budget,
-           as_json, verbose, **executor):
+def bisect(
+    script,
+    script_args,
+    resume_dir,
+    capture_dir,
+    output_dir,
+    timeout,
+    jobs,
+    repeat,
+    check_accuracy,
+    no_configs,
+    no_subsystems,
+    no_minify,
+    no_pack,
+    max_input_bytes,
+    nproc,
+    kind,
+    slow_threshold,
+    versions_step,
+    budget,
+    as_json,
+    verbose,
+    **executor,
+):
     """Name the compiler stage, graph, config and pass that break SCRIPT, then minify and pack it.
 
     Arguments after -- are passed to the script: reprokit bisect train.py -- --lr 3e-4
@@ -156,17 +231,42 @@ def bisect(script, script_args, resume_dir, capture_dir, output_dir, timeout, jo
     with progress(verbose) as printer:
         if capture_dir:
             v = from_capture_case.bisect_from_capture(
-                capture_dir, output_dir=output_dir, timeout=timeout, jobs=jobs, subsystems=not no_subsystems,
-                configs=not no_configs, minify=not no_minify, pack=not no_pack, command=invoked("bisect"), emit=printer)
+                capture_dir,
+                output_dir=output_dir,
+                timeout=timeout,
+                jobs=jobs,
+                subsystems=not no_subsystems,
+                configs=not no_configs,
+                minify=not no_minify,
+                pack=not no_pack,
+                command=invoked("bisect"),
+                emit=printer,
+            )
         elif resume_dir:
             v = bisect_case.resume_bisect(resume_dir, minify=not no_minify, pack=not no_pack, emit=printer)
         else:
             v = bisect_case.bisect_script(
-                script, tuple(script_args), output_dir=output_dir, timeout=timeout, jobs=jobs, repeat=repeat,
-                check_accuracy=check_accuracy, configs=not no_configs, subsystems=not no_subsystems,
-                minify=not no_minify, pack=not no_pack, max_input_bytes=max_input_bytes, ranks=nproc, kind=kind,
-                slow_threshold=slow_threshold / 100.0, command=invoked("bisect"), versions=versions_step,
-                executor=settings, budget=seconds, emit=printer)
+                script,
+                tuple(script_args),
+                output_dir=output_dir,
+                timeout=timeout,
+                jobs=jobs,
+                repeat=repeat,
+                check_accuracy=check_accuracy,
+                configs=not no_configs,
+                subsystems=not no_subsystems,
+                minify=not no_minify,
+                pack=not no_pack,
+                max_input_bytes=max_input_bytes,
+                ranks=nproc,
+                kind=kind,
+                slow_threshold=slow_threshold / 100.0,
+                command=invoked("bisect"),
+                versions=versions_step,
+                executor=settings,
+                budget=seconds,
+                emit=printer,
+            )
     if as_json:
         echo_json(verdict_json(v))
     else:
@@ -196,8 +296,9 @@ def minify(run_dir, resume, as_json, verbose, **executor):
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--output-dir", "-o", default=None, help="Where run folders go (default ./artifacts).")
 @click.option("--timeout", type=float, default=None, help="Seconds per run (default: from the eager run).")
-@click.option("--nproc-per-node", "nproc", type=int, default=1, metavar="N",
-              help="Run the script as a torchrun job of N ranks.")
+@click.option(
+    "--nproc-per-node", "nproc", type=int, default=1, metavar="N", help="Run the script as a torchrun job of N ranks."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True, help="One line per run, and every finding's detail.")
 @one_line_errors("findings")
@@ -206,8 +307,15 @@ def doctor(script, script_args, output_dir, timeout, nproc, as_json, verbose):
 
     Arguments after -- are passed to the script: reprokit doctor train.py -- --steps 20"""
     with progress(verbose) as printer:
-        r = doctor_case.doctor_script(script, tuple(script_args), output_dir=output_dir, timeout=timeout, ranks=nproc,
-                            command=invoked("doctor"), emit=printer)
+        r = doctor_case.doctor_script(
+            script,
+            tuple(script_args),
+            output_dir=output_dir,
+            timeout=timeout,
+            ranks=nproc,
+            command=invoked("doctor"),
+            emit=printer,
+        )
     if as_json:
         echo_json(r.to_dict())
     else:
@@ -231,8 +339,11 @@ def parse_sets(sets) -> dict:
 @main.command()
 @click.argument("run_dir", required=False)
 @click.option("--show", is_flag=True, help="Print what would be packed and what was redacted; write nothing.")
-@click.option("--include-data", is_flag=True, help="Attach the real input values (repro_inputs.pt) when the repro "
-                                                  "needs them; by default they stay out.")
+@click.option(
+    "--include-data",
+    is_flag=True,
+    help="Attach the real input values (repro_inputs.pt) when the repro needs them; by default they stay out.",
+)
 @click.option("--model", default=None, help="A registry name (see reprokit models) or package.module:factory.")
 @click.option("--config", "config_path", default=None, help="A Hugging Face style Llama config.json.")
 @click.option("--layers", type=int, default=None, help="Layers to compile (default 2; the requested depth is kept).")
@@ -251,14 +362,46 @@ def parse_sets(sets) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--verbose", "-v", is_flag=True)
 @one_line_errors("tarball")
-def pack(run_dir, show, include_data, model, config_path, layers, sequence_length, batch_size, tensor_parallel_gpus,
-         device, dtype, mode, dynamic, timeout, sets, exact, launch, output_dir, as_json, verbose):
+def pack(
+    run_dir,
+    show,
+    include_data,
+    model,
+    config_path,
+    layers,
+    sequence_length,
+    batch_size,
+    tensor_parallel_gpus,
+    device,
+    dtype,
+    mode,
+    dynamic,
+    timeout,
+    sets,
+    exact,
+    launch,
+    output_dir,
+    as_json,
+    verbose,
+):
     """Pack an earlier run folder (RUN_DIR), or build --model and pack a safe compile attempt of it."""
     if model or config_path:
         req = pack_case.ModelRequest(
-            model=model, config_path=config_path, layers=layers, sequence_length=sequence_length,
-            batch_size=batch_size, tensor_parallel_gpus=tensor_parallel_gpus, device=device, dtype=dtype, mode=mode,
-            dynamic=dynamic, timeout=timeout, sets=parse_sets(sets), exact=exact, launch=launch)
+            model=model,
+            config_path=config_path,
+            layers=layers,
+            sequence_length=sequence_length,
+            batch_size=batch_size,
+            tensor_parallel_gpus=tensor_parallel_gpus,
+            device=device,
+            dtype=dtype,
+            mode=mode,
+            dynamic=dynamic,
+            timeout=timeout,
+            sets=parse_sets(sets),
+            exact=exact,
+            launch=launch,
+        )
         with progress(verbose) as printer:
             v = pack_case.pack_model(req, output_dir=output_dir, command=invoked("pack"), emit=printer)
         if as_json:
@@ -313,13 +456,21 @@ def env(as_json):
 
 @main.command()
 @click.argument("run_dir", required=False)
-@click.option("--torch", "torch_list", default=None, metavar="2.12.1,2.14.1",
-              help="Releases to try, comma-separated (the user's own is always tried).")
+@click.option(
+    "--torch",
+    "torch_list",
+    default=None,
+    metavar="2.12.1,2.14.1",
+    help="Releases to try, comma-separated (the user's own is always tried).",
+)
 @click.option("--newest", is_flag=True, help="Only the user's release and the newest.")
-@click.option("--between", nargs=2, default=None, metavar="A B",
-              help="Every minor release's newest patch from A to B.")
-@click.option("--bisect", "bisect_releases", is_flag=True,
-              help="Find the first release on the failing side between a passing and a failing one.")
+@click.option("--between", nargs=2, default=None, metavar="A B", help="Every minor release's newest patch from A to B.")
+@click.option(
+    "--bisect",
+    "bisect_releases",
+    is_flag=True,
+    help="Find the first release on the failing side between a passing and a failing one.",
+)
 @click.option("--index-url", default=None, help="A package index for torch's wheels (a nightly or CPU-only one).")
 @click.option("--cache-dir", default=None, help="Where the environments go (default ~/.cache/reprokit/torch-envs).")
 @click.option("--clean", is_flag=True, help="Remove every environment reprokit versions made, and stop.")
@@ -331,16 +482,27 @@ def versions(run_dir, torch_list, newest, between, bisect_releases, index_url, c
     Each release gets its own uv-managed environment in the cache folder, made once and reused."""
     if clean:
         done = versions_case.clean(cache_dir)
-        click.echo(json.dumps(done) if as_json else
-                   f"removed {len(done['removed'])} entries ({done['bytes'] / 2**30:.1f} GiB) from {done['cache_dir']}")
+        click.echo(
+            json.dumps(done)
+            if as_json
+            else f"removed {len(done['removed'])} entries ({done['bytes'] / 2**30:.1f} GiB) from {done['cache_dir']}"
+        )
         return
     if not run_dir:
         raise ReprokitError("pass the run folder of a reprokit bisect, or --clean")
     if sum(bool(x) for x in (torch_list, newest, between)) > 1:
         raise ReprokitError("--torch, --newest and --between choose the releases: pass one of them")
     with progress(False, quiet=as_json) as printer:
-        result = versions_case.check_releases(run_dir, torch_list, newest, tuple(between) if between else None,
-                                   bisect_releases, index_url, cache_dir, emit=printer)
+        result = versions_case.check_releases(
+            run_dir,
+            torch_list,
+            newest,
+            tuple(between) if between else None,
+            bisect_releases,
+            index_url,
+            cache_dir,
+            emit=printer,
+        )
     if as_json:
         echo_json(result)
     else:
@@ -349,8 +511,13 @@ def versions(run_dir, torch_list, newest, between, bisect_releases, index_url, c
 
 @main.command()
 @click.argument("run_dir")
-@click.option("--nodes", "nodes", default="1,2,4,8", metavar="K[,K...]",
-              help="Node counts to plan for, comma-separated (default 1,2,4,8).")
+@click.option(
+    "--nodes",
+    "nodes",
+    default="1,2,4,8",
+    metavar="K[,K...]",
+    help="Node counts to plan for, comma-separated (default 1,2,4,8).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @one_line_errors("plans")
 def plan(run_dir, nodes, as_json):
@@ -383,8 +550,11 @@ def capture(output_dir, max_input_bytes, command):
     for report in run.fault_reports:  # the job's own faulthandler report, which the capture wrote to its folder
         click.echo(report.rstrip("\n"), err=True)
     if run.failures:
-        click.echo(f"reprokit capture: the failing graph is in {run.output_dir}/{run.failures[0]}; next: reprokit "
-                   f"bisect --from-capture {shlex.quote(output_dir)}", err=True)
+        click.echo(
+            f"reprokit capture: the failing graph is in {run.output_dir}/{run.failures[0]}; next: reprokit "
+            f"bisect --from-capture {shlex.quote(output_dir)}",
+            err=True,
+        )
     sys.exit(run.exit_status)
 
 

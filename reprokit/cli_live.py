@@ -4,10 +4,11 @@ Why rich: its Live display redraws from its own thread (the ticker that keeps a 
 a trial compiles for a minute), keeps the status line under lines printed from any thread, and erases it at the
 end; click's progress bar needs a known length and a caller that advances it, and a bisect has neither.
 """
+
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from rich.console import Console
 from rich.live import Live
@@ -62,6 +63,12 @@ def progress(verbose: bool, quiet: bool = False) -> Iterator[Printer]:
     printer = Printer(verbose, quiet, sink=lambda text: console.print(Text(text), soft_wrap=True), trial_lines=True)
     # Anything else written to stdout or stderr meanwhile (a library's warning) goes above the status line, on
     # stderr: stdout is kept for the summary, or --json's one object.
-    with Live(Status(printer.tally), console=console, refresh_per_second=REFRESH_PER_SECOND, transient=True,
-              redirect_stdout=True, redirect_stderr=True):
+    with Live(
+        Status(printer.tally),
+        console=console,
+        refresh_per_second=REFRESH_PER_SECOND,
+        transient=True,
+        redirect_stdout=True,
+        redirect_stderr=True,
+    ):
         yield printer

@@ -1,15 +1,16 @@
 """How the CLI shows things: progress lines, the bisect summary table, the doctor table, the models table."""
+
 from __future__ import annotations
 
 import json
 import os
 import threading
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import click
 
-from reprokit.data.budget import said
 from reprokit.cli_tally import PHASES, Tally, clock, tally_table
+from reprokit.data.budget import said
 from reprokit.data.stages import STAGE_TITLES
 
 
@@ -18,8 +19,9 @@ class Printer:
     trials and seconds went (self.tally). Lines go to `sink`: click's echo off a terminal, the live display on one
     (cli_live), which also wants a line for each finished trial (trial_lines)."""
 
-    def __init__(self, verbose: bool, quiet: bool, sink: Optional[Callable[[str], None]] = None,
-                 trial_lines: bool = False):
+    def __init__(
+        self, verbose: bool, quiet: bool, sink: Callable[[str], None] | None = None, trial_lines: bool = False
+    ):
         self.verbose = verbose
         self.quiet = quiet
         self.sink = sink or (lambda text: click.echo(text, err=True))
@@ -53,16 +55,22 @@ def phase_line(tally: Tally) -> str:
 
 def trial_line(d: dict) -> str:
     o, s = d["outcome"], d["spec"]
-    return (f"    · {s.label or s.stage:<38} {o.kind:<9} {o.seconds:6.1f} s"
-            f"{'  (journal)' if d['cached'] else ''}  {o.signature.short()[:70]}")
+    return (
+        f"    · {s.label or s.stage:<38} {o.kind:<9} {o.seconds:6.1f} s"
+        f"{'  (journal)' if d['cached'] else ''}  {o.signature.short()[:70]}"
+    )
 
 
 def stage_line(d: dict) -> str:
     o = d["outcome"]
     mark = "✓" if o.kind == "pass" else "✗"
-    same = "" if o.kind == "pass" else ("  (same as the original)" if d.get("same", True) else "  (a different failure)")
-    return (f"  {mark} {STAGE_TITLES.get(d['stage'], d['stage']):<28} {o.signature.short()[:60]:<60} "
-            f"{o.seconds:5.1f} s{same}")
+    same = (
+        "" if o.kind == "pass" else ("  (same as the original)" if d.get("same", True) else "  (a different failure)")
+    )
+    return (
+        f"  {mark} {STAGE_TITLES.get(d['stage'], d['stage']):<28} {o.signature.short()[:60]:<60} "
+        f"{o.seconds:5.1f} s{same}"
+    )
 
 
 def original_line(d: dict) -> str:
@@ -74,7 +82,7 @@ def original_line(d: dict) -> str:
     return f"  {'✗' if o.failed else '·'} {title:<28} {o.signature.short()[:60]:<60} {o.seconds:5.1f} s"
 
 
-def event_text(event: str, d: dict) -> Optional[str]:
+def event_text(event: str, d: dict) -> str | None:
     """One event's line, or None for an event that prints nothing."""
     if event in LINES:
         return LINES[event](d)
@@ -85,19 +93,26 @@ def event_text(event: str, d: dict) -> Optional[str]:
 
 def mode_line(r: dict) -> str:
     mark = "✓" if r["kind"] == "pass" else "✗"
-    what = r["speed"] if r["kind"] in ("pass", "slow") else r["kind"] + (
-        " (same failure)" if r.get("same") else " (a different failure)")
+    what = (
+        r["speed"]
+        if r["kind"] in ("pass", "slow")
+        else r["kind"] + (" (same failure)" if r.get("same") else " (a different failure)")
+    )
     return f"  {mark} mode={r['mode'] or 'default'} dynamic={r['dynamic']}: {what}"
 
 
 def minified_line(d: dict) -> str:
     if d.get("unit") == "warm":
-        return (f"  repro.py: the script, run cold then warm on one new inductor cache (not reduced: a cut costs two "
-                f"runs), {d['trials']} trials, {d['seconds']:.1f} s; "
-                f"{'verified in fresh processes' if d['verified'] else 'NOT verified'}")
+        return (
+            f"  repro.py: the script, run cold then warm on one new inductor cache (not reduced: a cut costs two "
+            f"runs), {d['trials']} trials, {d['seconds']:.1f} s; "
+            f"{'verified in fresh processes' if d['verified'] else 'NOT verified'}"
+        )
     what = ("reduced the script's source", "lines") if d.get("unit") == "lines" else ("minified graph", "nodes")
-    return (f"  {what[0]} {d['before']} → {d['after']} {what[1]} in {d['trials']} trials, {d['seconds']:.1f} s; "
-            f"repro.py {'verified in a fresh process' if d['verified'] else 'NOT verified'}")
+    return (
+        f"  {what[0]} {d['before']} → {d['after']} {what[1]} in {d['trials']} trials, {d['seconds']:.1f} s; "
+        f"repro.py {'verified in a fresh process' if d['verified'] else 'NOT verified'}"
+    )
 
 
 LINES = {
@@ -106,15 +121,24 @@ LINES = {
     "stage": stage_line,
     "original": original_line,
     "graph": lambda d: f"  ✗ graph {d['graph']} of {d['count']} fails alone",
-    "configs": lambda d: (f"  · {d['tried']} config flips: all together "
-                          f"{'pass' if d.get('together') else 'still fail'}; the script's own settings that make it "
-                          f"pass reset alone: {', '.join(d['fixes']) or 'none'}"),
-    "subsystems": lambda d: (f"  · subsystems turned off: {', '.join(d['tried'])}; off alone, these make it pass: "
-                             f"{', '.join(d['fixes']) or 'none'}"),
-    "subsystem": lambda d: (f"  ✗ {d['name']} application #{d['application']} of {d['applications']}: {d['detail']}"
-                            f"{'  (boundary not stable on re-run)' if d['confirmed'] is False else ''}"),
-    "minify_start": lambda d: (f"  reducing the script's source ({d['nodes']} lines) ..." if d['graph'] == "source"
-                               else f"  minifying graph {d['graph']} ({d['nodes']} nodes) ..."),
+    "configs": lambda d: (
+        f"  · {d['tried']} config flips: all together "
+        f"{'pass' if d.get('together') else 'still fail'}; the script's own settings that make it "
+        f"pass reset alone: {', '.join(d['fixes']) or 'none'}"
+    ),
+    "subsystems": lambda d: (
+        f"  · subsystems turned off: {', '.join(d['tried'])}; off alone, these make it pass: "
+        f"{', '.join(d['fixes']) or 'none'}"
+    ),
+    "subsystem": lambda d: (
+        f"  ✗ {d['name']} application #{d['application']} of {d['applications']}: {d['detail']}"
+        f"{'  (boundary not stable on re-run)' if d['confirmed'] is False else ''}"
+    ),
+    "minify_start": lambda d: (
+        f"  reducing the script's source ({d['nodes']} lines) ..."
+        if d["graph"] == "source"
+        else f"  minifying graph {d['graph']} ({d['nodes']} nodes) ..."
+    ),
     "minify_step": lambda d: f"    minify: {d['what']} → {d['nodes']} nodes",
     "minified": minified_line,
     "note": lambda d: f"  {d['text']}",
@@ -130,7 +154,7 @@ def verdict_json(v) -> dict:
     return d
 
 
-def summary_table(v, tally: Optional[Tally] = None) -> str:
+def summary_table(v, tally: Tally | None = None) -> str:
     """The ladder as a table, then what the bisect isolated, one fact a line; then, given the CLI's tally, every
     trial and second of the run by phase (the verdict's own count stops at the verdict)."""
     rows = [("stage", "result", "seconds")]
@@ -139,37 +163,72 @@ def summary_table(v, tally: Optional[Tally] = None) -> str:
     width = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = ["  ".join(c.ljust(width[i]) for i, c in enumerate(r)) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in width))
-    facts = [("failing stage", v.failing_stage), ("failure", v.kind or (v.signature or {}).get("kind")),
-             ("graph", None if v.graph is None else f"{v.graph} of {v.graph_count}"),
-             ("config that makes it pass", json.dumps(v.config) if v.config else None),
-             ("subsystem", None if not v.subsystem else
-              f"{v.subsystem['name']} #{v.subsystem['application']}: {v.subsystem['detail']}"),
-             ("fake kernel", None if not v.meta_kernel else
-              f"{v.meta_kernel['op'] or '?'}: {v.meta_kernel['mismatch'] or 'fake and real kernels disagree'}"),
-             ("memory", None if not v.memory else f"compiled peak {_mib(v.memory['compiled_peak_mib'])}, eager "
-              f"peak {_mib(v.memory['eager_peak_mib'])} ({v.memory['measure']})"),
-             ("inductor pieces", _pieces(v.inductor_pieces)),
-             ("export guard", v.export and v.export.get("guard")),
-             ("user line", v.export and v.export.get("line") and f"{v.export['line']}: {v.export['code']}"),
-             ("cuda fault", None if not v.cuda_fault else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel'] or 'no named kernel'}; "
-              f"device afterwards: {v.cuda_fault.get('device_check') or 'not checked'}"),
-             ("aoti kernel", v.aoti_kernel and f"{v.aoti_kernel['kernel']} (launched, never finished)"),
-             ("speed", (v.speed or {}).get("original")),
-             ("modes that pass", None if v.modes is None else
-              ", ".join(f"mode={r['mode'] or 'default'} dynamic={r['dynamic']}" for r in v.modes
-                        if r["kind"] == "pass") or "none"),
-             ("repro", v.repro and f"{v.repro} ({v.repro_kind or 'not verified'})"),
-             ("no repro because", None if v.repro_verified or not v.repro_attempts else
-              "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts)),
-             ("tarball", v.tarball),
-             ("budget", _budget(v.budget)),
-             ("verdict after", f"{v.trials} trials, {v.seconds:.1f} s")]
+    facts = [
+        ("failing stage", v.failing_stage),
+        ("failure", v.kind or (v.signature or {}).get("kind")),
+        ("graph", None if v.graph is None else f"{v.graph} of {v.graph_count}"),
+        ("config that makes it pass", json.dumps(v.config) if v.config else None),
+        (
+            "subsystem",
+            None
+            if not v.subsystem
+            else f"{v.subsystem['name']} #{v.subsystem['application']}: {v.subsystem['detail']}",
+        ),
+        (
+            "fake kernel",
+            None
+            if not v.meta_kernel
+            else f"{v.meta_kernel['op'] or '?'}: {v.meta_kernel['mismatch'] or 'fake and real kernels disagree'}",
+        ),
+        (
+            "memory",
+            None
+            if not v.memory
+            else f"compiled peak {_mib(v.memory['compiled_peak_mib'])}, eager "
+            f"peak {_mib(v.memory['eager_peak_mib'])} ({v.memory['measure']})",
+        ),
+        ("inductor pieces", _pieces(v.inductor_pieces)),
+        ("export guard", v.export and v.export.get("guard")),
+        ("user line", v.export and v.export.get("line") and f"{v.export['line']}: {v.export['code']}"),
+        (
+            "cuda fault",
+            None
+            if not v.cuda_fault
+            else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel'] or 'no named kernel'}; "
+            f"device afterwards: {v.cuda_fault.get('device_check') or 'not checked'}",
+        ),
+        ("aoti kernel", v.aoti_kernel and f"{v.aoti_kernel['kernel']} (launched, never finished)"),
+        ("speed", (v.speed or {}).get("original")),
+        (
+            "modes that pass",
+            None
+            if v.modes is None
+            else ", ".join(
+                f"mode={r['mode'] or 'default'} dynamic={r['dynamic']}" for r in v.modes if r["kind"] == "pass"
+            )
+            or "none",
+        ),
+        ("repro", v.repro and f"{v.repro} ({v.repro_kind or 'not verified'})"),
+        (
+            "no repro because",
+            None
+            if v.repro_verified or not v.repro_attempts
+            else "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts),
+        ),
+        ("tarball", v.tarball),
+        ("budget", _budget(v.budget)),
+        ("verdict after", f"{v.trials} trials, {v.seconds:.1f} s"),
+    ]
     lines.append("")
     lines += [f"{k:<26} {val}" for k, val in facts if val is not None]
     if v.other_failures:
-        lines.append(f"{'other failures seen':<26} " + "; ".join(
-            f"{o['signature'].get('exc_type') or o['signature']['kind']}: {o['signature'].get('message', '')[:50]}"
-            for o in v.other_failures))
+        lines.append(
+            f"{'other failures seen':<26} "
+            + "; ".join(
+                f"{o['signature'].get('exc_type') or o['signature']['kind']}: {o['signature'].get('message', '')[:50]}"
+                for o in v.other_failures
+            )
+        )
     if v.unsteady:
         lines.append(f"{'runs that failed otherwise':<26} {v.unsteady}")
     if v.message:
@@ -198,12 +257,14 @@ def _stage_result(v, r: dict) -> str:
 
 
 def _budget(budget) -> str | None:
-    """"20 min, spent: not asked: minify" for a run given --budget."""
+    """ "20 min, spent: not asked: minify" for a run given --budget."""
     if not budget:
         return None
     head = f"{said(budget['seconds'])}, {'spent' if budget['spent'] else 'not spent'}"
-    missed = [f"not asked: {', '.join(budget['not_asked'])}" if budget["not_asked"] else "",
-              f"{budget['trials_not_run']} search trials not run" if budget["trials_not_run"] else ""]
+    missed = [
+        f"not asked: {', '.join(budget['not_asked'])}" if budget["not_asked"] else "",
+        f"{budget['trials_not_run']} search trials not run" if budget["trials_not_run"] else "",
+    ]
     return "; ".join([head] + [m for m in missed if m])
 
 
@@ -212,7 +273,7 @@ def _mib(value) -> str:
 
 
 def _pieces(pieces) -> str | None:
-    """"piece 2 of 2 failed: 3 nodes (relu, add)" for a user backend that had inductor compile pieces."""
+    """ "piece 2 of 2 failed: 3 nodes (relu, add)" for a user backend that had inductor compile pieces."""
     if not pieces:
         return None
     failed = pieces.get("failed")
@@ -227,13 +288,17 @@ def doctor_table(r, verbose: bool = False) -> str:
     s = r.speed
     lines = [f"speed: {s['verdict']}"]
     if s.get("speedup") is not None:
-        lines.append(f"       eager {s['eager_step_seconds'] * 1e3:.3f} ms/call, compiled "
-                     f"{s['compiled_step_seconds'] * 1e3:.3f} ms/call ({s['steps_timed']} calls after warm-up); "
-                     f"compile {s['compile_seconds']:.1f} s; {r.graphs} graph(s)")
+        lines.append(
+            f"       eager {s['eager_step_seconds'] * 1e3:.3f} ms/call, compiled "
+            f"{s['compiled_step_seconds'] * 1e3:.3f} ms/call ({s['steps_timed']} calls after warm-up); "
+            f"compile {s['compile_seconds']:.1f} s; {r.graphs} graph(s)"
+        )
     for c in r.compile_sites:
         if "ops" in c:  # what each compiled callable compiled
-            lines.append(f"compiled: {c['label']} at {os.path.basename(c['file'])}:{c['line']}: "
-                         f"{c['graphs']} graph(s), {c['ops']} ops")
+            lines.append(
+                f"compiled: {c['label']} at {os.path.basename(c['file'])}:{c['line']}: "
+                f"{c['graphs']} graph(s), {c['ops']} ops"
+            )
     if r.unobserved:
         lines.append(unobserved_line(r.unobserved))
     elif not r.findings:
@@ -256,11 +321,15 @@ def doctor_table(r, verbose: bool = False) -> str:
 
 def models_table(rows: list) -> str:
     """The registry as a table: shape, parameters in all and per rank, risk class."""
-    lines = [f"{'model':<10} {'hidden':>6} {'layers':>6} {'heads':>5} {'kv':>3} {'inter':>6} {'params':>16} "
-             f"{'per rank':>16}  risk"]
+    lines = [
+        f"{'model':<10} {'hidden':>6} {'layers':>6} {'heads':>5} {'kv':>3} {'inter':>6} {'params':>16} "
+        f"{'per rank':>16}  risk"
+    ]
     for r in rows:
-        lines.append(f"{r['model']:<10} {r['hidden']:>6} {r['layers']:>6} {r['heads']:>5} {r['kv_heads']:>3} "
-                     f"{r['intermediate']:>6} {r['params']:>16,} {r['params_per_rank']:>16,}  {r['risk'].split(':')[0]}")
+        lines.append(
+            f"{r['model']:<10} {r['hidden']:>6} {r['layers']:>6} {r['heads']:>5} {r['kv_heads']:>3} "
+            f"{r['intermediate']:>6} {r['params']:>16,} {r['params_per_rank']:>16,}  {r['risk'].split(':')[0]}"
+        )
     return "\n".join(lines)
 
 
@@ -272,8 +341,12 @@ def pack_show(shown: dict) -> str:
     return "\n".join(lines)
 
 
-_STATUS_TEXT = {"same": "fails the same way", "passes": "passes", "different": "fails differently",
-                "cannot_run": "cannot run"}
+_STATUS_TEXT = {
+    "same": "fails the same way",
+    "passes": "passes",
+    "different": "fails differently",
+    "cannot_run": "cannot run",
+}
 
 
 def _env_text(env: dict) -> str:
@@ -293,30 +366,41 @@ def versions_table(result: dict) -> str:
     """reprokit versions: the conclusion first, then release -> result, environment and its cost."""
     rows = [("torch", "result", "seconds", "environment", "detail")]
     for r in result["rows"]:
-        rows.append((r["release"], _STATUS_TEXT[r["status"]], f"{r['seconds']:.1f}", _env_text(r["env"]),
-                     "" if r["status"] == "passes" else r["detail"][:70]))
+        rows.append(
+            (
+                r["release"],
+                _STATUS_TEXT[r["status"]],
+                f"{r['seconds']:.1f}",
+                _env_text(r["env"]),
+                "" if r["status"] == "passes" else r["detail"][:70],
+            )
+        )
     width = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = [result["summary"], ""]
     lines += ["  ".join(c.ljust(width[i]) for i, c in enumerate(r)).rstrip() for r in rows]
     lines.insert(3, "  ".join("-" * w for w in width))
     lines.append("")
     size = result.get("cache_bytes", 0) / 2**30
-    lines.append(f"environments in {result['cache_dir']}: {size:.1f} GiB on disk in all "
-                 "(reprokit versions --clean removes them)")
+    lines.append(
+        f"environments in {result['cache_dir']}: {size:.1f} GiB on disk in all (reprokit versions --clean removes them)"
+    )
     return "\n".join(lines)
 
 
 def unobserved_line(unobserved: list) -> str:
     """What doctor could not see: torch's records it failed to attach to, said instead of "none found"."""
-    return (f"could not attach to torch's {' and '.join(unobserved)} records in this torch: graph breaks, "
-            "recompilations and fall-backs were not observed (not the same as none)")
-
+    return (
+        f"could not attach to torch's {' and '.join(unobserved)} records in this torch: graph breaks, "
+        "recompilations and fall-backs were not observed (not the same as none)"
+    )
 
 
 def plan_table(result: dict) -> str:
     """reprokit plan: one row per node count, then the node-hours spent."""
-    lines = [f"{result['trials']} trials in {result['rounds']} rounds, {result['nodes_per_trial']} node(s) a trial",
-             f"{'nodes':>6}  {'wall':>10}"]
+    lines = [
+        f"{result['trials']} trials in {result['rounds']} rounds, {result['nodes_per_trial']} node(s) a trial",
+        f"{'nodes':>6}  {'wall':>10}",
+    ]
     for p in result["plans"]:
         lines.append(f"{p['nodes']:>6}  {_clock(p['seconds']):>10}")
     lines.append(f"node-hours spent: {result['node_hours']:.3f}")

@@ -3,12 +3,13 @@
 The verdict counts the trials up to the verdict only (issue #28: "trials 10 in 87.3 s" for a run of 26 trials in
 251 s); this counts every trial the CLI was told of and every second from the command's start to its summary.
 """
+
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 # What each phase does, as the live display and the plain lines say it.
 PHASES = {
@@ -60,7 +61,7 @@ class Tally:
     clock: Callable[[], float] = time.monotonic
     phases: list = field(default_factory=list)
     started: float = 0.0
-    ended: Optional[float] = None  # set by close(): the summary's seconds stop there
+    ended: float | None = None  # set by close(): the summary's seconds stop there
     running: int = 0  # trials started and not finished, known only from "trial_start" events
 
     def __post_init__(self):
@@ -131,12 +132,21 @@ def tally_table(tally: Tally) -> str:
     tally.close()
     rows = tally.merged()
     reused = any(r.reused for r in rows)
-    total = PhaseCount("all", tally.started, tally.elapsed(), sum(r.trials for r in rows),
-                       sum(r.scripts for r in rows), sum(r.reused for r in rows))
+    total = PhaseCount(
+        "all",
+        tally.started,
+        tally.elapsed(),
+        sum(r.trials for r in rows),
+        sum(r.scripts for r in rows),
+        sum(r.reused for r in rows),
+    )
     cells = [["phase", "trials", "script"] + (["reused"] if reused else []) + ["seconds"]]
-    cells += [[r.name, str(r.trials), str(r.scripts)] + ([str(r.reused)] if reused else []) + [f"{r.seconds:.1f}"]
-              for r in rows + [total]]
+    cells += [
+        [r.name, str(r.trials), str(r.scripts)] + ([str(r.reused)] if reused else []) + [f"{r.seconds:.1f}"]
+        for r in rows + [total]
+    ]
     width = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
     cells.insert(1, ["-" * w for w in width])
-    return "\n".join("  ".join(c.ljust(width[0]) if i == 0 else c.rjust(width[i]) for i, c in enumerate(r))
-                     for r in cells)
+    return "\n".join(
+        "  ".join(c.ljust(width[0]) if i == 0 else c.rjust(width[i]) for i, c in enumerate(r)) for r in cells
+    )

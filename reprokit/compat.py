@@ -1,5 +1,6 @@
 """The only module that touches private torch APIs (torch._dynamo, torch._inductor, torch._functorch): a torch
 upgrade that moves one is a change to this file alone. Imported only in trial children, never by the parent."""
+
 from __future__ import annotations
 
 import contextlib
@@ -9,7 +10,8 @@ import sys
 import threading
 import types
 import warnings
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -22,19 +24,22 @@ TORCH_VERSION = torch.__version__
 def lookup_backend(name: str) -> Callable:
     """A registered Dynamo backend by name ("eager", "aot_eager", ...)."""
     import torch._dynamo
+
     return torch._dynamo.lookup_backend(name)
 
 
-def inductor_backend(mode: Optional[str], options: Optional[dict], dynamic: Optional[bool]) -> Callable:
+def inductor_backend(mode: str | None, options: dict | None, dynamic: bool | None) -> Callable:
     """Inductor as torch.compile would build it for these arguments (mode and options both honoured)."""
     return torch._TorchCompileInductorWrapper(mode, options or {}, dynamic)
 
 
-def inductor_backend_observing(mode: Optional[str], options: Optional[dict], dynamic: Optional[bool],
-                               on_graph: Callable[[Any, list, bool], None]) -> Callable:
+def inductor_backend_observing(
+    mode: str | None, options: dict | None, dynamic: bool | None, on_graph: Callable[[Any, list, bool], None]
+) -> Callable:
     """Inductor as torch.compile builds it, calling on_graph(aten_gm, example_inputs, is_backward) for every
     graph AOT autograd hands to inductor's inner compiler (forward, backward, inference)."""
     from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
     wrapper = torch._TorchCompileInductorWrapper(mode, options or {}, dynamic)
 
     def inner(gm, example_inputs, **kwargs):
@@ -61,6 +66,7 @@ def op_qualname(fn) -> str:
     if isinstance(fn, torch._ops.HigherOrderOperator):
         return f"torch.ops.higher_order.{fn.name()}"
     from torch.fx.node import _get_qualified_name
+
     return _get_qualified_name(fn)
 
 
@@ -74,18 +80,21 @@ def size_hint(s) -> int:
 
 def is_fake(t) -> bool:
     from torch._subclasses.fake_tensor import FakeTensor
+
     return isinstance(t, FakeTensor)
 
 
 def fake_tensor_mode():
     """A fake-tensor mode (no data) that turns the real tensors it meets into fakes."""
     from torch._subclasses.fake_tensor import FakeTensorMode
+
     return FakeTensorMode(allow_non_fake_inputs=True)
 
 
 def inductor_config_values(names) -> dict:
     """Current values of the named inductor config entries (dotted names), skipping unknown ones."""
     import torch._inductor.config as cfg
+
     out = {}
     for name in names:
         try:
@@ -101,6 +110,7 @@ def non_default_configs(objects: bool = False) -> dict:
     import torch._dynamo.config as dcfg
     import torch._functorch.config as fcfg
     import torch._inductor.config as icfg
+
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -109,8 +119,11 @@ def non_default_configs(objects: bool = False) -> dict:
 
 
 def _collect_non_default(out, dcfg, fcfg, icfg, objects):
-    for prefix, mod in (("torch._dynamo.config", dcfg), ("torch._inductor.config", icfg),
-                        ("torch._functorch.config", fcfg)):
+    for prefix, mod in (
+        ("torch._dynamo.config", dcfg),
+        ("torch._inductor.config", icfg),
+        ("torch._functorch.config", fcfg),
+    ):
         entries = getattr(mod, "_config", {})
         for name, entry in entries.items():
             try:
@@ -126,19 +139,21 @@ def _collect_non_default(out, dcfg, fcfg, icfg, objects):
 def config_defaults(full_names) -> dict:
     """{"inductor name": default} for dotted "torch._inductor.config.X" names."""
     import torch._inductor.config as icfg
+
     prefix = "torch._inductor.config."
     out = {}
     for full in full_names:
         if full.startswith(prefix):
-            entry = getattr(icfg, "_config", {}).get(full[len(prefix):])
+            entry = getattr(icfg, "_config", {}).get(full[len(prefix) :])
             if entry is not None:
-                out[full[len(prefix):]] = getattr(entry, "default", None)
+                out[full[len(prefix) :]] = getattr(entry, "default", None)
     return out
 
 
 def set_inductor_config(name: str, value) -> None:
     """torch._inductor.config.<dotted name> = value (e.g. "cpp.inject_relu_bug_TESTING_ONLY")."""
     import torch._inductor.config as icfg
+
     obj, parts = icfg, name.split(".")
     for p in parts[:-1]:
         obj = getattr(obj, p)
@@ -154,12 +169,14 @@ def set_functorch_config(name: str, value) -> None:
 def same(ref, res, fp64_ref=None, tol: float = 1e-3) -> bool:
     """torch._dynamo's own accuracy comparison, as its accuracy minifier uses it."""
     from torch._dynamo.utils import same as _same
+
     return bool(_same(ref, res, fp64_ref=fp64_ref, tol=tol, equal_nan=True))
 
 
 def cast_to_fp64(model, inputs):
     """Model and inputs in float64 for an honest reference (as torch's accuracy minifier does)."""
     from torch._dynamo.debug_utils import cast_to_fp64
+
     return cast_to_fp64(model, inputs)
 
 
@@ -168,6 +185,7 @@ def probe_bisect_counters(on_call: Callable[[str, str, int, Callable[[], str] | 
     on_call answers True that application is turned off, whatever TORCH_BISECT_* say (several subsystems at
     once, which torch's single TORCH_BISECT_SUBSYSTEM cannot say)."""
     from torch._inductor.compiler_bisector import CompilerBisector
+
     original = CompilerBisector.disable_subsystem.__func__
     seen: dict = {}
 
@@ -198,9 +216,21 @@ def compile_keeping_backend(original_compile, *args, **kwargs):
 
 
 # What Dynamo did: graph breaks, recompilations, fall-backs (reprokit doctor, bisect --kind slow).
-_METRIC_FIELDS = ("compile_id", "co_name", "co_filename", "co_firstlineno", "fail_type", "fail_reason",
-                  "fail_user_frame_filename", "fail_user_frame_lineno", "recompile_reason", "graph_op_count",
-                  "entire_frame_compile_time_s", "config_suppress_errors", "has_guarded_code")
+_METRIC_FIELDS = (
+    "compile_id",
+    "co_name",
+    "co_filename",
+    "co_firstlineno",
+    "fail_type",
+    "fail_reason",
+    "fail_user_frame_filename",
+    "fail_user_frame_lineno",
+    "recompile_reason",
+    "graph_op_count",
+    "entire_frame_compile_time_s",
+    "config_suppress_errors",
+    "has_guarded_code",
+)
 
 
 def watch_graph_breaks(on_break: Callable[[dict], None]) -> bool:
@@ -221,10 +251,15 @@ def watch_graph_breaks(on_break: Callable[[dict], None]) -> bool:
             reason = next((a for a in list(args) + list(kwargs.values()) if isinstance(a, str)), "")
             if exc is None or not getattr(exc, "logged", False):
                 stack = getattr(exc, "real_stack", None) or TracingContext.extract_stack()
-                on_break({"gb_type": getattr(exc, "gb_type", None) or type(exc).__name__,
-                          "reason": reason, "exc_type": type(exc).__name__ if exc else None,
-                          "stack": [(f.filename, f.lineno, f.name, (f.line or "").strip()) for f in stack],
-                          "frame": (self.f_code.co_filename, self.f_code.co_firstlineno, self.f_code.co_name)})
+                on_break(
+                    {
+                        "gb_type": getattr(exc, "gb_type", None) or type(exc).__name__,
+                        "reason": reason,
+                        "exc_type": type(exc).__name__ if exc else None,
+                        "stack": [(f.filename, f.lineno, f.name, (f.line or "").strip()) for f in stack],
+                        "frame": (self.f_code.co_filename, self.f_code.co_firstlineno, self.f_code.co_name),
+                    }
+                )
         except Exception:  # observing must never change what Dynamo does
             pass
         return original(self, *args, **kwargs)
@@ -234,30 +269,35 @@ def watch_graph_breaks(on_break: Callable[[dict], None]) -> bool:
     return True
 
 
-def compilation_metrics() -> Optional[list]:
+def compilation_metrics() -> list | None:
     """A plain dict per frame Dynamo compiled (its CompilationMetrics records); None where this torch has none."""
     try:
         from torch._dynamo.utils import get_compilation_metrics
     except ImportError:
         return None
-    return [{k: (sorted(v) if isinstance(v, set) else v) for k in _METRIC_FIELDS for v in [getattr(m, k, None)]}
-            for m in get_compilation_metrics()]
+    return [
+        {k: (sorted(v) if isinstance(v, set) else v) for k in _METRIC_FIELDS for v in [getattr(m, k, None)]}
+        for m in get_compilation_metrics()
+    ]
 
 
 def dynamo_counters() -> dict:
     """Dynamo's counters (frames, graph_break, unimplemented, stats) as plain nested dicts."""
     from torch._dynamo.utils import counters
+
     return {k: dict(v) for k, v in counters.items()}
 
 
 def recompile_limit() -> int:
     import torch._dynamo.config as dcfg
+
     return int(getattr(dcfg, "recompile_limit", None) or getattr(dcfg, "cache_size_limit", 8))
 
 
 def frames_compiled() -> int:
     """How many frames Dynamo has started compiling so far in this process."""
     from torch._dynamo.utils import counters
+
     return int(counters["frames"].get("total", 0))
 
 
@@ -265,10 +305,12 @@ def import_compiler(cpu: bool = False) -> None:
     """Once, in the warm worker: import Dynamo and inductor, hash triton's sources for cache keys (files only, no CUDA
     call: 0.4 s of a 2.1 s trial on 2.15); with cpu, register the joint-graph patterns a CPU graph's compile would."""
     import torch._inductor.compile_fx  # noqa: F401 (Dynamo with it)
+
     with contextlib.suppress(Exception), torch.random.fork_rng(devices=[]):
         getattr(torch._inductor.codecache, "triton_key", lambda: None)()
         if cpu:  # positional, as joint_graph_passes calls it: the one cache entry a CPU graph's compile looks up
             from torch._inductor.fx_passes.joint_graph import lazy_init
+
             lazy_init(torch.device("cpu"))
 
 
@@ -277,9 +319,11 @@ def start_cpu_codegen_probe():
     of test builds per cold process, ~3 s with an empty cache); returns the call that waits for the answer."""
     import concurrent.futures
     import platform
+
     try:
         import torch.utils._filelock  # noqa: F401 (imported here, so that the builds' threads import nothing)
         from torch._inductor import codecache, cpp_builder, cpu_vec_isa  # noqa: F401
+
         # Each x86 candidate is a test build (g++, outside the GIL) and a load; side by side they take the time
         # of the slowest. valid_vec_isa_list() then finds each answer cached on its ISA object.
         have = cpu_vec_isa.x86_isa_checker() if platform.machine() in ("x86_64", "AMD64") else []
@@ -295,6 +339,7 @@ def start_cpu_codegen_probe():
             cpu_vec_isa.valid_vec_isa_list()
         except Exception:  # as above
             pass
+
     return wait
 
 
@@ -308,8 +353,10 @@ def fork_poisoned_for_cuda() -> bool:
 _CACHED_ENV_READS = (
     ("torch._inductor.compiler_bisector", "get_env_val"),  # TORCH_BISECT_BACKEND / _SUBSYSTEM / _MAX
     *(("torch._inductor.runtime.caching.config", n) for n in ("_env_var_val", "_env_var_config", "_versioned_config")),
-    *(("torch._inductor.select_algorithm", n) for n in ("get_mm_log_filename", "get_flex_attention_log_filename",
-                                                         "get_conv_log_filename", "get_num_workers")),
+    *(
+        ("torch._inductor.select_algorithm", n)
+        for n in ("get_mm_log_filename", "get_flex_attention_log_filename", "get_conv_log_filename", "get_num_workers")
+    ),
     ("torch._dynamo.utils", "_is_tensorify_enabled"),
 )
 
@@ -330,19 +377,23 @@ def reread_env_switches() -> None:
     TORCH_BISECT_*, through get_env_val's cache; logging's TORCH_LOGS and TORCH_TRACE; TORCHDYNAMO_DISABLE needs none)."""
     clear_cached_env_reads()
     from torch._inductor import compiler_bisector
+
     if os.environ.get("TORCH_LOGS") or os.environ.get("TORCH_TRACE"):
         from torch._logging import _internal as logging_internal
+
         logging_internal.LOG_TRACE_HANDLER = None  # made once, with the worker's (empty) TORCH_TRACE
         logging_internal._init_logs()
     again = getattr(compiler_bisector, "get_is_bisection_enabled", None)
     compiler_bisector.CompilerBisector.bisection_enabled = bool(
-        again() if again else (os.environ.get("TORCH_BISECT_SUBSYSTEM") or os.environ.get("TORCH_BISECT_BACKEND")))
+        again() if again else (os.environ.get("TORCH_BISECT_SUBSYSTEM") or os.environ.get("TORCH_BISECT_BACKEND"))
+    )
 
 
 def wrap_dynamo_optimize(wrap: Callable[[Callable], Callable]) -> bool:
     """torch._dynamo.optimize = wrap(torch._dynamo.optimize), for scripts that call it instead of torch.compile;
     False where this torch has none."""
     import torch._dynamo
+
     original = getattr(torch._dynamo, "optimize", None)
     if original is not None:
         torch._dynamo.optimize = wrap(original)
@@ -353,6 +404,7 @@ def watching_inductor_compiles(backend: Callable, on_compile: Callable) -> Calla
     """backend, reporting each graph inductor compiles while it or what it returned runs (a backend that hands
     pieces of its graph to inductor, at once or on first call): on_compile(gm, None) before, (gm, error) on raise."""
     import torch._inductor.compile_fx as cfx
+
     def watching(fn, *args, **kwargs):
         inner = cfx._compile_fx_inner  # read when called, however the backend reached inductor
 
@@ -363,11 +415,13 @@ def watching_inductor_compiles(backend: Callable, on_compile: Callable) -> Calla
             except BaseException as e:
                 on_compile(gm, e)
                 raise
+
         cfx._compile_fx_inner = compile_piece
         try:
             return fn(*args, **kwargs)
         finally:
             cfx._compile_fx_inner = inner
+
     return lambda gm, inputs: functools.partial(watching, watching(backend, gm, inputs))
 
 
@@ -376,6 +430,7 @@ def wrap_cpp_compile(wrap: Callable[[Callable, Callable], Callable]) -> bool:
     thread's next run of it fail with that output, so inductor raises its own error from its own frame (the
     failure's identity). Looked up when CppBuilder.build runs; False where this torch has none."""
     from torch._inductor import cpp_builder
+
     original, real, failing = getattr(cpp_builder, "run_compile_cmd", None), cpp_builder.subprocess, threading.local()
 
     def run(cmd, *args, **kwargs):
@@ -383,6 +438,7 @@ def wrap_cpp_compile(wrap: Callable[[Callable, Callable], Callable]) -> bool:
         if output is None:
             return real.run(cmd, *args, **kwargs)
         raise real.CalledProcessError(1, cmd, output=output.encode())
+
     if original is not None:
         cpp_builder.subprocess = types.SimpleNamespace(**{**vars(real), "run": run})
         cpp_builder.run_compile_cmd = wrap(original, lambda output: setattr(failing, "output", output))
@@ -392,6 +448,7 @@ def wrap_cpp_compile(wrap: Callable[[Callable, Callable], Callable]) -> bool:
 def aoti_entry_module():
     """torch._inductor: the module holding aoti_compile_and_package, aot_compile and aoti_load_package."""
     import torch._inductor
+
     return torch._inductor
 
 

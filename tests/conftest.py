@@ -1,4 +1,5 @@
 """Shared fixtures of the end-to-end tests."""
+
 import fcntl
 import hashlib
 import os
@@ -38,9 +39,11 @@ def pytest_xdist_auto_num_workers(config):
 
 def tree_digest(folder: pathlib.Path) -> dict:
     """path -> sha256 of every file under folder, reprokit's artifacts and Python's caches left out."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file() and "artifacts" not in p.parts
-            and "__pycache__" not in p.parts}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "artifacts" not in p.parts and "__pycache__" not in p.parts
+    }
 
 
 @pytest.fixture
@@ -56,12 +59,14 @@ def workdir(request, tmp_path):
 def pytest_collection_modifyitems(config, items):
     """The `timing` tests, then the longest (genuine bugs, then other end-to-end runs), so that under pytest-xdist the
     run does not end with one worker finishing a 7-minute bisect while the other cores sit idle."""
+
     # The `timing` tests first: each holds the workers' lock alone, and asked for mid-run it waits (its worker idle)
     # until no other test holds the lock shared; CI at 0954adb lost 316 s and 128 s so in two setups.
     def weight(item):
         if item.get_closest_marker("timing"):
             return -1
         return 0 if item.get_closest_marker("real_bug") else 1 if item.get_closest_marker("slow") else 2
+
     items.sort(key=weight)  # stable: file order within each weight
 
 

@@ -1,6 +1,7 @@
 """ISSUE.md checked as a reader would: rendered with a GitHub-flavoured Markdown renderer, its sections those of
 PyTorch's torch.compile bug-report form in order, its error section short and holding the decisive line, and no
 path of this machine anywhere in it."""
+
 import json
 import os
 import pathlib
@@ -39,14 +40,20 @@ def error_block(text: str) -> str:
 
 
 def issue_of(run_dir: str) -> str:
-    p = subprocess.run([sys.executable, "-m", "reprokit", "issue", run_dir], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=600)
+    p = subprocess.run(
+        [sys.executable, "-m", "reprokit", "issue", run_dir],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     return p.stdout
 
 
-def check_issue(run_dir: str, decisive: str, title: str = "", labels: tuple = (), tarball: str = "",
-                tlparse: bool = False) -> str:
+def check_issue(
+    run_dir: str, decisive: str, title: str = "", labels: tuple = (), tarball: str = "", tlparse: bool = False
+) -> str:
     """ISSUE.md of a run, checked (and its tarball's members, when given); returns it."""
     text = issue_of(run_dir)
     assert list(sections(text)) == FORM_SECTIONS, list(sections(text))
@@ -62,8 +69,9 @@ def check_issue(run_dir: str, decisive: str, title: str = "", labels: tuple = ()
         assert f"`{label}`" in text.splitlines()[2], text.splitlines()[2]
     verdict = json.loads(pathlib.Path(run_dir, "verdict.json").read_text())
     if verdict.get("test_repro"):
-        assert "a failing test in PyTorch's style" in text and verdict["test_repro_verified"] is True, \
-            verdict["test_repro_failure"]
+        assert "a failing test in PyTorch's style" in text and verdict["test_repro_verified"] is True, verdict[
+            "test_repro_failure"
+        ]
     check_reader_facing(text, verdict)
     if tarball:
         check_tarball(tarball, verdict, text, tlparse)
@@ -71,8 +79,17 @@ def check_issue(run_dir: str, decisive: str, title: str = "", labels: tuple = ()
 
 
 # What a GitHub reader cannot open: files of the pack, named in the issue's text.
-PACK_FILES = ("verdict.json", "logs/", "test_repro.py", "stderr.txt", "MANIFEST.json", "source/", "in the pack",
-              "ISSUE.md", "index.html")
+PACK_FILES = (
+    "verdict.json",
+    "logs/",
+    "test_repro.py",
+    "stderr.txt",
+    "MANIFEST.json",
+    "source/",
+    "in the pack",
+    "ISSUE.md",
+    "index.html",
+)
 
 
 def check_reader_facing(text: str, verdict: dict) -> None:
@@ -90,8 +107,7 @@ def check_tarball(tarball: str, verdict: dict, issue: str, tlparse: bool) -> Non
     """The pack holds what ISSUE.md says it attaches: test_repro.py, the logs, tlparse's report; repro.py is
     portable."""
     with tarfile.open(tarball) as tar:
-        files = {m.name.split("/", 1)[1]: tar.extractfile(m).read().decode(errors="replace")
-                 for m in tar.getmembers()}
+        files = {m.name.split("/", 1)[1]: tar.extractfile(m).read().decode(errors="replace") for m in tar.getmembers()}
     assert f"`{os.path.basename(tarball)}`" in issue
     assert any(name.startswith("logs/") and name.endswith("stderr.txt") for name in files)
     for name in ("repro.py", "test_repro.py"):

@@ -1,4 +1,5 @@
 """A user model factory for `reprokit pack --model model_factories:relu_mlp` (returns model and inputs)."""
+
 import torch
 
 

@@ -5,6 +5,7 @@ issue #28 ("never silent for more than 2 s") is about what a user at a terminal 
 
 Also a script, to measure a checkout by hand: python tests/pty_record.py REPO_ROOT -- reprokit ARGS...
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -24,8 +25,7 @@ def record(argv: list, env: dict, cwd: str, timeout: float = 900.0, columns: int
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     started = time.monotonic()
-    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
-                            start_new_session=True)
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True)
     os.close(slave)
     chunks = []
     try:
@@ -64,8 +64,10 @@ def main(args: list) -> None:
     text = b"".join(c for _, c in chunks).decode("utf-8", "replace")
     gaps = sorted(((b - a, a) for (a, _), (b, _) in zip([(0.0, b"")] + chunks, chunks)), reverse=True)[:5]
     print(text[-3000:])
-    print(f"exit {code}; {len(chunks)} chunks in {ended:.1f} s; longest silence {longest_silence(chunks, ended):.1f} s; "
-          f"longest gaps (seconds, at): {[(round(g, 1), round(t, 1)) for g, t in gaps]}")
+    print(
+        f"exit {code}; {len(chunks)} chunks in {ended:.1f} s; longest silence {longest_silence(chunks, ended):.1f} s; "
+        f"longest gaps (seconds, at): {[(round(g, 1), round(t, 1)) for g, t in gaps]}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The one accuracy check (reprokit/child/accuracy.py), in-process on small real graphs: what it measures, what
 each level calls a mismatch, and when compiled is the more accurate one."""
+
 import json
 import math
 
@@ -268,10 +269,18 @@ def repro_for(tmp_path, fn, args, backend, strict=False):
     compile_args = {"backend": backend, "mode": None, "options": None, "dynamic": None, "fullgraph": False}
     capture_graph(gm, args, str(tmp_path / "case"), max_input_bytes=1 << 30, compile_args=compile_args)
     parts = repro_parts(str(tmp_path / "case"), None, str(tmp_path))
-    text = render_repro(parts, types.SimpleNamespace(graph=0), stage=backend,
-                        target=types.SimpleNamespace(short=lambda: "wrong values"), accuracy=True, backward=False,
-                        use_saved=True, command="reprokit bisect x.py", original_nodes=parts["nodes"],
-                        strict=strict)
+    text = render_repro(
+        parts,
+        types.SimpleNamespace(graph=0),
+        stage=backend,
+        target=types.SimpleNamespace(short=lambda: "wrong values"),
+        accuracy=True,
+        backward=False,
+        use_saved=True,
+        command="reprokit bisect x.py",
+        original_nodes=parts["nodes"],
+        strict=strict,
+    )
     (tmp_path / "repro.py").write_text(text)
     return tmp_path / "repro.py"
 
@@ -280,8 +289,7 @@ def run_repro(path):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600,
-                          cwd=path.parent)
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600, cwd=path.parent)
 
 
 @pytest.mark.slow
@@ -296,7 +304,7 @@ def test_repro_compares_mutated_inputs(tmp_path):
 
 
 def probit(p):
-    return torch.erfinv(2.0 * p - 1.0) * (2.0 ** 0.5)
+    return torch.erfinv(2.0 * p - 1.0) * (2.0**0.5)
 
 
 @pytest.mark.slow

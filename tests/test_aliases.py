@@ -1,5 +1,6 @@
 """Graph inputs that share memory (fx/aliases.py): kept through the capture, every copy a trial makes, and repro.py.
 pytorch/pytorch#198095 (tests/real_bugs/c_memory_bank_alias_view.py) fails only while `recent` is a view of `bank`."""
+
 import pytest
 import torch
 
@@ -54,24 +55,36 @@ def test_the_capture_leaves_the_jobs_inputs_alone_and_the_case_loads_them_aliase
     assert r._base is b and torch.equal(r, before[1:]) and not shares(b, bank)
 
 
-BANK = [meta(torch.randn(6, 8, dtype=torch.float64)), meta(torch.randn(8, dtype=torch.float64)),
-        meta(torch.randn(6, 8, dtype=torch.float64)[1:])]
-REFRESH = ("def forward(self, bank, update, recent):\n    bank.mul_(0.5).add_(update)\n"
-           "    return (recent[0],)")
+BANK = [
+    meta(torch.randn(6, 8, dtype=torch.float64)),
+    meta(torch.randn(8, dtype=torch.float64)),
+    meta(torch.randn(6, 8, dtype=torch.float64)[1:]),
+]
+REFRESH = "def forward(self, bank, update, recent):\n    bank.mul_(0.5).add_(update)\n    return (recent[0],)"
 
 
 @pytest.mark.parametrize("use_saved", [False, True])
 def test_repro_py_makes_the_slice_again_and_gives_each_reference_one_copy_of_the_memory(use_saved):
-    text = render(parts(forward=REFRESH, inputs=BANK, names=("bank", "update", "recent"), config_lines=[],
-                        aliases=[{"inputs": [0, 2], "offsets": [0, 8], "numel": 48}]), accuracy=True,
-                  use_saved=use_saved)
+    text = render(
+        parts(
+            forward=REFRESH,
+            inputs=BANK,
+            names=("bank", "update", "recent"),
+            config_lines=[],
+            aliases=[{"inputs": [0, 2], "offsets": [0, 8], "numel": 48}],
+        ),
+        accuracy=True,
+        use_saved=use_saved,
+    )
     if use_saved:
         assert "recent = bank[1:]  # a view of it, as in the captured call" in text
     else:
         assert "recent = bank[1:]  # a view of bank, as in the captured call" in text
         assert text.index("bank = ") < text.index("recent = ") < text.index("update = ")
-    assert ("results(Repro(), (bank_copy := bank.clone()), update.clone(), bank_copy[1:]), "
-            "results(compiled, bank, update, recent)") in text
+    assert (
+        "results(Repro(), (bank_copy := bank.clone()), update.clone(), bank_copy[1:]), "
+        "results(compiled, bank, update, recent)"
+    ) in text
     assert "results(Repro().double(), (bank_copy := bank.clone()), update.clone(), bank_copy[1:])" in text
     if use_saved:
         return
@@ -83,9 +96,16 @@ def test_repro_py_makes_the_slice_again_and_gives_each_reference_one_copy_of_the
 
 def test_inputs_with_no_spanning_member_are_views_of_a_buffer_made_for_them():
     base = torch.arange(20.0)
-    text = render(parts(forward="def forward(self, a, b):\n    a.add_(1)\n    return (b * 2,)",
-                        inputs=[meta(base[2:10]), meta(base[5:15])], names=("a", "b"), config_lines=[],
-                        aliases=[{"inputs": [0, 1], "offsets": [0, 3], "numel": 13}]), accuracy=True)
+    text = render(
+        parts(
+            forward="def forward(self, a, b):\n    a.add_(1)\n    return (b * 2,)",
+            inputs=[meta(base[2:10]), meta(base[5:15])],
+            names=("a", "b"),
+            config_lines=[],
+            aliases=[{"inputs": [0, 1], "offsets": [0, 3], "numel": 13}],
+        ),
+        accuracy=True,
+    )
     assert "a_memory = torch.empty(13)\na = a_memory[:8].copy_(" in text and "\nb = a_memory[3:].copy_(" in text
     made = {}
     exec(compile(text.split("\n\ndef error(")[0], "repro.py", "exec"), made)

@@ -1,6 +1,7 @@
 """The house rules, checked over the import graph of reprokit/ (every module parsed with ast, imports inside
 functions included, relative imports resolved): the layer map, a search package that is generic, private torch
 names only in compat.py, and no import circles. Each test lists every violation it finds."""
+
 from __future__ import annotations
 
 import ast
@@ -13,16 +14,28 @@ ROOT = Path(__file__).resolve().parent.parent / "reprokit"
 # The layer map (lowest first): a module may import only from its own layer or lower ones. The longest
 # matching prefix names a module's layer; "reprokit" alone is the root package (its version string).
 LAYERS = {
-    "reprokit": 0, "reprokit.errors": 0, "reprokit.compat": 0, "reprokit.data": 0,
+    "reprokit": 0,
+    "reprokit.errors": 0,
+    "reprokit.compat": 0,
+    "reprokit.data": 0,
     "reprokit.search": 1,
-    "reprokit.fx": 2, "reprokit.models": 2,
-    "reprokit.child": 3, "reprokit.capture": 3,
+    "reprokit.fx": 2,
+    "reprokit.models": 2,
+    "reprokit.child": 3,
+    "reprokit.capture": 3,
     "reprokit.trial": 4,
     "reprokit.report": 5,
-    "reprokit.bisect": 6, "reprokit.minify": 6, "reprokit.source": 6, "reprokit.doctor": 6,
-    "reprokit.versions": 6, "reprokit.export": 6,
+    "reprokit.bisect": 6,
+    "reprokit.minify": 6,
+    "reprokit.source": 6,
+    "reprokit.doctor": 6,
+    "reprokit.versions": 6,
+    "reprokit.export": 6,
     "reprokit.app": 7,
-    "reprokit.cli": 8, "reprokit.cli_render": 8, "reprokit.cli_tally": 8, "reprokit.cli_live": 8,
+    "reprokit.cli": 8,
+    "reprokit.cli_render": 8,
+    "reprokit.cli_tally": 8,
+    "reprokit.cli_live": 8,
     "reprokit.__main__": 8,
 }
 COMPAT = "reprokit.compat"  # the only module that may name torch._anything
@@ -70,8 +83,11 @@ def imports_of(name: str) -> list:
             else:
                 base_name = node.module or ""
             out.append(Import(name, where(path, node), base_name, bool(node.level)))
-            out += [Import(name, where(path, node), f"{base_name}.{a.name}", bool(node.level)) for a in node.names
-                    if f"{base_name}.{a.name}" in MODULES or base_name == "torch" and a.name.startswith("_")]
+            out += [
+                Import(name, where(path, node), f"{base_name}.{a.name}", bool(node.level))
+                for a in node.names
+                if f"{base_name}.{a.name}" in MODULES or base_name == "torch" and a.name.startswith("_")
+            ]
     return out
 
 
@@ -103,6 +119,7 @@ def report(title: str, violations: list) -> str:
 
 # -- the rules ---------------------------------------------------------------------------------------------------
 
+
 def test_every_module_has_a_layer():
     unplaced = [name for name in MODULES if layer_of(name) is None]
     assert not unplaced, report("modules the layer map does not place (add their package to LAYERS)", unplaced)
@@ -119,8 +136,9 @@ def test_search_is_generic_standard_library_and_itself_only():
             violations.append(f"{imp.where} imports itself as {imp.target} (use a relative import)")
         elif not own and top not in sys.stdlib_module_names:
             violations.append(f"{imp.where} imports {imp.target}")
-    assert not violations, report("imports in reprokit/search of anything but the standard library and itself",
-                                  violations)
+    assert not violations, report(
+        "imports in reprokit/search of anything but the standard library and itself", violations
+    )
 
 
 def private(name: str) -> bool:
@@ -146,12 +164,23 @@ def private_torch_uses(name: str) -> list:
     found = [f"{imp.where} import {imp.target}" for imp in imports_of(name) if private(imp.target)]
     for node in ast.walk(tree):
         # The innermost link of a chain (torch._dynamo of torch._dynamo.config.x) names it once per chain.
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases \
-                and private(f"torch.{node.attr}"):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and private(f"torch.{node.attr}")
+        ):
             found.append(f"{where(path, node)} torch.{node.attr}")
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
-                and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id in aliases \
-                and isinstance(node.args[1], ast.Constant) and private(f"torch.{node.args[1].value}"):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in aliases
+            and isinstance(node.args[1], ast.Constant)
+            and private(f"torch.{node.args[1].value}")
+        ):
             found.append(f"{where(path, node)} {node.func.id}(torch, {node.args[1].value!r})")
     return found
 
@@ -169,8 +198,9 @@ def test_no_lower_layer_imports_a_higher_one():
             continue
         (mine, low), (theirs, high) = layer_of(imp.importer), layer_of(target)
         if high > low:
-            violations.append(f"{imp.where} {imp.importer} (layer {low}, {mine}) imports {target} "
-                              f"(layer {high}, {theirs})")
+            violations.append(
+                f"{imp.where} {imp.importer} (layer {low}, {mine}) imports {target} (layer {high}, {theirs})"
+            )
     assert not violations, report("imports of a higher layer", sorted(set(violations)))
 
 
@@ -218,8 +248,13 @@ def test_only_the_executor_seam_knows_the_cluster():
     """SLURM stays behind trial.executors (issue #29): submitit and trial.slurm* are imported in trial/ alone, the
     app reaching the cluster through trial.executors, so the search never learns where a trial ran."""
     cluster = ("submitit", "reprokit.trial.slurm")
-    wrong = sorted({f"{imp.where} {imp.importer} imports {imp.target}" for imp in ALL_IMPORTS
-                    if imp.target.startswith(cluster) and not imp.importer.startswith("reprokit.trial.")})
+    wrong = sorted(
+        {
+            f"{imp.where} {imp.importer} imports {imp.target}"
+            for imp in ALL_IMPORTS
+            if imp.target.startswith(cluster) and not imp.importer.startswith("reprokit.trial.")
+        }
+    )
     assert not wrong, report("the cluster named outside trial/", wrong)
 
 
@@ -245,23 +280,32 @@ def in_package(name: str, package: str) -> bool:
 
 def defined_verdict_constants(tree: ast.AST) -> set:
     """Module-level names the module binds to "verdict.json" (VERDICT_FILE = "verdict.json")."""
-    return {t.id for node in getattr(tree, "body", []) if isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Constant) and node.value.value == VERDICT
-            for t in node.targets if isinstance(t, ast.Name)}
+    return {
+        t.id
+        for node in getattr(tree, "body", [])
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value == VERDICT
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
 
 
 def verdict_constants(tree: ast.AST) -> set:
     """Names in the module that stand for "verdict.json": its own constants, and those it imports from the module
     that defines one (from reprokit.data.rundir import VERDICT_FILE)."""
-    imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and node.module in MODULES for alias in node.names
-                if alias.name in defined_verdict_constants(MODULES[node.module][1])}
+    imported = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module in MODULES
+        for alias in node.names
+        if alias.name in defined_verdict_constants(MODULES[node.module][1])
+    }
     return defined_verdict_constants(tree) | imported
 
 
 def names_verdict(node: ast.AST, constants: set) -> bool:
-    return (isinstance(node, ast.Constant) and node.value == VERDICT
-            or isinstance(node, ast.Name) and node.id in constants)
+    return (
+        isinstance(node, ast.Constant) and node.value == VERDICT or isinstance(node, ast.Name) and node.id in constants
+    )
 
 
 def verdict_writes(name: str) -> list:
@@ -271,8 +315,9 @@ def verdict_writes(name: str) -> list:
     constants = verdict_constants(tree)
     found = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not any(names_verdict(a, constants) for a in ast.walk(node)
-                                                     if a is not node.func):
+        if not isinstance(node, ast.Call) or not any(
+            names_verdict(a, constants) for a in ast.walk(node) if a is not node.func
+        ):
             continue
         func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
         mode = next((a.value for a in node.args[1:2] if isinstance(a, ast.Constant)), "r")
@@ -300,12 +345,17 @@ def test_the_phases_below_the_app_never_read_verdict_json():
 
 
 # (importer package, imported package) pairs that must not exist: the phases meet only through their results.
-FORBIDDEN = [("reprokit.minify", "reprokit.bisect"), ("reprokit.report", "reprokit.bisect"),
-             ("reprokit.source", "reprokit.bisect"), ("reprokit.bisect", "reprokit.minify"),
-             ("reprokit.bisect", "reprokit.report"), ("reprokit.bisect", "reprokit.source"),
-             ("reprokit.report", "reprokit.minify"),
-             # the deployment path builds on bisect, never the other way (the app hands its ladder to the Bisector)
-             ("reprokit.bisect", "reprokit.export")]
+FORBIDDEN = [
+    ("reprokit.minify", "reprokit.bisect"),
+    ("reprokit.report", "reprokit.bisect"),
+    ("reprokit.source", "reprokit.bisect"),
+    ("reprokit.bisect", "reprokit.minify"),
+    ("reprokit.bisect", "reprokit.report"),
+    ("reprokit.bisect", "reprokit.source"),
+    ("reprokit.report", "reprokit.minify"),
+    # the deployment path builds on bisect, never the other way (the app hands its ladder to the Bisector)
+    ("reprokit.bisect", "reprokit.export"),
+]
 
 
 def test_bisect_minify_and_report_meet_only_through_phase_results():
@@ -314,8 +364,11 @@ def test_bisect_minify_and_report_meet_only_through_phase_results():
         target = reprokit_target(imp)
         if target is None:
             continue
-        violations += [f"{imp.where} {imp.importer} imports {target}" for low, high in FORBIDDEN
-                       if in_package(imp.importer, low) and in_package(target, high)]
+        violations += [
+            f"{imp.where} {imp.importer} imports {target}"
+            for low, high in FORBIDDEN
+            if in_package(imp.importer, low) and in_package(target, high)
+        ]
     assert not violations, report("imports across the phase seams", sorted(set(violations)))
 
 
@@ -332,11 +385,13 @@ def signature_of(module: str, qualname: str) -> tuple:
 def test_each_phase_takes_and_returns_its_result():
     """The bisector returns an Isolation; minify (graph and export paths) takes one and returns a Repro; what is
     asked after the repro takes the Isolation and returns Evidence."""
-    wanted = [("reprokit.bisect.bisector", "Bisector.isolate", None, "Isolation"),
-              ("reprokit.bisect.bisector", "Bisector.after_repro", "Isolation", "Evidence"),
-              ("reprokit.minify.repro_kinds", "minify_isolation", "Isolation", "Repro"),
-              ("reprokit.export.rerun", "minify_export_run", "Isolation", "Repro"),
-              ("reprokit.app.minify", "make_repro", "Isolation", "Repro")]
+    wanted = [
+        ("reprokit.bisect.bisector", "Bisector.isolate", None, "Isolation"),
+        ("reprokit.bisect.bisector", "Bisector.after_repro", "Isolation", "Evidence"),
+        ("reprokit.minify.repro_kinds", "minify_isolation", "Isolation", "Repro"),
+        ("reprokit.export.rerun", "minify_export_run", "Isolation", "Repro"),
+        ("reprokit.app.minify", "make_repro", "Isolation", "Repro"),
+    ]
     wrong = []
     for module, qualname, takes, returns in wanted:
         params, ret = signature_of(module, qualname)
@@ -357,30 +412,37 @@ def test_phase_results_are_frozen():
 
 # -- the checker checks itself ----------------------------------------------------------------------------------
 
+
 def test_relative_imports_resolve_to_absolute_names():
-    assert ({imp.target for imp in imports_of("reprokit.search.fixpoint")} >=
-            {"reprokit.search.problem"})
-    assert {imp.target for imp in imports_of("reprokit.search")} >= {"reprokit.search.bisect",
-                                                                      "reprokit.search.problem"}
+    assert {imp.target for imp in imports_of("reprokit.search.fixpoint")} >= {"reprokit.search.problem"}
+    assert {imp.target for imp in imports_of("reprokit.search")} >= {
+        "reprokit.search.bisect",
+        "reprokit.search.problem",
+    }
 
 
 def test_private_name_detection():
-    tree = ast.parse("import torch as th\nimport torch._dynamo\nfrom torch import _ops\nx = th._ops.ops.aten\n"
-                     "y = torch._dynamo.config.z\nv = torch.__version__\nz = getattr(torch, '_C')\n")
+    tree = ast.parse(
+        "import torch as th\nimport torch._dynamo\nfrom torch import _ops\nx = th._ops.ops.aten\n"
+        "y = torch._dynamo.config.z\nv = torch.__version__\nz = getattr(torch, '_C')\n"
+    )
     assert torch_aliases(tree) == {"th", "torch"}
     MODULES["fake"] = (ROOT / "fake.py", tree)
     try:
         found = [f.split(" ", 1)[1] for f in private_torch_uses("fake")]
     finally:
         del MODULES["fake"]
-    assert sorted(found) == sorted(["import torch._dynamo", "import torch._ops", "torch._ops", "torch._dynamo",
-                                    "getattr(torch, '_C')"]), found
+    assert sorted(found) == sorted(
+        ["import torch._dynamo", "import torch._ops", "torch._ops", "torch._dynamo", "getattr(torch, '_C')"]
+    ), found
 
 
 def test_verdict_write_detection():
-    tree = ast.parse('VERDICT_FILE = "verdict.json"\nrun.write_json("verdict.json", {})\nrun.write_json(VERDICT_FILE, v)\n'
-                     'open(os.path.join(d, "verdict.json"), "w")\nrun.read_json("verdict.json")\n'
-                     'plan.texts["verdict.json"] = text\n')
+    tree = ast.parse(
+        'VERDICT_FILE = "verdict.json"\nrun.write_json("verdict.json", {})\nrun.write_json(VERDICT_FILE, v)\n'
+        'open(os.path.join(d, "verdict.json"), "w")\nrun.read_json("verdict.json")\n'
+        'plan.texts["verdict.json"] = text\n'
+    )
     MODULES["fake"] = (ROOT / "fake.py", tree)
     try:
         found = [f.split(" ", 1)[1] for f in verdict_writes("fake")]

@@ -1,4 +1,5 @@
 """--budget DURATION as a user types it."""
+
 import pytest
 
 from reprokit.data.budget import parse_budget, said
@@ -7,7 +8,13 @@ from reprokit.errors import ReprokitError
 
 def test_durations_read_as_seconds_and_said_back():
     assert [parse_budget(t) for t in ("90s", "20m", "1h30m", "600", "1.5h", None)] == [
-        90.0, 1200.0, 5400.0, 600.0, 5400.0, None]
+        90.0,
+        1200.0,
+        5400.0,
+        600.0,
+        5400.0,
+        None,
+    ]
     assert [said(s) for s in (90.0, 1200.0, 5400.0, 1.0)] == ["1 min 30 s", "20 min", "1 h 30 min", "1 s"]
 
 

@@ -3,8 +3,8 @@ bisect summary table of a real run, minify's refusal of a flaky run, and bisect 
 
 CliRunner runs reprokit in this process; the trials are subprocesses as always.
 """
+
 import json
-import os
 import pathlib
 import re
 import shutil
@@ -180,27 +180,42 @@ def test_every_bad_input_is_one_line_and_exit_2(in_tmp):
         (["bisect", "missing.py"], "no such script: missing.py"),
         (["bisect", str(in_tmp)], f"{in_tmp} is a directory; pass the Python script that calls torch.compile"),
         (["bisect", "broken.py"], "broken.py:1: syntax error: invalid syntax; fix the script, then run reprokit again"),
-        (["bisect", "s.py", "-o", str(in_tmp / "blocker" / "sub")],
-         f"cannot write to output dir {in_tmp / 'blocker' / 'sub'}: Not a directory; pass --output-dir to a "
-         "writable folder"),
+        (
+            ["bisect", "s.py", "-o", str(in_tmp / "blocker" / "sub")],
+            f"cannot write to output dir {in_tmp / 'blocker' / 'sub'}: Not a directory; pass --output-dir to a "
+            "writable folder",
+        ),
         (["bisect"], "pass the script to bisect, or --resume RUN_DIR to continue an interrupted bisect"),
-        (["bisect", "s.py", "--resume", str(unfinished)],
-         "--resume takes the run folder alone: the script and its options come from its run.json"),
+        (
+            ["bisect", "s.py", "--resume", str(unfinished)],
+            "--resume takes the run folder alone: the script and its options come from its run.json",
+        ),
         (["doctor", "missing.py"], "no such script: missing.py"),
-        (["pack", "--model", "llama7b", "--set", "no-equals-sign"],
-         "--set takes NAME=VALUE (an inductor config), got 'no-equals-sign'"),
+        (
+            ["pack", "--model", "llama7b", "--set", "no-equals-sign"],
+            "--set takes NAME=VALUE (an inductor config), got 'no-equals-sign'",
+        ),
         (["pack"], "pass a run folder to pack, or --model NAME (see reprokit models)"),
-        (["minify", str(unfinished)],
-         f"{unfinished} has no verdict.json yet; run reprokit bisect to completion first"),
+        (["minify", str(unfinished)], f"{unfinished} has no verdict.json yet; run reprokit bisect to completion first"),
         (["issue", str(unfinished)], f"{unfinished} has no verdict.json yet; run reprokit bisect to completion first"),
-        (["pack", str(unfinished), "--show"],
-         f"{unfinished} has no verdict.json yet; run reprokit bisect to completion first"),
+        (
+            ["pack", str(unfinished), "--show"],
+            f"{unfinished} has no verdict.json yet; run reprokit bisect to completion first",
+        ),
     ]
     for command in ("pack", "minify", "issue"):
-        cases.append(([command, str(in_tmp)], f"{in_tmp} is not a reprokit run folder (no run.json); pass the folder "
-                                             "bisect printed"))
-    cases.append((["bisect", "--resume", str(in_tmp)],
-                  f"{in_tmp} is not a reprokit run folder (no run.json); pass the folder bisect printed"))
+        cases.append(
+            (
+                [command, str(in_tmp)],
+                f"{in_tmp} is not a reprokit run folder (no run.json); pass the folder bisect printed",
+            )
+        )
+    cases.append(
+        (
+            ["bisect", "--resume", str(in_tmp)],
+            f"{in_tmp} is not a reprokit run folder (no run.json); pass the folder bisect printed",
+        )
+    )
     for args, line in cases:
         assert reprokit(*args) == (2, "", f"reprokit: {line}\n"), args
 
@@ -208,9 +223,11 @@ def test_every_bad_input_is_one_line_and_exit_2(in_tmp):
 def test_passing_script_has_nothing_to_isolate_exit_3(in_tmp):
     shutil.copy(CASES / "passes.py", in_tmp / "passes.py")
     code, out, err = reprokit("bisect", "passes.py", "--json", "--no-pack", "-o", str(in_tmp / "artifacts"))
-    message = ("the script passes compiled (3 of 3 runs, on a cold and a warm inductor cache) and uncompiled: nothing "
-               "to isolate; if it fails only now and then, --repeat 10 measures how often (add --check-accuracy to "
-               "compare every compiled graph with eager)")
+    message = (
+        "the script passes compiled (3 of 3 runs, on a cold and a warm inductor cache) and uncompiled: nothing "
+        "to isolate; if it fails only now and then, --repeat 10 measures how often (add --check-accuracy to "
+        "compare every compiled graph with eager)"
+    )
     assert code == 3
     assert err.splitlines()[-1] == f"reprokit: {message}" and "Traceback" not in err
     assert json.loads(out) == {"failing_stage": None, "message": message, "exit_code": 3}
@@ -222,8 +239,16 @@ def user_backend_run(tmp_path_factory):
     """One real bisect of a script whose own backend fails (quick: no minify, no pack, no config flips)."""
     work = tmp_path_factory.mktemp("user_backend")
     shutil.copy(CASES / "user_backend.py", work / "user_backend.py")
-    code, out, err = reprokit("bisect", str(work / "user_backend.py"), "--no-minify", "--no-pack", "--no-configs",
-                              "--no-subsystems", "-o", str(work / "artifacts"))
+    code, out, err = reprokit(
+        "bisect",
+        str(work / "user_backend.py"),
+        "--no-minify",
+        "--no-pack",
+        "--no-configs",
+        "--no-subsystems",
+        "-o",
+        str(work / "artifacts"),
+    )
     assert code == 0, err
     (run_dir,) = [p for p in (work / "artifacts").iterdir() if p.is_dir()]  # beside it: its .gitignore
     return out, err, run_dir
@@ -263,16 +288,30 @@ def test_minify_refuses_a_flaky_run_too_rare_to_ask_each_cut_until_it_fails(tmp_
     work = tmp_path / "project"
     work.mkdir()
     shutil.copy(CASES / "flaky.py", work / "flaky.py")
-    code, out, err = reprokit("bisect", str(work / "flaky.py"), "--repeat", "4", "--jobs", "1", "--no-pack",
-                              "--json", "-o", str(work / "artifacts"),
-                              env={"FLAKY_DIR": str(tmp_path), "FLAKY_PATTERN": "PPPF"})
+    code, out, err = reprokit(
+        "bisect",
+        str(work / "flaky.py"),
+        "--repeat",
+        "4",
+        "--jobs",
+        "1",
+        "--no-pack",
+        "--json",
+        "-o",
+        str(work / "artifacts"),
+        env={"FLAKY_DIR": str(tmp_path), "FLAKY_PATTERN": "PPPF"},
+    )
     assert code == 0, err
     verdict = json.loads(out)
     assert verdict["flaky"] is True and verdict["repro"] is None and verdict["flaky_tries"] is None
-    assert verdict["message"] == ("flaky: the original fails 1 of 4 runs (95% CI 5%–70%); too rare to bisect run by "
-                                  "run (a question would need more than 8 runs)")
-    line = ("reprokit: not minified: the failure is flaky (it reproduced in 25% of runs), too rarely to ask each cut "
-            "until it fails\n")
+    assert verdict["message"] == (
+        "flaky: the original fails 1 of 4 runs (95% CI 5%–70%); too rare to bisect run by "
+        "run (a question would need more than 8 runs)"
+    )
+    line = (
+        "reprokit: not minified: the failure is flaky (it reproduced in 25% of runs), too rarely to ask each cut "
+        "until it fails\n"
+    )
     assert reprokit("minify", verdict["run_dir"]) == (2, "", line)
     assert reprokit("minify", verdict["run_dir"], "--json") == (2, "", line)
 
@@ -297,11 +336,14 @@ def test_the_original_run_and_the_stages_print_as_one_table(capsys):
 def test_a_script_that_dies_before_torch_compile_has_nothing_to_isolate_exit_3(in_tmp):
     """A script that fails before it reaches torch.compile (here: a module that is not installed) fails the same way
     without compile: nothing of the compiler's to isolate, said plainly, not 'never calls torch.compile'."""
-    (in_tmp / "needs_missing.py").write_text("import torch\nimport reprokit_no_such_module\n"
-                                             "torch.compile(lambda x: x + 1)(torch.ones(2))\n")
+    (in_tmp / "needs_missing.py").write_text(
+        "import torch\nimport reprokit_no_such_module\ntorch.compile(lambda x: x + 1)(torch.ones(2))\n"
+    )
     code, out, err = reprokit("bisect", "needs_missing.py", "--json", "--no-pack", "-o", str(in_tmp / "artifacts"))
-    message = ("the script fails before it reaches torch.compile, and without compile too (ModuleNotFoundError: No "
-               "module named 'reprokit_no_such_module'): nothing compiler-specific to isolate; fix that first")
+    message = (
+        "the script fails before it reaches torch.compile, and without compile too (ModuleNotFoundError: No "
+        "module named 'reprokit_no_such_module'): nothing compiler-specific to isolate; fix that first"
+    )
     assert code == 3
     assert err.splitlines()[-1] == f"reprokit: {message}" and "Traceback" not in err
     assert json.loads(out) == {"failing_stage": None, "message": message, "exit_code": 3}

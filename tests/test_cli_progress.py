@@ -1,14 +1,15 @@
 """Progress as a user sees it (issue #28): the plain lines off a terminal, the per-phase count of every trial and
 second, the neutral mark of an original run that passes, and, under a pseudo-terminal, the quick start's bisect
 never silent for more than 2 s."""
+
 import os
 import pathlib
 import re
 import sys
 
 import pytest
-
 from pty_record import longest_silence, record
+
 from reprokit.cli_render import Printer
 from reprokit.cli_tally import Tally, tally_table
 from reprokit.data.records import Outcome, Signature, TrialSpec
@@ -29,8 +30,12 @@ def passing(seconds):
 
 
 def trial(printer, label, seconds, cached=False, mode="script", script="train.py"):
-    printer("trial", spec=TrialSpec(mode=mode, stage="user", script=script, label=label), outcome=passing(seconds),
-            cached=cached)
+    printer(
+        "trial",
+        spec=TrialSpec(mode=mode, stage="user", script=script, label=label),
+        outcome=passing(seconds),
+        cached=cached,
+    )
 
 
 def printer_with_clock(verbose=False):
@@ -52,21 +57,38 @@ def test_every_trial_and_second_is_counted_by_phase():
     trial(printer, "stage-eager", 0.5, cached=True)
     trial(printer, "stage-inductor", 2.0)
     clock.now += 5.0
-    for name, trials, seconds in (("subsystems", 4, 20.0), ("minify", 12, 85.0), ("repro", 3, 30.5),
-                                  ("evidence", 2, 10.0), ("pack", 0, 1.2)):
+    for name, trials, seconds in (
+        ("subsystems", 4, 20.0),
+        ("minify", 12, 85.0),
+        ("repro", 3, 30.5),
+        ("evidence", 2, 10.0),
+        ("pack", 0, 1.2),
+    ):
         printer("phase", name=name)
         for i in range(trials):  # a capture run of the script, then graph trials; the repro's own runs
-            trial(printer, f"{name}-{i}", 1.0, mode="script" if i == 0 and name == "minify" else
-                  "repro" if name == "repro" else "graph" if name in ("minify", "subsystems") else "script")
+            trial(
+                printer,
+                f"{name}-{i}",
+                1.0,
+                mode="script"
+                if i == 0 and name == "minify"
+                else "repro"
+                if name == "repro"
+                else "graph"
+                if name in ("minify", "subsystems")
+                else "script",
+            )
         clock.now += seconds
-    assert lines == ["run folder /r",
-                     "· start: the script as written and without compile, side by side (at 0:00)",
-                     "· ladder: which compiler stage fails (at 0:40)",
-                     "· subsystems: torch's pass and lowering counters (at 0:45)",
-                     "· minify: capturing and cutting the failing graph (at 1:05)",
-                     "· repro: writing repro.py and checking it in fresh interpreters (at 2:30)",
-                     "· evidence: after the repro: the boundary's re-run, config flips, torch's logs (at 3:00)",
-                     "· pack: the tarball (at 3:10)"]
+    assert lines == [
+        "run folder /r",
+        "· start: the script as written and without compile, side by side (at 0:00)",
+        "· ladder: which compiler stage fails (at 0:40)",
+        "· subsystems: torch's pass and lowering counters (at 0:45)",
+        "· minify: capturing and cutting the failing graph (at 1:05)",
+        "· repro: writing repro.py and checking it in fresh interpreters (at 2:30)",
+        "· evidence: after the repro: the boundary's re-run, config flips, torch's logs (at 3:00)",
+        "· pack: the tarball (at 3:10)",
+    ]
     assert tally_table(printer.tally).splitlines() == [
         "phase       trials  script  reused  seconds",
         "----------  ------  ------  ------  -------",
@@ -91,12 +113,17 @@ def test_a_phase_entered_again_is_one_row_and_the_minify_event_is_no_new_phase()
     clock.now += 1.0
     printer("phase", name="minify")
     clock.now += 1.0
-    assert lines == ["· minify: capturing and cutting the failing graph (at 0:00)",
-                     "  minifying graph 0 (41 nodes) ...",
-                     "· pack: the tarball (at 0:05)",
-                     "· minify: capturing and cutting the failing graph (at 0:06)"]
+    assert lines == [
+        "· minify: capturing and cutting the failing graph (at 0:00)",
+        "  minifying graph 0 (41 nodes) ...",
+        "· pack: the tarball (at 0:05)",
+        "· minify: capturing and cutting the failing graph (at 0:06)",
+    ]
     assert tally_table(printer.tally).splitlines()[2:] == [
-        "minify       0       0      6.0", "pack         0       0      1.0", "all          0       0      7.0"]
+        "minify       0       0      6.0",
+        "pack         0       0      1.0",
+        "all          0       0      7.0",
+    ]
 
 
 def test_trial_lines_and_the_trials_running_where_the_runner_reports_starts():
@@ -118,10 +145,16 @@ def test_trial_lines_and_the_trials_running_where_the_runner_reports_starts():
 def test_an_original_run_that_passes_or_never_compiles_is_not_marked_failing():
     printer, lines, _ = printer_with_clock()
     printer("original", outcome=Outcome(kind="pass", signature=Signature(kind="pass"), seconds=1.5))
-    printer("original", outcome=Outcome(kind="pass", signature=Signature(kind="pass"), seconds=1.5, compiled=True,
-                                        user_backend="inductor"))
-    assert lines == ["  · original run (no torch.compile call) passes" + " " * 57 + "1.5 s",
-                     "  · original run (inductor)      passes" + " " * 57 + "1.5 s"]
+    printer(
+        "original",
+        outcome=Outcome(
+            kind="pass", signature=Signature(kind="pass"), seconds=1.5, compiled=True, user_backend="inductor"
+        ),
+    )
+    assert lines == [
+        "  · original run (no torch.compile call) passes" + " " * 57 + "1.5 s",
+        "  · original run (inductor)      passes" + " " * 57 + "1.5 s",
+    ]
 
 
 @pytest.mark.slow
@@ -130,13 +163,16 @@ def test_the_quick_start_under_a_terminal_is_never_silent_for_more_than_2_s(tmp_
     live display's ticker), and the summary at the end."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
-    code, chunks, ended = record([sys.executable, "-m", "reprokit.cli", "bisect", "examples/relu_bug.py",
-                                  "--output-dir", str(tmp_path / "out")], env, str(ROOT))
+    code, chunks, ended = record(
+        [sys.executable, "-m", "reprokit.cli", "bisect", "examples/relu_bug.py", "--output-dir", str(tmp_path / "out")],
+        env,
+        str(ROOT),
+    )
     text = b"".join(c for _, c in chunks).decode("utf-8", "replace")
     assert code == 0, text[-3000:]
     assert longest_silence(chunks, ended) <= 2.0, [round(b[0] - a[0], 1) for a, b in zip(chunks, chunks[1:])]
     assert "failing stage              inductor" in text and "minifying graph 0" in text
-    summary = text[text.index("\nphase "):].replace("\r\n", "\n")
+    summary = text[text.index("\nphase ") :].replace("\r\n", "\n")
     assert re.search(r"^all( +\d+)+ +\d+\.\d$", summary, re.M), summary  # every trial and second, by phase
     assert "0:0" in text  # the status line's elapsed time was drawn
 

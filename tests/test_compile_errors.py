@@ -1,5 +1,6 @@
 """A C++ compile error met earlier in a run is replayed, not compiled again (child/compile_errors.py): the same error
 from inductor's own frame, the compiler not run on that source again, and only for a verdict on the source."""
+
 import json
 import os
 import stat
@@ -29,10 +30,16 @@ except Exception as e:  # as a trial classifies it: its signature is the failure
 
 
 def run(tmp_path, folder, log):
-    env = {**os.environ, "REPROKIT_COMPILE_ERRORS": str(folder), "CXX": str(tmp_path / "cxx"),
-           "CXX_LOG": str(log), "TORCHINDUCTOR_CACHE_DIR": os.path.join(compile_cache_root(""), "inductor"),
-           "TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
-           "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    env = {
+        **os.environ,
+        "REPROKIT_COMPILE_ERRORS": str(folder),
+        "CXX": str(tmp_path / "cxx"),
+        "CXX_LOG": str(log),
+        "TORCHINDUCTOR_CACHE_DIR": os.path.join(compile_cache_root(""), "inductor"),
+        "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
+        "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
+        "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    }
     p = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -41,8 +48,9 @@ def run(tmp_path, folder, log):
 def test_a_second_process_gets_the_same_error_from_inductors_frame_without_running_the_compiler(tmp_path):
     # A compiler that logs each source file it is given, then is g++: what the replay saves is seen, not inferred.
     cxx = tmp_path / "cxx"
-    cxx.write_text('#!/bin/sh\nfor a in "$@"; do case "$a" in *.cpp) echo "$a" >> "$CXX_LOG";; esac; done\n'
-                   'exec g++ "$@"\n')
+    cxx.write_text(
+        '#!/bin/sh\nfor a in "$@"; do case "$a" in *.cpp) echo "$a" >> "$CXX_LOG";; esac; done\nexec g++ "$@"\n'
+    )
     cxx.chmod(cxx.stat().st_mode | stat.S_IEXEC)
     folder, first_log, second_log = tmp_path / "errors", tmp_path / "first.log", tmp_path / "second.log"
 

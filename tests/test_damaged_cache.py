@@ -1,4 +1,5 @@
 """A kernel binary a killed trial left half-written in the shared compile cache is not the script's failure."""
+
 import os
 import textwrap
 
@@ -17,8 +18,11 @@ torch.testing.assert_close(f(torch.arange(-4.0, 4.0)), torch.relu(torch.arange(-
 def inductor_run(tmp_path, name):
     runner = Runner(RunDir.create(str(tmp_path / "artifacts"), name), timeout=300)
     try:
-        return runner(TrialSpec(mode="script", stage="inductor", script=str(tmp_path / "job.py"),
-                                cwd=str(tmp_path), label="inductor"))
+        return runner(
+            TrialSpec(
+                mode="script", stage="inductor", script=str(tmp_path / "job.py"), cwd=str(tmp_path), label="inductor"
+            )
+        )
     finally:
         runner.close()
 
@@ -47,8 +51,9 @@ def test_half_written_kernel_binaries_are_swept_or_the_trial_run_again(tmp_path,
     cut_short(kernels)
     again = inductor_run(tmp_path, "third")
     assert again.kind == "pass", again
-    assert again.note.endswith(f"run again: a killed trial had left {kernels[0].name} half-written in the compile "
-                               "cache"), again.note
+    assert again.note.endswith(
+        f"run again: a killed trial had left {kernels[0].name} half-written in the compile cache"
+    ), again.note
     assert all(so.stat().st_size > 100 for so in kernels)
 
 
@@ -70,10 +75,19 @@ def test_a_package_another_trial_is_writing_is_loaded_again_a_bounded_number_of_
     archive.write_bytes(b"PK\x03\x04" + bytes(60))  # a zip's first entry header, nothing after it yet
     runner = Runner(RunDir.create(str(tmp_path / "artifacts"), "package"), timeout=300)
     try:
-        o = runner(TrialSpec(mode="script", stage="none", script=str(tmp_path / "job.py"), argv=(str(archive),),
-                             cwd=str(tmp_path), label="load"))
+        o = runner(
+            TrialSpec(
+                mode="script",
+                stage="none",
+                script=str(tmp_path / "job.py"),
+                argv=(str(archive),),
+                cwd=str(tmp_path),
+                label="load",
+            )
+        )
     finally:
         runner.close()
     assert o.kind == "exception" and "Failed to initialize zip archive" in o.signature.message, o
-    assert o.note.split("; ") == ["run again: the AOTInductor package it loaded was being written by another "
-                                  "trial"] * 3, o.note
+    assert (
+        o.note.split("; ") == ["run again: the AOTInductor package it loaded was being written by another trial"] * 3
+    ), o.note

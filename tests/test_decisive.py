@@ -1,5 +1,6 @@
 """The decisive error, title, labels and portable text, on texts recorded from real reprokit runs (tests/cases/ under
 torch 2.13 on CPU): fast, no compiler run."""
+
 import gzip
 import pathlib
 
@@ -76,10 +77,18 @@ def verdict(**kw) -> Verdict:
     return Verdict.from_dict({"script": "/p/train.py", "argv": [], **kw})
 
 
-CPP = {"kind": "exception", "exc_type": "InductorError", "message": "CppCompileError: C++ compile error",
-       "cause": "CppCompileError: C++ compile error @ torch/_inductor/cpp_builder.py:_run_compile_cmd"}
-RELU = {"name": "lowerings", "application": 9, "applications": 78, "detail":
-        "aten.relu.default (%relu : [num_users=1] = call_function[target=torch.ops.aten.relu.default](...))"}
+CPP = {
+    "kind": "exception",
+    "exc_type": "InductorError",
+    "message": "CppCompileError: C++ compile error",
+    "cause": "CppCompileError: C++ compile error @ torch/_inductor/cpp_builder.py:_run_compile_cmd",
+}
+RELU = {
+    "name": "lowerings",
+    "application": 9,
+    "applications": 78,
+    "detail": "aten.relu.default (%relu : [num_users=1] = call_function[target=torch.ops.aten.relu.default](...))",
+}
 
 
 def test_title_and_labels_in_pytorchs_words():
@@ -89,8 +98,11 @@ def test_title_and_labels_in_pytorchs_words():
     acc = verdict(failing_stage="inductor", kind="accuracy", signature={"kind": "accuracy"})
     assert triage.title(acc, cuda=True).startswith("[inductor][cuda] wrong results (silent)")
     assert "module: correctness (silent)" in triage.labels(acc, cuda=True)
-    aot = verdict(failing_stage="aot_eager", kind="exception",
-                  signature={"kind": "exception", "exc_type": "RuntimeError", "message": "boom"})
+    aot = verdict(
+        failing_stage="aot_eager",
+        kind="exception",
+        signature={"kind": "exception", "exc_type": "RuntimeError", "message": "boom"},
+    )
     assert triage.title(aot) == "[aot_autograd] RuntimeError: boom"
     assert triage.labels(aot) == ["oncall: pt2", "module: aotdispatch"]
     crash = verdict(failing_stage="eager", kind="crash", signature={"kind": "crash", "exc_type": "SIGSEGV"})
@@ -106,8 +118,15 @@ def test_test_repro_run_is_judged_against_the_bug():
     assert judge_test(target, 0, "ok") == (False, "passed")
     assert judge_test(target, 1, recorded("runtime_error.txt.gz"))[0] is False
     assert judge_test(Signature("crash", "SIGSEGV", "killed by SIGSEGV"), -11, "") == (True, "killed by SIGSEGV")
-    assert judge_test(Signature("accuracy"), 1, "Traceback (most recent call last):\n"
-                      '  File "t.py", line 1, in f\nAssertionError: output 0: compiled differs')[0] is True
+    assert (
+        judge_test(
+            Signature("accuracy"),
+            1,
+            "Traceback (most recent call last):\n"
+            '  File "t.py", line 1, in f\nAssertionError: output 0: compiled differs',
+        )[0]
+        is True
+    )
 
 
 def test_body_fits_githubs_limit_by_folding_the_longest_parts():
@@ -119,10 +138,12 @@ def test_body_fits_githubs_limit_by_folding_the_longest_parts():
 
 
 def test_last_chain_reads_every_exception_of_a_chain():
-    text = ("Traceback (most recent call last):\n  File \"/u/a.py\", line 1, in f\n    g()\nKeyError: 'k'\n\n"
-            "The above exception was the direct cause of the following exception:\n\n"
-            "Traceback (most recent call last):\n  File \"/u/a.py\", line 5, in <module>\n    f()\n"
-            "ValueError: wrapped\n")
+    text = (
+        "Traceback (most recent call last):\n  File \"/u/a.py\", line 1, in f\n    g()\nKeyError: 'k'\n\n"
+        "The above exception was the direct cause of the following exception:\n\n"
+        'Traceback (most recent call last):\n  File "/u/a.py", line 5, in <module>\n    f()\n'
+        "ValueError: wrapped\n"
+    )
     chain = last_chain(text)
     assert [exc[0] for _, exc in chain] == ["KeyError: 'k'", "ValueError: wrapped"]
     out = decisive_error("exception", text)
@@ -133,7 +154,7 @@ def test_crash_is_the_signal_and_the_faulting_threads_stack():
     out = decisive_error("crash", recorded("segfault_backend.txt.gz"), signal="SIGSEGV")
     assert lines(out)[0] == "Fatal Python error: Segmentation fault"
     assert lines(out)[2].startswith("Current thread") and "string_at" in lines(out)[3]
-    assert "segfault_backend.py\", line 9 in crashy_backend" in out
+    assert 'segfault_backend.py", line 9 in crashy_backend' in out
     assert "reprokit/" not in out and "Thread 0x" not in out
     assert len(lines(out)) <= 15
 
@@ -143,29 +164,36 @@ def test_an_abort_in_a_compiled_kernel_says_what_was_thrown_and_where():
     was thrown, and the stack starts at the generated module's call, though faulthandler marks no thread as current
     (the kernel ran without the GIL) and the module sits in reprokit's compile cache."""
     out = decisive_error("crash", recorded("cpp_kernel_abort.txt.gz"), signal="SIGABRT")
-    assert lines(out)[:3] == ["terminate called after throwing an instance of 'int'", "Fatal Python error: Aborted",
-                              ""]
-    assert lines(out)[3].startswith("Thread 0x") and lines(out)[4].endswith(".py\", line 88 in call")
-    assert "/compile/" in lines(out)[4] and "repro.py\", line 14 in forward" in out
+    assert lines(out)[:3] == ["terminate called after throwing an instance of 'int'", "Fatal Python error: Aborted", ""]
+    assert lines(out)[3].startswith("Thread 0x") and lines(out)[4].endswith('.py", line 88 in call')
+    assert "/compile/" in lines(out)[4] and 'repro.py", line 14 in forward' in out
     assert "reprokit/child/" not in out and len(lines(out)) <= LIMIT
 
 
 def test_without_a_current_thread_the_one_running_the_generated_module_faulted():
-    dump = "\n".join([
-        "  what():  index out of range", "Fatal Python error: Aborted", "",
-        "Thread 0x00007f0000000002 (most recent call first):",
-        '  File "/usr/lib/python3.11/threading.py", line 327 in wait',
+    dump = "\n".join(
+        [
+            "  what():  index out of range",
+            "Fatal Python error: Aborted",
+            "",
+            "Thread 0x00007f0000000002 (most recent call first):",
+            '  File "/usr/lib/python3.11/threading.py", line 327 in wait',
+            "",
+            "Thread 0x00007f0000000001 (most recent call first):",
+            '  File "/tmp/cache/ab/cabcdefghijklmnopqrstuvwxyz0123456789abcdefgh.py", line 40 in call',
+            '  File "/home/u/train.py", line 7 in step',
+            "",
+            "Thread 0x00007f0000000000 (most recent call first):",
+            '  File "/home/u/train.py", line 30 in <module>',
+        ]
+    )
+    out = decisive_error("crash", dump, signal="SIGABRT")
+    assert lines(out)[:4] == [
+        "  what():  index out of range",
+        "Fatal Python error: Aborted",
         "",
         "Thread 0x00007f0000000001 (most recent call first):",
-        '  File "/tmp/cache/ab/cabcdefghijklmnopqrstuvwxyz0123456789abcdefgh.py", line 40 in call',
-        '  File "/home/u/train.py", line 7 in step',
-        "",
-        "Thread 0x00007f0000000000 (most recent call first):",
-        '  File "/home/u/train.py", line 30 in <module>',
-    ])
-    out = decisive_error("crash", dump, signal="SIGABRT")
-    assert lines(out)[:4] == ["  what():  index out of range", "Fatal Python error: Aborted", "",
-                              "Thread 0x00007f0000000001 (most recent call first):"], out
+    ], out
     assert "threading.py" not in out and "line 30 in <module>" not in out
 
 
@@ -188,8 +216,11 @@ def test_dynamo_error_is_the_exception_with_its_explanation():
     assert "Explanation: Detected data-dependent branching" in out
     assert 'repro.py", line 9, in <module>' in out and "torch/_dynamo/eval_frame.py" in out
     assert len(lines(out)) <= LIMIT
-    v = verdict(failing_stage="eager", kind="exception",
-                signature={"kind": "exception", "exc_type": "Unsupported", "message": "Data-dependent branching"})
+    v = verdict(
+        failing_stage="eager",
+        kind="exception",
+        signature={"kind": "exception", "exc_type": "Unsupported", "message": "Data-dependent branching"},
+    )
     assert triage.title(v) == "[dynamo] Unsupported: Data-dependent branching"
     assert triage.labels(v) == ["oncall: pt2", "module: dynamo", "module: graph breaks"]
 
@@ -199,8 +230,11 @@ def test_triton_compile_error_is_the_kernel_line_its_caret_and_the_reason():
     text = recorded("triton_compilation_error.txt.gz")
     out = decisive_error("exception", text)
     assert "torch._inductor.exc.InductorError: CompilationError: at 3:25:" in out
-    assert lines(out)[-3:] == ["    offs = pid * BLOCK + tl.arange(0, 3)", "                         ^",
-                               "arange's range must be a power of 2"]
+    assert lines(out)[-3:] == [
+        "    offs = pid * BLOCK + tl.arange(0, 3)",
+        "                         ^",
+        "arange's range must be a power of 2",
+    ]
     assert "torch/_inductor/runtime/triton_heuristics.py" in out and "triton/compiler/compiler.py" in out
     assert "W1123" not in out and len(lines(out)) <= LIMIT
     assert not machine_paths(portable(out))

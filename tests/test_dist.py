@@ -1,5 +1,6 @@
 """Jobs of several ranks: merging what the ranks of one trial wrote, the launcher hint, the start-up hook,
 and the identity of an asynchronous CUDA fault."""
+
 import json
 import os
 import pathlib
@@ -23,11 +24,25 @@ def write_rank(trial, rank, record):
 def test_the_lowest_failing_rank_answers_for_a_spawned_job(tmp_path):
     """mp.spawn: the trial process itself saw only torch's ProcessRaisedException; the ranks saw the bug."""
     boom = sig.Signature("exception", "CppCompileError", "C++ compile error", None).to_dict()
-    parent = {"kind": "exception", "signature": sig.Signature("exception", "ProcessRaisedException").to_dict(),
-              "compiled": False, "graphs": 0}
+    parent = {
+        "kind": "exception",
+        "signature": sig.Signature("exception", "ProcessRaisedException").to_dict(),
+        "compiled": False,
+        "graphs": 0,
+    }
     write_rank(tmp_path, 0, {"kind": "pass", "signature": sig.PASS.to_dict(), "compiled": True, "graphs": 1})
-    write_rank(tmp_path, 1, {"kind": "exception", "signature": boom, "compiled": True, "graphs": 1,
-                             "traceback": "rank 1's", "counters": {"inductor/lowerings": 3}})
+    write_rank(
+        tmp_path,
+        1,
+        {
+            "kind": "exception",
+            "signature": boom,
+            "compiled": True,
+            "graphs": 1,
+            "traceback": "rank 1's",
+            "counters": {"inductor/lowerings": 3},
+        },
+    )
     (tmp_path / "result.json").write_text(json.dumps(parent))
     out = classify(str(tmp_path), 1, False, 1.0)
     assert (out.kind, out.signature.exc_type, out.failed_ranks) == ("exception", "CppCompileError", [1])
@@ -79,15 +94,20 @@ def test_a_torchrun_rank_killed_by_a_signal_is_that_crash_not_the_launchers_exit
     assert (out.kind, out.signature.exc_type, out.signature.message) == ("crash", "SIGSEGV", "killed by SIGSEGV")
     assert out.failed_ranks == [0, 1] and out.note == "rank 0 was killed by SIGSEGV" and out.compiled
     (tmp_path / "stderr.txt").write_text(TORCHRUN_REPORT.replace("-11 (pid: 8588)", "1 (pid: 8588)"))
-    assert classify(str(tmp_path), 1, False, 1.0, torchrun=True).signature.message == \
-        "trial process exited 1 without a result"  # rank 0 exited 1 by itself: no signal to name
+    assert (
+        classify(str(tmp_path), 1, False, 1.0, torchrun=True).signature.message
+        == "trial process exited 1 without a result"
+    )  # rank 0 exited 1 by itself: no signal to name
 
 
 def test_a_rank_that_only_lost_its_peer_does_not_stand_for_the_trial(tmp_path):
     """Rank 1 raised; rank 0's all-reduce then died of gloo's "Connection closed by peer" (the words a real run of
     tests/dist_cases/warm_cache_across_ranks.py gave): rank 1's failure is the trial's."""
-    lost = sig.Signature("exception", "RuntimeError", "[<path>:N] Connection closed by peer [N.N.N.N]:N. This is "
-                         "typically caused by a remote worker crashing.").to_dict()
+    lost = sig.Signature(
+        "exception",
+        "RuntimeError",
+        "[<path>:N] Connection closed by peer [N.N.N.N]:N. This is typically caused by a remote worker crashing.",
+    ).to_dict()
     raised = sig.Signature("exception", "AttributeError", "'_OpNamespace' 'demo' object has no attribute 'keep'")
     root = {"kind": "exception", "signature": lost, "compiled": True, "graphs": 1}
     write_rank(tmp_path, 1, {"kind": "exception", "signature": raised.to_dict(), "compiled": True, "graphs": 1})
@@ -96,7 +116,9 @@ def test_a_rank_that_only_lost_its_peer_does_not_stand_for_the_trial(tmp_path):
     assert merged["note"].startswith("rank 1 failed (ranks 0, 1 failed)")
 
 
-FAULTHANDLER = 'Current thread 0x00007f00 (most recent call first):\n  File "{}", line 7 in {}\n  File "job.py", line 3 in step\n'
+FAULTHANDLER = (
+    'Current thread 0x00007f00 (most recent call first):\n  File "{}", line 7 in {}\n  File "job.py", line 3 in step\n'
+)
 
 
 def test_a_hung_job_carries_every_ranks_stacks_and_the_issue_shows_where_each_waited(tmp_path):
@@ -111,15 +133,19 @@ def test_a_hung_job_carries_every_ranks_stacks_and_the_issue_shows_where_each_wa
     out = classify(str(tmp_path), -9, True, 60.0)
     assert (out.kind, out.signature.frame) == ("hang", f'File "{c10d}", line 7 in all_reduce')  # rank 0's wait
     assert [ln for ln in out.traceback.splitlines() if ln.startswith("==")] == [
-        "== trial process ==", "== rank0 ==", "== rank1 =="]
+        "== trial process ==",
+        "== rank0 ==",
+        "== rank1 ==",
+    ]
     said = decisive_error("hang", "", stacks=out.traceback).splitlines()
     assert said[0] == "Timed out; where each process waited:"
     assert f'  File "{c10d}", line 7 in barrier' == said[said.index("== rank1 ==") + 2]
 
 
 def test_env_init_without_a_launcher_is_recognised():
-    code = ("import torch.distributed as d\ntry:\n    d.init_process_group('gloo')\nexcept Exception as e:\n"
-            "    print(e)\n")
+    code = (
+        "import torch.distributed as d\ntry:\n    d.init_process_group('gloo')\nexcept Exception as e:\n    print(e)\n"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
     said = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env).stdout
     assert needs_launcher(said), said
@@ -127,10 +153,14 @@ def test_env_init_without_a_launcher_is_recognised():
 
 
 # What a device-side assert says without and with CUDA_LAUNCH_BLOCKING (recorded on an H100, torch 2.11).
-ASYNC = ("torch.AcceleratorError: CUDA error: device-side assert triggered\nCUDA kernel errors might be "
-         "asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n")
-BLOCKING = ('  File "/tmp/torchinductor_u/ab/cabc.py", line 88, in call\n    triton_poi_fused_index_relu_3.run('
-            'buf0, arg0_1, 4096, stream=stream0)\ntorch.AcceleratorError: CUDA error: device-side assert triggered\n')
+ASYNC = (
+    "torch.AcceleratorError: CUDA error: device-side assert triggered\nCUDA kernel errors might be "
+    "asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+)
+BLOCKING = (
+    '  File "/tmp/torchinductor_u/ab/cabc.py", line 88, in call\n    triton_poi_fused_index_relu_3.run('
+    "buf0, arg0_1, 4096, stream=stream0)\ntorch.AcceleratorError: CUDA error: device-side assert triggered\n"
+)
 
 
 def test_an_async_cuda_fault_is_its_fault_and_kernel_not_the_host_frame():
@@ -223,10 +253,13 @@ def test_a_python_script_the_trial_starts_with_subprocess_runs_under_the_stage(t
     from reprokit.data.rundir import RunDir
     from reprokit.trial.runner import Runner
 
-    (tmp_path / "worker.py").write_text("import torch\ntorch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "
-                                        "'compile_error'\nprint(torch.compile(torch.relu)(torch.randn(4)))\n")
-    (tmp_path / "launch.py").write_text("import subprocess, sys\n"
-                                        "subprocess.run([sys.executable, 'worker.py'], check=True)\n")
+    (tmp_path / "worker.py").write_text(
+        "import torch\ntorch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "
+        "'compile_error'\nprint(torch.compile(torch.relu)(torch.randn(4)))\n"
+    )
+    (tmp_path / "launch.py").write_text(
+        "import subprocess, sys\nsubprocess.run([sys.executable, 'worker.py'], check=True)\n"
+    )
     runner = Runner(RunDir.create(str(tmp_path / "runs"), "sub"), timeout=300)
     out = runner(TrialSpec(mode="script", stage="eager", script=str(tmp_path / "launch.py"), cwd=str(tmp_path)))
     assert (out.kind, out.compiled, out.failed_ranks) == ("pass", True, []), (out, out.traceback[-2000:])
@@ -248,9 +281,13 @@ def test_issue_md_says_the_trials_after_a_cuda_fault_ran_with_synchronous_launch
     from reprokit.data.records import Verdict
     from reprokit.report.bisect_report import isolated_lines
 
-    fault = {"fault": "device-side assert triggered", "kernel": "triton_poi_fused_mul_relu_sigmoid_1",
-             "launch_blocking": True}
+    fault = {
+        "fault": "device-side assert triggered",
+        "kernel": "triton_poi_fused_mul_relu_sigmoid_1",
+        "launch_blocking": True,
+    }
     assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=fault, repro_kind="graph")) == [
         "CUDA fault: device-side assert triggered in kernel `triton_poi_fused_mul_relu_sigmoid_1`; every trial after "
         "the original ran with `CUDA_LAUNCH_BLOCKING=1`, so the fault surfaced at the kernel that raised it (repro.py "
-        "sets it too)"]
+        "sets it too)"
+    ]

@@ -1,5 +1,6 @@
 """reprokit doctor on real scripts with planted graph breaks, recompilations, a hidden compile error, and
 models where compiling does and does not pay. Each finding is checked for its kind, line and fix."""
+
 import json
 import os
 import pathlib
@@ -23,8 +24,14 @@ def marker_line(case: str, marker: str) -> int:
 
 
 def reprokit(cwd, *args, timeout=900):
-    return subprocess.run([sys.executable, "-m", "reprokit", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +106,15 @@ def test_suppressed_compile_error_is_a_silent_fallback_worth_an_issue(project):
     tarball = packed.stdout.split("wrote ", 1)[1].strip()
     with tarfile.open(tarball) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames()}
-    assert {"DOCTOR.md", "doctor.json", "ISSUE.md", "MANIFEST.json", "source/fallback.py",
-            "logs/compiled/observed.json", "env/collect_env.txt"} <= names
+    assert {
+        "DOCTOR.md",
+        "doctor.json",
+        "ISSUE.md",
+        "MANIFEST.json",
+        "source/fallback.py",
+        "logs/compiled/observed.json",
+        "env/collect_env.txt",
+    } <= names
 
 
 @pytest.mark.slow
@@ -141,12 +155,23 @@ def test_table_output_shows_line_and_fix(project):
     assert "fix: remove the print" in p.stdout and "DOCTOR.md" in p.stdout
 
 
-@pytest.mark.parametrize("make,code,words", [
-    (lambda d: "missing.py", 2, "no such script"),
-    (lambda d: (d / "bad.py").write_text("def f(:\n") and "bad.py", 2, "syntax error"),
-    (lambda d: (d / "plain.py").write_text("print('no compile here')\n") and "plain.py", 2, "never calls torch.compile"),
-    (lambda d: (d / "broken.py").write_text("raise SystemExit(4)\n") and "broken.py", 3, "fails without torch.compile"),
-])
+@pytest.mark.parametrize(
+    "make,code,words",
+    [
+        (lambda d: "missing.py", 2, "no such script"),
+        (lambda d: (d / "bad.py").write_text("def f(:\n") and "bad.py", 2, "syntax error"),
+        (
+            lambda d: (d / "plain.py").write_text("print('no compile here')\n") and "plain.py",
+            2,
+            "never calls torch.compile",
+        ),
+        (
+            lambda d: (d / "broken.py").write_text("raise SystemExit(4)\n") and "broken.py",
+            3,
+            "fails without torch.compile",
+        ),
+    ],
+)
 def test_bad_input_and_nothing_to_explain(tmp_path, make, code, words):
     name = make(tmp_path)
     p = reprokit(tmp_path, "doctor", name, "-o", str(tmp_path / "artifacts"))
@@ -157,8 +182,17 @@ def test_bad_input_and_nothing_to_explain(tmp_path, make, code, words):
 # Not `timing`: the same tiny op, 0.2x however busy the cores are.
 @pytest.mark.slow
 def test_bisect_kind_slow_names_the_stage_that_is_slow(project):
-    p = reprokit(project, "bisect", "compile_does_not_help.py", "--kind", "slow", "--json", "--no-pack",
-                 "-o", str(project / "artifacts"))
+    p = reprokit(
+        project,
+        "bisect",
+        "compile_does_not_help.py",
+        "--kind",
+        "slow",
+        "--json",
+        "--no-pack",
+        "-o",
+        str(project / "artifacts"),
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     v = json.loads(p.stdout)
     # One tiny op: Dynamo's own per-call overhead already makes it slower, before any backend.

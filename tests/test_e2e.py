@@ -2,6 +2,7 @@
 
 Each case in tests/cases/ states its expected verdict on its first line (# EXPECT = {...}).
 """
+
 import ast
 import json
 import os
@@ -19,22 +20,27 @@ REPO = pathlib.Path(__file__).parent.parent
 def expect(name: str) -> dict:
     first = (CASES / name).read_text().splitlines()[0]
     assert first.startswith("# EXPECT = ")
-    return ast.literal_eval(first[len("# EXPECT = "):])
-
-
+    return ast.literal_eval(first[len("# EXPECT = ") :])
 
 
 def bisect(workdir, case, *args, env=None, timeout=1500):
     cmd = [sys.executable, "-m", "reprokit", "bisect", case, "--json", "-o", str(workdir / "artifacts"), *args]
-    p = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout,
-                       env={**os.environ, **(env or {}), "PYTHONPATH": str(REPO)})
+    p = subprocess.run(
+        cmd,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {}), "PYTHONPATH": str(REPO)},
+    )
     data = json.loads(p.stdout) if p.stdout.strip() else None
     return p, data
 
 
 def run_repro(path: str):
-    return subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=600,
-                          cwd=os.path.dirname(path))
+    return subprocess.run(
+        [sys.executable, path], capture_output=True, text=True, timeout=600, cwd=os.path.dirname(path)
+    )
 
 
 def check_verdict(data, exp):
@@ -55,8 +61,16 @@ def repro_parts(text: str) -> dict:
     """Code lines of repro.py by part: the graph, its inputs, the script's own hooks and config, the harness."""
     tree = ast.parse(text)
     code = {i for i, line in enumerate(text.splitlines(), 1) if line.strip() and not line.lstrip().startswith("#")}
-    forward = next((f for c in tree.body if isinstance(c, ast.ClassDef) and c.name == "Repro" for f in c.body
-                    if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
+    forward = next(
+        (
+            f
+            for c in tree.body
+            if isinstance(c, ast.ClassDef) and c.name == "Repro"
+            for f in c.body
+            if isinstance(f, ast.FunctionDef) and f.name == "forward"
+        ),
+        None,
+    )
     names = {a.arg for a in forward.args.args[1:]} if forward else set()
     parts = {"graph": set(), "inputs": set(), "script": set()}
     for node in tree.body:
@@ -64,10 +78,12 @@ def repro_parts(text: str) -> dict:
         if isinstance(node, ast.ClassDef) and node.name == "Repro":
             parts["graph"] |= code_lines(node)
         elif any(isinstance(t, ast.Name) and t.id in names for t in targets) or (
-                isinstance(node, ast.Expr) and "manual_seed" in ast.unparse(node)):
+            isinstance(node, ast.Expr) and "manual_seed" in ast.unparse(node)
+        ):
             parts["inputs"] |= code_lines(node)
         elif (isinstance(node, ast.FunctionDef) and node.name not in ("error", "results")) or any(
-                isinstance(t, ast.Attribute) for t in targets):
+            isinstance(t, ast.Attribute) for t in targets
+        ):
             parts["script"] |= code_lines(node)  # a hook or config the script set: the bug's, not the harness's
     counts = {k: len(v & code) for k, v in parts.items()}
     counts["harness"] = len(code - set().union(*parts.values()))
@@ -90,7 +106,9 @@ def check_repro(data, exp):
     # Beyond the graph, its inputs and the script's hooks and config (issue #28); a backward's gradients take 3 more.
     assert n["harness"] <= 15 + 3 * ("then their gradients" in text), text
     if data["nodes"]["minified"] <= 3:  # one op: as short as a maintainer would write it
-        accuracy = "\n# Expected: accuracy" in text  # its check: eager, compiled, float64, "compiled is the more accurate"
+        accuracy = (
+            "\n# Expected: accuracy" in text
+        )  # its check: eager, compiled, float64, "compiled is the more accurate"
         assert n["harness"] + n["graph"] + n["inputs"] <= (22 if accuracy else 15), text
     if data.get("test_repro"):
         test = pathlib.Path(data["test_repro"]).read_text()
@@ -119,8 +137,14 @@ def test_runtime_error_full_pipeline(workdir):
     scripts = sorted(r["label"] for r in journal if r["kind"] == "script" and not r["label"].startswith("verify-"))
     assert scripts == ["baseline-no-compile", "original"], scripts
     assert os.path.exists(data["tarball"])
-    check_issue(data["run_dir"], "RuntimeError: unhandled error", "[inductor][cpu] aten.relu lowering: RuntimeError",
-                ("module: inductor",), tarball=data["tarball"], tlparse=bool(shutil_which("tlparse")))
+    check_issue(
+        data["run_dir"],
+        "RuntimeError: unhandled error",
+        "[inductor][cpu] aten.relu lowering: RuntimeError",
+        ("module: inductor",),
+        tarball=data["tarball"],
+        tlparse=bool(shutil_which("tlparse")),
+    )
     journal = pathlib.Path(data["run_dir"], "journal.jsonl").read_text().splitlines()
     # Every trial that ran is journaled once: the bisect's, the minify's and those asked after the repro.
     assert len(journal) == data["trials"] + data["minify_trials"] + data["deferred_trials"]
@@ -138,12 +162,14 @@ def test_runtime_error_full_pipeline(workdir):
 
 
 # The decisive line ISSUE.md's error section must hold, and its title's start.
-ISSUE_CHECKS = {"relu_compile_error.py": ("error: ‘compile’ was not declared in this scope",
-                                          "[inductor][cpu] C++ compile error"),
-                "relu_accuracy.py": ("max abs diff", "[inductor][cpu] wrong results",
-                                     ("module: correctness (silent)",)),
-                "segfault_backend.py": ("Fatal Python error: Segmentation fault",
-                                        "[torch.compile] custom backend `crashy_backend` crash (SIGSEGV)")}
+ISSUE_CHECKS = {
+    "relu_compile_error.py": ("error: ‘compile’ was not declared in this scope", "[inductor][cpu] C++ compile error"),
+    "relu_accuracy.py": ("max abs diff", "[inductor][cpu] wrong results", ("module: correctness (silent)",)),
+    "segfault_backend.py": (
+        "Fatal Python error: Segmentation fault",
+        "[torch.compile] custom backend `crashy_backend` crash (SIGSEGV)",
+    ),
+}
 
 
 @pytest.mark.slow
@@ -170,8 +196,13 @@ def test_third_of_three_graphs_then_minify_and_resume(workdir):
     assert "relu" in verdict["graph_code"] and data["repro"] is None
 
     def minify(*extra):
-        p = subprocess.run([sys.executable, "-m", "reprokit", "minify", data["run_dir"], "--json", *extra],
-                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=1200)
+        p = subprocess.run(
+            [sys.executable, "-m", "reprokit", "minify", data["run_dir"], "--json", *extra],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            timeout=1200,
+        )
         assert p.returncode == 0, p.stderr
         return json.loads(p.stdout)
 
@@ -192,10 +223,14 @@ def test_graph_break_under_fullgraph_reduces_the_source(workdir):
     check_verdict(data, exp)
     assert data["nodes"]["unit"] == "lines"
     check_repro(data, exp)
-    check_issue(data["run_dir"], "torch._dynamo.exc.Unsupported: Data-dependent branching", "[dynamo] Unsupported",
-                ("module: dynamo", "module: graph breaks"))
+    check_issue(
+        data["run_dir"],
+        "torch._dynamo.exc.Unsupported: Data-dependent branching",
+        "[dynamo] Unsupported",
+        ("module: dynamo", "module: graph breaks"),
+    )
     text = pathlib.Path(data["repro"]).read_text()
-    assert "fullgraph=True" in text and "print(\"input\"" not in text
+    assert "fullgraph=True" in text and 'print("input"' not in text
 
 
 @pytest.mark.slow
@@ -213,8 +248,16 @@ def test_users_own_backend_is_named(workdir, case):
 @pytest.mark.slow
 def test_compile_hang_is_cut_with_stacks(workdir):
     exp = expect("compile_hang.py")
-    p, data = bisect(workdir, "compile_hang.py", "--timeout", str(exp["timeout"]), "--no-pack", "--no-minify",
-                     "--no-configs", "--no-subsystems")
+    p, data = bisect(
+        workdir,
+        "compile_hang.py",
+        "--timeout",
+        str(exp["timeout"]),
+        "--no-pack",
+        "--no-minify",
+        "--no-configs",
+        "--no-subsystems",
+    )
     assert p.returncode == 0, p.stderr
     check_verdict(data, exp)
     stacks = pathlib.Path(data["decisive_trials"]["first_failing"], "stacks.txt").read_text()
@@ -245,8 +288,9 @@ def test_silent_accuracy_bug_needs_check_accuracy(workdir):
     # synthetic inputs matched on the real ones' statistics reproduce it: no real data; eager, compiled, float64
     assert data["repro_inputs"] == "synthetic" and "torch.manual_seed(0)" in text and "repro_inputs.pt" not in text
     assert "expected, actual = results(" in text and "reference = results(" in text
-    check_issue(data["run_dir"], "max abs diff", "[inductor][cpu] wrong results (silent)",
-                ("module: correctness (silent)",))
+    check_issue(
+        data["run_dir"], "max abs diff", "[inductor][cpu] wrong results (silent)", ("module: correctness (silent)",)
+    )
 
 
 @pytest.mark.slow
@@ -256,8 +300,15 @@ def test_backward_only_silent_accuracy_bug_is_caught_by_the_gradient_check(workd
     exp = expect("backward_silent_accuracy.py")
     p, _ = bisect(workdir, "backward_silent_accuracy.py", "--no-pack", "--no-minify")
     assert p.returncode == 3 and "--check-accuracy" in p.stderr
-    p, data = bisect(workdir, "backward_silent_accuracy.py", *exp["args"], "--no-configs", "--no-subsystems",
-                     "--no-pack", "--no-minify")
+    p, data = bisect(
+        workdir,
+        "backward_silent_accuracy.py",
+        *exp["args"],
+        "--no-configs",
+        "--no-subsystems",
+        "--no-pack",
+        "--no-minify",
+    )
     assert p.returncode == 0, p.stderr
     check_verdict(data, exp)
     assert [s["kind"] for s in data["ladder"]] == ["pass", "pass", "pass", "accuracy"]
@@ -270,13 +321,20 @@ def test_a_flaky_failure_is_bisected_with_each_question_asked_until_it_fails(wor
     """3 of 4 runs fail: each question is asked until it fails that way, passing only after 3 runs that do not
     ((1 - 0.75)^3 < 5%), so a chance pass never places the failure; the graph repro is verified the same way."""
     exp = expect("flaky.py")
-    p, data = bisect(workdir, "flaky.py", *exp["args"], "--no-pack", "--no-configs",
-                     env={"FLAKY_DIR": str(tmp_path), "FLAKY_PATTERN": "PFFF"})
+    p, data = bisect(
+        workdir,
+        "flaky.py",
+        *exp["args"],
+        "--no-pack",
+        "--no-configs",
+        env={"FLAKY_DIR": str(tmp_path), "FLAKY_PATTERN": "PFFF"},
+    )
     assert p.returncode == 0, p.stderr
     assert data["flaky"] is True and data["repro_rate"] == 0.75 and data["repro_runs"] == 4
     assert data["flaky_tries"] == 3
-    assert data["message"].startswith("flaky: the original fails 3 of 4 runs (95% CI 30%–95%); each question was "
-                                      "asked up to 3 times"), data["message"]
+    assert data["message"].startswith(
+        "flaky: the original fails 3 of 4 runs (95% CI 30%–95%); each question was asked up to 3 times"
+    ), data["message"]
     assert [r["kind"] for r in data["ladder"]] == ["pass", "pass", "pass", "exception"]
     assert data["failing_stage"] == "inductor" and "aten.relu" in data["subsystem"]["detail"]
     assert data["repro_verified"] is True and data["nodes"]["minified"] < data["nodes"]["original"]
@@ -286,8 +344,17 @@ def test_a_failure_the_first_run_missed_is_flaky_not_a_cache_bug(workdir, tmp_pa
     """Only the first compiled run passes (held-out: pytorch/pytorch#145445 fails 40% of runs, and the original
     passed by chance). The cold-cache run fails: before a cache is blamed the script runs twice more with the
     caches off, and the failure comes back. Flaky, counted over every run; no cache finding."""
-    p, data = bisect(workdir, "flaky.py", "--jobs", "1", "--no-pack", "--no-minify", "--no-subsystems", "--no-configs",
-                     env={"FLAKY_DIR": str(tmp_path), "FLAKY_PATTERN": "PPFFFFFF"})
+    p, data = bisect(
+        workdir,
+        "flaky.py",
+        "--jobs",
+        "1",
+        "--no-pack",
+        "--no-minify",
+        "--no-subsystems",
+        "--no-configs",
+        env={"FLAKY_DIR": str(tmp_path), "FLAKY_PATTERN": "PPFFFFFF"},
+    )
     assert p.returncode == 0, p.stderr
     assert data["flaky"] is True and data["warm_cache"] is None, data["message"]
     # the original, the cold cache run (it failed: no warm run after it), the two runs with the caches off
@@ -295,13 +362,16 @@ def test_a_failure_the_first_run_missed_is_flaky_not_a_cache_bug(workdir, tmp_pa
     assert "a flaky script, not a cache bug" in p.stderr
 
 
-@pytest.mark.parametrize("case,code,words", [
-    ("passes.py", 3, "and uncompiled: nothing to isolate"),
-    ("fails_without_compile.py", 3, "fails without compile too"),
-    ("custom_op_no_autograd.py", 3, "fails without compile too"),
-    ("no_compile.py", 2, "never calls torch.compile"),
-    ("out_of_memory.py", 3, "ran out of memory"),
-])
+@pytest.mark.parametrize(
+    "case,code,words",
+    [
+        ("passes.py", 3, "and uncompiled: nothing to isolate"),
+        ("fails_without_compile.py", 3, "fails without compile too"),
+        ("custom_op_no_autograd.py", 3, "fails without compile too"),
+        ("no_compile.py", 2, "never calls torch.compile"),
+        ("out_of_memory.py", 3, "ran out of memory"),
+    ],
+)
 def test_nothing_to_isolate_and_no_compile(workdir, case, code, words):
     p, data = bisect(workdir, case, "--no-pack")
     assert p.returncode == code, p.stderr
@@ -310,15 +380,23 @@ def test_nothing_to_isolate_and_no_compile(workdir, case, code, words):
     assert "Traceback" not in p.stderr
 
 
-@pytest.mark.parametrize("make,words", [
-    (lambda d: "missing.py", "no such script"),
-    (lambda d: str(d), "is a directory"),
-    (lambda d: (d / "broken.py").write_text("def f(:\n") and "broken.py", "syntax error"),
-])
+@pytest.mark.parametrize(
+    "make,words",
+    [
+        (lambda d: "missing.py", "no such script"),
+        (lambda d: str(d), "is a directory"),
+        (lambda d: (d / "broken.py").write_text("def f(:\n") and "broken.py", "syntax error"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(tmp_path, make, words):
     arg = make(tmp_path)
-    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", arg], cwd=tmp_path, capture_output=True,
-                       text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    p = subprocess.run(
+        [sys.executable, "-m", "reprokit", "bisect", arg],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert p.returncode == 2
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], p.stderr
@@ -328,8 +406,13 @@ def test_unwritable_output_dir_is_bad_input(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     (tmp_path / "s.py").write_text("import torch\n")
-    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "s.py", "-o", str(blocker / "sub")],
-                       cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    p = subprocess.run(
+        [sys.executable, "-m", "reprokit", "bisect", "s.py", "-o", str(blocker / "sub")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert p.returncode == 2
     assert len(p.stderr.strip().splitlines()) == 1 and "cannot write to output dir" in p.stderr
 
@@ -383,8 +466,11 @@ def test_compiled_more_accurate_than_eager_is_not_a_bug(workdir):
     """The script's own check fails, but compiled is the result closer to float64: said plainly, exit 3."""
     p, data = bisect(workdir, "compiled_more_accurate.py", "--no-configs", "--no-subsystems", "--no-pack")
     assert p.returncode == 3, p.stderr
-    assert p.stderr.strip().splitlines()[-1].endswith(
-        "compiled is more accurate than eager here (float64 reference): not a compiler bug"), p.stderr
+    assert (
+        p.stderr.strip()
+        .splitlines()[-1]
+        .endswith("compiled is more accurate than eager here (float64 reference): not a compiler bug")
+    ), p.stderr
 
 
 @pytest.mark.slow
@@ -414,20 +500,32 @@ def test_a_failure_only_a_warm_cache_shows_is_named_and_its_repro_fails_on_its_w
     assert p.returncode == 0, p.stderr[-3000:]
     check_verdict(data, expect("warm_cache_only.py"))
     assert data["warm_cache"]["caches"] == ["fx_graph_cache"] and data["warm_cache"]["when"] == "warm", data
-    assert data["message"] == ("fails only when a run loads what an earlier run stored: the FX graph cache (a cold run "
-                               "passes, the warm run after it fails); with the caches off it passes")
+    assert data["message"] == (
+        "fails only when a run loads what an earlier run stored: the FX graph cache (a cold run "
+        "passes, the warm run after it fails); with the caches off it passes"
+    )
     assert [(r["stage"], r["kind"] == "pass", r["same"]) for r in data["ladder"]] == [
-        ("cold cache, FX graph + AOT autograd", True, False), ("warm cache, FX graph + AOT autograd", False, True),
-        ("cold cache, FX graph cache only", True, False), ("warm cache, FX graph cache only", False, True)], data["ladder"]
+        ("cold cache, FX graph + AOT autograd", True, False),
+        ("warm cache, FX graph + AOT autograd", False, True),
+        ("cold cache, FX graph cache only", True, False),
+        ("warm cache, FX graph cache only", False, True),
+    ], data["ladder"]
     assert data["repro_kind"] == "warm_cache" and data["repro_verified"] is True, data["repro_attempts"]
     # `python repro.py` alone, from another folder and without reprokit on the path: the cold run passes, the warm
     # run fails the way the script's second run did.
     (tmp_path / "tmp").mkdir()
-    q = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600, cwd=tmp_path,
-                       env={**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "TMPDIR": str(tmp_path / "tmp")})
+    q = subprocess.run(
+        [sys.executable, data["repro"]],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env={**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "TMPDIR": str(tmp_path / "tmp")},
+    )
     assert q.returncode == 1, q.stderr[-2000:]
     assert "'demo_warm' object has no attribute 'keep'" in q.stderr and q.stderr.rstrip().endswith(
-        "the warm run failed (exit 1); its traceback is above"), q.stderr[-2000:]
+        "the warm run failed (exit 1); its traceback is above"
+    ), q.stderr[-2000:]
     assert q.stdout.count("ok ") == 1  # the cold run's own line; the warm run died before printing
     assert not [p.name for p in (tmp_path / "tmp").glob("inductor-cache-*")]  # its one new cache is removed
 
@@ -441,5 +539,10 @@ def test_lowering_counted_on_the_graph_with_the_scripts_compile_options(workdir)
     assert p.returncode == 0, p.stderr[-3000:]
     sub = data["subsystem"]
     assert (data["failing_stage"], sub["name"], sub["application"], sub["applications"], sub["confirmed"]) == (
-        "inductor", "lowerings", 0, 2, True), sub
+        "inductor",
+        "lowerings",
+        0,
+        2,
+        True,
+    ), sub
     assert sub["detail"].startswith("aten.relu.default "), sub

@@ -1,5 +1,6 @@
 """collect_env's answer is reused for the same install (about 3 s a run: a fresh interpreter imports torch), and
 collected afresh once anything it depends on changes."""
+
 import os
 import time
 

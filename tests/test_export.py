@@ -3,6 +3,7 @@
 End-to-end on CPU, planted with PyTorch's own hooks (inductor's relu codegen bug, as PyTorch's AOTI minifier tests
 plant it) and with genuine script bugs (a data-dependent branch, a wrong decomposition, a lying fake kernel).
 """
+
 import ast
 import json
 import os
@@ -22,7 +23,7 @@ REPO = pathlib.Path(__file__).parent.parent
 def expect(name: str) -> dict:
     first = (CASES / name).read_text().splitlines()[0]
     assert first.startswith("# EXPECT = ")
-    return ast.literal_eval(first[len("# EXPECT = "):])
+    return ast.literal_eval(first[len("# EXPECT = ") :])
 
 
 @pytest.fixture
@@ -37,8 +38,14 @@ def bisect(workdir, case, *args):
     cmd = [sys.executable, "-m", "reprokit", "bisect", case, "--json", "-o", str(workdir / "artifacts"), *args]
     tmp = workdir.parent / "tmp"
     tmp.mkdir(exist_ok=True)
-    p = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=1500,
-                       env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp)})
+    p = subprocess.run(
+        cmd,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp)},
+    )
     return p, json.loads(p.stdout) if p.stdout.strip() else None
 
 
@@ -106,16 +113,21 @@ def test_second_call_with_another_input_is_replayed(workdir):
     # --budget: the source reduction (each candidate an AOTI build, 2.5 s alone, 3.5 s in CI) stops at the run's
     # budget with the smallest verified script so far; 26 -> 22 lines in 37 trials here, 26 -> 18 in 80 without.
     # 100 s was spent before the source reduction's first trial in CI at 1dbe7f9 (three workers on 2 cores).
-    p, data = bisect(workdir, "second_call_other_batch.py", "--no-pack", "--no-subsystems", "--no-configs",
-                     "--budget", "150s")
+    p, data = bisect(
+        workdir, "second_call_other_batch.py", "--no-pack", "--no-subsystems", "--no-configs", "--budget", "150s"
+    )
     assert p.returncode == 0, p.stderr
     exp = expect("second_call_other_batch.py")
     assert (data["failing_stage"], data["last_passing_stage"]) == (exp["failing_stage"], exp["last_passing_stage"])
     assert [(r["stage"], r["kind"] != "pass", r["same"]) for r in data["ladder"]] == [
-        ("export", True, False), ("decompose", True, False), ("aoti", True, True)], data["ladder"]
+        ("export", True, False),
+        ("decompose", True, False),
+        ("aoti", True, True),
+    ], data["ladder"]
     assert data["other_failures"], data
-    assert data["message"].startswith("the exported program rejects a call the script makes (AssertionError: Guard "
-                                      "failed: x.size()[N] == N)"), data["message"]
+    assert data["message"].startswith(
+        "the exported program rejects a call the script makes (AssertionError: Guard failed: x.size()[N] == N)"
+    ), data["message"]
     assert [a["kind"] for a in data["repro_attempts"]] == ["export_graph", "source"], data["repro_attempts"]
     assert data["repro_attempts"][1]["result"] == "verified" and data["repro_verified"] is True
     assert data["repro_kind"] == "source" and data["nodes"]["unit"] == "lines"
@@ -148,9 +160,14 @@ def test_no_compile_baseline_stands_in_the_eager_module(tmp_path):
     no export, no AOTInductor, the script's own check passes (within the fast suite: nothing is compiled)."""
     spec = {"mode": "script", "stage": "none", "script": str(CASES / "aoti_compile_error.py")}
     (tmp_path / "spec.json").write_text(json.dumps(spec))
-    p = subprocess.run([sys.executable, "-m", "reprokit.child.main", str(tmp_path / "spec.json"), str(tmp_path)],
-                       capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)},
-                       cwd=tmp_path)
+    p = subprocess.run(
+        [sys.executable, "-m", "reprokit.child.main", str(tmp_path / "spec.json"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=tmp_path,
+    )
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["kind"] == "pass", p.stderr
     assert result["compiled"] is True
@@ -158,7 +175,7 @@ def test_no_compile_baseline_stands_in_the_eager_module(tmp_path):
     assert result["export"]["level"] == 0 and result["export"]["phase"] is None
 
 
-NON_STRICT = '''Traceback (most recent call last):
+NON_STRICT = """Traceback (most recent call last):
   File "/work/proj/train.py", line 20, in <module>
     ep = torch.export.export(model, (x,))
   File "/usr/lib/python3/site-packages/torch/export/__init__.py", line 311, in export
@@ -169,13 +186,18 @@ Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like symbols: none)
 The following call raised this error:
   File "/work/proj/train.py", line 11, in forward
     if h.sum() > 0:
-'''
+"""
 
 
 def test_export_finding_reads_guard_line_and_fix():
     finding = export_finding(NON_STRICT, "/work/proj/train.py")
-    assert finding == {"kind": "data-dependent branch", "guard": "Eq(u0, 1)", "line": "train.py:11",
-                       "code": "if h.sum() > 0:", "fix": finding["fix"]}
+    assert finding == {
+        "kind": "data-dependent branch",
+        "guard": "Eq(u0, 1)",
+        "line": "train.py:11",
+        "code": "if h.sum() > 0:",
+        "fix": finding["fix"],
+    }
     assert finding["fix"].startswith("branch with torch.cond(")
     assert user_line("no frames here", "/work/proj/train.py") == (None, None)
 
@@ -189,6 +211,8 @@ GXX = """In file included from /tmp/x/model.h:3:
 
 
 def test_cpp_compile_error_is_one_line():
-    assert cpp_compile_error(GXX) == ("C++ compile error at cab12.kernel.cpp:69: 'compile' was not declared in this "
-                                      "scope | auto tmp1 = compile error!;")
+    assert cpp_compile_error(GXX) == (
+        "C++ compile error at cab12.kernel.cpp:69: 'compile' was not declared in this "
+        "scope | auto tmp1 = compile error!;"
+    )
     assert cpp_compile_error("warning: only warnings") is None

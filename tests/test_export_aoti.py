@@ -4,6 +4,7 @@ run-time switches of AOTI that name what its loader does not (the kernel, the in
 
 One bisect run per case (module-scoped), several assertions on it: the suite's time stays small.
 """
+
 import json
 import os
 import pathlib
@@ -26,8 +27,9 @@ def bisect_case(tmp_path_factory, case: str, *args) -> dict:
     work = tmp_path_factory.mktemp(case[:-3]) / "project"
     shutil.copytree(CASES, work, ignore=shutil.ignore_patterns("__pycache__"))
     cmd = [sys.executable, "-m", "reprokit", "bisect", case, "--json", "-o", str(work / "artifacts"), *args]
-    p = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=1500,
-                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    p = subprocess.run(
+        cmd, cwd=work, capture_output=True, text=True, timeout=1500, env={**os.environ, "PYTHONPATH": str(REPO)}
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     return {**json.loads(p.stdout), "work": str(work)}
 
@@ -66,7 +68,10 @@ def test_aoti_compile_error_stage_message_and_verified_repro(compile_error):
     data = compile_error
     assert (data["failing_stage"], data["last_passing_stage"]) == ("aoti_compile", "decompose")
     assert [(r["stage"], r["kind"] == "pass") for r in data["ladder"]] == [
-        ("export", True), ("decompose", True), ("aoti", False)]
+        ("export", True),
+        ("decompose", True),
+        ("aoti", False),
+    ]
     # a compile error ends the script before it loads the package
     assert data["compile_args"]["entries"] == ["torch.export.export", "aoti_compile_and_package"]
     assert data["message"].startswith("C++ compile error at "), data["message"]
@@ -81,9 +86,11 @@ def test_aoti_accuracy_stage_and_verified_repro(accuracy):
     data = accuracy
     assert (data["failing_stage"], data["last_passing_stage"]) == ("aoti_run", "decompose")
     assert [(r["stage"], r["kind"] == "pass") for r in data["ladder"]] == [
-        ("export", True), ("decompose", True), ("aoti", False)]
-    assert data["compile_args"]["entries"] == ["torch.export.export", "aoti_compile_and_package",
-                                               "aoti_load_package"]
+        ("export", True),
+        ("decompose", True),
+        ("aoti", False),
+    ]
+    assert data["compile_args"]["entries"] == ["torch.export.export", "aoti_compile_and_package", "aoti_load_package"]
     assert data["aoti_kernel"] is None  # a wrong value names no kernel to look for: the switch is not run
     check_export_repro(data, "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'accuracy'")
     assert data["repro_signature"]["exc_type"] == "AssertionError", data["repro_signature"]
@@ -107,10 +114,12 @@ def test_genuine_sliced_example_input_pytorch_153992(sliced):
     repro keeps the example's layout and calls the package on a contiguous copy."""
     data = sliced
     assert (data["failing_stage"], data["last_passing_stage"]) == ("aoti_run", "decompose")
-    assert data["message"].startswith("the package was called with an input unlike the example it was compiled "
-                                      "for, and checks none by default: AOTI_RUNTIME_CHECK_INPUTS=1 refuses it "
-                                      "(input_handles[0]: unmatched stride value at 0, expected: 600, but got: "
-                                      "300)"), data["message"]
+    assert data["message"].startswith(
+        "the package was called with an input unlike the example it was compiled "
+        "for, and checks none by default: AOTI_RUNTIME_CHECK_INPUTS=1 refuses it "
+        "(input_handles[0]: unmatched stride value at 0, expected: 600, but got: "
+        "300)"
+    ), data["message"]
     assert data["repro_verified"] is True, data["repro_attempts"]
     assert data["nodes"]["minified"] < data["nodes"]["original"]
     text = pathlib.Path(data["repro"]).read_text()
@@ -128,21 +137,27 @@ Unknown exception occurred.
 
 
 def test_unfinished_kernel_is_the_one_launched_and_never_finished():
-    assert unfinished_kernel(PRINTED) == ("cpp_fused_relu_sigmoid_1", [
-        "cpp_fused_0", "aoti_torch_cpu_addmm_out", "cpp_fused_relu_sigmoid_1"])
-    assert unfinished_kernel(PRINTED.split("[ before_launch: cpp_fused_relu")[0]) == (None, [
-        "cpp_fused_0", "aoti_torch_cpu_addmm_out"])
+    assert unfinished_kernel(PRINTED) == (
+        "cpp_fused_relu_sigmoid_1",
+        ["cpp_fused_0", "aoti_torch_cpu_addmm_out", "cpp_fused_relu_sigmoid_1"],
+    )
+    assert unfinished_kernel(PRINTED.split("[ before_launch: cpp_fused_relu")[0]) == (
+        None,
+        ["cpp_fused_0", "aoti_torch_cpu_addmm_out"],
+    )
 
 
 def test_input_expr_keeps_a_slices_layout():
     assert input_expr({"shape": [2, 3], "dtype": "torch.float32"}) == "torch.randn((2, 3), dtype=torch.float32)"
     assert input_expr({"shape": [2, 3], "dtype": "torch.float32", "stride": [6, 1]}) == (
-        "torch.randn(9, dtype=torch.float32).as_strided((2, 3), (6, 1))")
+        "torch.randn(9, dtype=torch.float32).as_strided((2, 3), (6, 1))"
+    )
 
 
 def test_input_expr_makes_a_cuda_programs_inputs_on_cuda():
     assert input_expr({"shape": [4, 8], "dtype": "torch.float32", "device": "cuda"}) == (
-        "torch.randn((4, 8), dtype=torch.float32, device='cuda')")
+        "torch.randn((4, 8), dtype=torch.float32, device='cuda')"
+    )
 
 
 # compute-sanitizer --tool memcheck on tests/gpu_cases/aoti_relu_assert.py (CUDA 13, H100), its first report:
@@ -162,17 +177,28 @@ SANITIZED_WRITE = """========= Invalid __global__ write of size 4 bytes
 
 
 def test_sanitizer_report_names_the_kernel_it_saw_and_not_cudas_assert():
-    from reprokit.trial.sanitizer import SANITIZER_ENV, sanitizer_report
     from reprokit.data.records import TrialSpec
     from reprokit.trial.launch import child_command
+    from reprokit.trial.sanitizer import SANITIZER_ENV, sanitizer_report
 
     assert sanitizer_report(SANITIZED_ASSERT, "t") == {"error": "Warp assert", "kernel": None, "trial": "t"}
     assert sanitizer_report(SANITIZED_WRITE, "t") == {
-        "error": "Invalid __global__ write of size 4 bytes", "kernel": "triton_poi_fused_relu_0", "trial": "t"}
+        "error": "Invalid __global__ write of size 4 bytes",
+        "kernel": "triton_poi_fused_relu_0",
+        "trial": "t",
+    }
     assert sanitizer_report("ok\n", "t") is None
     spec = TrialSpec(mode="script", stage="user", env={SANITIZER_ENV: "/cuda/bin/compute-sanitizer"})
     assert child_command(spec, "s.json", "d", "py") == [
-        "/cuda/bin/compute-sanitizer", "--tool", "memcheck", "py", "-m", "reprokit.child.main", "s.json", "d"]
+        "/cuda/bin/compute-sanitizer",
+        "--tool",
+        "memcheck",
+        "py",
+        "-m",
+        "reprokit.child.main",
+        "s.json",
+        "d",
+    ]
 
 
 def test_issue_md_says_a_cuda_fault_of_aotis_compile_named_no_kernel():
@@ -182,27 +208,37 @@ def test_issue_md_says_a_cuda_fault_of_aotis_compile_named_no_kernel():
     fault = {"fault": "device-side assert triggered", "kernel": None, "launch_blocking": True}
     assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=fault, repro_kind="export_graph")) == [
         "CUDA fault: device-side assert triggered, named by no kernel; every trial after the original ran with "
-        "`CUDA_LAUNCH_BLOCKING=1`"]
-
+        "`CUDA_LAUNCH_BLOCKING=1`"
+    ]
 
 
 def test_issue_md_says_how_a_kernel_the_fault_did_not_surface_in_was_named():
     from reprokit.data.records import Verdict
     from reprokit.report.bisect_report import isolated_lines
 
-    by_message = {"fault": "device-side assert triggered", "kernel": "triton_poi_fused_addmm_relu_sigmoid_0",
-                  "named_by": "message", "launch_blocking": True}
+    by_message = {
+        "fault": "device-side assert triggered",
+        "kernel": "triton_poi_fused_addmm_relu_sigmoid_0",
+        "named_by": "message",
+        "launch_blocking": True,
+    }
     assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=by_message, repro_kind="export_graph")) == [
         "CUDA fault: device-side assert triggered in kernel `triton_poi_fused_addmm_relu_sigmoid_0`; every trial "
         "after the original ran with `CUDA_LAUNCH_BLOCKING=1`; it surfaced in no kernel, which is named by the "
-        "message its assert printed, found in that kernel's generated source"]
-    by_sanitizer = {"fault": "an illegal memory access was encountered", "kernel": "scatter_far",
-                    "named_by": "sanitizer", "launch_blocking": True,
-                    "sanitizer": {"error": "Invalid __global__ write of size 4 bytes", "kernel": "scatter_far"}}
+        "message its assert printed, found in that kernel's generated source"
+    ]
+    by_sanitizer = {
+        "fault": "an illegal memory access was encountered",
+        "kernel": "scatter_far",
+        "named_by": "sanitizer",
+        "launch_blocking": True,
+        "sanitizer": {"error": "Invalid __global__ write of size 4 bytes", "kernel": "scatter_far"},
+    }
     assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=by_sanitizer, repro_kind="graph")) == [
         "CUDA fault: an illegal memory access was encountered in kernel `scatter_far`; every trial after the "
         "original ran with `CUDA_LAUNCH_BLOCKING=1`; it surfaced in no kernel, which compute-sanitizer's memcheck "
-        "named (Invalid __global__ write of size 4 bytes) (repro.py sets it too)"]
+        "named (Invalid __global__ write of size 4 bytes) (repro.py sets it too)"
+    ]
 
 
 def test_only_a_crash_without_a_kernel_name_asks_for_one():
@@ -226,7 +262,10 @@ def test_genuine_decompose_failure_pytorch_180354(tmp_path_factory):
     data = bisect_case(tmp_path_factory, "decompose_cond_branch_tensor.py", *FAST)
     assert (data["failing_stage"], data["last_passing_stage"]) == ("decompose", "export"), data["ladder"]
     assert [(r["stage"], r["kind"] == "pass", r["same"]) for r in data["ladder"]] == [
-        ("export", True, False), ("decompose", False, True), ("aoti", False, True)]
+        ("export", True, False),
+        ("decompose", False, True),
+        ("aoti", False, True),
+    ]
     assert data["signature"]["message"].startswith("Attempting to use FunctionalTensor on its own")
 
 
@@ -248,7 +287,8 @@ def test_a_higher_order_ops_own_compile_is_told_apart():
 ASSERT_PRINTED = (
     "/opt/torch/.venv/lib/python3.12/site-packages/torch/_inductor/runtime/triton_helpers.py:248: unknown: block: "
     "[0,0,0], thread: [0,0,0] Assertion `injected assert fail` failed.\n"
-    "torch._inductor.exc.InductorError: AcceleratorError: CUDA error: device-side assert triggered\n")
+    "torch._inductor.exc.InductorError: AcceleratorError: CUDA error: device-side assert triggered\n"
+)
 AOTI_TRACE = """\tdef triton_poi_fused_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
 \t    tmp0 = tl.load(in_ptr0 + (x0), xmask)
 \t''', device_str='cuda')
@@ -259,8 +299,10 @@ AOTI_TRACE = """\tdef triton_poi_fused_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.
 """
 # torch.compile of x[i] with an index out of range, TORCH_LOGS=output_code (same machine): the printed assert and
 # the kernel as the output-code log shows it.
-INDEX_PRINTED = ("/tmp/ind2/pu/cpux.py:31: unknown: block: [0,0,0], thread: [4,0,0] Assertion `index out of bounds: "
-                 "0 <= tmp4 < 8` failed.\n")
+INDEX_PRINTED = (
+    "/tmp/ind2/pu/cpux.py:31: unknown: block: [0,0,0], thread: [4,0,0] Assertion `index out of bounds: "
+    "0 <= tmp4 < 8` failed.\n"
+)
 INDEX_LOG = """V1125 02:50:36.739000 549 torch/_inductor/graph.py:2552] [0/0] [__output_code] @triton.jit
 V1125 02:50:36.739000 549 torch/_inductor/graph.py:2552] [0/0] [__output_code] def triton_poi_fused_index_mul_relu_0(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK : tl.constexpr):
 V1125 02:50:36.739000 549 torch/_inductor/graph.py:2552] [0/0] [__output_code]     tl.device_assert(((0 <= tmp4) & (tmp4 < 8)) | ~(xmask), "index out of bounds: 0 <= tmp4 < 8")
@@ -281,7 +323,7 @@ def test_a_device_assert_is_named_by_the_kernel_whose_source_holds_its_message()
 
 # The traceback of tests/gpu_cases/triton_relu.py-style faults under CUDA_LAUNCH_BLOCKING=1 (H200, torch 2.11): the
 # wrapper's launch line names the kernel; the output-code log in stderr names every kernel, and is not read for it.
-LAUNCH_TRACEBACK = '''  File "/opt/torch/.venv/lib/python3.12/site-packages/torch/_inductor/utils.py", line 3401, in run
+LAUNCH_TRACEBACK = """  File "/opt/torch/.venv/lib/python3.12/site-packages/torch/_inductor/utils.py", line 3401, in run
     out = model(new_inputs)
   File "/tmp/ind2/nc/cnc7emnycigylm5ws6s7ibtt7khloemw6prp35fx7ga6ztijzvqw.py", line 113, in call
     triton_poi_fused_index_mul_relu_0.run(arg1_1, arg0_1, buf0, 8, stream=stream0)
@@ -290,7 +332,7 @@ LAUNCH_TRACEBACK = '''  File "/opt/torch/.venv/lib/python3.12/site-packages/torc
   File "/opt/torch/.venv/lib/python3.12/site-packages/torch/_inductor/runtime/static_triton_launcher.py", line 291, in run
     self.C_impl._launch_kernel(
 RuntimeError: CUDA driver error: device-side assert triggered
-'''
+"""
 
 
 def test_the_launch_a_synchronous_fault_was_raised_at_is_read_from_the_wrappers_frame_only():
@@ -298,7 +340,9 @@ def test_the_launch_a_synchronous_fault_was_raised_at_is_read_from_the_wrappers_
 
     assert launched_kernel(LAUNCH_TRACEBACK) == "triton_poi_fused_index_mul_relu_0"
     # a kernel the script launched itself (a custom op's Triton call): Triton's own `kernel.run(` is no wrapper's
-    own = ('  File "/tmp/project/ima.py", line 20, in store_far\n    scatter_far[(1,)](y, y.numel(), BLOCK=64)\n'
-           '  File "/x/triton/runtime/jit.py", line 733, in run\n    kernel.run(grid_0, grid_1, grid_2, stream)\n')
+    own = (
+        '  File "/tmp/project/ima.py", line 20, in store_far\n    scatter_far[(1,)](y, y.numel(), BLOCK=64)\n'
+        '  File "/x/triton/runtime/jit.py", line 733, in run\n    kernel.run(grid_0, grid_1, grid_2, stream)\n'
+    )
     assert launched_kernel(own) is None
     assert launched_kernel(INDEX_LOG) is None  # the output-code log names kernels, launches none

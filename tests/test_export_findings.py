@@ -4,6 +4,7 @@ of export runs.
 
 The end-to-end tests share one bisect run per case (module-scoped fixtures): real torch.export on CPU.
 """
+
 import json
 import os
 import pathlib
@@ -19,7 +20,7 @@ from reprokit.export.findings import export_finding
 CASES = pathlib.Path(__file__).parent / "export_cases"
 REPO = pathlib.Path(__file__).parent.parent
 
-CONSTRAINT = '''Traceback (most recent call last):
+CONSTRAINT = """Traceback (most recent call last):
   File "<frozen runpy>", line 88, in _run_code
   File "/work/proj/serve.py", line 26, in <module>
     ep = torch.export.export(model, (x,), dynamic_shapes={"x": {0: batch}})
@@ -30,9 +31,17 @@ Suggested fixes:
   batch = Dim('batch', max=16)
 
 The error above occurred when calling torch.export.export.
-'''
-DRAFT = [{"type": "GUARD_ADDED", "expr": "s77 <= 16", "symbols": {"s77": "L['x'].size()[0]"}, "op": None,
-          "line": "serve.py:18", "code": "if x.shape[0] > 16:"}]
+"""
+DRAFT = [
+    {
+        "type": "GUARD_ADDED",
+        "expr": "s77 <= 16",
+        "symbols": {"s77": "L['x'].size()[0]"},
+        "op": None,
+        "line": "serve.py:18",
+        "code": "if x.shape[0] > 16:",
+    }
+]
 
 
 def test_constraint_finding_takes_the_line_from_draft_export():
@@ -43,38 +52,57 @@ def test_constraint_finding_takes_the_line_from_draft_export():
     assert finding["guard"] == "batch: 2 <= L['x'].size()[0] and L['x'].size()[0] <= 16 (declared range: batch <= 64)"
     assert (finding["line"], finding["code"]) == ("serve.py:18", "if x.shape[0] > 16:")
     assert finding["fix"].endswith("; torch suggests: batch = Dim('batch', max=16)"), finding["fix"]
-    assert finding["draft"] == [{"type": "GUARD_ADDED", "expr": "s77 <= 16", "op": None, "line": "serve.py:18",
-                                 "code": "if x.shape[0] > 16:"}]
+    assert finding["draft"] == [
+        {"type": "GUARD_ADDED", "expr": "s77 <= 16", "op": None, "line": "serve.py:18", "code": "if x.shape[0] > 16:"}
+    ]
     # without draft_export the user's frame is still the export() call (a frame with no source line skipped)
     alone = export_finding(CONSTRAINT, "/work/proj/serve.py")
     assert (alone["line"], "draft" in alone) == ("serve.py:26", False)
 
 
-UNBACKED = '''Traceback (most recent call last):
+UNBACKED = """Traceback (most recent call last):
   File "/work/proj/serve.py", line 30, in <module>
     ep = torch.export.export(model, (x,))
 torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on data-dependent expression \
 u0 < 0 (unhinted: u0 < 0).  (Size-like symbols: none)
-'''
+"""
 
 
 def test_unbacked_size_gets_torch_check_and_missing_fake_kernel_its_own_fix():
     """A data-dependent value used as a size (not in a branch) is fixed by torch._check, not torch.cond; a custom
     op draft_export found without a fake kernel is named with the fake-kernel fix."""
-    draft = [{"type": "DATA_DEPENDENT_ERROR", "expr": "u0 < 0", "symbols": {}, "op": None, "line": "serve.py:12",
-              "code": "return x.new_zeros(n.item())"}]
+    draft = [
+        {
+            "type": "DATA_DEPENDENT_ERROR",
+            "expr": "u0 < 0",
+            "symbols": {},
+            "op": None,
+            "line": "serve.py:12",
+            "code": "return x.new_zeros(n.item())",
+        }
+    ]
     finding = export_finding(UNBACKED, "/work/proj/serve.py", draft)
     assert (finding["kind"], finding["guard"], finding["line"]) == ("unbacked size", "u0 < 0", "serve.py:12")
     assert finding["fix"].startswith("state what the size satisfies with torch._check(")
-    missing = [{"type": "MISSING_FAKE_KERNEL", "expr": None, "symbols": {}, "op": "mylib.scale.default",
-                "line": None, "code": None}]
+    missing = [
+        {
+            "type": "MISSING_FAKE_KERNEL",
+            "expr": None,
+            "symbols": {},
+            "op": "mylib.scale.default",
+            "line": None,
+            "code": None,
+        }
+    ]
     finding = export_finding("RuntimeError: something failed while tracing", "/work/proj/serve.py", missing)
     assert finding["kind"] == "custom op without a usable fake kernel"
     assert finding["guard"] == "torch.ops.mylib.scale.default"
     assert finding["fix"].endswith("@torch.library.register_fake('mylib::scale')")
     # torch's own words, without draft_export: the op named from the error
-    error = ("RuntimeError: no fake impl registered for <CustomOpDef(mylib::scale)>. This is necessary for "
-             "torch.compile/export/fx tracing to work. Please use `scale.register_fake` to add an fake impl.")
+    error = (
+        "RuntimeError: no fake impl registered for <CustomOpDef(mylib::scale)>. This is necessary for "
+        "torch.compile/export/fx tracing to work. Please use `scale.register_fake` to add an fake impl."
+    )
     assert export_finding(error, "/work/proj/serve.py")["guard"] == "mylib::scale"
 
 
@@ -100,10 +128,25 @@ class Runs:
 
     def bisect(self, case: str) -> dict:
         if case not in self.bisected:
-            cmd = [sys.executable, "-m", "reprokit", "bisect", case, "--json", "--no-minify", "-o",
-                   str(self.work / "artifacts")]
-            p = subprocess.run(cmd, cwd=self.work, capture_output=True, text=True, timeout=900,
-                               env={**os.environ, "PYTHONPATH": str(REPO)})
+            cmd = [
+                sys.executable,
+                "-m",
+                "reprokit",
+                "bisect",
+                case,
+                "--json",
+                "--no-minify",
+                "-o",
+                str(self.work / "artifacts"),
+            ]
+            p = subprocess.run(
+                cmd,
+                cwd=self.work,
+                capture_output=True,
+                text=True,
+                timeout=900,
+                env={**os.environ, "PYTHONPATH": str(REPO)},
+            )
             assert p.returncode == 0, p.stderr
             self.bisected[case] = json.loads(p.stdout)
         return self.bisected[case]
@@ -135,21 +178,24 @@ def test_constraint_violation_names_guard_line_and_dim_fix(runs):
     assert (data["failing_stage"], data["last_passing_stage"]) == ("export", "none")
     finding = data["export"]
     assert finding["kind"] == "dynamic-shape constraint"
-    assert finding["guard"] == ("batch: 2 <= L['x'].size()[0] and L['x'].size()[0] <= 16 "
-                                "(declared range: batch <= 64)")
+    assert finding["guard"] == ("batch: 2 <= L['x'].size()[0] and L['x'].size()[0] <= 16 (declared range: batch <= 64)")
     assert (finding["line"], finding["code"]) == ("export_dim_constraint.py:18", "if x.shape[0] > 16:")
     assert finding["fix"].endswith("torch suggests: batch = Dim('batch', max=16)"), finding["fix"]
     assert [(f["type"], f["line"]) for f in finding["draft"]] == [("GUARD_ADDED", "export_dim_constraint.py:18")]
     packed = members(data["tarball"])
     assert "Guard Added." in packed["draft_export.txt"] and "if x.shape[0] > 16:" in packed["draft_export.txt"]
     issue = packed["ISSUE.md"]
-    assert issue.startswith("[torch.export] dynamic-shape constraint at export_dim_constraint.py:18: `batch: 2 <= "), issue
+    assert issue.startswith("[torch.export] dynamic-shape constraint at export_dim_constraint.py:18: `batch: 2 <= "), (
+        issue
+    )
     assert "`torch.export.export` raises (UserError: Constraints violated (batch)!" in issue, issue
-    for line in ("- torch.export fails: dynamic-shape constraint\n",
-                 "- guard or constraint that failed: `batch: 2 <= L['x'].size()[0] and L['x'].size()[0] <= 16 "
-                 "(declared range: batch <= 64)`\n",
-                 "- the line that added it: `export_dim_constraint.py:18`: `if x.shape[0] > 16:`\n",
-                 "- draft_export finds 1 problem: GUARD_ADDED at `export_dim_constraint.py:18`\n"):
+    for line in (
+        "- torch.export fails: dynamic-shape constraint\n",
+        "- guard or constraint that failed: `batch: 2 <= L['x'].size()[0] and L['x'].size()[0] <= 16 "
+        "(declared range: batch <= 64)`\n",
+        "- the line that added it: `export_dim_constraint.py:18`: `if x.shape[0] > 16:`\n",
+        "- draft_export finds 1 problem: GUARD_ADDED at `export_dim_constraint.py:18`\n",
+    ):
         assert line in issue, issue
 
 
@@ -161,16 +207,30 @@ def test_data_dependent_branch_gets_draft_report_and_cond_fix(runs):
     assert (finding["kind"], finding["guard"]) == ("data-dependent branch", "Eq(u0, 1)")
     assert (finding["line"], finding["code"]) == ("export_data_dependent.py:16", "if h.sum() > 0:")
     assert finding["fix"].startswith("branch with torch.cond(")
-    assert finding["draft"] == [{"type": "DATA_DEPENDENT_ERROR", "expr": "Eq(u0, 1)", "op": None,
-                                 "line": "export_data_dependent.py:16", "code": "if h.sum() > 0:"}]
+    assert finding["draft"] == [
+        {
+            "type": "DATA_DEPENDENT_ERROR",
+            "expr": "Eq(u0, 1)",
+            "op": None,
+            "line": "export_data_dependent.py:16",
+            "code": "if h.sum() > 0:",
+        }
+    ]
     assert "Data dependent error." in members(data["tarball"])["draft_export.txt"]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case, kept, guard", [
-    ("export_dim_constraint.py", "if x.shape[0] > 16:", "satisfy the generated guard 2 <= L['x'].size()[0] and "
-     "L['x'].size()[0] <= 16"),
-    ("export_data_dependent.py", "if h.sum()", "Could not guard on data-dependent expression Eq(u0, 1)")])
+@pytest.mark.parametrize(
+    "case, kept, guard",
+    [
+        (
+            "export_dim_constraint.py",
+            "if x.shape[0] > 16:",
+            "satisfy the generated guard 2 <= L['x'].size()[0] and L['x'].size()[0] <= 16",
+        ),
+        ("export_data_dependent.py", "if h.sum()", "Could not guard on data-dependent expression Eq(u0, 1)"),
+    ],
+)
 def test_minify_reduces_the_source_of_an_export_failure(runs, case, kept, guard):
     """`reprokit minify RUN_DIR` of an export-stage failure reduces the script while export fails on the same
     guard: repro.py keeps the line that adds it, loses the rest, and fails so in a fresh interpreter."""
@@ -205,8 +265,12 @@ def test_minify_of_an_export_run_whose_script_changed_is_bad_input(runs):
     original = script.read_text()
     script.write_text(original + "# edited after the bisect\n")
     try:
-        assert reprokit("minify", run_dir) == (2, "", "reprokit: not minified: export_dim_constraint.py changed since "
-                                                      "the bisect; run reprokit bisect on it again\n")
+        assert reprokit("minify", run_dir) == (
+            2,
+            "",
+            "reprokit: not minified: export_dim_constraint.py changed since "
+            "the bisect; run reprokit bisect on it again\n",
+        )
     finally:
         script.write_text(original)
 
@@ -216,10 +280,16 @@ def test_issue_title_of_an_export_finding():
     from reprokit.data.records import Verdict
     from reprokit.report.triage import title
 
-    v = Verdict(script="/work/proj/serve.py", argv=[], failing_stage="export",
-                export=export_finding(CONSTRAINT, "/work/proj/serve.py", DRAFT))
-    assert title(v) == ("[torch.export] dynamic-shape constraint at serve.py:18: `batch: 2 <= L['x'].size()[0] and "
-                        "L['x'].size()[0] <= 16 (declared range: batch <= 64)`")
+    v = Verdict(
+        script="/work/proj/serve.py",
+        argv=[],
+        failing_stage="export",
+        export=export_finding(CONSTRAINT, "/work/proj/serve.py", DRAFT),
+    )
+    assert title(v) == (
+        "[torch.export] dynamic-shape constraint at serve.py:18: `batch: 2 <= L['x'].size()[0] and "
+        "L['x'].size()[0] <= 16 (declared range: batch <= 64)`"
+    )
 
 
 def test_a_candidate_that_reads_a_name_it_no_longer_binds_is_told_without_a_trial():
@@ -232,8 +302,10 @@ def test_a_candidate_that_reads_a_name_it_no_longer_binds_is_told_without_a_tria
     assert unbound_names(script) == set()
     assert unbound_names(script.replace("import math\n", "")) == {"math"}
     assert unbound_names(script.replace("model = Block().eval()\n", "")) == {"model"}
-    assert unbound_names("def f(a, *b, c=1, **d):\n    return [i for i in b] + len(d) + z\n"
-                         "try:\n    f(1)\nexcept E as e:\n    print(e, __file__)\n") == {"z", "E"}
+    assert unbound_names(
+        "def f(a, *b, c=1, **d):\n    return [i for i in b] + len(d) + z\n"
+        "try:\n    f(1)\nexcept E as e:\n    print(e, __file__)\n"
+    ) == {"z", "E"}
     assert unbound_names("from m import *\nprint(y)\n") == set()
     assert unbound_names("exec('y = 1')\nprint(y)\n") == set()
 
@@ -245,8 +317,13 @@ def test_a_candidate_keeps_the_scripts_seeding_calls():
     from reprokit.source.edits import seeds
 
     assert seeds("import torch\ntorch.manual_seed(0)\nx = torch.randn(8)\n") == 1
-    assert seeds("import random, numpy as np, torch\nrandom.seed(1)\nnp.random.seed(2)\n"
-                 "torch.cuda.manual_seed_all(3)\ng = torch.Generator().manual_seed(4)\n") == 4
+    assert (
+        seeds(
+            "import random, numpy as np, torch\nrandom.seed(1)\nnp.random.seed(2)\n"
+            "torch.cuda.manual_seed_all(3)\ng = torch.Generator().manual_seed(4)\n"
+        )
+        == 4
+    )
     assert seeds("import torch\ntorch.seed()\nx = torch.randn(8)\n") == 0
 
 
@@ -275,8 +352,9 @@ def test_a_candidate_keeps_the_scripts_checks_and_graph_breaks():
     assert graph_breaks(script) == 1 and sum(original.values()) >= 1
     weakened = checks(script.replace("assert out_n == ref_n", "assert out_n"))
     assert any(weakened[c] > original[c] for c in weakened)
-    dropped = checks(script.replace("assert out_n == ref_n,", "print(out_n == ref_n,")
-                     .replace('{ref_n}"\n', '{ref_n}")\n'))
+    dropped = checks(
+        script.replace("assert out_n == ref_n,", "print(out_n == ref_n,").replace('{ref_n}"\n', '{ref_n}")\n')
+    )
     assert all(dropped[c] <= original[c] for c in dropped)
     assert graph_breaks(script.replace("torch._dynamo.graph_break()", "pass")) == 0
     guarded = checks("import sys\nif 'inplace' in str(e):\n    sys.exit(0)\nif x:\n    print(x)\n")

@@ -1,8 +1,9 @@
 """GPU: planted Triton failures isolated and minified on CUDA (run on the device machine; skipped in CI)."""
+
 import json
-import re
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -21,18 +22,38 @@ def bisect(tmp_path, case, *args, code=0):
     work = tmp_path / "project"
     shutil.copytree(CASES, work)
     shutil.copy(SHARED, work / "_blocks.py")
-    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", case, "--json", "-o", str(work / "artifacts"),
-                        *args], cwd=work, capture_output=True, text=True, timeout=1200,
-                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    p = subprocess.run(
+        [sys.executable, "-m", "reprokit", "bisect", case, "--json", "-o", str(work / "artifacts"), *args],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert p.returncode == code, p.stderr[-3000:]
     return json.loads(p.stdout) if code == 0 else p
 
 
 def bisect_capture(tmp_path, capture, env, summary: str) -> dict:
     """`reprokit bisect --from-capture CAPTURE --json`, its verdict kept for gpu-check's summary as `summary`."""
-    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "--from-capture", str(capture), "--json",
-                        "-o", str(tmp_path / "art")], cwd=tmp_path, capture_output=True, text=True, timeout=1200,
-                       env=env)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "bisect",
+            "--from-capture",
+            str(capture),
+            "--json",
+            "-o",
+            str(tmp_path / "art"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env=env,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     data = json.loads(p.stdout)
     if os.environ.get("REPROKIT_GPU_SUMMARY"):
@@ -46,8 +67,9 @@ def journal(data):
         return [json.loads(line) for line in f if line.strip()]
 
 
-@pytest.mark.parametrize("bug,kind", [("compile_error", "exception"), ("runtime_error", "cuda_fault"),
-                                      ("accuracy", "exception")])
+@pytest.mark.parametrize(
+    "bug,kind", [("compile_error", "exception"), ("runtime_error", "cuda_fault"), ("accuracy", "exception")]
+)
 def test_triton_relu_bug_isolated_and_minified(tmp_path, bug, kind):
     data = bisect(tmp_path, "triton_relu.py", "--no-configs", "--no-pack", "--", bug)
     if os.environ.get("REPROKIT_GPU_SUMMARY"):  # scripts/gpu-check prints a line per case from these
@@ -89,10 +111,11 @@ def test_aoti_device_assert_is_found_at_its_lowering_and_minified(tmp_path):
     assert fault["device_check"].startswith("healthy"), fault
     # the fault surfaces in no kernel; the kernel whose source holds the message its assert printed is named
     assert fault["kernel"].startswith("triton_poi_fused_") and "relu" in fault["kernel"], fault
-    assert data["message"] == ("AOTInductor runs each CUDA kernel it generates once while compiling (its autotuning, "
-                               f"on random inputs of the example's shapes), and one of them, {fault['kernel']}, "
-                               "raised \"device-side assert triggered\" there, the same with CUDA_LAUNCH_BLOCKING=1"
-                               ), data["message"]
+    assert data["message"] == (
+        "AOTInductor runs each CUDA kernel it generates once while compiling (its autotuning, "
+        f"on random inputs of the example's shapes), and one of them, {fault['kernel']}, "
+        'raised "device-side assert triggered" there, the same with CUDA_LAUNCH_BLOCKING=1'
+    ), data["message"]
     assert data["subsystem"] and data["subsystem"]["confirmed"] is True, data["subsystem"]
     assert data["subsystem"]["detail"].startswith("aten.relu.default"), data["subsystem"]
     assert data["repro_verified"] is True and data["repro_kind"] == "export_graph", data["repro_attempts"]
@@ -118,14 +141,24 @@ def test_an_output_read_after_the_next_replay_overwrote_it_gets_the_script_cut_d
     assert data["failing_stage"] == "inductor" and "overwritten by a subsequent" in data["signature"]["message"]
     assert data["subsystem"] and data["subsystem"]["name"] == "cudagraphs", data["subsystem"]
     assert (data["repro_kind"], data["repro_verified"]) == ("source", True), (data["message"], data["repro_attempts"])
-    run = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "PYTHONPATH": str(tmp_path / "project")})  # _blocks.py
+    run = subprocess.run(
+        [sys.executable, data["repro"]],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "project")},
+    )  # _blocks.py
     assert "overwritten by a subsequent" in run.stderr, run.stderr[-2000:]
 
 
 def test_env_reports_the_gpu(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "reprokit", "env", "--json"], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "reprokit", "env", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=300,
+    )
     data = json.loads(p.stdout)
     assert data["cuda_available"] is True and data["gpus"][0]["name"]
     assert data["nvidia_smi"]["gpus"][0]["driver_version"]
@@ -142,8 +175,11 @@ def test_illegal_memory_access_is_its_own_kind_and_the_device_is_checked(tmp_pat
     shutil.copytree(CASES, work)
     run = RunDir.create(str(tmp_path / "artifacts"), "ima")
     runner = Runner(run, timeout=600, devices=["0"])
-    out = runner(TrialSpec(mode="script", stage="user", script=str(work / "illegal_memory_access.py"), cwd=str(work),
-                           label="ima"))
+    out = runner(
+        TrialSpec(
+            mode="script", stage="user", script=str(work / "illegal_memory_access.py"), cwd=str(work), label="ima"
+        )
+    )
     assert out.kind == "cuda_fault", (out.kind, out.signature, out.traceback[-2000:])
     assert out.signature.message == "an illegal memory access was encountered"
     assert out.device == "0" and out.device_check.startswith("healthy"), out.device_check
@@ -164,10 +200,19 @@ def test_an_illegal_memory_access_in_the_scripts_own_kernel_is_named_by_compute_
     assert (data["failing_stage"], data["last_passing_stage"]) == ("eager", "none"), data["ladder"]
     fault = data["cuda_fault"]
     assert fault["launch_blocking"] is True and fault["named_by"] == "sanitizer", fault
-    assert fault["kernel"] == "scatter_far" and fault["sanitizer"]["error"].startswith("Invalid __global__ write"), fault
-    issue = subprocess.run([sys.executable, "-m", "reprokit", "issue", data["run_dir"]], capture_output=True, text=True,
-                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300).stdout
-    assert "in kernel `scatter_far`" in issue and "compute-sanitizer's memcheck named (Invalid __global__ write" in issue
+    assert fault["kernel"] == "scatter_far" and fault["sanitizer"]["error"].startswith("Invalid __global__ write"), (
+        fault
+    )
+    issue = subprocess.run(
+        [sys.executable, "-m", "reprokit", "issue", data["run_dir"]],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=300,
+    ).stdout
+    assert (
+        "in kernel `scatter_far`" in issue and "compute-sanitizer's memcheck named (Invalid __global__ write" in issue
+    )
 
 
 def test_cuda_out_of_memory_is_a_skip_not_a_bug(tmp_path):
@@ -197,9 +242,25 @@ def test_a_capture_on_one_gpu_is_bisected_from_the_capture_on_the_same_gpu(tmp_p
     shutil.copy(SHARED, work / "_blocks.py")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     capture = tmp_path / "cap"
-    p = subprocess.run([sys.executable, "-m", "reprokit", "capture", "--output-dir", str(capture), "--",
-                        sys.executable, "triton_relu.py", "compile_error"], cwd=work, capture_output=True, text=True,
-                       timeout=600, env=env)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "capture",
+            "--output-dir",
+            str(capture),
+            "--",
+            sys.executable,
+            "triton_relu.py",
+            "compile_error",
+        ],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert p.returncode == 1 and f"reprokit bisect --from-capture {capture}" in p.stderr, p.stderr[-3000:]
     failure = json.loads((capture / "rank0" / "failure.json").read_text())
     assert failure["graph"] == 0, failure
@@ -220,9 +281,27 @@ def test_a_two_gpu_nccl_job_captured_is_bisected_on_one_gpu(tmp_path):
     shutil.copytree(CASES, work)
     env = {**os.environ, "PYTHONPATH": str(REPO), "RELU_BUG": "compile_error"}
     capture = tmp_path / "cap"
-    p = subprocess.run([sys.executable, "-m", "reprokit", "capture", "--output-dir", str(capture), "--", "torchrun",
-                        "--standalone", "--nproc-per-node", "2", "tp_nccl_relu.py"], cwd=work, capture_output=True,
-                       text=True, timeout=600, env=env)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "capture",
+            "--output-dir",
+            str(capture),
+            "--",
+            "torchrun",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            "tp_nccl_relu.py",
+        ],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert p.returncode != 0 and f"reprokit bisect --from-capture {capture}" in p.stderr, p.stderr[-3000:]
     for rank in ("0", "1"):
         failure = json.loads((capture / f"rank{rank}" / "failure.json").read_text())

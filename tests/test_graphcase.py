@@ -1,17 +1,21 @@
 """Graph edits on plain data: truncation, output drops, cuts into inputs, dead code."""
+
 from reprokit.fx.graphcase import GraphShape
 
 
 def shape():
     # x, w -> a = x*w -> b = relu(a) -> c = b+1 -> d = c.sum(); outputs (d, a)
-    meta = {"nodes": [
-        {"name": "x", "op": "placeholder", "target": "x", "deps": [], "tensor": True},
-        {"name": "w", "op": "placeholder", "target": "w", "deps": [], "tensor": True},
-        {"name": "a", "op": "call_function", "target": "mul", "deps": ["x", "w"], "tensor": True},
-        {"name": "b", "op": "call_function", "target": "relu", "deps": ["a"], "tensor": True},
-        {"name": "c", "op": "call_function", "target": "add", "deps": ["b"], "tensor": True},
-        {"name": "d", "op": "call_method", "target": "sum", "deps": ["c"], "tensor": True},
-    ], "outputs": ["d", "a"]}
+    meta = {
+        "nodes": [
+            {"name": "x", "op": "placeholder", "target": "x", "deps": [], "tensor": True},
+            {"name": "w", "op": "placeholder", "target": "w", "deps": [], "tensor": True},
+            {"name": "a", "op": "call_function", "target": "mul", "deps": ["x", "w"], "tensor": True},
+            {"name": "b", "op": "call_function", "target": "relu", "deps": ["a"], "tensor": True},
+            {"name": "c", "op": "call_function", "target": "add", "deps": ["b"], "tensor": True},
+            {"name": "d", "op": "call_method", "target": "sum", "deps": ["c"], "tensor": True},
+        ],
+        "outputs": ["d", "a"],
+    }
     return GraphShape.from_meta(meta)
 
 
@@ -64,11 +68,21 @@ def test_graph_passes_cut_to_the_failing_node_through_the_problem():
 def test_a_tensor_written_in_place_is_never_cut_into_an_input():
     """x.unfold(...).mul_(2) writes into x through the view: cutting the view into an input (a copy) would
     make the write vanish, and a minifier would mistake that for the bug (pytorch/pytorch#198102)."""
-    meta = {"nodes": [{"name": "x", "op": "placeholder", "target": "x", "deps": [], "tensor": True},
-                      {"name": "frames", "op": "call_method", "target": "unfold", "deps": ["x"], "tensor": True},
-                      {"name": "mul_", "op": "call_method", "target": "mul_", "deps": ["frames"], "tensor": True,
-                       "mutates": True}],
-            "outputs": ["x"]}
+    meta = {
+        "nodes": [
+            {"name": "x", "op": "placeholder", "target": "x", "deps": [], "tensor": True},
+            {"name": "frames", "op": "call_method", "target": "unfold", "deps": ["x"], "tensor": True},
+            {
+                "name": "mul_",
+                "op": "call_method",
+                "target": "mul_",
+                "deps": ["frames"],
+                "tensor": True,
+                "mutates": True,
+            },
+        ],
+        "outputs": ["x"],
+    }
     shape = GraphShape.from_meta(meta)
     edit = shape.original()
     assert edit.computed == {"frames", "mul_"}  # the write is live though nothing reads its result
@@ -95,7 +109,7 @@ def test_no_cut_inside_a_functorch_level_of_a_real_jacfwd_graph():
     s = GraphShape.from_meta({"nodes": nodes, "outputs": outputs})
     targets = [n.target for n in s.nodes]
     opened, closed = targets.index("_vmap_increment_nesting"), targets.index("_vmap_decrement_nesting")
-    inside = {n.name for n in s.nodes[opened + 1:closed]}
+    inside = {n.name for n in s.nodes[opened + 1 : closed]}
     assert inside and inside <= s.in_level and not s.in_level & {n.name for n in s.nodes[closed:]}
     edit = s.original()
     assert not set(s.cuttable(edit)) & inside
@@ -113,8 +127,10 @@ def test_every_call_of_a_real_jacfwd_graph_is_kept_by_the_uncut_edit():
     from reprokit.fx.capture import describe_nodes, node_values
 
     graphs = []
-    torch.compile(torch.func.jacfwd(lambda x: (x.sin() @ x).sum(1)),
-                  backend=lambda gm, inputs: graphs.append((gm, list(inputs))) or gm.forward)(torch.randn(3, 3))
+    torch.compile(
+        torch.func.jacfwd(lambda x: (x.sin() @ x).sum(1)),
+        backend=lambda gm, inputs: graphs.append((gm, list(inputs))) or gm.forward,
+    )(torch.randn(3, 3))
     gm, inputs = graphs[0]
     nodes, outputs = describe_nodes(gm, node_values(gm, inputs))
     s = GraphShape.from_meta({"nodes": nodes, "outputs": outputs})
@@ -131,12 +147,35 @@ def test_the_failing_lowerings_op_is_cut_last_and_the_same_graph_found_in_fewer_
     def chain(n=12):
         # x -> m0 -> ... -> m11 -> s = sum(m11) -> a0 = s + m0 -> ... -> a11: one output
         nodes = [{"name": "x", "op": "placeholder", "target": "x", "deps": [], "tensor": True}]
-        nodes += [{"name": f"m{i}", "op": "call_function", "target": "torch.ops.aten.mul.Tensor",
-                   "deps": ["x" if i == 0 else f"m{i - 1}"], "tensor": True} for i in range(n)]
-        nodes.append({"name": "s", "op": "call_function", "target": "torch.ops.aten.sum.dim_IntList",
-                      "deps": [f"m{n - 1}"], "tensor": True})
-        nodes += [{"name": f"a{i}", "op": "call_function", "target": "torch.ops.aten.add.Tensor",
-                   "deps": ["s" if i == 0 else f"a{i - 1}", f"m{i}"], "tensor": True} for i in range(n)]
+        nodes += [
+            {
+                "name": f"m{i}",
+                "op": "call_function",
+                "target": "torch.ops.aten.mul.Tensor",
+                "deps": ["x" if i == 0 else f"m{i - 1}"],
+                "tensor": True,
+            }
+            for i in range(n)
+        ]
+        nodes.append(
+            {
+                "name": "s",
+                "op": "call_function",
+                "target": "torch.ops.aten.sum.dim_IntList",
+                "deps": [f"m{n - 1}"],
+                "tensor": True,
+            }
+        )
+        nodes += [
+            {
+                "name": f"a{i}",
+                "op": "call_function",
+                "target": "torch.ops.aten.add.Tensor",
+                "deps": ["s" if i == 0 else f"a{i - 1}", f"m{i}"],
+                "tensor": True,
+            }
+            for i in range(n)
+        ]
         return GraphShape.from_meta({"nodes": nodes, "outputs": [f"a{n - 1}"]})
 
     asked, found = {}, {}
@@ -144,7 +183,7 @@ def test_the_failing_lowerings_op_is_cut_last_and_the_same_graph_found_in_fewer_
         s, questions = chain(), []
 
         def fails(e):  # the sum's lowering breaks where its value is used
-            questions.append(e)
+            questions.append(e)  # noqa: B023 (called at once, in the loop)
             return e is not None and {"s", "a0"} <= e.computed
 
         problem = Problem(s.original(), fails, s.size)

@@ -1,4 +1,5 @@
 """The lowering bisection's first guesses, read from what a failing trial recorded (texts from a real run)."""
+
 import json
 
 from reprokit.bisect.guess import lowering_guesses
@@ -6,22 +7,29 @@ from reprokit.data.records import Outcome, Signature
 
 # The tail of a real failing trial's stderr (relu_runtime_error.py, torch 2.13 CPU); MODULE is where inductor wrote
 # the generated module.
-STDERR = '''  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/torch/_inductor/output_code.py", line 763, in __call__
+STDERR = """  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/torch/_inductor/output_code.py", line 763, in __call__
     return self.current_callable(inputs)
   File "MODULE", line 3, in call
     cpp_fused_mul_relu_sigmoid_1(buf5, buf6)
 RuntimeError: unhandled error
-'''
+"""
 # faulthandler's dump of a real crash (cnn_runtime_error.py: the kernel aborts), most recent call first.
-CRASH = '''Fatal Python error: Aborted
+CRASH = """Fatal Python error: Aborted
 
 Current thread 0x00007f3c (most recent call first):
   File "MODULE", line 3 in call
   File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/torch/_inductor/output_code.py", line 763 in __call__
-'''
+"""
 GENERATED = "def call(args):\n    buf5 = empty()\n    cpp_fused_mul_relu_sigmoid_1(buf5, buf6)\n"
-OPS = ["aten.addmm.default", "aten.mul.default", "aten.addmm.default", "aten.sigmoid.default",
-       "aten.relu.default", "aten.mul.default", "aten.relu.default"]
+OPS = [
+    "aten.addmm.default",
+    "aten.mul.default",
+    "aten.addmm.default",
+    "aten.sigmoid.default",
+    "aten.relu.default",
+    "aten.mul.default",
+    "aten.relu.default",
+]
 
 
 def _trial(tmp_path, stderr, ops):
@@ -47,7 +55,8 @@ def test_no_kernel_named_means_no_guess(tmp_path):
 
 # Excerpts of a real compile-error trial (relu_compile_error.py): the output code TORCH_LOGS printed, then g++'s error
 # quoting the line of the kernel it could not compile, then (as g++ does) warnings.
-COMPILE_ERROR = '''V1123 02:54:35.847000 28135 site-packages/torch/_inductor/graph.py:2722] [0/0] [__output_code] cpp_fused_native_layer_norm_0 = async_compile.cpp_pybinding(['float*', 'float*'], r\'\'\'
+COMPILE_ERROR = (
+    """V1123 02:54:35.847000 28135 site-packages/torch/_inductor/graph.py:2722] [0/0] [__output_code] cpp_fused_native_layer_norm_0 = async_compile.cpp_pybinding(['float*', 'float*'], r\'\'\'
                     auto tmp0 = in_ptr0[static_cast<int64_t>(x0)];
 \'\'\')
 cpp_fused_mul_relu_sigmoid_1 = async_compile.cpp_pybinding(['const float*', 'float*'], r\'\'\'
@@ -60,7 +69,9 @@ Output:
 /cache/inductor/kj/ckjsh.main.cpp:15:33: error: 'compile' was not declared in this scope
    15 |                     auto tmp1 = compile error!;
       |                                 ^~~~~~~
-''' + "vec512_qint.h:244:7: warning: overflow in conversion from 'int' to 'char'\\n" * 200
+"""
+    + "vec512_qint.h:244:7: warning: overflow in conversion from 'int' to 'char'\\n" * 200
+)
 
 
 def test_a_compile_error_is_traced_to_the_kernel_whose_source_it_quotes(tmp_path):
@@ -69,11 +80,11 @@ def test_a_compile_error_is_traced_to_the_kernel_whose_source_it_quotes(tmp_path
 
 # Where the failing trial's dump was cut short (the planted kernel aborts in two OpenMP threads at once; a real
 # graph-stage trial of the example, torch 2.13 CPU), another run that failed the same way names the kernel.
-CUT_SHORT = '''terminate called after throwing an instance of 'int'
+CUT_SHORT = """terminate called after throwing an instance of 'int'
 terminate called after throwing an instance of 'int'
 Fatal Python error: Aborted
 
-Current thread 0x00007f6cd1a17b80'''
+Current thread 0x00007f6cd1a17b80"""
 
 
 def test_a_dump_cut_short_is_read_from_another_run_that_failed_the_same_way(tmp_path):

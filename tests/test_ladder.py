@@ -4,15 +4,15 @@ piece a user backend handed inductor.
 
 The scripts are in tests/cases/ (first line: # EXPECT = {...}); each bisect is `reprokit bisect --json`.
 """
-import json
+
 import pathlib
 import time
 
 import pytest
+from test_e2e import CASES, bisect, check_repro, check_verdict, expect  # noqa: F401 (CASES: the workdir fixture copies it)
 
 from reprokit.cli_render import summary_table
 from reprokit.data.records import Verdict
-from test_e2e import CASES, bisect, check_repro, check_verdict, expect  # noqa: F401 (CASES: the workdir fixture copies it)
 
 
 def table_lines(data: dict) -> list:
@@ -30,8 +30,13 @@ def test_wrong_fake_kernel_is_named_at_the_crossref_stage(workdir):
     check_verdict(data, exp)
     assert data["last_passing_stage"] == "aot_eager_decomp_partition"
     rows = {r["stage"]: r["kind"] for r in data["ladder"]}
-    assert rows == {"eager": "pass", "aot_eager": "pass", "aot_eager_decomp_partition": "pass",
-                    "aot_eager_decomp_partition_crossref": "exception", "inductor": "exception"}
+    assert rows == {
+        "eager": "pass",
+        "aot_eager": "pass",
+        "aot_eager_decomp_partition": "pass",
+        "aot_eager_decomp_partition_crossref": "exception",
+        "inductor": "exception",
+    }
     meta = data["meta_kernel"]
     assert meta["op"] == exp["op"] and "torch.float32 and torch.float64" in meta["mismatch"]
     assert meta["compiled_failure"].startswith("AssertionError: compiled returns torch.float64")
@@ -40,8 +45,7 @@ def test_wrong_fake_kernel_is_named_at_the_crossref_stage(workdir):
     assert data["other_failures"] == [] and data["graph"] == 0
     lines = table_lines(data)
     assert "crossref (fake kernels)     FAIL (fake kernel)  " in "\n".join(lines)
-    assert (f"{'fake kernel':<26} rk.scale.default: Dtypes torch.float32 and torch.float64 are not equal!"
-            in lines)
+    assert f"{'fake kernel':<26} rk.scale.default: Dtypes torch.float32 and torch.float64 are not equal!" in lines
 
 
 @pytest.mark.slow
@@ -86,13 +90,16 @@ def test_out_of_memory_only_compiled_is_a_finding_with_both_peaks(workdir):
     # Both runs hold the 512 MiB input; the compiled one ran out before its extra buffer existed.
     assert memory["eager_peak_mib"] > 512 and memory["compiled_peak_mib"] > 512
     assert memory["measure"] == "peak resident set (ru_maxrss)"
-    assert data["message"].startswith("compiled needs more memory than eager: the compiled run runs out of memory "
-                                      "(RuntimeError; peak ")
+    assert data["message"].startswith(
+        "compiled needs more memory than eager: the compiled run runs out of memory (RuntimeError; peak "
+    )
     assert [r["kind"] for r in data["ladder"]] == ["pass", "skip", "skip", "skip"]
     assert data["repro"] is None and data["config"] is None and data["subsystem"] is None
     assert "not minified: an out-of-memory is reported with its stage and both peaks" in p.stderr
-    assert (f"{'memory':<26} compiled peak {memory['compiled_peak_mib']:.0f} MiB, eager peak "
-            f"{memory['eager_peak_mib']:.0f} MiB (peak resident set (ru_maxrss))") in table_lines(data)
+    assert (
+        f"{'memory':<26} compiled peak {memory['compiled_peak_mib']:.0f} MiB, eager peak "
+        f"{memory['eager_peak_mib']:.0f} MiB (peak resident set (ru_maxrss))"
+    ) in table_lines(data)
 
 
 @pytest.mark.slow
@@ -106,8 +113,10 @@ def test_user_backend_that_compiles_pieces_with_inductor_names_the_failing_piece
     assert "aten.relu.default" in pieces["failed"]["ops"]
     assert "aten.relu.default" not in pieces["pieces"][0]["ops"] and pieces["pieces"][0]["failed"] is None
     assert pieces["failed"]["failed"] == "CppCompileError: C++ compile error"
-    assert "the backend 'two_pieces' had inductor compile 2 pieces; piece 2 (2 nodes: add, relu) failed" in (
-        data["message"])
+    assert (
+        "the backend 'two_pieces' had inductor compile 2 pieces; piece 2 (2 nodes: add, relu) failed"
+        in (data["message"])
+    )
     assert f"{'inductor pieces':<26} piece 2 of 2 failed: 2 nodes (add, relu)" in table_lines(data)
 
 
@@ -126,8 +135,9 @@ def test_a_baseline_cut_at_the_limit_does_not_raise_the_limit_of_the_trials_besi
     runner = Runner(RunDir.create(str(tmp_path), "hang"), timeout=8.0, jobs=4)
     try:
         started = time.monotonic()
-        baseline, originals = start_round(Session(BisectOptions(script=str(script), cwd=str(tmp_path)), runner,
-                                                  lambda *a, **k: None))
+        baseline, originals = start_round(
+            Session(BisectOptions(script=str(script), cwd=str(tmp_path)), runner, lambda *a, **k: None)
+        )
         took = time.monotonic() - started
     finally:
         runner.close()
@@ -145,8 +155,10 @@ def test_a_stage_that_passes_where_the_ladder_says_it_should_fail_is_named():
 
     def ladder(*kinds):
         stages = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
-        return [StageResult(stage=st, kind=k, summary="", seconds=0.1, same=k == "exception")
-                for st, k in zip(stages, kinds)]
+        return [
+            StageResult(stage=st, kind=k, summary="", seconds=0.1, same=k == "exception")
+            for st, k in zip(stages, kinds)
+        ]
 
     assert contradicting(ladder("pass", "pass", "exception", "pass"), "eager") == "eager"
     assert contradicting(ladder("pass", "exception", "pass", "exception"), "inductor") == "aot_eager_decomp_partition"
@@ -159,9 +171,18 @@ def test_a_stage_that_passes_where_the_ladder_says_it_should_fail_is_named():
 def test_the_report_says_how_a_flaky_failure_was_asked():
     from reprokit.report.bisect_report import summary
 
-    v = Verdict(script="/p/train.py", argv=[], kind="exception",
-                signature={"kind": "exception", "exc_type": "AssertionError"}, failing_stage="eager", last_passing_stage="none", flaky=True, repro_rate=0.5, repro_runs=4,
-                flaky_tries=5)
+    v = Verdict(
+        script="/p/train.py",
+        argv=[],
+        kind="exception",
+        signature={"kind": "exception", "exc_type": "AssertionError"},
+        failing_stage="eager",
+        last_passing_stage="none",
+        flaky=True,
+        repro_rate=0.5,
+        repro_runs=4,
+        flaky_tries=5,
+    )
     text = summary(v)
     assert "The failure is flaky: the script fails 2 of 4 runs (95% CI 15%–85%)." in text
     assert "was asked until it failed that way, up to 5 runs; one that passed all 5 counted as passing" in text
@@ -173,20 +194,38 @@ def test_a_stage_above_the_failing_one_that_passes_is_said_and_a_replays_own_fai
     issue listed that beside the user's failure as if it were a second bug of theirs."""
     from reprokit.report.bisect_report import isolated_lines, summary
 
-    ladder = [{"stage": "eager", "kind": "pass"}, {"stage": "aot_eager", "kind": "crash"},
-              {"stage": "aot_eager_decomp_partition", "kind": "crash"}, {"stage": "inductor", "kind": "pass"}]
-    v = Verdict(script="/w/jvp.py", argv=[], kind="crash", failing_stage="aot_eager", last_passing_stage="eager",
-                ladder=ladder, signature={"kind": "signal", "exc_type": "SIGSEGV", "message": "killed by SIGSEGV"})
-    assert summary(v, brief=True).splitlines()[-1].endswith(
-        "It passes with `dynamo (backend=eager)` and fails with `aot_eager`, so the bug is in that stage; `inductor` "
-        "passes again.")
+    ladder = [
+        {"stage": "eager", "kind": "pass"},
+        {"stage": "aot_eager", "kind": "crash"},
+        {"stage": "aot_eager_decomp_partition", "kind": "crash"},
+        {"stage": "inductor", "kind": "pass"},
+    ]
+    v = Verdict(
+        script="/w/jvp.py",
+        argv=[],
+        kind="crash",
+        failing_stage="aot_eager",
+        last_passing_stage="eager",
+        ladder=ladder,
+        signature={"kind": "signal", "exc_type": "SIGSEGV", "message": "killed by SIGSEGV"},
+    )
+    assert (
+        summary(v, brief=True)
+        .splitlines()[-1]
+        .endswith(
+            "It passes with `dynamo (backend=eager)` and fails with `aot_eager`, so the bug is in that stage; `inductor` "
+            "passes again."
+        )
+    )
     v.ladder = ladder[:3] + [{"stage": "inductor", "kind": "crash"}]
     assert summary(v, brief=True).endswith(
-        "It passes with `dynamo (backend=eager)` and fails from `aot_eager` on, so the bug is in that stage.")
+        "It passes with `dynamo (backend=eager)` and fails from `aot_eager` on, so the bug is in that stage."
+    )
     met = {"kind": "exception", "exc_type": "AttributeError", "message": "'NoneType' object has no attribute 'x'"}
     met_by = {"signature": met, "trial": "/r/trials/graph-stage-inductor-1a", "replay": True}
     v = Verdict(script="/w/loop.py", argv=[], other_failures=[met_by])
     assert isolated_lines(v) == [
         "a different failure met on the way: AttributeError: 'NoneType' object has no attribute 'x' (met when "
         "reprokit compiled the captured graph alone, outside the script: it may come from that replay, not from "
-        "your program)"]
+        "your program)"
+    ]

@@ -1,6 +1,7 @@
 """An accuracy failure is one failure, however the check reports it (issue #32): a script's comparison that exits,
 one that raises from assert_close, one that asserts torch.allclose, and reprokit's own accuracy check all match; an
 exit or an AssertionError with no failed comparison before it is another failure. Real trial processes."""
+
 import pytest
 
 from reprokit.data.records import MISMATCH, Signature, TrialSpec

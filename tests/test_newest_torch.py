@@ -1,6 +1,7 @@
 """The smoke set for the newest torch: .ci/run runs this file in a second environment with torch 2.15 (see
 README, "Tested versions"). A planted compile error, a script that uses 2.15's new torch.compile keywords,
 doctor and pack, each end to end. Under an older torch every test here is skipped: the full suite covers it."""
+
 import json
 import os
 import pathlib
@@ -16,9 +17,13 @@ HERE = pathlib.Path(__file__).parent
 REPO = HERE.parent
 NEWEST = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 15)
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    not NEWEST, reason=f"smoke set for torch >= 2.15 (this is {torch.__version__}): .ci/run runs it in its "
-                       "second environment")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not NEWEST,
+        reason=f"smoke set for torch >= 2.15 (this is {torch.__version__}): .ci/run runs it in its second environment",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +37,14 @@ def project(tmp_path_factory):
 
 
 def reprokit(cwd, *args, timeout=1500):
-    return subprocess.run([sys.executable, "-m", "reprokit", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 def bisect(project, case, *args):
@@ -53,8 +64,9 @@ def test_planted_compile_error_is_bisected_minified_and_packed(project):
 
 def test_a_script_with_2_15_keywords_is_bisected(project):
     v = bisect(project, "keywords_compile_error.py", "--no-configs", "--no-subsystems", "--no-minify", "--no-pack")
-    assert (v["failing_stage"], v["last_passing_stage"], v["graph"]) == ("inductor", "aot_eager_decomp_partition",
-                                                                        0), v["message"]
+    assert (v["failing_stage"], v["last_passing_stage"], v["graph"]) == ("inductor", "aot_eager_decomp_partition", 0), (
+        v["message"]
+    )
     assert v["signature"]["exc_type"] == "InductorError"
 
 

@@ -1,4 +1,6 @@
 """No path of the machine in any member of the tarball (issue #28): the scrubber's rules, then the example's pack."""
+
+import getpass
 import io
 import json
 import os
@@ -10,7 +12,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import getpass
 
 import pytest
 
@@ -35,11 +36,15 @@ def test_longest_path_wins_and_a_second_pass_changes_nothing():
     both = pairs(tmp=["/tmp", "/tmp/tmp.k745IDc1wV"])
     assert portable_with(text, both) == "--output-dir <tmp>/out"
     places = pairs(run_dir=["/tmp/tmp/run"], project=["/work/proj"], tmp=["/tmp"], home=["/home/al"])
-    text = ("cd /tmp/tmp/run && python /work/proj/train.py > /tmp/tmp/log; /home/al/.x /tmp.\n"
-            "<li>/work/proj/a.py</li> '/home/al' /tmpfoo /data/tmp/x /tmp.x1/y")
+    text = (
+        "cd /tmp/tmp/run && python /work/proj/train.py > /tmp/tmp/log; /home/al/.x /tmp.\n"
+        "<li>/work/proj/a.py</li> '/home/al' /tmpfoo /data/tmp/x /tmp.x1/y"
+    )
     once = portable_with(text, places)
-    assert once == ("cd <run-dir> && python <project>/train.py > <tmp>/tmp/log; <home>/.x <tmp>.\n"
-                    "<li><project>/a.py</li> '<home>' /tmpfoo /data/tmp/x /tmp.x1/y")
+    assert once == (
+        "cd <run-dir> && python <project>/train.py > <tmp>/tmp/log; <home>/.x <tmp>.\n"
+        "<li><project>/a.py</li> '<home>' /tmpfoo /data/tmp/x /tmp.x1/y"
+    )
     assert portable_with(once, places) == once
     assert portable_with(portable_with(once, pairs(tmp=["/tmp/tmp"])), places) == once
     compile_cmd = "g++ -I/home/al/venv/include/python3.11 -L/tmp/tmp/run/lib -o /tmp/x.so"
@@ -68,34 +73,59 @@ def test_placeholders_are_text_in_html_and_json_stays_json():
 
 def test_the_places_recorded_at_bisect_time_are_the_ones_scrubbed(tmp_path):
     """Another shell (another TMPDIR, venv, home) packs the same bytes: the pack reads the run's recorded places."""
-    identity = {"home": "/home/alice", "user": "alice", "host": "node7",
-                "places": {"<tmp>": ["/scratch/alice/tmp"], "<site-packages>": ["/opt/venv/lib/python3.11/site-packages"],
-                           "<python-executable>": ["/opt/venv/bin/python"]}}
+    identity = {
+        "home": "/home/alice",
+        "user": "alice",
+        "host": "node7",
+        "places": {
+            "<tmp>": ["/scratch/alice/tmp"],
+            "<site-packages>": ["/opt/venv/lib/python3.11/site-packages"],
+            "<python-executable>": ["/opt/venv/bin/python"],
+        },
+    }
     keyed.record(str(tmp_path), {}, identity=identity)
-    (tmp_path / "run.json").write_text(json.dumps({"options": {"script": "/home/alice/proj/train.py",
-                                                               "cwd": "/home/alice"}}))
-    text = (f"{tmp_path}/trials/t1 /scratch/alice/tmp/x /opt/venv/bin/python /home/alice/proj/train.py "
-            f"/home/alice/data.csv /opt/venv/lib/python3.11/site-packages/torch/a.py on node7")
+    (tmp_path / "run.json").write_text(
+        json.dumps({"options": {"script": "/home/alice/proj/train.py", "cwd": "/home/alice"}})
+    )
+    text = (
+        f"{tmp_path}/trials/t1 /scratch/alice/tmp/x /opt/venv/bin/python /home/alice/proj/train.py "
+        f"/home/alice/data.csv /opt/venv/lib/python3.11/site-packages/torch/a.py on node7"
+    )
     r = Redactor.for_run(str(tmp_path))
     out = r.scrub(text, "log")
-    assert out == ("<run-dir>/trials/t1 <tmp>/x <python-executable> <project>/train.py <cwd>/data.csv "
-                   "<site-packages>/torch/a.py on <host>")
+    assert out == (
+        "<run-dir>/trials/t1 <tmp>/x <python-executable> <project>/train.py <cwd>/data.csv "
+        "<site-packages>/torch/a.py on <host>"
+    )
     kinds = {e["kind"] for e in r.redactions}
-    assert {"run-dir path", "tmp path", "python-executable path", "project path", "cwd path",
-            "site-packages path", "host name"} <= kinds
+    assert {
+        "run-dir path",
+        "tmp path",
+        "python-executable path",
+        "project path",
+        "cwd path",
+        "site-packages path",
+        "host name",
+    } <= kinds
     recorded = json.loads((tmp_path / keyed.RECORD_FILE).read_text())["identity"]
     assert recorded["run_dir"] == str(tmp_path) and "places" in live_identity()
 
 
 # -- the example's tarball ------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def example_pack(tmp_path_factory):
     """`reprokit bisect examples/relu_bug.py` once, from the project root, into a temp folder."""
     out = tmp_path_factory.mktemp("paths") / "artifacts"
-    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", str(EXAMPLE.relative_to(REPO)), "--json",
-                        "-o", str(out)], cwd=REPO, capture_output=True, text=True, timeout=1500,
-                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    p = subprocess.run(
+        [sys.executable, "-m", "reprokit", "bisect", str(EXAMPLE.relative_to(REPO)), "--json", "-o", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
     with open(data["tarball"], "rb") as f:
@@ -106,13 +136,23 @@ def machine_needles(run_dir: str) -> dict:
     """What must not appear in any member: {name: regex}. A short path (/tmp, /root) counts where a path starts
     and ends (not /tmp inside /data/tmp or /tmpfoo), a longer one anywhere; user and host names as words, when
     long enough to mean them."""
-    paths = {"project root": str(REPO), "sys.prefix": sys.prefix, "sys.executable": sys.executable,
-             "run folder": run_dir, "output folder": os.path.dirname(run_dir), "home": os.path.expanduser("~"),
-             "temp folder": tempfile.gettempdir(), "compile cache": compile_cache_root("")}
+    paths = {
+        "project root": str(REPO),
+        "sys.prefix": sys.prefix,
+        "sys.executable": sys.executable,
+        "run folder": run_dir,
+        "output folder": os.path.dirname(run_dir),
+        "home": os.path.expanduser("~"),
+        "temp folder": tempfile.gettempdir(),
+        "compile cache": compile_cache_root(""),
+    }
     paths.update({f"site-packages {i}": p for i, p in enumerate(site.getsitepackages() + [site.getusersitepackages()])})
     paths.update({f"{k} (resolved)": os.path.realpath(v) for k, v in list(paths.items())})
-    needles = {k: re.compile(re.escape(v) if len(v) > 6 else r"(?<![\w.~])" + re.escape(v) + r"(?![\w@+~-]|\.\w)")
-               for k, v in paths.items() if v and v not in ("/", "/usr", "/usr/local")}
+    needles = {
+        k: re.compile(re.escape(v) if len(v) > 6 else r"(?<![\w.~])" + re.escape(v) + r"(?![\w@+~-]|\.\w)")
+        for k, v in paths.items()
+        if v and v not in ("/", "/usr", "/usr/local")
+    }
     for name, value in (("user", getpass.getuser()), ("host", socket.gethostname())):
         if value and len(value) >= 3 and value != "root":  # what the redactor replaces (a shorter one is a word)
             needles[name] = re.compile(rf"\b{re.escape(value)}\b")
@@ -137,8 +177,9 @@ def test_no_machine_path_in_any_member_of_the_examples_tarball(example_pack):
     data, blob = example_pack
     needles = machine_needles(data["run_dir"])
     with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
-        members = {m.name.split("/", 1)[1]: tar.extractfile(m).read().decode("utf-8", "replace")
-                   for m in tar.getmembers()}
+        members = {
+            m.name.split("/", 1)[1]: tar.extractfile(m).read().decode("utf-8", "replace") for m in tar.getmembers()
+        }
     assert len(members) > 20 and "verdict.json" in members and "logs/first_failing/stderr.txt" in members
     leaks = {(name, what) for name, text in members.items() for what, rx in needles.items() if rx.search(text)}
     assert not leaks, sorted(leaks)
@@ -155,8 +196,14 @@ def test_the_examples_pack_is_the_same_bytes_from_another_shell(example_pack, tm
     data, blob = example_pack
     (tmp_path / "tmp").mkdir()
     env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
-    p = subprocess.run([sys.executable, "-m", "reprokit", "pack", data["run_dir"], "--json"], cwd=tmp_path,
-                       capture_output=True, text=True, env=env, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "reprokit", "pack", data["run_dir"], "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     with open(json.loads(p.stdout)["tarball"], "rb") as f:
         assert f.read() == blob

@@ -1,5 +1,6 @@
 """The phases' results as a user finds them in verdict.json: each written after its phase, plain JSON that loads back
 (an older run folder's too), and the Runner's progress callbacks."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,15 +13,39 @@ from reprokit.data.phases import Evidence, Isolation, Repro
 from reprokit.data.records import ReproAttempt, TrialSpec, Verdict
 from reprokit.data.rundir import RunDir
 
-ISOLATION = Isolation(script="/w/train.py", argv=("--lr", "3e-4"), failing_stage="inductor",
-                      last_passing_stage="aot_eager_decomp_partition", kind="exception",
-                      signature={"kind": "exception", "exc_type": "RuntimeError", "message": "boom"}, graph=0,
-                      subsystem={"name": "lowerings", "application": 3}, decisive_trials={"first_failing": "/t/1"},
-                      deferred=("confirm", "configs", "torch_logs"), trials=12, seconds=30.5)
-REPRO = Repro(kind="graph", path="/r/repro.py", verified=True, attempts=(ReproAttempt("graph", "verified"),),
-              nodes_before=41, nodes_after=2, trials=9, seconds=20.0, message="")
-EVIDENCE = Evidence(asked=("confirm", "configs", "torch_logs"), config={"cpp.x": None}, confirmed=True,
-                    torch_logs="/t/logs", trials=3, seconds=4.0)
+ISOLATION = Isolation(
+    script="/w/train.py",
+    argv=("--lr", "3e-4"),
+    failing_stage="inductor",
+    last_passing_stage="aot_eager_decomp_partition",
+    kind="exception",
+    signature={"kind": "exception", "exc_type": "RuntimeError", "message": "boom"},
+    graph=0,
+    subsystem={"name": "lowerings", "application": 3},
+    decisive_trials={"first_failing": "/t/1"},
+    deferred=("confirm", "configs", "torch_logs"),
+    trials=12,
+    seconds=30.5,
+)
+REPRO = Repro(
+    kind="graph",
+    path="/r/repro.py",
+    verified=True,
+    attempts=(ReproAttempt("graph", "verified"),),
+    nodes_before=41,
+    nodes_after=2,
+    trials=9,
+    seconds=20.0,
+    message="",
+)
+EVIDENCE = Evidence(
+    asked=("confirm", "configs", "torch_logs"),
+    config={"cpp.x": None},
+    confirmed=True,
+    torch_logs="/t/logs",
+    trials=3,
+    seconds=4.0,
+)
 
 
 def on_disk(run_dir: RunDir) -> dict:
@@ -31,8 +56,11 @@ def test_each_phase_is_written_as_it_comes_and_loads_back(tmp_path):
     run_dir = RunDir.create(str(tmp_path), "train")
     verdict = isolated(run_dir, ISOLATION)
     first = on_disk(run_dir)
-    assert (first["failing_stage"], first["repro"], first["deferred"]) == ("inductor", None,
-                                                                           ["confirm", "configs", "torch_logs"])
+    assert (first["failing_stage"], first["repro"], first["deferred"]) == (
+        "inductor",
+        None,
+        ["confirm", "configs", "torch_logs"],
+    )
     assert Isolation.from_dict(first) == ISOLATION  # what `reprokit minify RUN_DIR` starts from
 
     verdict = with_repro(run_dir, verdict, REPRO)
@@ -60,8 +88,13 @@ def test_phase_results_cannot_be_changed():
 
 def test_an_older_verdict_json_still_loads():
     """A verdict.json from before these fields existed: missing keys take their defaults, unknown ones are dropped."""
-    old = {"script": "/w/train.py", "argv": [], "failing_stage": "inductor", "repro_attempts": [
-        {"kind": "graph", "result": "the graph alone fails differently"}], "a_key_from_elsewhere": 1}
+    old = {
+        "script": "/w/train.py",
+        "argv": [],
+        "failing_stage": "inductor",
+        "repro_attempts": [{"kind": "graph", "result": "the graph alone fails differently"}],
+        "a_key_from_elsewhere": 1,
+    }
     v = Verdict.from_dict(old)
     assert v.repro_attempts == [ReproAttempt("graph", "the graph alone fails differently")]
     assert v.repro_attempts[0]["kind"] == "graph"  # as the renderers read it
@@ -77,8 +110,12 @@ def test_on_start_is_called_for_trials_that_run_not_for_journal_answers(tmp_path
     spec = TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="ok")
     started, finished = [], []
     run_dir = RunDir.create(str(tmp_path), "progress")
-    runner = Runner(run_dir, timeout=120, on_start=started.append,
-                    on_trial=lambda s, o, cached: finished.append((s.label, o.kind, cached)))
+    runner = Runner(
+        run_dir,
+        timeout=120,
+        on_start=started.append,
+        on_trial=lambda s, o, cached: finished.append((s.label, o.kind, cached)),
+    )
     try:
         runner(spec)
         runner(spec)  # the same question again: answered from the journal

@@ -2,6 +2,7 @@
 a cut. The graph is a real one, captured as Dynamo hands it to a backend: two blocks that scale their linear layer's
 output in place through a view, then relu. Cut into an input, that output is a leaf that requires grad, and writing
 into a view of it raises before anything compiles."""
+
 import json
 import os
 import subprocess
@@ -10,7 +11,7 @@ import textwrap
 
 import pytest
 
-from reprokit.data.records import Signature, TrialSpec
+from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import RunDir
 from reprokit.fx.graphcase import GraphShape
 from reprokit.minify.graph import GraphOracle
@@ -106,8 +107,14 @@ def test_the_check_refuses_only_what_a_trial_would_fail_another_way(case, tmp_pa
         original = runner(TrialSpec(mode="graph", stage="inductor", case=case, config=PLANTED, label="graph-alone"))
         assert original.signature.short().startswith("InductorError: CppCompileError"), original
         oracle = GraphOracle(runner, shape, case, "inductor", original.signature, False, False, precheck=check)
-        oracle.spec = lambda edit: TrialSpec(mode="graph", stage="inductor", case=case, edit=edit.to_dict(),
-                                             config=PLANTED, label=f"minify-{shape.size(edit)}n")
+        oracle.spec = lambda edit: TrialSpec(
+            mode="graph",
+            stage="inductor",
+            case=case,
+            edit=edit.to_dict(),
+            config=PLANTED,
+            label=f"minify-{shape.size(edit)}n",
+        )
         assert not oracle.armed
         assert oracle.fails_same(cutting(shape, "h")) is False  # a trial: it failed another way
         assert oracle.armed and check.proc is None and runner.executed == 2

@@ -1,7 +1,8 @@
 """The prelude: the statements of a script that a captured graph needs elsewhere (custom ops, hooks)."""
+
 from reprokit.fx.prelude import prelude_for
 
-SCRIPT = '''\
+SCRIPT = """\
 import torch
 import numpy as np
 from _blocks import model
@@ -31,7 +32,7 @@ m = model()
 out = torch.compile(lambda t: scale(t).sin())(torch.randn(4))
 if __name__ == "__main__":
     print(out)
-'''
+"""
 
 
 def test_prelude_carries_registrations_hooks_and_what_they_use():

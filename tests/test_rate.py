@@ -1,4 +1,5 @@
 """A flaky failure's rate with its 95% interval (Wilson's score interval), as ISSUE.md and the verdict say it."""
+
 from reprokit.data.rate import rate_line, wilson
 
 

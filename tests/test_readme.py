@@ -2,6 +2,7 @@
 
 Fast: reads files and asks click for the command list; nothing is compiled.
 """
+
 import pathlib
 import re
 
@@ -11,8 +12,7 @@ from reprokit.cli import main
 
 REPO = pathlib.Path(__file__).parent.parent
 README = (REPO / "README.md").read_text()
-QUICK_START = ['pip install -e ".[test]" && reprokit bisect examples/relu_bug.py',
-               'python -m pytest -q -m "not gpu"']
+QUICK_START = ['pip install -e ".[test]" && reprokit bisect examples/relu_bug.py', 'python -m pytest -q -m "not gpu"']
 
 
 def section(text: str, title: str) -> str:
@@ -58,8 +58,12 @@ def test_readme_links_docs_and_bench_and_they_exist():
 
 def test_links_inside_docs_and_bench_exist():
     pages = sorted((REPO / "docs").glob("*.md")) + [REPO / "bench" / "README.md"]
-    missing = [f"{page.relative_to(REPO)}: {link}" for page in pages for link in local_links(page.read_text())
-               if not (page.parent / link).resolve().exists()]
+    missing = [
+        f"{page.relative_to(REPO)}: {link}"
+        for page in pages
+        for link in local_links(page.read_text())
+        if not (page.parent / link).resolve().exists()
+    ]
     assert not missing, missing
 
 

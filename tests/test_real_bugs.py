@@ -30,6 +30,7 @@ names, which made minify refuse every cut as another failure (torch 2.15, 17 -> 
 b_jacfwd_half_reduction_cpp_error runs again since its graph repro takes under a minute (it was a source reduction
 of 110-164 s): it is the corpus's graph whose cuts mostly fail another way (issue #32).
 """
+
 import ast
 import json
 import os
@@ -58,25 +59,37 @@ OPT_IN = {
     # Held-out bugs reprokit had never seen, run on torch 2.15 in stop 43 (BASELINE.md): their classes are covered
     # above, and together they take about 20 minutes. Not c_memory_bank_alias_view (#198095, about 60 s): inputs that
     # alias each other (fx/aliases.py) have no other genuine case.
-    "c_addmm_beta0_nan_state.py", "c_avgpool_ceil_mode_backward.py", "c_float_floor_div_bucketize.py",
-    "c_tiled_reduction_tail_gelu_matmul.py", "c_activation_probe_closure.py", "c_gradcam_feature_hook.py",
-    "c_ste_forward_grad_jvp.py", "c_streaming_generator_return.py",
+    "c_addmm_beta0_nan_state.py",
+    "c_avgpool_ceil_mode_backward.py",
+    "c_float_floor_div_bucketize.py",
+    "c_tiled_reduction_tail_gelu_matmul.py",
+    "c_activation_probe_closure.py",
+    "c_gradcam_feature_hook.py",
+    "c_ste_forward_grad_jvp.py",
+    "c_streaming_generator_return.py",
     # Held-out bugs of stop 44 (BASELINE.md), the same way; d_minimum_signed_zero_angle (#194347) runs in CI: it
     # found two wrong answers (float64 across zero from eager; a source cut that dropped the seed).
-    "d_atan2_amin_heading_backward.py", "d_contiguous_alias_unsqueeze_guard.py",
-    "d_copy_into_nograd_state_backward.py", "d_half_bool_sum_cpp_error.py", "d_identity_toggle_stale_branch.py",
-    "d_uint8_any_hit_mask.py", "d_unfold_overlap_inplace_abs.py",
+    "d_atan2_amin_heading_backward.py",
+    "d_contiguous_alias_unsqueeze_guard.py",
+    "d_copy_into_nograd_state_backward.py",
+    "d_half_bool_sum_cpp_error.py",
+    "d_identity_toggle_stale_branch.py",
+    "d_uint8_any_hit_mask.py",
+    "d_unfold_overlap_inplace_abs.py",
     # Held-out bugs of stop 45 (BASELINE.md); e_local_class_attr_graph_break (#192872) runs in CI: its source
     # reduction had dropped the graph break and weakened the script's check, and showed a sibling bug.
-    "e_view_dtype_mutation_order.py", "e_saved_input_view_inplace_grad.py", "e_jvp_ldexp_aot_eager.py",
-    "e_while_loop_int_carry.py", "e_guidance_batch_recompile.py",
+    "e_view_dtype_mutation_order.py",
+    "e_saved_input_view_inplace_grad.py",
+    "e_jvp_ldexp_aot_eager.py",
+    "e_while_loop_int_carry.py",
+    "e_guidance_batch_recompile.py",
 }
 
 
 def expect(name: str) -> dict:
     first = (CASES / name).read_text().splitlines()[0]
     assert first.startswith("# EXPECT = ")
-    return ast.literal_eval(first[len("# EXPECT = "):])
+    return ast.literal_eval(first[len("# EXPECT = ") :])
 
 
 def cpu_flags() -> set:
@@ -100,12 +113,16 @@ def params():
         yield pytest.param(path.name, marks=marks, id=path.stem)
 
 
-
-
 def bisect(workdir: pathlib.Path, case: str):
     cmd = [sys.executable, "-m", "reprokit", "bisect", case, "--json", "-o", str(workdir / "artifacts")]
-    p = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=BISECT_TIMEOUT,
-                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    p = subprocess.run(
+        cmd,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=BISECT_TIMEOUT,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     data = json.loads(p.stdout) if p.stdout.strip() else None
     return p, data
 
@@ -123,14 +140,25 @@ def copy_elsewhere(repro: str, folder: pathlib.Path) -> pathlib.Path:
 def run_repro(folder: pathlib.Path, **env):
     """A fresh interpreter in that folder, with no PYTHONPATH from us."""
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True,
-                          timeout=REPRO_TIMEOUT, env={**clean, **env})
+    return subprocess.run(
+        [sys.executable, "repro.py"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=REPRO_TIMEOUT,
+        env={**clean, **env},
+    )
 
 
 def imports_reprokit(text: str) -> bool:
     for node in ast.walk(ast.parse(text)):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
         if any(n.split(".")[0] == "reprokit" for n in names):
             return True
     return False

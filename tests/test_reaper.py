@@ -1,5 +1,6 @@
 """No trial outlives reprokit, however reprokit ends: SIGKILL reprokit while its trials hang, and every trial's
 process group is gone within seconds (trial/reaper.py). Real processes: the CLI, its warm worker, its trials."""
+
 import os
 import pathlib
 import signal
@@ -92,10 +93,26 @@ def _left_after(trials: dict, seconds: float) -> set:
 def test_sigkill_of_reprokit_takes_every_trial_group_down(tmp_path, warm):
     (tmp_path / "endless.py").write_text(ENDLESS)
     artifacts = tmp_path / "artifacts"
-    proc = subprocess.Popen([sys.executable, "-m", "reprokit.cli", "bisect", "endless.py", "--timeout", "600",
-                             "--no-pack", "--no-minify", "-o", str(artifacts)], cwd=tmp_path,
-                            env=_run_env(tmp_path, REPROKIT_WARM=warm),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "reprokit.cli",
+            "bisect",
+            "endless.py",
+            "--timeout",
+            "600",
+            "--no-pack",
+            "--no-minify",
+            "-o",
+            str(artifacts),
+        ],
+        cwd=tmp_path,
+        env=_run_env(tmp_path, REPROKIT_WARM=warm),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     trials: dict = {}
     try:
         _wait_for_looping_trial(artifacts, proc, 240)
@@ -127,13 +144,30 @@ def test_ctrl_c_stops_the_trials_running_without_waiting_them_out(tmp_path):
     left, and none of the killed trials is journaled as an answer (a resumed run asks them again)."""
     (tmp_path / "endless.py").write_text(ENDLESS)
     artifacts = tmp_path / "artifacts"
-    proc = subprocess.Popen([sys.executable, "-m", "reprokit.cli", "bisect", "endless.py", "--timeout", "600",
-                             "--no-pack", "--no-minify", "-o", str(artifacts)], cwd=tmp_path,
-                            env=_run_env(tmp_path), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            # Ctrl-C as at a terminal: a suite started in the background inherits SIGINT ignored
-                            # (CI run from `cmd &` at 214dd42: both Ctrl-C tests timed out), and so would reprokit.
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "reprokit.cli",
+            "bisect",
+            "endless.py",
+            "--timeout",
+            "600",
+            "--no-pack",
+            "--no-minify",
+            "-o",
+            str(artifacts),
+        ],
+        cwd=tmp_path,
+        env=_run_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        # Ctrl-C as at a terminal: a suite started in the background inherits SIGINT ignored
+        # (CI run from `cmd &` at 214dd42: both Ctrl-C tests timed out), and so would reprokit.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     trials: dict = {}
     try:
         _wait_for_looping_trial(artifacts, proc, 240)

@@ -1,5 +1,6 @@
 """repro.py as rendered: valid Python for every combination of its switches, short (a maintainer's length), its
 inputs inline, and its accuracy check judging as before: eager, compiled, float64, compiled the more accurate."""
+
 import itertools
 import types
 
@@ -9,32 +10,82 @@ import torch
 from reprokit.minify.testcase import test_text as make_test_text
 from reprokit.report.render import render_repro
 
-RELU_INPUT = dict(kind="tensor", shape=[8, 128], stride=[128, 1], dtype="float32", device="cpu", contiguous=True,
-                  requires_grad=True, mean=0.005477, std=0.589068, min=-1.756, max=1.807, special=[])
+RELU_INPUT = dict(
+    kind="tensor",
+    shape=[8, 128],
+    stride=[128, 1],
+    dtype="float32",
+    device="cpu",
+    contiguous=True,
+    requires_grad=True,
+    mean=0.005477,
+    std=0.589068,
+    min=-1.756,
+    max=1.807,
+    special=[],
+)
 
 
 def meta(t, **kw):
     from reprokit.fx.inputs import value_stats
 
-    return dict(kind="tensor", shape=list(t.shape), stride=list(t.stride()), dtype=str(t.dtype)[6:], device="cpu",
-                contiguous=t.is_contiguous(), requires_grad=t.requires_grad, **value_stats(t), **kw)
+    return dict(
+        kind="tensor",
+        shape=list(t.shape),
+        stride=list(t.stride()),
+        dtype=str(t.dtype)[6:],
+        device="cpu",
+        contiguous=t.is_contiguous(),
+        requires_grad=t.requires_grad,
+        **value_stats(t),
+        **kw,
+    )
 
 
-def parts(forward="def forward(self, h):\n    relu = torch.relu(h);  h = None\n    return (relu,)", inputs=(RELU_INPUT,),
-          names=("h",), **kw):
-    base = dict(torch_version="2", nodes=3, imports="", attributes=[], forward=forward, inputs=list(inputs),
-                input_names=list(names), attribute_meta={}, inline=None, submodules=[], children=[],
-                config_lines=["torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'runtime_error'"],
-                prelude=None, hook_lines=[], context=None, dynamic=False, compile_args=None, float64_error=None)
+def parts(
+    forward="def forward(self, h):\n    relu = torch.relu(h);  h = None\n    return (relu,)",
+    inputs=(RELU_INPUT,),
+    names=("h",),
+    **kw,
+):
+    base = dict(
+        torch_version="2",
+        nodes=3,
+        imports="",
+        attributes=[],
+        forward=forward,
+        inputs=list(inputs),
+        input_names=list(names),
+        attribute_meta={},
+        inline=None,
+        submodules=[],
+        children=[],
+        config_lines=["torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'runtime_error'"],
+        prelude=None,
+        hook_lines=[],
+        context=None,
+        dynamic=False,
+        compile_args=None,
+        float64_error=None,
+    )
     return {**base, **kw}
 
 
 def render(p, accuracy=False, backward=False, strict=False, use_saved=False, inline=False, cuda_fault=None):
     verdict = types.SimpleNamespace(graph=0, cuda_fault=cuda_fault)
-    return render_repro(p, verdict, stage="inductor", target=types.SimpleNamespace(short=lambda: "SIGABRT"),
-                        accuracy=accuracy, backward=backward, use_saved=use_saved, inline=inline, strict=strict,
-                        command="reprokit bisect examples/relu_bug.py --output-dir /tmp/tmp.k745IDc1wV/out",
-                        original_nodes=41)
+    return render_repro(
+        p,
+        verdict,
+        stage="inductor",
+        target=types.SimpleNamespace(short=lambda: "SIGABRT"),
+        accuracy=accuracy,
+        backward=backward,
+        use_saved=use_saved,
+        inline=inline,
+        strict=strict,
+        command="reprokit bisect examples/relu_bug.py --output-dir /tmp/tmp.k745IDc1wV/out",
+        original_nodes=41,
+    )
 
 
 def code_lines(text: str) -> list:
@@ -52,15 +103,25 @@ def harness_lines(text: str) -> list:
 CTX = {"autocast": {"cpu": "bfloat16"}, "grad_enabled": False, "default_dtype": "float64", "deterministic": True}
 
 
-@pytest.mark.parametrize("accuracy, backward, strict, context, saved",
-                         list(itertools.product([True, False], repeat=5)))
+@pytest.mark.parametrize("accuracy, backward, strict, context, saved", list(itertools.product([True, False], repeat=5)))
 def test_every_combination_renders_valid_python_within_the_harness_limit(accuracy, backward, strict, context, saved):
-    text = render(parts(context=CTX if context else None, attributes=["w"] if saved else [],
-                        attribute_meta={"w": meta(torch.ones(3))}), accuracy, backward, strict, use_saved=saved)
+    text = render(
+        parts(
+            context=CTX if context else None,
+            attributes=["w"] if saved else [],
+            attribute_meta={"w": meta(torch.ones(3))},
+        ),
+        accuracy,
+        backward,
+        strict,
+        use_saved=saved,
+    )
     compile(text, "repro.py", "exec")
     # The strict rule's two lines, the backward's three and the context's with-line come on top of 15 at most; with
     # a backward, the context wraps each forward alone (four lines more: the script's backward ran outside it).
-    extra = (2 * strict + 3 * backward + context + 4 * (context and backward)) if accuracy else 2 * backward + 2 * context
+    extra = (
+        (2 * strict + 3 * backward + context + 4 * (context and backward)) if accuracy else 2 * backward + 2 * context
+    )
     assert len(harness_lines(text)) <= 15 + extra, "\n".join(harness_lines(text))
     assert ("import copy" in text) == (accuracy and saved)  # eager's own copy of the model's buffers
 
@@ -83,10 +144,15 @@ def test_a_cuda_fault_repro_makes_launches_synchronous_before_torch_is_imported(
 
 
 def test_context_prelude_and_hooks_are_in_the_repro():
-    text = render(parts(prelude="@torch.library.custom_op('rk::f', mutates_args=())\ndef f(x: torch.Tensor) -> "
-                                "torch.Tensor:\n    return x.clone()",
-                        hook_lines=["torch._inductor.config.post_grad_custom_post_pass = my_pass"], context=CTX),
-                  accuracy=True)
+    text = render(
+        parts(
+            prelude="@torch.library.custom_op('rk::f', mutates_args=())\ndef f(x: torch.Tensor) -> "
+            "torch.Tensor:\n    return x.clone()",
+            hook_lines=["torch._inductor.config.post_grad_custom_post_pass = my_pass"],
+            context=CTX,
+        ),
+        accuracy=True,
+    )
     compile(text, "repro.py", "exec")
     assert "torch.set_default_dtype(torch.float64)" in text and "torch.use_deterministic_algorithms(True)" in text
     assert "with torch.autocast('cpu', dtype=torch.bfloat16), torch.no_grad():" in text
@@ -109,10 +175,18 @@ def inputs_of(text: str, folder) -> dict:
 def test_each_input_mode_renders_and_makes_its_inputs(mode, tmp_path):
     """Synthetic inputs (and buffers) from statistics, the real values inline, or the data file."""
     x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, float("nan")]])
-    p = parts(forward="def forward(self, x):\n    return (x + self.w,)", inputs=[meta(x)], names=["x"],
-              attributes=["w"], attribute_meta={"w": meta(torch.ones(3))}, config_lines=[],
-              inline={"inputs": ["torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).reshape((2, 3))"],
-                      "attributes": {"w": "torch.tensor([0.5, 0.5, 0.5]).reshape((3,))"}})
+    p = parts(
+        forward="def forward(self, x):\n    return (x + self.w,)",
+        inputs=[meta(x)],
+        names=["x"],
+        attributes=["w"],
+        attribute_meta={"w": meta(torch.ones(3))},
+        config_lines=[],
+        inline={
+            "inputs": ["torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).reshape((2, 3))"],
+            "attributes": {"w": "torch.tensor([0.5, 0.5, 0.5]).reshape((3,))"},
+        },
+    )
     text = render(p, inline=mode == "inline", use_saved=mode == "file")
     assert ("torch.manual_seed(0)" in text) == (mode == "synthetic") and ("repro_inputs.pt" in text) == (mode == "file")
     if mode == "file":
@@ -130,8 +204,11 @@ FLOOR_DIVIDE = "def forward(self, t, w):\n    floordiv = t // w;  t = w = None\n
 
 def accuracy_repro(forward=FLOOR_DIVIDE, inputs=None, names=("t", "w"), strict=False, float64_error=None):
     inputs = inputs or [meta(torch.randn(8, 16) * 3), meta(torch.randn(16) * 0.5)]
-    return render(parts(forward=forward, inputs=inputs, names=names, config_lines=[], float64_error=float64_error),
-                  accuracy=True, strict=strict)
+    return render(
+        parts(forward=forward, inputs=inputs, names=names, config_lines=[], float64_error=float64_error),
+        accuracy=True,
+        strict=strict,
+    )
 
 
 def test_a_one_op_accuracy_repro_reads_in_about_twenty_lines():
@@ -145,7 +222,7 @@ def test_a_one_op_accuracy_repro_reads_in_about_twenty_lines():
 def run_harness(text: str, compiled_forward: str) -> None:
     """repro.py's harness run with `compiled` a module of its own (a stand-in for a miscompiled graph)."""
     wrong = "class Compiled(torch.nn.Module):\n" + "\n".join("    " + l for l in compiled_forward.splitlines())
-    text = text.replace("compiled = torch.compile(Repro(), backend=\"inductor\")", wrong + "\ncompiled = Compiled()")
+    text = text.replace('compiled = torch.compile(Repro(), backend="inductor")', wrong + "\ncompiled = Compiled()")
     exec(compile(text, "repro.py", "exec"), {"__name__": "repro"})
 
 
@@ -179,7 +256,9 @@ def test_integers_must_be_equal_and_a_mutated_input_is_compared():
         run_harness(accuracy_repro(IDENTITY, ints, ["x"]), "def forward(self, x):\n    return (x + 1,)")
     mutating = "def forward(self, x):\n    x.mul_(2)\n    return (x.sum(),)"
     with pytest.raises(AssertionError, match=r"^input 0: "):
-        run_harness(accuracy_repro(mutating, X, ["x"]), "def forward(self, x):\n    x.mul_(3)\n    return (x.sum() / 1.5,)")
+        run_harness(
+            accuracy_repro(mutating, X, ["x"]), "def forward(self, x):\n    x.mul_(3)\n    return (x.sum() / 1.5,)"
+        )
 
 
 def test_without_float64_eager_alone_judges():
@@ -191,8 +270,13 @@ def test_without_float64_eager_alone_judges():
 
 def test_test_repro_is_the_repro_as_a_pytorch_test_of_at_most_40_lines():
     for text in (render(parts(), accuracy=True), accuracy_repro()):
-        test = make_test_text(text, types.SimpleNamespace(graph=0), "inductor", types.SimpleNamespace(
-            short=lambda: "SIGABRT"), backward=False)
+        test = make_test_text(
+            text,
+            types.SimpleNamespace(graph=0),
+            "inductor",
+            types.SimpleNamespace(short=lambda: "SIGABRT"),
+            backward=False,
+        )
         compile(test, "test_repro.py", "exec")
         assert len(test.splitlines()) <= 40, test
         assert "class TestCompileRepro(TestCase):" in test and "run_tests()" in test and "print(" not in test

@@ -1,4 +1,5 @@
 """A trial's TMPDIR (trial/scratch.py): made fresh, linked to inductor's shared header cache, removed after."""
+
 import os
 import tempfile
 

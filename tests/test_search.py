@@ -1,9 +1,19 @@
 """The generic search knows nothing of torch: pure predicates over lists and integers."""
+
 import random
 
 import pytest
 
-from reprokit.search import Pass, Problem, ddmin, find_boundary, find_boundary_guessing, first_failing, run_passes, run_to_fixpoint
+from reprokit.search import (
+    Pass,
+    Problem,
+    ddmin,
+    find_boundary,
+    find_boundary_guessing,
+    first_failing,
+    run_passes,
+    run_to_fixpoint,
+)
 
 
 def test_ddmin_finds_single_culprit_in_few_questions():
@@ -29,7 +39,7 @@ def test_ddmin_result_is_one_minimal():
     result = ddmin([1, 2, 3, 4, 5, 6], fails)
     assert fails(result)
     for i in range(len(result)):
-        assert not fails(result[:i] + result[i + 1:])
+        assert not fails(result[:i] + result[i + 1 :])
 
 
 @pytest.mark.parametrize("boundary", [0, 1, 7, 42, 99])
@@ -55,6 +65,7 @@ def _rounds(boundary):
     def fails_many(points):
         rounds.append(list(points))
         return [p >= boundary for p in points]
+
     return rounds, fails_many
 
 
@@ -86,7 +97,9 @@ def test_first_failing_stops_at_first():
 
 
 def test_fixpoint_repeats_until_no_progress():
-    halve = lambda n: n // 2 if n > 3 else n
+    def halve(n):
+        return n // 2 if n > 3 else n
+
     assert run_to_fixpoint(100, [halve], size=lambda n: n) == 3
 
 
@@ -120,6 +133,7 @@ def test_ddmin_with_batched_questions_gives_the_same_answer():
 # -- Problem: the one acceptance rule ----------------------------------------------------------------------
 # Candidates are tuples of ints; "fails the same way" means: contains every culprit (and, for a different
 # failure, contains a decoy instead). size is the length.
+
 
 def culprit_oracle(culprits, decoy=None):
     asked = []
@@ -195,8 +209,13 @@ def test_batch_forms_ask_once_and_accept_through_the_same_rule():
         batches.append(list(cands))
         return [fails_same(c) for c in cands]
 
-    problem = Problem((1, 5, 6, 7), lambda c: pytest.fail("the batch forms answer"), size=len,
-                      first_failing=first_of, failing_mask=mask)
+    problem = Problem(
+        (1, 5, 6, 7),
+        lambda c: pytest.fail("the batch forms answer"),
+        size=len,
+        first_failing=first_of,
+        failing_mask=mask,
+    )
     assert problem.first_failing([(1, 6), (5, 6, 7), (5,)]) == 1
     assert problem.best == (5, 6, 7)
     assert problem.failing_mask([(5, 6, 7, 8, 9), (1,), (5, 6)]) == [True, False, True]
@@ -214,7 +233,7 @@ def test_passes_reach_a_fixed_point_that_keeps_failing(seed):
     problem = Problem(tuple(universe), fails_same, size=len)
 
     def halves(p, state):  # proposes the first or second half
-        for part in (state[: len(state) // 2], state[len(state) // 2:]):
+        for part in (state[: len(state) // 2], state[len(state) // 2 :]):
             if part and p.consider(part):
                 return part
         return state
@@ -237,9 +256,16 @@ def test_passes_reach_a_fixed_point_that_keeps_failing(seed):
 def test_passes_with_ddmin_propose_through_the_problem():
     fails_same, asked = culprit_oracle([4, 17])
     problem = Problem(tuple(range(20)), fails_same, size=len)
-    shrink = Pass("ddmin", lambda p, s: tuple(ddmin(list(s), lambda xs: p.test(tuple(xs)),
-                                                     first_failing_of=lambda cs: p.first_failing(
-                                                         [tuple(c) for c in cs]))))
+    shrink = Pass(
+        "ddmin",
+        lambda p, s: tuple(
+            ddmin(
+                list(s),
+                lambda xs: p.test(tuple(xs)),
+                first_failing_of=lambda cs: p.first_failing([tuple(c) for c in cs]),
+            )
+        ),
+    )
     assert run_passes(problem, [shrink]) == (4, 17) == problem.best
 
 
@@ -266,7 +292,10 @@ def test_a_check_that_fails_walks_back_through_what_was_accepted_to_the_first():
     problem = Problem(list(range(16)), lambda xs: 3 in xs and (len(xs) > 4 or 5 in xs), len)
     assert ddmin(problem.best, problem.test) == [3, 5]
     assert [len(c) for c in problem.accepted] == [16, 8, 6, 4, 3, 2], problem.accepted
-    holds = lambda xs: len(xs) >= 4  # fresh checks of anything under 4 items pass: the failure has thinned out
+
+    def holds(xs):
+        return len(xs) >= 4  # fresh checks of anything under 4 items pass: the failure has thinned out
+
     asked = []
     at = verified_back(problem.accepted, lambda xs: asked.append(len(xs)) or holds(xs), most=3)
     assert (at, asked) == (2, [2, 6]), (at, asked)

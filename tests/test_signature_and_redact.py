@@ -1,4 +1,5 @@
 """Signatures compare failures; the redactor keeps secrets out of the pack."""
+
 from reprokit.data import signature as sig
 from reprokit.data.records import Signature, TrialSpec
 from reprokit.report.pack import deterministic_tar
@@ -73,14 +74,20 @@ def test_tarball_is_deterministic_and_flat():
 
 
 def test_digits_inside_identifiers_survive_normalisation():
-    assert sig.normalise_message("unrecognized config cpp.inject_log1p_bug = 3") == "unrecognized config cpp.inject_log1p_bug = N"
+    assert (
+        sig.normalise_message("unrecognized config cpp.inject_log1p_bug = 3")
+        == "unrecognized config cpp.inject_log1p_bug = N"
+    )
     assert "conv2d" in sig.normalise_message("conv2d got 4 dims") and "float16" in sig.normalise_message("float16 x 2")
 
 
 def test_float_values_in_messages_normalise_alike():
     a = sig.normalise_message("compiled differs: 1.0000152587890625")
     assert a == sig.normalise_message("compiled differs: 2.5") == "compiled differs: N"
-    assert sig.normalise_message("kernel cidgcdipbf23ipx2qi22f5 at c0ffee1234abcd") == "kernel cidgcdipbf23ipx2qi22f5 at <hash>"
+    assert (
+        sig.normalise_message("kernel cidgcdipbf23ipx2qi22f5 at c0ffee1234abcd")
+        == "kernel cidgcdipbf23ipx2qi22f5 at <hash>"
+    )
 
 
 def test_code_is_not_mistaken_for_a_secret():
@@ -116,10 +123,19 @@ def test_signature_sees_through_compiler_wrappers():
 
 
 def test_signatures_with_one_root_cause_match_whatever_the_wrapper():
-    wrapped = Signature("exception", "BackendCompilerFailed", "backend='aot_eager' raised: ValueError: bad",
-                        "torch/_dynamo/x.py:f", cause="ValueError: bad @ torch/_refs/y.py:g")
-    bare = Signature("exception", "ValueError", "bad", "torch/_refs/y.py:g", cause="ValueError: bad @ torch/_refs/y.py:g")
-    other = Signature("exception", "ValueError", "bad", "torch/_refs/z.py:h", cause="ValueError: bad @ torch/_refs/z.py:h")
+    wrapped = Signature(
+        "exception",
+        "BackendCompilerFailed",
+        "backend='aot_eager' raised: ValueError: bad",
+        "torch/_dynamo/x.py:f",
+        cause="ValueError: bad @ torch/_refs/y.py:g",
+    )
+    bare = Signature(
+        "exception", "ValueError", "bad", "torch/_refs/y.py:g", cause="ValueError: bad @ torch/_refs/y.py:g"
+    )
+    other = Signature(
+        "exception", "ValueError", "bad", "torch/_refs/z.py:h", cause="ValueError: bad @ torch/_refs/z.py:h"
+    )
     assert wrapped.matches(bare) and bare.matches(wrapped)
     assert not other.matches(bare)
     # a record written before causes were kept still compares as it always did
@@ -131,8 +147,9 @@ def test_names_inductor_numbers_as_it_generates_them_do_not_tell_failures_apart(
     'buf1'..'buf3', and minify refused all eight cuts as another failure (real messages from that run)."""
     whole = sig.normalise_message("KeyError: 'buf4'")
     assert [sig.normalise_message(f"KeyError: '{b}'") for b in ("buf1", "buf2", "buf3")] == [whole] * 3
-    assert sig.normalise_message("cpp_fused_add_mul_0(arg0_1, primals_12)") == \
-        sig.normalise_message("cpp_fused_add_mul_3(arg2_1, primals_4)")
+    assert sig.normalise_message("cpp_fused_add_mul_0(arg0_1, primals_12)") == sig.normalise_message(
+        "cpp_fused_add_mul_3(arg2_1, primals_4)"
+    )
     # an op's name is no generated number: another kernel stays another failure
     assert sig.normalise_message("cpp_fused_relu_1 failed") != sig.normalise_message("cpp_fused_sigmoid_1 failed")
     assert sig.normalise_message("KeyError: 'buf4'") != sig.normalise_message("KeyError: 'primals_4'")

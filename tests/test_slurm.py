@@ -1,6 +1,7 @@
 """--executor slurm against a real SLURM cluster on this machine (scripts/slurm-up; no mocked scheduler): the bad
 input it refuses before any trial, a CPU case bisected through it, a trial of several ranks over two nodes, a
 cancelled run, a job killed at its time limit; and `reprokit plan` on a journal."""
+
 import json
 import os
 import pathlib
@@ -19,8 +20,9 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 
 def reprokit(*args, cwd, env=ENV, timeout=1500):
-    return subprocess.run([sys.executable, "-m", "reprokit", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 def project(tmp_path, *names):
@@ -32,10 +34,11 @@ def project(tmp_path, *names):
 
 
 def our_jobs(under) -> list:
-    """"ID STATE" of the trial jobs the scheduler still has queued or running whose output goes under `under` (this
+    """ "ID STATE" of the trial jobs the scheduler still has queued or running whose output goes under `under` (this
     test's own: the tests run side by side, and another test's job is not this one's leftover)."""
-    out = subprocess.run(["squeue", "-h", "-n", "reprokit-trial", "-O", "JobID:40,State:20,STDOUT:1000"],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["squeue", "-h", "-n", "reprokit-trial", "-O", "JobID:40,State:20,STDOUT:1000"], capture_output=True, text=True
+    ).stdout
     rows = [line.split(None, 2) for line in out.splitlines() if line.strip()]
     return [f"{r[0]} {r[1]}" for r in rows if len(r) == 3 and r[2].strip().startswith(str(under))]
 
@@ -49,8 +52,16 @@ def test_no_sbatch_on_path_is_one_line_exit_2(tmp_path):
     bare = tmp_path / "bin"
     bare.mkdir()
     (bare / "python").symlink_to(sys.executable)
-    p = reprokit("bisect", "passes.py", "--executor", "slurm", "-o", str(tmp_path / "out"), cwd=work,
-                 env={**ENV, "PATH": str(bare)})
+    p = reprokit(
+        "bisect",
+        "passes.py",
+        "--executor",
+        "slurm",
+        "-o",
+        str(tmp_path / "out"),
+        cwd=work,
+        env={**ENV, "PATH": str(bare)},
+    )
     assert p.returncode == 2, p.stderr
     assert p.stderr == "reprokit: --executor slurm: no sbatch on PATH (run reprokit where SLURM's commands are)\n"
     assert not (tmp_path / "out").exists()
@@ -58,11 +69,19 @@ def test_no_sbatch_on_path_is_one_line_exit_2(tmp_path):
 
 def test_unknown_partition_is_one_line_exit_2(tmp_path, slurm_cluster):
     work = project(tmp_path, "passes.py")
-    p = reprokit("bisect", "passes.py", "--executor", "slurm", "--slurm-partition", "nosuch", "-o",
-                 str(tmp_path / "out"), cwd=work)
+    p = reprokit(
+        "bisect",
+        "passes.py",
+        "--executor",
+        "slurm",
+        "--slurm-partition",
+        "nosuch",
+        "-o",
+        str(tmp_path / "out"),
+        cwd=work,
+    )
     assert p.returncode == 2, p.stderr
-    assert p.stderr == ("reprokit: --slurm-partition: no partition named nosuch (sinfo -h -p nosuch lists "
-                        "nothing)\n")
+    assert p.stderr == ("reprokit: --slurm-partition: no partition named nosuch (sinfo -h -p nosuch lists nothing)\n")
 
 
 def test_output_folder_the_nodes_cannot_see_is_one_line_exit_2(tmp_path, slurm_cluster):
@@ -73,13 +92,24 @@ def test_output_folder_the_nodes_cannot_see_is_one_line_exit_2(tmp_path, slurm_c
     work = project(tmp_path, "passes.py")
     out = tmp_path / "private"
     out.mkdir()
-    inner = (f"mount -t tmpfs none {out} && exec {sys.executable} -m reprokit bisect passes.py --executor slurm "
-             f"--slurm-time 2 -o {out}")
-    p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", inner], cwd=work, env=ENV,
-                       capture_output=True, text=True, timeout=300)
+    inner = (
+        f"mount -t tmpfs none {out} && exec {sys.executable} -m reprokit bisect passes.py --executor slurm "
+        f"--slurm-time 2 -o {out}"
+    )
+    p = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c", inner],
+        cwd=work,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 2, p.stderr
-    assert re.fullmatch(rf"reprokit: --output-dir {out}: the cluster's nodes cannot see it \(a first job, \d+, "
-                        r"ended [A-Z_]+ without writing there\); name a shared folder\n", p.stderr), p.stderr
+    assert re.fullmatch(
+        rf"reprokit: --output-dir {out}: the cluster's nodes cannot see it \(a first job, \d+, "
+        r"ended [A-Z_]+ without writing there\); name a shared folder\n",
+        p.stderr,
+    ), p.stderr
 
 
 def test_plan_packs_each_round_onto_k_nodes(tmp_path):
@@ -87,8 +117,11 @@ def test_plan_packs_each_round_onto_k_nodes(tmp_path):
     run.mkdir()
     (run / "run.json").write_text(json.dumps({"command": "reprokit bisect x.py", "options": {}}))
     trials = [(1, 10.0), (1, 10.0), (1, 20.0), (2, 5.0), (3, 30.0), (3, 30.0)]
-    (run / "journal.jsonl").write_text("".join(
-        json.dumps({"key": str(i), "round": r, "outcome": {"seconds": s}}) + "\n" for i, (r, s) in enumerate(trials)))
+    (run / "journal.jsonl").write_text(
+        "".join(
+            json.dumps({"key": str(i), "round": r, "outcome": {"seconds": s}}) + "\n" for i, (r, s) in enumerate(trials)
+        )
+    )
     p = reprokit("plan", str(run), "--nodes", "1,2,4", "--json", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
@@ -96,8 +129,10 @@ def test_plan_packs_each_round_onto_k_nodes(tmp_path):
     assert [x["seconds"] for x in data["plans"]] == [105.0, 55.0, 55.0]
     assert data["node_hours"] == round(105 / 3600, 4) and data["rounds"] == 3 and data["trials"] == 6
     table = reprokit("plan", str(run), "--nodes", "1,2", cwd=tmp_path).stdout
-    assert table == ("6 trials in 3 rounds, 1 node(s) a trial\n nodes        wall\n     1     0:01:45\n"
-                     "     2     0:00:55\nnode-hours spent: 0.029\n")
+    assert table == (
+        "6 trials in 3 rounds, 1 node(s) a trial\n nodes        wall\n     1     0:01:45\n"
+        "     2     0:00:55\nnode-hours spent: 0.029\n"
+    )
 
 
 @pytest.mark.slow
@@ -106,12 +141,28 @@ def test_relu_bisect_through_slurm_matches_local(tmp_path, slurm_cluster):
     names graph 0 at inductor and cuts it to relu and its add); every trial a job in the scheduler's records."""
     work = project(tmp_path, "relu_compile_error.py", "_blocks.py")
     began = time.time()
-    slurm = reprokit("bisect", "relu_compile_error.py", "--no-configs", "--no-subsystems", "--no-pack", "--json",
-                     "-o", str(tmp_path / "shared"), "--executor", "slurm", "--slurm-max-jobs", "2", cwd=work)
+    slurm = reprokit(
+        "bisect",
+        "relu_compile_error.py",
+        "--no-configs",
+        "--no-subsystems",
+        "--no-pack",
+        "--json",
+        "-o",
+        str(tmp_path / "shared"),
+        "--executor",
+        "slurm",
+        "--slurm-max-jobs",
+        "2",
+        cwd=work,
+    )
     assert slurm.returncode == 0, slurm.stderr
     b = json.loads(slurm.stdout)
     assert (b["failing_stage"], b["kind"], b["graph"]) == ("inductor", "exception", 0), b
-    assert (b["signature"]["exc_type"], b["signature"]["message"]) == ("InductorError", "CppCompileError: C++ compile error")
+    assert (b["signature"]["exc_type"], b["signature"]["message"]) == (
+        "InductorError",
+        "CppCompileError: C++ compile error",
+    )
     assert b["repro_verified"] is True and b["nodes"]["minified"] <= 4 < 50 <= b["nodes"]["original"], b["nodes"]
     text = pathlib.Path(b["repro"]).read_text()
     assert "        relu = torch.relu(h);  h = None\n        return (relu,)\n" in text, text
@@ -123,8 +174,9 @@ def test_relu_bisect_through_slurm_matches_local(tmp_path, slurm_cluster):
     ids = sorted(p.name for p in (run / "slurm").iterdir() if re.fullmatch(r"\d+(_\d+)?", p.name))
     assert len(ids) >= len(executed) >= 4
     log = jobcomp()
-    recorded = [f"ArrayJobId={i.split('_')[0]} ArrayTaskId={i.split('_')[1]} " if "_" in i else f"JobId={i} "
-                for i in ids]
+    recorded = [
+        f"ArrayJobId={i.split('_')[0]} ArrayTaskId={i.split('_')[1]} " if "_" in i else f"JobId={i} " for i in ids
+    ]
     assert all(r in log for r in recorded), [r for r in recorded if r not in log]
     assert any("_" in i for i in ids), "no round went as a job array"
     assert all(e["round"] for e in executed) and our_jobs(tmp_path) == [], (began, our_jobs(tmp_path))
@@ -133,11 +185,29 @@ def test_relu_bisect_through_slurm_matches_local(tmp_path, slurm_cluster):
 @pytest.mark.slow
 def test_interrupted_slurm_run_leaves_no_job_behind(tmp_path, slurm_cluster):
     work = project(tmp_path, "relu_compile_error.py", "_blocks.py")
-    proc = subprocess.Popen([sys.executable, "-m", "reprokit", "bisect", "relu_compile_error.py", "--no-configs",
-                             "--no-subsystems", "--no-pack", "--executor", "slurm", "-o", str(tmp_path / "shared")],
-                            cwd=work, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            # Ctrl-C as at a terminal: a suite started in the background inherits SIGINT ignored
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "bisect",
+            "relu_compile_error.py",
+            "--no-configs",
+            "--no-subsystems",
+            "--no-pack",
+            "--executor",
+            "slurm",
+            "-o",
+            str(tmp_path / "shared"),
+        ],
+        cwd=work,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Ctrl-C as at a terminal: a suite started in the background inherits SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         deadline = time.time() + 120
         while not our_jobs(tmp_path) and time.time() < deadline:
@@ -178,8 +248,12 @@ def test_cancel_finds_a_job_whose_submission_was_cut_short_and_refuses_new_ones(
     script = tmp_path / "passes.py"
     script.write_text("print('ok')\n")
     with pytest.raises(TrialsCancelled):
-        executor.run(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path)),
-                     str(tmp_path / "trial"), str(tmp_path / "cache"), 60.0)
+        executor.run(
+            TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path)),
+            str(tmp_path / "trial"),
+            str(tmp_path / "cache"),
+            60.0,
+        )
     assert our_jobs(tmp_path) == []
 
 
@@ -200,8 +274,11 @@ def test_a_job_killed_at_its_time_limit_is_retried_once_then_reported_not_the_bu
     finally:
         runner.close()
     assert outcome.kind == "skip" and not outcome.failed, outcome
-    said = re.fullmatch(r"the scheduler ended the trial's job: job (\d+) TIMEOUT, then job (\d+) TIMEOUT; not the "
-                        r"failure", outcome.note)
+    said = re.fullmatch(
+        r"the scheduler ended the trial's job: job (\d+) TIMEOUT, then job (\d+) TIMEOUT; not the "
+        r"failure",
+        outcome.note,
+    )
     assert said, outcome.note
     # The scheduler's own records say so too.
     for job in said.groups():
@@ -216,10 +293,13 @@ def test_executor_config_file_json_or_toml(tmp_path, slurm_cluster):
     p = reprokit("bisect", "passes.py", "--executor-config", str(tmp_path / "bad.json"), cwd=work)
     assert (p.returncode, p.stderr) == (2, "reprokit: unknown executor setting(s): bogus\n")
     (tmp_path / "c.toml").write_text('[slurm]\npartition = "nosuch"\ntime = 5\n')
-    p = reprokit("bisect", "passes.py", "--executor-config", str(tmp_path / "c.toml"), "-o", str(tmp_path / "o"),
-                 cwd=work)
-    assert (p.returncode, p.stderr) == (2, "reprokit: --slurm-partition: no partition named nosuch (sinfo -h -p "
-                                           "nosuch lists nothing)\n")
+    p = reprokit(
+        "bisect", "passes.py", "--executor-config", str(tmp_path / "c.toml"), "-o", str(tmp_path / "o"), cwd=work
+    )
+    assert (p.returncode, p.stderr) == (
+        2,
+        "reprokit: --slurm-partition: no partition named nosuch (sinfo -h -p nosuch lists nothing)\n",
+    )
 
 
 def test_a_torchrun_trial_is_joined_across_the_jobs_nodes():
@@ -227,19 +307,38 @@ def test_a_torchrun_trial_is_joined_across_the_jobs_nodes():
     first node's address at a port of its own; a one-node job or a one-process trial is left as it is."""
     from reprokit.trial.slurm import across_nodes
 
-    command = ["python", "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", "-m",
-               "reprokit.child.main"]
+    command = [
+        "python",
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node=2",
+        "-m",
+        "reprokit.child.main",
+    ]
     env = {"SLURM_JOB_NUM_NODES": "2", "SLURM_NODEID": "1", "SLURM_JOB_ID": "4242", "SLURM_JOB_NODELIST": "gpu[07-08]"}
     joined = across_nodes(command, env, {"gpu[07-08]": "10.0.0.7"}.get)
-    assert joined == ["python", "-m", "torch.distributed.run", "--nnodes=2", "--node-rank=1",
-                      "--master-addr=10.0.0.7", "--master-port=24242", "--nproc-per-node=2", "-m",
-                      "reprokit.child.main"]
+    assert joined == [
+        "python",
+        "-m",
+        "torch.distributed.run",
+        "--nnodes=2",
+        "--node-rank=1",
+        "--master-addr=10.0.0.7",
+        "--master-port=24242",
+        "--nproc-per-node=2",
+        "-m",
+        "reprokit.child.main",
+    ]
     # an array task's port is its own: array job 4242, task 3
     task = across_nodes(command, {**env, "SLURM_ARRAY_JOB_ID": "4242", "SLURM_ARRAY_TASK_ID": "3"}, lambda n: "h")
     assert "--master-port=24245" in task
     assert across_nodes(command, {**env, "SLURM_JOB_NUM_NODES": "1"}, lambda n: "h") == command
-    assert across_nodes(["python", "-m", "reprokit.child.main"], env, lambda n: "h") == ["python", "-m",
-                                                                                         "reprokit.child.main"]
+    assert across_nodes(["python", "-m", "reprokit.child.main"], env, lambda n: "h") == [
+        "python",
+        "-m",
+        "reprokit.child.main",
+    ]
 
 
 def test_a_trial_of_several_ranks_spans_the_nodes_it_asks_for(tmp_path, slurm_cluster):
@@ -256,8 +355,16 @@ def test_a_trial_of_several_ranks_spans_the_nodes_it_asks_for(tmp_path, slurm_cl
     settings = ExecutorSettings("slurm", partition="twonodes", time=10, nodes_per_trial=2)
     runner = Runner(run_dir, timeout=600.0, remote=remote_executor(settings, run_dir.path))
     try:
-        outcome = runner(TrialSpec(mode="script", stage="none", script=str(tmp_path / "job.py"), cwd=str(tmp_path),
-                                   ranks=2, label="no-compile"))
+        outcome = runner(
+            TrialSpec(
+                mode="script",
+                stage="none",
+                script=str(tmp_path / "job.py"),
+                cwd=str(tmp_path),
+                ranks=2,
+                label="no-compile",
+            )
+        )
     finally:
         runner.close()
     assert outcome.kind == "pass", outcome  # no compile: the planted relu never runs, the all-reduce across 4 ranks

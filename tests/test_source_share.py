@@ -1,6 +1,7 @@
 """The source reduction's share of time (issue #32): when it runs out, the passes stop asking, the smallest script
 so far that fails the same way is verified as repro.py, and the run says it is not minimal. In-process, on the
 real compiler, with the share made zero (the default is max(240 s, 40 runs of the script))."""
+
 import ast
 import json
 import os
@@ -28,8 +29,14 @@ def bisect_with_no_share(tmp_path, monkeypatch, share_of, files: tuple):
     monkeypatch.chdir(work)
     monkeypatch.setattr(*share_of, lambda seconds: 0.0)
     notes = []
-    v = bisect_script(str(work / files[0]), output_dir=str(tmp_path / "artifacts"), pack=False, configs=False,
-                      subsystems=False, emit=lambda event, **d: notes.append(d["text"]) if event == "note" else None)
+    v = bisect_script(
+        str(work / files[0]),
+        output_dir=str(tmp_path / "artifacts"),
+        pack=False,
+        configs=False,
+        subsystems=False,
+        emit=lambda event, **d: notes.append(d["text"]) if event == "note" else None,
+    )
     return v, notes
 
 
@@ -40,8 +47,10 @@ def test_the_default_share_is_four_minutes_or_forty_runs_of_the_script():
 @pytest.mark.slow
 def test_a_spent_share_ends_with_the_script_verified_and_says_it_is_not_minimal(tmp_path, monkeypatch):
     v, notes = bisect_with_no_share(tmp_path, monkeypatch, (reduce, "reduction_share"), ("graph_break_fullgraph.py",))
-    said = ("the source reduction stopped at its share of time (0 s): repro.py is the smallest script so far that "
-            "fails the same way, not a minimal one")
+    said = (
+        "the source reduction stopped at its share of time (0 s): repro.py is the smallest script so far that "
+        "fails the same way, not a minimal one"
+    )
     assert said in notes and said in v.message, (notes, v.message)
     # Nothing was cut, and what was written still fails the same way in a fresh interpreter, and passes without
     # compile: a verified repro, though not a minimal one.
@@ -50,8 +59,13 @@ def test_a_spent_share_ends_with_the_script_verified_and_says_it_is_not_minimal(
     assert pathlib.Path(v.repro).read_text() == ast.unparse(ast.parse(original)) + "\n"  # comments dropped, no cut
     candidates = [p for p in pathlib.Path(v.run_dir).glob("candidates/*.py")]
     assert len(candidates) == 1  # the script itself, asked once; no candidate after the share ran out
-    p = subprocess.run([sys.executable, v.repro], capture_output=True, text=True, timeout=300,
-                       env={k: x for k, x in os.environ.items() if k != "PYTHONPATH"})
+    p = subprocess.run(
+        [sys.executable, v.repro],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={k: x for k, x in os.environ.items() if k != "PYTHONPATH"},
+    )
     assert p.returncode != 0 and "Unsupported" in p.stderr, p.stderr[-2000:]
 
 
@@ -65,10 +79,17 @@ def test_the_default_graph_share_is_four_minutes_or_thirty_first_trials():
 def test_a_spent_graph_share_ends_with_the_smallest_graph_so_far_verified_and_says_so(tmp_path, monkeypatch):
     from reprokit.minify import graph
 
-    v, notes = bisect_with_no_share(tmp_path, monkeypatch, (graph, "graph_share"),
-                                    ("relu_compile_error.py", "_blocks.py"))
-    said = [n for n in notes if n.startswith("the graph minify stopped at its share of time (0 s): repro.py is the "
-                                             "smallest graph so far that fails the same way (")]
+    v, notes = bisect_with_no_share(
+        tmp_path, monkeypatch, (graph, "graph_share"), ("relu_compile_error.py", "_blocks.py")
+    )
+    said = [
+        n
+        for n in notes
+        if n.startswith(
+            "the graph minify stopped at its share of time (0 s): repro.py is the "
+            "smallest graph so far that fails the same way ("
+        )
+    ]
     assert len(said) == 1 and said[0] in v.message and said[0].endswith("nodes), not a minimal one"), notes
     assert v.repro_kind == "graph" and v.repro_verified is True, v.message
     # One batch of cuts ran (it set the share); none after it.

@@ -6,8 +6,17 @@ from reprokit.fx.inputs import INLINE_MAX_ELEMENTS, inline_exprs, synthetic_expr
 
 
 def _meta(t, **kw):
-    return dict(kind="tensor", shape=list(t.shape), stride=list(t.stride()), dtype=str(t.dtype).replace("torch.", ""),
-                device="cpu", contiguous=t.is_contiguous(), requires_grad=False, **value_stats(t), **kw)
+    return dict(
+        kind="tensor",
+        shape=list(t.shape),
+        stride=list(t.stride()),
+        dtype=str(t.dtype).replace("torch.", ""),
+        device="cpu",
+        contiguous=t.is_contiguous(),
+        requires_grad=False,
+        **value_stats(t),
+        **kw,
+    )
 
 
 def test_statistics_hold_no_values_but_the_special_ones():

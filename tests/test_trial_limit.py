@@ -1,5 +1,6 @@
 """A trial's own limit, below the run's: a reduced script's candidate may run a few times as long as the script did
 (source/reduce.candidate_limit), so a cut that loops forever is refused in seconds, not at the run's limit."""
+
 from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import RunDir
 from reprokit.source.reduce import candidate_limit
@@ -11,8 +12,9 @@ def test_a_trial_given_a_lower_limit_is_cut_there_and_the_run_limit_stays(tmp_pa
     script.write_text("while True:\n    pass\n")
     runner = Runner(RunDir.create(str(tmp_path / "artifacts"), "limit"), timeout=300)
     try:
-        out = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="cut"),
-                     limit=3)
+        out = runner(
+            TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="cut"), limit=3
+        )
     finally:
         runner.close()
     assert out.kind == "hang" and out.seconds < 30, out

@@ -1,6 +1,7 @@
 """A baseline that fails some other way than the original (it hangs where the compiled run raises, or hangs at exit
 after its work was done) is never "fails without compile too": the bisect goes on, in bounded time, and the
 verdict says what the baseline did (bisect/steady.py, trial/outcome.py). Real processes, the real compiler, CPU."""
+
 import json
 import os
 import pathlib
@@ -16,10 +17,27 @@ REPO = pathlib.Path(__file__).parent.parent
 
 def bisect(workdir, case):
     started = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", case, "--json", "--no-pack", "--no-minify",
-                        "--no-configs", "--no-subsystems", "-o", str(workdir / "artifacts")],
-                       cwd=workdir, capture_output=True, text=True, timeout=900,
-                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "bisect",
+            case,
+            "--json",
+            "--no-pack",
+            "--no-minify",
+            "--no-configs",
+            "--no-subsystems",
+            "-o",
+            str(workdir / "artifacts"),
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout), time.monotonic() - started
 
@@ -48,8 +66,23 @@ def test_a_rank_that_hangs_at_exit_after_its_work_counts_by_its_result(workdir):
 
 @pytest.mark.slow
 def test_values_eager_never_wrote_are_no_accuracy_failure(workdir):
-    p = subprocess.run([sys.executable, "-m", "reprokit", "bisect", "empty_partly_written.py", "--check-accuracy",
-                        "--no-pack", "-o", str(workdir / "artifacts")], cwd=workdir, capture_output=True, text=True,
-                       timeout=900, env={**os.environ, "PYTHONPATH": str(REPO)})
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "bisect",
+            "empty_partly_written.py",
+            "--check-accuracy",
+            "--no-pack",
+            "-o",
+            str(workdir / "artifacts"),
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert p.returncode == 3, p.stderr[-3000:]
     assert "and uncompiled: nothing to isolate" in p.stderr.strip().splitlines()[-1], p.stderr[-2000:]

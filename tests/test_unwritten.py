@@ -1,5 +1,6 @@
 """Elements eager never wrote are found by a second eager run with uninitialized memory filled (child/unwritten.py),
 and the accuracy check leaves them out: real eager runs, a real compiled output (pytorch/pytorch#93437)."""
+
 import torch
 
 from reprokit.child.accuracy import Reference, eager_reference, judge, measure

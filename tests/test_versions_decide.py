@@ -1,6 +1,7 @@
 """versions judges a release by the script when the repro cannot speak for it (issue #32): the pure decision over
 the runs made on one release (versions/check.decide), no network. Measured case: a lowering bug fixed in 2.15.0
 whose minimal repro fails there with an index error (the cut graph is not valid there) while the script passes."""
+
 from reprokit.data.records import Outcome, Signature, Verdict
 from reprokit.versions import releases
 from reprokit.versions.check import decide
@@ -8,8 +9,14 @@ from reprokit.versions.check import decide
 LOWERING = Signature("exception", "BackendCompilerFailed", "CppCompileError: C++ compile error", None)
 INDEX = Signature("exception", "IndexError", "index N is out of bounds for dimension N with size N", None)
 PASS = Signature("pass")
-VERDICT = Verdict(script="/project/train.py", argv=[], kind="exception", signature=LOWERING.to_dict(),
-                  repro_signature=LOWERING.to_dict(), repro_verified=True)
+VERDICT = Verdict(
+    script="/project/train.py",
+    argv=[],
+    kind="exception",
+    signature=LOWERING.to_dict(),
+    repro_signature=LOWERING.to_dict(),
+    repro_verified=True,
+)
 
 
 def ran(sig: Signature, seconds: float = 4.0) -> Outcome:
@@ -36,12 +43,18 @@ def test_the_script_failing_the_same_way_or_otherwise_says_so():
 
 
 def test_a_repro_that_speaks_for_the_release_is_enough():
-    assert decide(VERDICT, repro=ran(LOWERING)) == (None, {"status": "same", "detail": LOWERING.short(),
-                                                             "seconds": 4.0, "mode": "repro.py"})
+    assert decide(VERDICT, repro=ran(LOWERING)) == (
+        None,
+        {"status": "same", "detail": LOWERING.short(), "seconds": 4.0, "mode": "repro.py"},
+    )
     assert decide(VERDICT, repro=ran(PASS))[1]["status"] == "passes"
 
 
 def test_without_a_repro_the_script_decides_as_before():
     assert decide(VERDICT) == ("plain", None)
     assert decide(VERDICT, plain=ran(PASS), compiled=ran(LOWERING))[1] == {
-        "status": "same", "detail": LOWERING.short(), "seconds": 8.0, "mode": "script"}
+        "status": "same",
+        "detail": LOWERING.short(),
+        "seconds": 8.0,
+        "mode": "script",
+    }

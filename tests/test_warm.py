@@ -1,5 +1,6 @@
 """Warm workers: graph trials fork from a process that imported torch once; a hang or crash still takes down
 only its own trial, and the worker keeps serving."""
+
 import os
 import subprocess
 import sys
@@ -23,7 +24,7 @@ def case(tmp_path_factory):
         from reprokit.fx.capture import capture_graph
 
         def backend(gm, inputs):
-            capture_graph(gm, inputs, {str(folder / 'case')!r}, max_input_bytes=1 << 20, compile_args={{}})
+            capture_graph(gm, inputs, {str(folder / "case")!r}, max_input_bytes=1 << 20, compile_args={{}})
             return gm.forward
 
         torch.compile(lambda x: torch.relu(x) * 2, backend=backend)(torch.randn(16, 16))
@@ -33,8 +34,15 @@ def case(tmp_path_factory):
 
 
 def spec(case, stage, config=None, attempt=0):
-    return TrialSpec(mode="graph", stage=stage, case=str(case / "case"), config=config or {}, cwd=str(case),
-                     label=f"warm-{stage}", attempt=attempt)
+    return TrialSpec(
+        mode="graph",
+        stage=stage,
+        case=str(case / "case"),
+        config=config or {},
+        cwd=str(case),
+        label=f"warm-{stage}",
+        attempt=attempt,
+    )
 
 
 @pytest.mark.slow
@@ -78,20 +86,24 @@ def test_which_trials_may_fork_from_the_warm_worker():
     assert not warm_eligible(TrialSpec(mode="script", stage="inductor"))
     assert warm_eligible(TrialSpec(mode="script", stage="none"), scripts=True)
     # a variable torch reads only at import, or a torchrun launch: cold
-    assert not warm_eligible(TrialSpec(mode="script", stage="inductor", env={"TORCHINDUCTOR_MAX_AUTOTUNE": "1"}),
-                             scripts=True)
+    assert not warm_eligible(
+        TrialSpec(mode="script", stage="inductor", env={"TORCHINDUCTOR_MAX_AUTOTUNE": "1"}), scripts=True
+    )
     assert not warm_eligible(TrialSpec(mode="model", stage="user", ranks=2), scripts=True)
     # the repro's verification claims a fresh interpreter: never a fork
     assert not warm_eligible(TrialSpec(mode="script", stage="user", fresh_interpreter=True), scripts=True)
 
 
-@pytest.mark.parametrize("body, safe", [
-    ("import torch\nprint(torch.compile(lambda x: x + 1)(torch.ones(2)))\n", True),
-    ("import os\nos.environ['TORCHINDUCTOR_MAX_AUTOTUNE'] = '1'\nimport torch\n", False),
-    ("import os\nos.environ.setdefault('TORCH_LOGS', 'recompiles')\n", False),
-    ("from os import putenv\nputenv('TORCH_COMPILE_DEBUG', '1')\n", False),
-    ("import multiprocessing as mp\nmp.set_start_method('spawn')\n", False),
-])
+@pytest.mark.parametrize(
+    "body, safe",
+    [
+        ("import torch\nprint(torch.compile(lambda x: x + 1)(torch.ones(2)))\n", True),
+        ("import os\nos.environ['TORCHINDUCTOR_MAX_AUTOTUNE'] = '1'\nimport torch\n", False),
+        ("import os\nos.environ.setdefault('TORCH_LOGS', 'recompiles')\n", False),
+        ("from os import putenv\nputenv('TORCH_COMPILE_DEBUG', '1')\n", False),
+        ("import multiprocessing as mp\nmp.set_start_method('spawn')\n", False),
+    ],
+)
 def test_scripts_that_set_their_own_environment_run_cold(tmp_path, body, safe):
     from reprokit.app.common import forks_cleanly
 
@@ -114,8 +126,16 @@ def test_forked_script_trials_obey_dynamo_disable_bisect_counters_and_logs(tmp_p
     runner = Runner(RunDir.create(str(tmp_path / "artifacts"), "warm-script"), timeout=300, warm_scripts=True)
 
     def trial(stage, label, **kw):
-        out = runner(TrialSpec(mode="script", stage=stage, script=str(tmp_path / "relu_compile_error.py"),
-                               cwd=str(tmp_path), label=label, **kw))
+        out = runner(
+            TrialSpec(
+                mode="script",
+                stage=stage,
+                script=str(tmp_path / "relu_compile_error.py"),
+                cwd=str(tmp_path),
+                label=label,
+                **kw,
+            )
+        )
         assert trial_record(out.trial_dir)["import_seconds"] < 0.1, "ran cold"  # forked, not started afresh
         return out
 
@@ -128,14 +148,25 @@ def test_forked_script_trials_obey_dynamo_disable_bisect_counters_and_logs(tmp_p
         assert os.listdir(os.path.join(failing.trial_dir, "trace"))
         with open(os.path.join(failing.trial_dir, "stderr.txt")) as f:
             assert "Output code" in f.read()
-        lowerings_off = trial("inductor", "lowerings-off",
-                              subsystem={"backend": "inductor", "name": "lowerings", "max": -1})
+        lowerings_off = trial(
+            "inductor", "lowerings-off", subsystem={"backend": "inductor", "name": "lowerings", "max": -1}
+        )
         assert lowerings_off.kind == "pass", lowerings_off
-        passes_off = trial("inductor", "passes-off", subsystem={
-            "backend": "inductor", "names": ["pre_grad_passes", "joint_graph_passes", "post_grad_passes"], "max": -1})
+        passes_off = trial(
+            "inductor",
+            "passes-off",
+            subsystem={
+                "backend": "inductor",
+                "names": ["pre_grad_passes", "joint_graph_passes", "post_grad_passes"],
+                "max": -1,
+            },
+        )
         assert failing.signature.matches(passes_off.signature)
-        everything_off = trial("inductor", "all-off", subsystem={
-            "backend": "inductor", "names": ["post_grad_passes", "lowerings"], "max": -1})
+        everything_off = trial(
+            "inductor",
+            "all-off",
+            subsystem={"backend": "inductor", "names": ["post_grad_passes", "lowerings"], "max": -1},
+        )
         assert everything_off.kind == "pass"
     finally:
         runner.close()
@@ -200,14 +231,16 @@ def test_a_fork_that_cannot_prepare_torch_runs_its_trial_cold(tmp_path, monkeypa
 
     hook = tmp_path / "hook"
     hook.mkdir()
-    (hook / "sitecustomize.py").write_text(textwrap.dedent("""
+    (hook / "sitecustomize.py").write_text(
+        textwrap.dedent("""
         import reprokit.compat
 
         def reread_env_switches():
             raise AttributeError("this torch has no CompilerBisector")
 
         reprokit.compat.reread_env_switches = reread_env_switches
-    """))
+    """)
+    )
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(hook), REPO]))
     monkeypatch.setenv("REPROKIT_WARM", "1")
     script = tmp_path / "passes.py"
@@ -216,8 +249,9 @@ def test_a_fork_that_cannot_prepare_torch_runs_its_trial_cold(tmp_path, monkeypa
     try:
         first = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="a"))
         assert runner.warm is not None and not runner.warm.alive()  # every fork would fail alike: no more forks
-        second = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="b",
-                                  attempt=1))
+        second = runner(
+            TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="b", attempt=1)
+        )
     finally:
         runner.close()
     assert first.kind == "pass", first

@@ -1,5 +1,6 @@
 """`reprokit capture --output-dir DIR -- CMD ...`: the user's command run exactly as given, every python process
 of it recording into DIR through the start-up hook (REPROKIT_CAPTURE); its output and exit status are its own."""
+
 from __future__ import annotations
 
 import os
@@ -7,8 +8,8 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
 from reprokit.bisect.capture_folder import crashed_ranks, failing_ranks
+from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
 from reprokit.capture.files import CAPTURE_VAR, MAX_BYTES_VAR, SUMMARY
 from reprokit.child.ranks import HOOK_DIR
 from reprokit.errors import ReprokitError
@@ -29,21 +30,26 @@ def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFA
     """Run `command` with the recorder armed in every python process it starts; nothing of the environment is
     written (the recorder writes graphs, inputs and the failure only)."""
     if not command:
-        raise ReprokitError("pass the command to capture after --: reprokit capture --output-dir DIR -- python "
-                            "train.py")
+        raise ReprokitError(
+            "pass the command to capture after --: reprokit capture --output-dir DIR -- python train.py"
+        )
     root = os.path.abspath(output_dir)
     try:
         os.makedirs(root, 0o700, exist_ok=True)
     except OSError as e:
-        raise ReprokitError(f"cannot write to {root}: {e.strerror}; pass --output-dir to a writable folder")
+        raise ReprokitError(f"cannot write to {root}: {e.strerror}; pass --output-dir to a writable folder") from None
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != HOOK_DIR]
-    env = {**os.environ, CAPTURE_VAR: root, MAX_BYTES_VAR: str(max_input_bytes),
-           "PYTHONPATH": os.pathsep.join([HOOK_DIR, *paths])}
+    env = {
+        **os.environ,
+        CAPTURE_VAR: root,
+        MAX_BYTES_VAR: str(max_input_bytes),
+        "PYTHONPATH": os.pathsep.join([HOOK_DIR, *paths]),
+    }
     started = time.monotonic()
     try:
         status = subprocess.call(list(command), env=env)
     except FileNotFoundError:
-        raise ReprokitError(f"no such command: {command[0]}")
+        raise ReprokitError(f"no such command: {command[0]}") from None
     seconds = round(time.monotonic() - started, 2)
     failures = tuple(f"rank{r}" for r in failing_ranks(root))
     crashes = crashed_ranks(root)
@@ -52,5 +58,10 @@ def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFA
         from reprokit.capture.summary import merge_summary
 
         merge_summary(root, "launcher", {"graphs": 0, "compiles": 0, "failed": False, "seconds": seconds})
-    return CaptureRun(status if status >= 0 else 128 - status, seconds, root, failures,
-                      tuple(c["traceback"] for c in crashes.values()))
+    return CaptureRun(
+        status if status >= 0 else 128 - status,
+        seconds,
+        root,
+        failures,
+        tuple(c["traceback"] for c in crashes.values()),
+    )

@@ -1,15 +1,16 @@
 """What every command's use case shares: the script check, the fork check, the recorded environment, Emit."""
+
 from __future__ import annotations
 
 import ast
 import os
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
-from reprokit.report.env import allowed_env
 from reprokit.report import keyed
+from reprokit.report.env import allowed_env
 from reprokit.report.redact import SECRET_NAME, live_identity
 from reprokit.trial.executors import remote_executor
 from reprokit.trial.runner import Runner
@@ -32,11 +33,13 @@ def check_script(path: str) -> str:
         with open(path, "rb") as f:
             source = f.read()
     except OSError as e:
-        raise ReprokitError(f"cannot read {path}: {e.strerror}")
+        raise ReprokitError(f"cannot read {path}: {e.strerror}") from None
     try:
         ast.parse(source, filename=path)
     except SyntaxError as e:
-        raise ReprokitError(f"{path}:{e.lineno}: syntax error: {e.msg}; fix the script, then run reprokit again")
+        raise ReprokitError(
+            f"{path}:{e.lineno}: syntax error: {e.msg}; fix the script, then run reprokit again"
+        ) from None
     return os.path.abspath(path)
 
 
@@ -78,7 +81,7 @@ def run_kind(run_dir: RunDir) -> str:
     return run_dir.read_json("run.json").get("kind") or "bisect"
 
 
-def executor_of(run_dir: RunDir, given: Optional[ExecutorSettings] = None) -> Optional[ExecutorSettings]:
+def executor_of(run_dir: RunDir, given: ExecutorSettings | None = None) -> ExecutorSettings | None:
     """The executor the user named now, else the one run.json recorded (a run started on the cluster stays there)."""
     if given is not None:
         return given
@@ -86,10 +89,17 @@ def executor_of(run_dir: RunDir, given: Optional[ExecutorSettings] = None) -> Op
     return ExecutorSettings.from_dict(recorded) if recorded else None
 
 
-def trial_runner(run_dir: RunDir, settings: Optional[ExecutorSettings], emit: Emit, timeout: float, jobs: int,
-                 **kwargs) -> Runner:
+def trial_runner(
+    run_dir: RunDir, settings: ExecutorSettings | None, emit: Emit, timeout: float, jobs: int, **kwargs
+) -> Runner:
     """The run's Runner: local trials, or jobs on the cluster (as many at once as --slurm-max-jobs allows)."""
     remote = remote_executor(settings, run_dir.path)
-    return Runner(run_dir, timeout=timeout, jobs=settings.max_jobs if remote is not None else jobs, remote=remote,
-                  on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-                  on_start=lambda s: emit("trial_start", spec=s), **kwargs)
+    return Runner(
+        run_dir,
+        timeout=timeout,
+        jobs=settings.max_jobs if remote is not None else jobs,
+        remote=remote,
+        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+        on_start=lambda s: emit("trial_start", spec=s),
+        **kwargs,
+    )

@@ -1,9 +1,9 @@
 """`reprokit doctor`: run the script once eager and once compiled, and explain what Dynamo did."""
+
 from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
 
 from reprokit.app.common import Emit, check_script, noop, record_secrets, recorded_environment
 from reprokit.data.doctor import DoctorReport
@@ -29,23 +29,38 @@ def source_lines(paths: list) -> dict:
     return lines
 
 
-def eager_then_compiled(runner: Runner, script: str, argv: tuple, cwd: str, timeout: Optional[float],
-                        emit: Emit, ranks: int = 1) -> tuple[Outcome, Outcome]:
+def eager_then_compiled(
+    runner: Runner, script: str, argv: tuple, cwd: str, timeout: float | None, emit: Emit, ranks: int = 1
+) -> tuple[Outcome, Outcome]:
     """The two runs, one after the other, never in parallel: their step times are compared. With ranks > 1
     each is a torchrun job, and rank 0's observations are the report's."""
+
     def spec(stage, label):
-        return TrialSpec(mode="script", stage=stage, script=script, argv=tuple(argv), cwd=cwd,
-                         script_hash=file_hash(script), observe=True, ranks=ranks, label=label)
+        return TrialSpec(
+            mode="script",
+            stage=stage,
+            script=script,
+            argv=tuple(argv),
+            cwd=cwd,
+            script_hash=file_hash(script),
+            observe=True,
+            ranks=ranks,
+            label=label,
+        )
 
     eager = runner(spec("none", "eager"))
     emit("stage", stage="none", outcome=eager)
     if eager.failed and ranks == 1 and needs_launcher(eager.traceback or eager.signature.message):
         name = os.path.basename(script)
-        raise ReprokitError(f"{name} initialises torch.distributed from the environment (env://) but no launcher "
-                            f"started it: run reprokit doctor --nproc-per-node N {name}")
+        raise ReprokitError(
+            f"{name} initialises torch.distributed from the environment (env://) but no launcher "
+            f"started it: run reprokit doctor --nproc-per-node N {name}"
+        )
     if eager.failed:
-        raise NothingToIsolate(f"the script fails without torch.compile ({eager.signature.short()}); "
-                               "fix that first, doctor explains compiled runs of a working script")
+        raise NothingToIsolate(
+            f"the script fails without torch.compile ({eager.signature.short()}); "
+            "fix that first, doctor explains compiled runs of a working script"
+        )
     if timeout is None:
         runner.timeout = max(300.0, 10 * eager.seconds)
     compiled = runner(spec("user", "compiled"))
@@ -55,24 +70,46 @@ def eager_then_compiled(runner: Runner, script: str, argv: tuple, cwd: str, time
     return eager, compiled
 
 
-def doctor_script(script: str, argv: tuple = (), *, output_dir: Optional[str] = None,
-                  timeout: Optional[float] = None, ranks: int = 1, command: str = "",
-                  emit: Emit = noop) -> DoctorReport:
+def doctor_script(
+    script: str,
+    argv: tuple = (),
+    *,
+    output_dir: str | None = None,
+    timeout: float | None = None,
+    ranks: int = 1,
+    command: str = "",
+    emit: Emit = noop,
+) -> DoctorReport:
     """Run the script once eager and once compiled (isolated), and explain what Dynamo did: breaks,
     recompilations, fall-backs and speed, each finding with a fix. Writes doctor.json and DOCTOR.md."""
     script = check_script(script)
     if ranks < 1:
         raise ReprokitError(f"--nproc-per-node takes a number of ranks, 1 or more (got {ranks})")
     cwd = os.getcwd()
-    run_dir = RunDir.create(output_dir or os.path.join(cwd, "artifacts"),
-                            "doctor-" + os.path.splitext(os.path.basename(script))[0])
+    run_dir = RunDir.create(
+        output_dir or os.path.join(cwd, "artifacts"), "doctor-" + os.path.splitext(os.path.basename(script))[0]
+    )
     record_secrets(run_dir)
-    run_dir.write_json("run.json", {"kind": "doctor", "command": command, "script": script, "argv": list(argv),
-                                    "cwd": cwd, "python": sys.executable, "environment": recorded_environment()})
+    run_dir.write_json(
+        "run.json",
+        {
+            "kind": "doctor",
+            "command": command,
+            "script": script,
+            "argv": list(argv),
+            "cwd": cwd,
+            "python": sys.executable,
+            "environment": recorded_environment(),
+        },
+    )
     emit("run_dir", path=run_dir.path)
-    runner = Runner(run_dir, timeout=timeout or 600.0, jobs=1,
-                    on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-                    on_start=lambda s: emit("trial_start", spec=s))
+    runner = Runner(
+        run_dir,
+        timeout=timeout or 600.0,
+        jobs=1,
+        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+        on_start=lambda s: emit("trial_start", spec=s),
+    )
     eager, compiled = eager_then_compiled(runner, script, argv, cwd, timeout, emit, ranks)
     observed = [read_observed(o.trial_dir) for o in (eager, compiled)]
     lines = source_lines([script] + (trial_record(compiled.trial_dir).get("local_modules") or []))
@@ -81,6 +118,8 @@ def doctor_script(script: str, argv: tuple = (), *, output_dir: Optional[str] = 
     report.run_dir = run_dir.path
     report.trials = {"eager": eager.trial_dir, "compiled": compiled.trial_dir}
     run_dir.write_json("doctor.json", report.to_dict())
-    run_dir.write_text("DOCTOR.md", templates().get_template("DOCTOR.md.j2").render(
-        r=report, name=os.path.basename(script), command=command))
+    run_dir.write_text(
+        "DOCTOR.md",
+        templates().get_template("DOCTOR.md.j2").render(r=report, name=os.path.basename(script), command=command),
+    )
     return report

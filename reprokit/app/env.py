@@ -1,4 +1,5 @@
 """`reprokit env`: the environment report alone, scrubbed of secrets."""
+
 from __future__ import annotations
 
 import json
@@ -11,5 +12,7 @@ def environment_report() -> dict:
     """{"data": the report as JSON text, "text": the same as a summary}, both scrubbed of secrets."""
     data = envmod.collect()
     redactor = Redactor.from_environment()
-    return {"data": redactor.scrub(json.dumps(data, indent=2, sort_keys=True), "env"),
-            "text": redactor.scrub(envmod.summary_text(data), "env")}
+    return {
+        "data": redactor.scrub(json.dumps(data, indent=2, sort_keys=True), "env"),
+        "text": redactor.scrub(envmod.summary_text(data), "env"),
+    }

@@ -1,12 +1,12 @@
 """`reprokit bisect --from-capture DIR`: a run folder whose every trial is a graph trial on the failing graph a
 capture wrote; the same Isolation, Repro and Evidence as a script bisect, so minify, pack and issue work on it."""
+
 from __future__ import annotations
 
 import dataclasses
 import os
 import shutil
 import sys
-from typing import Optional
 
 from reprokit.app import minify as minify_case
 from reprokit.app.common import Emit, default_jobs, noop, record_secrets, recorded_environment
@@ -22,35 +22,65 @@ from reprokit.trial.devices import cuda_devices
 from reprokit.trial.runner import Runner
 
 
-def bisect_from_capture(capture_dir: str, *, output_dir: Optional[str] = None, timeout: Optional[float] = None,
-                        jobs: Optional[int] = None, subsystems: bool = True, configs: bool = True,
-                        minify: bool = True, pack: bool = True,
-                        command: str = "", emit: Emit = noop) -> Verdict:
+def bisect_from_capture(
+    capture_dir: str,
+    *,
+    output_dir: str | None = None,
+    timeout: float | None = None,
+    jobs: int | None = None,
+    subsystems: bool = True,
+    configs: bool = True,
+    minify: bool = True,
+    pack: bool = True,
+    command: str = "",
+    emit: Emit = noop,
+) -> Verdict:
     """Ladder, subsystems and lowerings, minify and pack, all on the captured graph: zero runs of the job."""
     root = os.path.abspath(capture_dir)
     if not os.path.isdir(root):
-        raise ReprokitError(f"no such capture folder: {capture_dir}; capture the job first: reprokit capture "
-                            f"--output-dir {capture_dir} -- CMD")
+        raise ReprokitError(
+            f"no such capture folder: {capture_dir}; capture the job first: reprokit capture "
+            f"--output-dir {capture_dir} -- CMD"
+        )
     from reprokit import compat  # torch, imported by the command that needs it (capture's CLI start stays light)
 
     captured = read_capture(root, compat.TORCH_VERSION)
     if captured.on_cuda and not cuda_devices():
-        raise ReprokitError("the capture was made on CUDA and this machine has no GPU: run reprokit bisect "
-                            "--from-capture on a machine with one")
+        raise ReprokitError(
+            "the capture was made on CUDA and this machine has no GPU: run reprokit bisect "
+            "--from-capture on a machine with one"
+        )
     name = os.path.splitext(os.path.basename(captured.script))[0]
     run_dir = RunDir.create(output_dir or os.path.join(os.getcwd(), "artifacts"), f"{name}-capture")
     record_secrets(run_dir)
     case = _copy_capture(captured, run_dir)
-    opts = BisectOptions(script=captured.script, cwd=os.path.dirname(captured.script), timeout=timeout,
-                         jobs=jobs or default_jobs(), configs=configs, subsystems=subsystems)
-    run_dir.write_json("run.json", {"command": command, "options": dataclasses.asdict(opts), "python": sys.executable,
-                                    "environment": recorded_environment(), "steps": {"minify": minify, "pack": pack},
-                                    "capture": {"from": root, "rank": captured.rank, "case": case,
-                                                "phase": captured.failure.get("phase")}})
+    opts = BisectOptions(
+        script=captured.script,
+        cwd=os.path.dirname(captured.script),
+        timeout=timeout,
+        jobs=jobs or default_jobs(),
+        configs=configs,
+        subsystems=subsystems,
+    )
+    run_dir.write_json(
+        "run.json",
+        {
+            "command": command,
+            "options": dataclasses.asdict(opts),
+            "python": sys.executable,
+            "environment": recorded_environment(),
+            "steps": {"minify": minify, "pack": pack},
+            "capture": {"from": root, "rank": captured.rank, "case": case, "phase": captured.failure.get("phase")},
+        },
+    )
     emit("run_dir", path=run_dir.path)
-    runner = Runner(run_dir, timeout=timeout or 600.0, jobs=opts.jobs,
-                    on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-                    on_start=lambda s: emit("trial_start", spec=s))
+    runner = Runner(
+        run_dir,
+        timeout=timeout or 600.0,
+        jobs=opts.jobs,
+        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+        on_start=lambda s: emit("trial_start", spec=s),
+    )
     bisector = GraphBisector(opts, runner, emit, captured, case)
     isolation = bisector.isolate()
     verdict = isolated(run_dir, isolation)

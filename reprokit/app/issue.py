@@ -1,4 +1,5 @@
 """`reprokit issue RUN_DIR`: the GitHub issue text of a run, as its pack holds it."""
+
 from __future__ import annotations
 
 from reprokit.app.pack import pack_plan
@@ -10,8 +11,10 @@ def issue_markdown(run_dir: str) -> str:
     """ISSUE.md of the run's pack; NothingToIsolate when every doctor finding is the script's own to fix."""
     members = pack_plan(RunDir.open(run_dir)).members()
     if "ISSUE.md" not in members:
-        raise NothingToIsolate("every finding in this run is the script's to fix (see DOCTOR.md), none is a "
-                               "torch.compile limitation: no issue to write")
+        raise NothingToIsolate(
+            "every finding in this run is the script's to fix (see DOCTOR.md), none is a "
+            "torch.compile limitation: no issue to write"
+        )
     return members["ISSUE.md"].decode()
 
 
@@ -21,5 +24,7 @@ def upstream_warning(run_dir: str) -> str:
     fixed = ((folder.verdict() or {}).get("versions") or {}).get("fixed_in")
     if not fixed:
         return ""
-    return (f"warning: this failure is fixed in torch {fixed} (reprokit versions): upgrade; an upstream report "
-            "is probably not needed")
+    return (
+        f"warning: this failure is fixed in torch {fixed} (reprokit versions): upgrade; an upstream report "
+        "is probably not needed"
+    )

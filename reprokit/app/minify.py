@@ -1,9 +1,9 @@
 """`reprokit minify RUN_DIR` (and bisect's minify step): the guards, then the graph, export or source minifier; the
 verdict with its `Repro`."""
+
 from __future__ import annotations
 
 import os
-from typing import Optional, Union
 
 from reprokit.app.common import Emit, executor_of, forks_cleanly, noop, run_kind, trial_runner
 from reprokit.app.verdict_file import with_fields, with_repro
@@ -26,12 +26,14 @@ SLOW_REASON = "minify cuts graphs that fail; a slowdown is reported with its sta
 MEMORY_REASON = "an out-of-memory is reported with its stage and both peaks; a graph alone would not run out"
 
 
-def refusal(v: Verdict) -> Optional[str]:
+def refusal(v: Verdict) -> str | None:
     """Why this verdict must not be minified, or None: a flaky failure too rare to ask each cut until it fails, a
     slowdown (bisect --kind slow) has no failure to keep while cutting, nor has memory only compiled code needs."""
     if v.flaky and not v.flaky_tries:
-        return (f"the failure is flaky (it reproduced in {v.repro_rate or 0:.0%} of runs), too rarely to ask each cut "
-                "until it fails")
+        return (
+            f"the failure is flaky (it reproduced in {v.repro_rate or 0:.0%} of runs), too rarely to ask each cut "
+            "until it fails"
+        )
     if v.kind == "slow":
         return SLOW_REASON
     if v.memory is not None:
@@ -39,8 +41,15 @@ def refusal(v: Verdict) -> Optional[str]:
     return None
 
 
-def minify_folder(run_dir: Union[str, RunDir], *, runner: Optional[Runner] = None, emit: Emit = noop,
-                  resume: bool = False, command: str = "", executor: Optional[ExecutorSettings] = None) -> Verdict:
+def minify_folder(
+    run_dir: str | RunDir,
+    *,
+    runner: Runner | None = None,
+    emit: Emit = noop,
+    resume: bool = False,
+    command: str = "",
+    executor: ExecutorSettings | None = None,
+) -> Verdict:
     """`reprokit minify RUN_DIR`: the failing graph (or source) of a finished bisect run cut to a verified repro.py;
     the verdict it read, with the repro, written."""
     run_dir = run_dir if isinstance(run_dir, RunDir) else RunDir.open(run_dir)
@@ -49,20 +58,25 @@ def minify_folder(run_dir: Union[str, RunDir], *, runner: Optional[Runner] = Non
         raise ReprokitError(f"{run_dir.path} is a {kind} run folder; minify works on the folder reprokit bisect wrote")
     settings = executor_of(run_dir, executor)
     if runner is not None or settings is None or settings.name == "local":
-        return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume,
-                              command=command)
+        return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
     check_executor(settings, os.path.dirname(run_dir.path))
     opts = run_dir.read_json("run.json")["options"]
     runner = trial_runner(run_dir, settings, emit, opts.get("timeout") or 600.0, 1)
     try:
-        return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume,
-                              command=command)
+        return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
     finally:
         runner.close()  # every job still queued or running is cancelled
 
 
-def minify_verdict(run_dir: RunDir, verdict: Verdict, *, runner: Optional[Runner] = None, emit: Emit = noop,
-                   resume: bool = False, command: str = "") -> Verdict:
+def minify_verdict(
+    run_dir: RunDir,
+    verdict: Verdict,
+    *,
+    runner: Runner | None = None,
+    emit: Emit = noop,
+    resume: bool = False,
+    command: str = "",
+) -> Verdict:
     """The verdict with a repro of its isolation (bisect's minify step passes the verdict it has), written."""
     reason = refusal(verdict)
     if reason:
@@ -73,8 +87,9 @@ def minify_verdict(run_dir: RunDir, verdict: Verdict, *, runner: Optional[Runner
         emit("phase", name="minify")
     if verdict.flaky_tries and not isinstance(runner, UntilItFails):
         # A flaky failure: each cut asked until it fails that way, as the bisect asked each question.
-        runner = UntilItFails(runner or make_runner(run_dir, emit), Signature.from_dict(verdict.signature),
-                              verdict.flaky_tries)
+        runner = UntilItFails(
+            runner or make_runner(run_dir, emit), Signature.from_dict(verdict.signature), verdict.flaky_tries
+        )
     try:
         repro = make_repro(run_dir, Isolation.of(verdict), runner=runner, emit=emit, resume=resume, command=command)
     except CompiledIsCloser as e:
@@ -83,12 +98,18 @@ def minify_verdict(run_dir: RunDir, verdict: Verdict, *, runner: Optional[Runner
     return with_repro(run_dir, verdict, repro)
 
 
-def make_repro(run_dir: RunDir, isolation: Isolation, *, runner: Optional[Runner] = None, emit: Emit = noop,
-               resume: bool = False, command: str = "") -> Repro:
+def make_repro(
+    run_dir: RunDir,
+    isolation: Isolation,
+    *,
+    runner: Runner | None = None,
+    emit: Emit = noop,
+    resume: bool = False,
+    command: str = "",
+) -> Repro:
     """The repro of an isolation: the export path's minifiers for its failures (#20), else the graph's or source."""
     if isolation.failing_stage in FAILING_STAGES:  # no Dynamo graph there
-        return minify_export_run(run_dir, isolation, runner or export_runner(run_dir, isolation, emit), emit,
-                                 command)
+        return minify_export_run(run_dir, isolation, runner or export_runner(run_dir, isolation, emit), emit, command)
     return minify_isolation(run_dir, isolation, runner=runner, emit=emit, resume=resume)
 
 
@@ -96,7 +117,11 @@ def export_runner(run_dir: RunDir, isolation: Isolation, emit: Emit) -> Runner:
     """The runner bisect had: its parallel trials, and forks of a warm worker where the script allows (a source
     reduction runs hundreds of short trials; each importing torch afresh would take ten times as long)."""
     opts = run_dir.read_json("run.json")["options"]
-    return Runner(run_dir, timeout=opts.get("timeout") or 600.0, jobs=int(opts.get("jobs") or 1),
-                  warm_scripts=forks_cleanly(isolation.script),
-                  on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-                  on_start=lambda s: emit("trial_start", spec=s))
+    return Runner(
+        run_dir,
+        timeout=opts.get("timeout") or 600.0,
+        jobs=int(opts.get("jobs") or 1),
+        warm_scripts=forks_cleanly(isolation.script),
+        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+        on_start=lambda s: emit("trial_start", spec=s),
+    )

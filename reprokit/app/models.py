@@ -1,4 +1,5 @@
 """`reprokit models`: what the model registry holds, with exact sizes (counted on the meta device)."""
+
 from __future__ import annotations
 
 from reprokit.models.registry import REGISTRY, sizes
@@ -9,7 +10,17 @@ def list_models(tensor_parallel_gpus: int = 1) -> list:
     rows = []
     for name, f in REGISTRY.items():
         s = sizes(f, tensor_parallel_gpus)
-        rows.append({"model": name, "hidden": f["hidden"], "layers": f["layers"], "heads": f["heads"],
-                     "kv_heads": f["kv_heads"], "intermediate": f["intermediate"], "params": s["params_total"],
-                     "params_per_rank": s["params_per_rank"], "risk": s["risk"]})
+        rows.append(
+            {
+                "model": name,
+                "hidden": f["hidden"],
+                "layers": f["layers"],
+                "heads": f["heads"],
+                "kv_heads": f["kv_heads"],
+                "intermediate": f["intermediate"],
+                "params": s["params_total"],
+                "params_per_rank": s["params_per_rank"],
+                "risk": s["risk"],
+            }
+        )
     return rows

@@ -2,13 +2,13 @@
 
 The one place that knows which report builds the pack of which kind of run folder (pack and issue both ask it).
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
 import sys
 import time
-from typing import Optional
 
 from reprokit.app.common import Emit, noop, record_secrets, run_kind
 from reprokit.app.verdict_file import with_fields, write_verdict
@@ -30,21 +30,38 @@ PLANS = {"bisect": bisect_plan, "doctor": doctor_plan, "model": model_plan}
 CPU_TOKENS = 256
 
 # What `pack --model --json` prints of the model verdict.
-MODEL_SUMMARY_KEYS = ("model", "params_total", "params_per_rank", "risk", "outcome", "compile_seconds",
-                      "eager_step_seconds", "compiled_step_seconds", "speedup", "requested", "ran", "tarball",
-                      "depth", "message", "run_dir", "signature", "peak_memory_bytes", "ranks", "collectives_in_graph",
-                      "per_rank")
+MODEL_SUMMARY_KEYS = (
+    "model",
+    "params_total",
+    "params_per_rank",
+    "risk",
+    "outcome",
+    "compile_seconds",
+    "eager_step_seconds",
+    "compiled_step_seconds",
+    "speedup",
+    "requested",
+    "ran",
+    "tarball",
+    "depth",
+    "message",
+    "run_dir",
+    "signature",
+    "peak_memory_bytes",
+    "ranks",
+    "collectives_in_graph",
+    "per_rank",
+)
 
 
-def pack_plan(run_dir: RunDir, include_data: bool = False, verdict: Optional[Verdict] = None) -> PackPlan:
+def pack_plan(run_dir: RunDir, include_data: bool = False, verdict: Verdict | None = None) -> PackPlan:
     """The pack of a run folder, built by the report of its kind (bisect, doctor or model); verdict: a bisect's, as
     the run in progress holds it (else read from the folder)."""
     kind = run_kind(run_dir)
     return bisect_plan(run_dir, include_data, verdict) if kind == "bisect" else PLANS[kind](run_dir)
 
 
-def write_pack(run_dir: RunDir, emit: Emit = noop, include_data: bool = False,
-               verdict: Optional[Verdict] = None) -> str:
+def write_pack(run_dir: RunDir, emit: Emit = noop, include_data: bool = False, verdict: Verdict | None = None) -> str:
     """Write the run's tarball beside its folder; returns the path."""
     return pack_plan(run_dir, include_data, verdict).write(os.path.dirname(run_dir.path), emit)
 
@@ -56,7 +73,7 @@ def packed(run_dir: RunDir, verdict: Verdict, emit: Emit = noop, announce: bool 
     return with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
 
 
-def pack_folder(run_dir: Optional[str], show: bool = False, include_data: bool = False) -> dict:
+def pack_folder(run_dir: str | None, show: bool = False, include_data: bool = False) -> dict:
     """Pack a run folder: {"tarball": path}; with show, {"files": [{"path", "bytes"}], "redacted": [...]} and
     nothing written."""
     if not run_dir:
@@ -66,26 +83,29 @@ def pack_folder(run_dir: Optional[str], show: bool = False, include_data: bool =
         return {"tarball": write_pack(folder, include_data=include_data)}
     plan = pack_plan(folder, include_data)
     members = plan.members()
-    return {"files": [{"path": f"{plan.top}/{path}", "bytes": len(members[path])} for path in sorted(members)],
-            "redacted": plan.redactions}
+    return {
+        "files": [{"path": f"{plan.top}/{path}", "bytes": len(members[path])} for path in sorted(members)],
+        "redacted": plan.redactions,
+    }
 
 
 # -- pack --model ------------------------------------------------------------------------------------------------
+
 
 @dataclasses.dataclass
 class ModelRequest:
     """What `pack --model` was asked for."""
 
-    model: Optional[str]
-    config_path: Optional[str] = None
-    layers: Optional[int] = None  # layers actually compiled (default 2; the requested model keeps its depth)
+    model: str | None
+    config_path: str | None = None
+    layers: int | None = None  # layers actually compiled (default 2; the requested model keeps its depth)
     sequence_length: int = 2048
     batch_size: int = 1
     tensor_parallel_gpus: int = 1
-    device: Optional[str] = None
-    dtype: Optional[str] = None
-    mode: Optional[str] = None
-    dynamic: Optional[bool] = None
+    device: str | None = None
+    dtype: str | None = None
+    mode: str | None = None
+    dynamic: bool | None = None
     timeout: float = 600.0
     sets: dict = dataclasses.field(default_factory=dict)  # inductor config to set, e.g. a planted bug
     exact: bool = False  # run the requested sequence length and batch even on a CPU
@@ -97,12 +117,12 @@ class Attempt:
     """What the compile attempt runs, decided from the request and the machine."""
 
     name: str
-    fields: Optional[dict]
-    factory: Optional[str]
+    fields: dict | None
+    factory: str | None
     sizes: dict
     device: str
     dtype: str
-    layers: Optional[int]
+    layers: int | None
     seq: int
     batch: int
     ranks: int
@@ -114,12 +134,17 @@ def ranks_note(req: ModelRequest, device: str, gpus: int, ranks: int) -> str:
     """How the tensor-parallel request is run here, in words."""
     tp = req.tensor_parallel_gpus
     if tp > 1 and ranks == 1:
-        why = f"the machine has {gpus} GPU(s); --launch runs all ranks" if device.startswith("cuda") else \
-            "--launch runs all ranks with gloo"
+        why = (
+            f"the machine has {gpus} GPU(s); --launch runs all ranks"
+            if device.startswith("cuda")
+            else "--launch runs all ranks with gloo"
+        )
         return f"one rank of {tp} compiled alone (its shard shapes; collectives not in the graph: {why})"
     if ranks > 1:
-        return (f"{ranks} ranks under torchrun ({'nccl' if device.startswith('cuda') else 'gloo'}), each compiling "
-                f"its shard with the all-reduces in the graph")
+        return (
+            f"{ranks} ranks under torchrun ({'nccl' if device.startswith('cuda') else 'gloo'}), each compiling "
+            f"its shard with the all-reduces in the graph"
+        )
     return "the whole model on one device"
 
 
@@ -132,44 +157,88 @@ def plan_attempt(req: ModelRequest) -> Attempt:
     tp = req.tensor_parallel_gpus
     full_layers = fields["layers"] if fields else None
     layers = req.layers or (min(2, full_layers) if full_layers else None)
-    requested = {"model": name, "layers": full_layers, "sequence_length": req.sequence_length,
-                 "batch_size": req.batch_size, "tensor_parallel_gpus": tp, "device": device, "dtype": dtype,
-                 "mode": req.mode, "dynamic": req.dynamic}
+    requested = {
+        "model": name,
+        "layers": full_layers,
+        "sequence_length": req.sequence_length,
+        "batch_size": req.batch_size,
+        "tensor_parallel_gpus": tp,
+        "device": device,
+        "dtype": dtype,
+        "mode": req.mode,
+        "dynamic": req.dynamic,
+    }
     seq, batch = req.sequence_length, req.batch_size
     scaled = []
     if device == "cpu" and not req.exact and seq * batch > CPU_TOKENS:
         batch, seq = 1, min(seq, CPU_TOKENS)
-        scaled.append(f"scaled for a CPU to batch {batch} x sequence {seq} (requested {req.batch_size} x "
-                      f"{req.sequence_length}; --exact runs it as asked)")
+        scaled.append(
+            f"scaled for a CPU to batch {batch} x sequence {seq} (requested {req.batch_size} x "
+            f"{req.sequence_length}; --exact runs it as asked)"
+        )
     # Every rank for real when the machine has a GPU per rank, or when asked (--launch: gloo on a CPU).
     ranks = tp if tp > 1 and factory is None and (req.launch or (device.startswith("cuda") and gpus >= tp)) else 1
-    ran = {**requested, "layers": layers, "sequence_length": seq, "batch_size": batch, "ranks_run": ranks,
-           "note": ranks_note(req, device, gpus, ranks)}
+    ran = {
+        **requested,
+        "layers": layers,
+        "sequence_length": seq,
+        "batch_size": batch,
+        "ranks_run": ranks,
+        "note": ranks_note(req, device, gpus, ranks),
+    }
     if full_layers and layers != full_layers:
         ran["note"] += f"; {layers} of {full_layers} layers"
     if scaled:
         ran["note"] += "; " + "; ".join(scaled)
-    return Attempt(name=name, fields=fields, factory=factory, sizes=registry.sizes(fields, tp) if fields else {},
-                   device=device, dtype=dtype, layers=layers, seq=seq, batch=batch, ranks=ranks,
-                   requested=requested, ran=ran)
+    return Attempt(
+        name=name,
+        fields=fields,
+        factory=factory,
+        sizes=registry.sizes(fields, tp) if fields else {},
+        device=device,
+        dtype=dtype,
+        layers=layers,
+        seq=seq,
+        batch=batch,
+        ranks=ranks,
+        requested=requested,
+        ran=ran,
+    )
 
 
 def compile_attempts(runner: Runner, req: ModelRequest, a: Attempt, emit: Emit):
     """The attempt at the chosen depth, then (when it passes) a depth scan within the time already spent:
     (outcome, its model.json, [depth rows])."""
+
     def trial(k):
-        c = {"fields": a.fields, "factory": a.factory, "layers": k, "seq": a.seq, "batch": a.batch,
-             "tp": req.tensor_parallel_gpus, "device": a.device, "dtype": a.dtype, "mode": req.mode,
-             "dynamic": req.dynamic, "set": req.sets}
-        out = runner(TrialSpec(mode="model", stage="inductor", cwd=os.getcwd(), model=c, ranks=a.ranks,
-                               label=f"model-{k}-layers"))
+        c = {
+            "fields": a.fields,
+            "factory": a.factory,
+            "layers": k,
+            "seq": a.seq,
+            "batch": a.batch,
+            "tp": req.tensor_parallel_gpus,
+            "device": a.device,
+            "dtype": a.dtype,
+            "mode": req.mode,
+            "dynamic": req.dynamic,
+            "set": req.sets,
+        }
+        out = runner(
+            TrialSpec(
+                mode="model", stage="inductor", cwd=os.getcwd(), model=c, ranks=a.ranks, label=f"model-{k}-layers"
+            )
+        )
         path = os.path.join(out.trial_dir, "model.json")
         return out, (read_json(path) if os.path.exists(path) else {})
 
     started = time.monotonic()
     main_out, main = trial(a.layers)
-    emit("note", text=f"compile attempt at {a.layers} layers: {main_out.kind} ({main_out.signature.short()}), "
-                      f"{main_out.seconds:.1f} s")
+    emit(
+        "note",
+        text=f"compile attempt at {a.layers} layers: {main_out.kind} ({main_out.signature.short()}), "
+        f"{main_out.seconds:.1f} s",
+    )
     depth = []
     if main_out.kind == "pass" and a.layers and a.layers > 1:
         # Compile time against depth, within the time already spent: 1, 2, 4 ... layers.
@@ -191,10 +260,15 @@ def per_rank(trial_dir: str) -> list:
     for sub in ["", *rank_dirs(trial_dir)] if trial_dir else []:
         rec = read_json(os.path.join(trial_dir, sub, "model.json")) or {}
         if rec:
-            rows.append({"rank": int(sub[4:]) if sub else 0, "phase": rec.get("phase"),
-                         "compile_seconds": rec.get("compile_seconds"),
-                         "peak_memory_bytes": rec.get("peak_memory_bytes"),
-                         "collectives_in_graph": rec.get("collectives_in_graph")})
+            rows.append(
+                {
+                    "rank": int(sub[4:]) if sub else 0,
+                    "phase": rec.get("phase"),
+                    "compile_seconds": rec.get("compile_seconds"),
+                    "peak_memory_bytes": rec.get("peak_memory_bytes"),
+                    "collectives_in_graph": rec.get("collectives_in_graph"),
+                }
+            )
     return rows
 
 
@@ -202,38 +276,73 @@ def model_verdict(a: Attempt, main_out, main: dict, depth: list, run_dir: RunDir
     """verdict.json of a model run: sizes, the attempt's outcome and timings, what was asked and what ran."""
     sizes, speedup = a.sizes, main.get("speedup")
     verdict = {
-        "model": a.name, "params_total": sizes.get("params_total"), "params_per_rank": sizes.get("params_per_rank"),
-        "bytes": sizes.get("bytes"), "bytes_per_rank": sizes.get("bytes_per_rank"), "risk": sizes.get("risk"),
-        "outcome": main_out.kind, "signature": main_out.signature.to_dict(), "phase": main.get("phase"),
-        "compile_seconds": main.get("compile_seconds"), "eager_step_seconds": main.get("eager_step_seconds"),
-        "compiled_step_seconds": main.get("compiled_step_seconds"), "speedup": speedup,
+        "model": a.name,
+        "params_total": sizes.get("params_total"),
+        "params_per_rank": sizes.get("params_per_rank"),
+        "bytes": sizes.get("bytes"),
+        "bytes_per_rank": sizes.get("bytes_per_rank"),
+        "risk": sizes.get("risk"),
+        "outcome": main_out.kind,
+        "signature": main_out.signature.to_dict(),
+        "phase": main.get("phase"),
+        "compile_seconds": main.get("compile_seconds"),
+        "eager_step_seconds": main.get("eager_step_seconds"),
+        "compiled_step_seconds": main.get("compiled_step_seconds"),
+        "speedup": speedup,
         "worth_it": None if speedup is None else speedup >= 1.05,
-        "peak_memory_bytes": main.get("peak_memory_bytes"), "requested": a.requested, "ran": a.ran,
-        "collectives_in_graph": main.get("collectives_in_graph"), "ranks": main.get("ranks"),
+        "peak_memory_bytes": main.get("peak_memory_bytes"),
+        "requested": a.requested,
+        "ran": a.ran,
+        "collectives_in_graph": main.get("collectives_in_graph"),
+        "ranks": main.get("ranks"),
         "per_rank": per_rank(main_out.trial_dir),
-        "depth": sorted(depth, key=lambda r: r["layers"]), "trial": main_out.trial_dir, "run_dir": run_dir.path,
-        "seconds": seconds, "tarball": None, "factory": a.factory, "fields": a.fields, "message": "",
+        "depth": sorted(depth, key=lambda r: r["layers"]),
+        "trial": main_out.trial_dir,
+        "run_dir": run_dir.path,
+        "seconds": seconds,
+        "tarball": None,
+        "factory": a.factory,
+        "fields": a.fields,
+        "message": "",
     }
     if speedup is not None and speedup < 1.05:
         verdict["message"] = f"compiled is not worth it here: {speedup:.2f}x (under the 5% rule)"
     return verdict
 
 
-def pack_model(req: ModelRequest, output_dir: Optional[str] = None, command: str = "", emit: Emit = noop,
-               pack: bool = True) -> dict:
+def pack_model(
+    req: ModelRequest, output_dir: str | None = None, command: str = "", emit: Emit = noop, pack: bool = True
+) -> dict:
     """Sizes from the meta device, an isolated compile attempt (and a depth scan), then the tarball."""
     a = plan_attempt(req)
     run_dir = RunDir.create(output_dir or os.path.join(os.getcwd(), "artifacts"), f"model-{a.name}")
     record_secrets(run_dir)
-    run_dir.write_json("run.json", {"kind": "model", "command": command, "python": sys.executable,
-                                "request": dataclasses.asdict(req), "environment": {}})
+    run_dir.write_json(
+        "run.json",
+        {
+            "kind": "model",
+            "command": command,
+            "python": sys.executable,
+            "request": dataclasses.asdict(req),
+            "environment": {},
+        },
+    )
     emit("run_dir", path=run_dir.path)
     s, tp = a.sizes, req.tensor_parallel_gpus
-    emit("note", text=f"{a.name}: {s.get('params_total', '?'):,} parameters, {s.get('params_per_rank', '?'):,} "
-                      f"per rank (tp={tp}); risk {s.get('risk', 'unknown')}" if s else f"{a.name}: user factory")
-    runner = Runner(run_dir, timeout=req.timeout, jobs=1,
-                    on_trial=lambda sp, o, c: emit("trial", spec=sp, outcome=o, cached=c),
-                    on_start=lambda sp: emit("trial_start", spec=sp))
+    emit(
+        "note",
+        text=f"{a.name}: {s.get('params_total', '?'):,} parameters, {s.get('params_per_rank', '?'):,} "
+        f"per rank (tp={tp}); risk {s.get('risk', 'unknown')}"
+        if s
+        else f"{a.name}: user factory",
+    )
+    runner = Runner(
+        run_dir,
+        timeout=req.timeout,
+        jobs=1,
+        on_trial=lambda sp, o, c: emit("trial", spec=sp, outcome=o, cached=c),
+        on_start=lambda sp: emit("trial_start", spec=sp),
+    )
     started = time.monotonic()
     main_out, main, depth = compile_attempts(runner, req, a, emit)
     verdict = model_verdict(a, main_out, main, depth, run_dir, round(time.monotonic() - started, 2))

@@ -1,9 +1,10 @@
 """`reprokit plan RUN_DIR --nodes K`: how long the run would have taken with K nodes, from its journal's measured
 trial times and rounds, and the node-hours it spent."""
+
 from __future__ import annotations
 
 import heapq
-from typing import Sequence
+from collections.abc import Sequence
 
 from reprokit.data.rundir import RunDir
 
@@ -33,7 +34,13 @@ def plan_run(run_dir: str, nodes: Sequence[int]) -> dict:
     info = folder.read_json("run.json") if folder.exists("run.json") else {}
     per_trial = int(((info.get("executor") or {}).get("nodes_per_trial")) or 1)
     spent = sum(sum(r) for r in rounds) * per_trial / 3600.0
-    return {"run_dir": folder.path, "trials": sum(len(r) for r in rounds), "rounds": len(rounds),
-            "nodes_per_trial": per_trial, "node_hours": round(spent, 4),
-            "plans": [{"nodes": k, "seconds": round(sum(makespan(r, max(1, k // per_trial)) for r in rounds), 1)}
-                      for k in nodes]}
+    return {
+        "run_dir": folder.path,
+        "trials": sum(len(r) for r in rounds),
+        "rounds": len(rounds),
+        "nodes_per_trial": per_trial,
+        "node_hours": round(spent, 4),
+        "plans": [
+            {"nodes": k, "seconds": round(sum(makespan(r, max(1, k // per_trial)) for r in rounds), 1)} for k in nodes
+        ],
+    }

@@ -1,16 +1,16 @@
 """verdict.json: the one module that writes it, and the verdict built from the phases' results (Isolation, Repro,
 Evidence). Each phase's result is written as it comes, so --resume and `reprokit minify RUN_DIR` find it."""
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Union
 
 from reprokit.data.phases import Evidence, Isolation, Repro
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import VERDICT_FILE, RunDir
 
 
-def write_verdict(run_dir: RunDir, verdict: Union[Verdict, dict]) -> None:
+def write_verdict(run_dir: RunDir, verdict: Verdict | dict) -> None:
     """Write the run's verdict (a bisect's Verdict, or a model run's plain record)."""
     run_dir.write_json(VERDICT_FILE, verdict.to_dict() if isinstance(verdict, Verdict) else verdict)
 

@@ -1,11 +1,11 @@
 """`reprokit versions RUN_DIR`: the run's failure under other torch releases, each in its own managed
 environment; a table, what it concludes (fixed in, regression since), recorded in the verdict."""
+
 from __future__ import annotations
 
 import os
 import sys
 from importlib import metadata
-from typing import Optional
 
 from reprokit.app.common import Emit, noop
 from reprokit.app.pack import write_pack
@@ -30,8 +30,14 @@ def _verdict(run_dir: RunDir) -> Verdict:
     return v
 
 
-def plan(run_dir: Optional[str], torch_list: Optional[str] = None, newest: bool = False,
-         between: Optional[tuple] = None, index_url: Optional[str] = None, cache_dir: Optional[str] = None) -> dict:
+def plan(
+    run_dir: str | None,
+    torch_list: str | None = None,
+    newest: bool = False,
+    between: tuple | None = None,
+    index_url: str | None = None,
+    cache_dir: str | None = None,
+) -> dict:
     """What a versions step will do, before it does it: the releases, which environments exist, the cost.
     run_dir None: the plan of a step that will run after a bisect not yet made."""
     folder = RunDir.open(run_dir) if run_dir else None
@@ -40,30 +46,53 @@ def plan(run_dir: Optional[str], torch_list: Optional[str] = None, newest: bool 
     return _plan(folder, torch_list, newest, between, index_url, cache_dir)
 
 
-def _plan(folder: Optional[RunDir], torch_list: Optional[str] = None, newest: bool = False,
-          between: Optional[tuple] = None, index_url: Optional[str] = None, cache_dir: Optional[str] = None) -> dict:
+def _plan(
+    folder: RunDir | None,
+    torch_list: str | None = None,
+    newest: bool = False,
+    between: tuple | None = None,
+    index_url: str | None = None,
+    cache_dir: str | None = None,
+) -> dict:
     cache_dir = cache_dir or envs.default_cache_dir()
     offered = releases.index_releases(index_url)
     user = releases.base(metadata.version("torch"))
     chosen = releases.choose(user, offered, torch_list, newest, between)
-    missing = [r for r in chosen if r != user and not os.path.exists(
-        os.path.join(cache_dir, f"torch-{r}", envs.MARKER))]
+    missing = [
+        r for r in chosen if r != user and not os.path.exists(os.path.join(cache_dir, f"torch-{r}", envs.MARKER))
+    ]
     envs.check_space(cache_dir, missing)
-    return {"run_dir": folder, "user": user, "offered": offered, "chosen": chosen, "missing": missing,
-            "cache_dir": cache_dir, "index_url": index_url}
+    return {
+        "run_dir": folder,
+        "user": user,
+        "offered": offered,
+        "chosen": chosen,
+        "missing": missing,
+        "cache_dir": cache_dir,
+        "index_url": index_url,
+    }
 
 
 def cost_line(p: dict) -> str:
     """The cost of a plan, in one line."""
     made = len(p["chosen"]) - 1 - len(p["missing"])
-    return (f"versions: torch {', '.join(p['chosen'])}; {len(p['missing'])} new environment(s) of about "
-            f"{envs.TYPICAL_GIB} GiB each (PyPI's wheels with CUDA libraries; under a minute each here) in "
-            f"{p['cache_dir']}, {made} reused; then one run of the repro per release")
+    return (
+        f"versions: torch {', '.join(p['chosen'])}; {len(p['missing'])} new environment(s) of about "
+        f"{envs.TYPICAL_GIB} GiB each (PyPI's wheels with CUDA libraries; under a minute each here) in "
+        f"{p['cache_dir']}, {made} reused; then one run of the repro per release"
+    )
 
 
-def check_releases(run_dir: str, torch_list: Optional[str] = None, newest: bool = False,
-                   between: Optional[tuple] = None, bisect: bool = False, index_url: Optional[str] = None,
-                   cache_dir: Optional[str] = None, emit: Emit = noop) -> dict:
+def check_releases(
+    run_dir: str,
+    torch_list: str | None = None,
+    newest: bool = False,
+    between: tuple | None = None,
+    bisect: bool = False,
+    index_url: str | None = None,
+    cache_dir: str | None = None,
+    emit: Emit = noop,
+) -> dict:
     """`reprokit versions RUN_DIR`: try the failure under each chosen release (and, with bisect, the releases
     between a passing and a failing one); write versions.json and the verdict's `versions`."""
     p = plan(run_dir, torch_list, newest, between, index_url, cache_dir)
@@ -87,8 +116,14 @@ def _tried(p: dict, v: Verdict, bisect: bool, emit: Emit) -> dict:
     if bisect:
         _bisect(p, v, rows, emit)
     table = sorted(rows.values(), key=lambda r: releases.key(r["release"]))
-    return {"user": p["user"], "rows": table, **releases.conclusions(table, p["user"]),
-            "cache_dir": p["cache_dir"], "cache_bytes": envs.tree_bytes(p["cache_dir"]), "index_url": p["index_url"]}
+    return {
+        "user": p["user"],
+        "rows": table,
+        **releases.conclusions(table, p["user"]),
+        "cache_dir": p["cache_dir"],
+        "cache_bytes": envs.tree_bytes(p["cache_dir"]),
+        "index_url": p["index_url"],
+    }
 
 
 def record_versions(run_dir: RunDir, verdict: Verdict, result: dict, emit: Emit) -> Verdict:
@@ -117,8 +152,11 @@ def _row(p: dict, v: Verdict, release: str, env: dict, emit: Emit) -> dict:
         return run_trial(spec, trial_dir, os.path.join(trial_root, "cache"), TRIAL_TIMEOUT, python=python)
 
     checked = check_release(p["run_dir"], v, env["python"], trial_root, run_one)
-    row = {"release": release, **checked, "env": {k: env.get(k) for k in ("created", "seconds", "bytes",
-                                                                             "this_interpreter")}}
+    row = {
+        "release": release,
+        **checked,
+        "env": {k: env.get(k) for k in ("created", "seconds", "bytes", "this_interpreter")},
+    }
     emit("version", row=row)
     return row
 
@@ -126,6 +164,7 @@ def _row(p: dict, v: Verdict, release: str, env: dict, emit: Emit) -> dict:
 def _bisect(p: dict, v: Verdict, rows: dict, emit: Emit) -> None:
     """Between each passing and failing pair of tried releases, every release offered between them is a
     candidate: a binary search names the last one on the passing side and the first on the failing side."""
+
     def status_of(release: str) -> str:
         if release not in rows:
             rows[release] = _row(p, v, release, _env(p, release, emit), emit)
@@ -134,10 +173,13 @@ def _bisect(p: dict, v: Verdict, rows: dict, emit: Emit) -> None:
     ordered = sorted(rows.values(), key=lambda r: releases.key(r["release"]))
     for lo, hi in releases.boundaries(ordered):
         left, right = releases.first_change(lo, hi, p["offered"], status_of)
-        emit("note", text=f"bisect: torch {left} {releases.STATUS_TEXT[rows[left]['status']]}, torch {right} "
-                          f"{releases.STATUS_TEXT[rows[right]['status']]}")
+        emit(
+            "note",
+            text=f"bisect: torch {left} {releases.STATUS_TEXT[rows[left]['status']]}, torch {right} "
+            f"{releases.STATUS_TEXT[rows[right]['status']]}",
+        )
 
 
-def clean(cache_dir: Optional[str] = None) -> dict:
+def clean(cache_dir: str | None = None) -> dict:
     """Remove every managed torch environment."""
     return envs.clean(cache_dir or envs.default_cache_dir())

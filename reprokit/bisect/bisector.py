@@ -3,34 +3,34 @@
 Each step lives in a module of its own (start, ladder, graph, configs, subsystems, speed, cuda); this one
 runs them in order and decides what goes into the verdict.
 """
+
 from __future__ import annotations
 
 import concurrent.futures as cf
 import dataclasses
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
-from reprokit.data.phases import Evidence, Isolation
-from reprokit.data.rate import rate_line
-from reprokit.data.records import Outcome, StageResult, Verdict
-from reprokit.data.stages import CONFIG_STAGES, CROSSREF, STAGES, SUBSYSTEMS
-from reprokit.data.trial_files import trial_record
-from reprokit.trial.repeat import MAX_TRIES, UntilItFails, too_rare, tries_for
-from reprokit.trial.runner import Runner
 from reprokit.bisect.captured import adopt_saved_graph, graph_ladder
 from reprokit.bisect.configs import config_flips
 from reprokit.bisect.cuda import launch_blocking
+from reprokit.bisect.findings import dynamo_message, memory_finding, meta_kernel_finding, pieces_finding, say
 from reprokit.bisect.graph import failing_graph, graph_code
-from reprokit.bisect.findings import (dynamo_message, memory_finding, meta_kernel_finding, pieces_finding,
-                                      say)
 from reprokit.bisect.ladder import meta_mismatch, previous_stage, run_ladder
 from reprokit.bisect.session import TORCH_LOGS_ENV, BisectOptions, Emit, Session
 from reprokit.bisect.speed import SLOW_STAGE_MEANING, SpeedJudge, modes
 from reprokit.bisect.start import record_original, reference_run, start_round
 from reprokit.bisect.steady import contradicting, count_same, more_runs
-from reprokit.bisect.warm import warm_ladder
-from reprokit.data.warm_cache import describe as describe_warm
 from reprokit.bisect.subsystems import confirm_boundary, subsystem
+from reprokit.bisect.warm import warm_ladder
+from reprokit.data.phases import Evidence, Isolation
+from reprokit.data.rate import rate_line
+from reprokit.data.records import Outcome, StageResult, Verdict
+from reprokit.data.stages import CONFIG_STAGES, CROSSREF, STAGES, SUBSYSTEMS
+from reprokit.data.trial_files import trial_record
+from reprokit.data.warm_cache import describe as describe_warm
+from reprokit.trial.repeat import MAX_TRIES, UntilItFails, too_rare, tries_for
+from reprokit.trial.runner import Runner
 
 RATE_RUNS = 3  # runs of the script that tell a flaky failure from a ladder that holds, when a stage contradicts it
 
@@ -39,10 +39,10 @@ __all__ = ["BisectOptions", "Bisector", "Deployment", "TORCH_LOGS_ENV", "SLOW_ST
 # The deployment path's isolation (export/, which builds on bisect/ and so is handed in by the app): given the
 # session, the draft verdict and the original run, the decisive trials when the original failed on that path,
 # else None.
-Deployment = Callable[[Session, Verdict, Outcome], Optional[dict]]
+Deployment = Callable[[Session, Verdict, Outcome], dict | None]
 
 
-def _no_deployment(_s: Session, _v: Verdict, _original: Outcome) -> Optional[dict]:
+def _no_deployment(_s: Session, _v: Verdict, _original: Outcome) -> dict | None:
     return None
 
 
@@ -93,8 +93,9 @@ class Bisector(Session):
             # Every stock stage passes: the user's own backend is what breaks.
             v.failing_stage = original.user_backend or "user"
             v.last_passing_stage = ladder[-1].stage if ladder and ladder[-1].kind == "pass" else None
-            v.message = "; ".join(x for x in (f"every stock stage passes; the user's backend {v.failing_stage!r} "
-                                              "fails", v.message) if x)
+            v.message = "; ".join(
+                x for x in (f"every stock stage passes; the user's backend {v.failing_stage!r} fails", v.message) if x
+            )
             return self.finish(v, decisive={"first_failing": original.trial_dir})
         v.failing_stage = failing.stage
         v.last_passing_stage = previous_stage(self, failing.stage)
@@ -102,8 +103,10 @@ class Bisector(Session):
         # The saved graph answered the ladder under the user's own inductor: the script's failing run is the
         # original itself, whose output, sources and torch logs the report packs.
         script_run = original if self.ladder_from_graph and failing.stage == "inductor" else stage_outcome
-        decisive = {"first_failing": script_run.trial_dir,
-                    "last_passing": self.stage_outcomes[v.last_passing_stage].trial_dir}
+        decisive = {
+            "first_failing": script_run.trial_dir,
+            "last_passing": self.stage_outcomes[v.last_passing_stage].trial_dir,
+        }
         self.narrow(v, original, stage_outcome)
         # Dynamo failing before any graph reached a backend did so in the original as in its own stage: the
         # original's logs tell it (a hang would cost a whole timeout more).
@@ -114,7 +117,7 @@ class Bisector(Session):
             v.deferred.append("torch_logs")
         return self.finish(v, decisive=decisive)
 
-    def ladder(self, v: Verdict, original: Outcome, originals: list) -> Optional[list]:
+    def ladder(self, v: Verdict, original: Outcome, originals: list) -> list | None:
         """The stage ladder: of the graph the original saved as it raised when it fails alone, else of the script;
         asked again, each stage until the failure shows, when a stage contradicts it and the script proves flaky;
         None when it is flaky too rarely for that."""
@@ -136,11 +139,15 @@ class Bisector(Session):
         runs = [*(x for x in originals if x is not None), *more_runs(self, "original-rate", 200, RATE_RUNS)]
         fails = count_same(self.target, runs)
         if fails == len(runs):
-            self.emit("note", text=f"stage {odd} passes where the ladder says it should fail; the script failed "
-                                   f"{fails} of {fails} runs as written: the ladder's answer stands")
+            self.emit(
+                "note",
+                text=f"stage {odd} passes where the ladder says it should fail; the script failed "
+                f"{fails} of {fails} runs as written: the ladder's answer stands",
+            )
             return False
-        return self.ask_until_it_fails(v, fails, len(runs), why=f"stage {odd} passed where the ladder says it "
-                                                               "should fail")
+        return self.ask_until_it_fails(
+            v, fails, len(runs), why=f"stage {odd} passed where the ladder says it should fail"
+        )
 
     def ask_until_it_fails(self, v: Verdict, fails: int, runs: int, why: str = "") -> bool:
         """A flaky failure, measured at `fails` of `runs`: from here on each question is asked until it fails that
@@ -150,14 +157,18 @@ class Bisector(Session):
         v.flaky, v.repro_rate, v.repro_runs = True, rate, runs
         tries = tries_for(rate)
         if too_rare(rate):
-            v.message = (f"flaky: the original {rate_line(fails, runs)}; too rare to bisect run by run (a question "
-                         f"would need more than {MAX_TRIES} runs)")
+            v.message = (
+                f"flaky: the original {rate_line(fails, runs)}; too rare to bisect run by run (a question "
+                f"would need more than {MAX_TRIES} runs)"
+            )
             return False
         self.runner = UntilItFails(self.runner, self.target, tries)
         v.flaky_tries = tries
-        v.message = (f"flaky: the original {rate_line(fails, runs)}{'; ' + why if why else ''}; each question was "
-                     f"asked up to {tries} times: it fails at the first run that fails that way, and passes after "
-                     f"{tries} that do not")
+        v.message = (
+            f"flaky: the original {rate_line(fails, runs)}{'; ' + why if why else ''}; each question was "
+            f"asked up to {tries} times: it fails at the first run that fails that way, and passes after "
+            f"{tries} that do not"
+        )
         self.emit("note", text=v.message)
         return True
 
@@ -181,14 +192,23 @@ class Bisector(Session):
             if stable is not None:
                 confirmed = stable.result()
                 if not confirmed:
-                    self.emit("note", text=f"{found['name']} application #{found['application']}: "
-                                           "the boundary did not hold on a re-run (a flaky failure?)")
+                    self.emit(
+                        "note",
+                        text=f"{found['name']} application #{found['application']}: "
+                        "the boundary did not hold on a re-run (a flaky failure?)",
+                    )
             if logs is not None:
                 torch_logs = logs.result().trial_dir
-        return Evidence(asked=asked, config=config, confirmed=confirmed, torch_logs=torch_logs,
-                        trials=self.runner.executed - executed, seconds=round(time.monotonic() - started, 2))
+        return Evidence(
+            asked=asked,
+            config=config,
+            confirmed=confirmed,
+            torch_logs=torch_logs,
+            trials=self.runner.executed - executed,
+            seconds=round(time.monotonic() - started, 2),
+        )
 
-    def first_failing(self, v: Verdict, ladder: list, original: Outcome) -> Optional[StageResult]:
+    def first_failing(self, v: Verdict, ladder: list, original: Outcome) -> StageResult | None:
         """The first stage that fails the same way; or crossref, when its own check fails before that (a wrong
         fake kernel, which the compiled run's failure most likely follows from)."""
         failing = next((r for r in ladder if r.same), None)
@@ -248,4 +268,5 @@ class Bisector(Session):
 def _mode_matters(original: Outcome) -> bool:
     """The user compiled with inductor, and on a GPU or with an explicit mode."""
     return original.user_backend == "inductor" and bool(
-        trial_record(original.trial_dir).get("cuda") or (original.compile_args or {}).get("mode"))
+        trial_record(original.trial_dir).get("cuda") or (original.compile_args or {}).get("mode")
+    )

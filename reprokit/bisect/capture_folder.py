@@ -1,11 +1,11 @@
 """A capture folder read back for an offline bisect: the first failing rank's case and failure, or one line
 saying why it cannot be bisected and what to run instead."""
+
 from __future__ import annotations
 
 import json
 import os
 from dataclasses import dataclass
-from typing import Optional
 
 from reprokit.capture import files
 from reprokit.capture.crash import ahead_folders, crashed
@@ -35,7 +35,7 @@ class CapturedFailure:
         return any(str(m.get("device", "")).startswith("cuda") for m in meta.get("inputs") or [])
 
 
-def _read(path: str) -> Optional[dict]:
+def _read(path: str) -> dict | None:
     try:
         with open(path) as f:
             data = json.load(f)
@@ -54,8 +54,10 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
     if ranks and crashes and min(c["at"] for c in crashes.values()) >= _raised_at(root, ranks):
         crashes = {}  # the first failure is the one to bisect: a rank that crashed first takes down the others
     if summary is None and not ranks and not crashes:
-        raise ReprokitError(f"{root} holds no capture (no {files.SUMMARY}); capture the job first: reprokit capture "
-                            f"--output-dir {root} -- CMD")
+        raise ReprokitError(
+            f"{root} holds no capture (no {files.SUMMARY}); capture the job first: reprokit capture "
+            f"--output-dir {root} -- CMD"
+        )
     if not ranks and not crashes:
         seen = sum(int(r.get("graphs") or 0) for r in (summary.get("ranks") or {}).values())
         raise NothingToIsolate(f"the captured job did not fail ({seen} graphs compiled): nothing to bisect")
@@ -71,8 +73,10 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
         raise ReprokitError(f"{root} is truncated (rank{rank}/{files.FAILURE} is unreadable); {again}")
     recorded = failure.get("torch_version") or (summary or {}).get("torch_version")
     if recorded != torch_version:
-        raise ReprokitError(f"{root} was captured with torch {recorded}, this is torch {torch_version}: bisect it "
-                            f"where torch {recorded} is installed, or capture the job again here")
+        raise ReprokitError(
+            f"{root} was captured with torch {recorded}, this is torch {torch_version}: bisect it "
+            f"where torch {recorded} is installed, or capture the job again here"
+        )
     script = os.path.basename(failure.get("script") or "script.py")
     if failure.get("graph") is None:
         raise NothingToIsolate(f"the failure is at the Dynamo stage, before any graph: run `reprokit bisect {script}`")
@@ -110,4 +114,4 @@ def _rank_names(root: str) -> list:
         names = os.listdir(root)
     except OSError:
         return []
-    return sorted((n[len("rank"):] for n in names if n.startswith("rank") and n[len("rank"):].isdigit()), key=int)
+    return sorted((n[len("rank") :] for n in names if n.startswith("rank") and n[len("rank") :].isdigit()), key=int)

@@ -1,13 +1,12 @@
 """Config flips: the compiler settings that, flipped, make the failure go away (a minimal set of them)."""
+
 from __future__ import annotations
 
-from typing import Optional
-
+from reprokit.bisect.session import Session, passes
 from reprokit.data.records import Outcome
 from reprokit.data.stages import GPU_ONLY_FLAGS, INDUCED_BY_REPROKIT, STAGE_CONFIG_FLIPS
-from reprokit.search import ddmin
 from reprokit.data.trial_files import trial_record
-from reprokit.bisect.session import Session, passes
+from reprokit.search import ddmin
 
 _INDUCTOR = "torch._inductor.config."  # config names as the child reports them
 
@@ -30,11 +29,14 @@ def candidate_flips(stage: str, state: dict) -> dict:
 
 def script_settings(state: dict) -> dict:
     """short name -> value of the inductor settings the script itself changed (reprokit's own left out)."""
-    return {name[len(_INDUCTOR):]: value for name, value in (state.get("user_configs") or {}).items()
-            if name.startswith(_INDUCTOR) and name not in INDUCED_BY_REPROKIT}
+    return {
+        name[len(_INDUCTOR) :]: value
+        for name, value in (state.get("user_configs") or {}).items()
+        if name.startswith(_INDUCTOR) and name not in INDUCED_BY_REPROKIT
+    }
 
 
-def config_flips(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
+def config_flips(s: Session, stage: str, failing: Outcome) -> dict | None:
     """Flips that fix it alone; failing that, a minimal set that fixes it together; None when none does.
 
     The first round asks every flip at once, beside each setting the script changed reset alone (the likeliest
@@ -50,7 +52,8 @@ def config_flips(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
     names = list(flips)
     own = [n for n in script_settings(state) if n in flips]
     specs = [s.spec(stage, "config-all", config=dict(flips))] + [
-        s.spec(stage, f"config-{n}", config={n: flips[n]}) for n in own]
+        s.spec(stage, f"config-{n}", config={n: flips[n]}) for n in own
+    ]
     everything, *singles = s.runner.map(specs)
     fixes = [n for n, out in zip(own, singles) if passes(out)]
     s.emit("configs", tried=len(names), fixes=fixes, together=passes(everything))
@@ -60,8 +63,12 @@ def config_flips(s: Session, stage: str, failing: Outcome) -> Optional[dict]:
         return None
     # ddmin looks for a minimal subset that *passes*; the settings already asked alone go last.
     order = [n for n in names if n not in own] + own
-    minimal = ddmin(order, lambda subset: bool(subset) and passes(
-        s.runner(s.spec(stage, "config-set", config={n: flips[n] for n in subset}))))
+    minimal = ddmin(
+        order,
+        lambda subset: (
+            bool(subset) and passes(s.runner(s.spec(stage, "config-set", config={n: flips[n] for n in subset})))
+        ),
+    )
     return {n: flips[n] for n in minimal}
 
 

@@ -2,18 +2,18 @@
 next, so whether and where a trial sees it depends on timing. Once the original run's failure is one, every later
 trial runs with CUDA_LAUNCH_BLOCKING=1: the fault surfaces at the launch of the kernel that raised it, and that
 kernel joins its identity (data/signature.py)."""
+
 from __future__ import annotations
 
 import glob
 import os
 import re
-from typing import Optional
 
+from reprokit.bisect.findings import say
+from reprokit.bisect.session import TORCH_LOGS_ENV, Session
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.signature import LAUNCH_BLOCKING_ENV
 from reprokit.data.trial_files import read_tail
-from reprokit.bisect.findings import say
-from reprokit.bisect.session import TORCH_LOGS_ENV, Session
 from reprokit.trial.sanitizer import SANITIZER_ENV, sanitizer_path, sanitizer_report, trial_text
 
 
@@ -28,17 +28,25 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
     same = out.kind == "cuda_fault" and out.signature.message == original.signature.message
     asserting = asserting_kernel(text, text + _trace_text(out))
     kernel = asserting or launched_kernel(out.traceback or "")
-    v.cuda_fault = {"fault": original.signature.message, "kernel": kernel,
-                    "named_by": "message" if asserting else "launch" if kernel else None,
-                    "trial": out.trial_dir, "same": same, "launch_blocking": same,
-                    "device_check": out.device_check or original.device_check}
+    v.cuda_fault = {
+        "fault": original.signature.message,
+        "kernel": kernel,
+        "named_by": "message" if asserting else "launch" if kernel else None,
+        "trial": out.trial_dir,
+        "same": same,
+        "launch_blocking": same,
+        "device_check": out.device_check or original.device_check,
+    }
     if kernel is None and same:
         sanitized(s, v.cuda_fault)
     if not same:
         # Synchronous launches change what happens: the search goes on with the launches as the script had them.
         s.runner.env = {}
-        say(v, f"with CUDA_LAUNCH_BLOCKING=1 the script gives {out.signature.short()} instead; the trials ran "
-               "with asynchronous launches")
+        say(
+            v,
+            f"with CUDA_LAUNCH_BLOCKING=1 the script gives {out.signature.short()} instead; the trials ran "
+            "with asynchronous launches",
+        )
         return original
     s.target = out.signature
     v.signature = out.signature.to_dict()
@@ -50,7 +58,7 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
 _WRAPPER_LAUNCH = re.compile(r'File "[^"\n]*/c[a-z0-9]{40,}\.py", line \d+, in \w+\n\s+(\w+)\.run\(')
 
 
-def launched_kernel(traceback: str) -> Optional[str]:
+def launched_kernel(traceback: str) -> str | None:
     """The kernel at whose launch (synchronous, CUDA_LAUNCH_BLOCKING=1) the fault was raised: the last launch line
     of inductor's wrapper in the traceback. Only there: the trial's logs name every kernel the wrapper holds."""
     found = _WRAPPER_LAUNCH.findall(traceback)
@@ -79,7 +87,7 @@ _ASSERTION = re.compile(r"Assertion `(.+?)` failed")
 _TRITON_DEF = re.compile(r"\bdef (triton_\w+)\(")
 
 
-def asserting_kernel(printed: str, sources: str) -> Optional[str]:
+def asserting_kernel(printed: str, sources: str) -> str | None:
     """The one generated Triton kernel whose source holds, as a string literal, the message a failed device-side
     assert printed (inductor's "index out of bounds: 0 <= tmp4 < 8", an injected assert); None when no kernel
     or several do."""
@@ -97,8 +105,9 @@ def asserting_kernel(printed: str, sources: str) -> Optional[str]:
 
 def _trace_text(out: Outcome) -> str:
     """The trial's structured trace (TORCH_TRACE), where inductor logs each kernel's source, AOTInductor's too."""
-    return "".join(read_tail(p, 20_000_000) or "" for p in sorted(glob.glob(os.path.join(out.trial_dir, "trace",
-                                                                                           "*.log"))))
+    return "".join(
+        read_tail(p, 20_000_000) or "" for p in sorted(glob.glob(os.path.join(out.trial_dir, "trace", "*.log")))
+    )
 
 
 def _text(out: Outcome) -> str:

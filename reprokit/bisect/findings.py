@@ -1,27 +1,34 @@
 """What the verdict says besides the stage: a wrong fake kernel (crossref), memory that only compiled code needs,
 the piece a user backend handed inductor, and a failure of Dynamo itself."""
+
 from __future__ import annotations
 
 import re
-from typing import Optional
 
+from reprokit.bisect.session import Session
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.stages import CROSSREF
 from reprokit.data.trial_files import trial_record
-from reprokit.bisect.session import Session
 
 # CrossRefFakeMode's words: "When comparing the output of ns.op.overload on FakeTensor and concrete Tensors, found
 # mismatched tensor metadata: <what>"
-_CROSSREF_TEXT = re.compile(r"comparing the output of (\S+) on FakeTensor and concrete Tensors, found mismatched "
-                            r"tensor metadata: ([^\n]*)")
+_CROSSREF_TEXT = re.compile(
+    r"comparing the output of (\S+) on FakeTensor and concrete Tensors, found mismatched "
+    r"tensor metadata: ([^\n]*)"
+)
+
 
 def meta_kernel_finding(s: Session, v: Verdict, original: Outcome) -> None:
     """The crossref stage is the first to fail: name the operator and the mismatch, and chase that failure from
     here on (graph, minify), since it is the cause the compiled run's own failure most likely follows from."""
     outcome = s.stage_outcomes[CROSSREF]
     m = _CROSSREF_TEXT.search(outcome.traceback or "")
-    v.meta_kernel = {"op": m.group(1) if m else None, "mismatch": m.group(2).strip() if m else None,
-                     "compiled_failure": original.signature.short(), "trial": outcome.trial_dir}
+    v.meta_kernel = {
+        "op": m.group(1) if m else None,
+        "mismatch": m.group(2).strip() if m else None,
+        "compiled_failure": original.signature.short(),
+        "trial": outcome.trial_dir,
+    }
     if not s.target.matches(outcome.signature):
         s.others.pop(outcome.signature.short(), None)  # no longer another failure: the one chased
         s.target = outcome.signature
@@ -29,10 +36,13 @@ def meta_kernel_finding(s: Session, v: Verdict, original: Outcome) -> None:
         v.kind = outcome.kind
     op = f" of {v.meta_kernel['op']}" if m else ""
     what = f" ({v.meta_kernel['mismatch']})" if m else ""
-    say(v, f"the crossref stage fails first: the fake (meta) kernel{op} disagrees with its real kernel{what}; "
-                 f"the compiled run's failure ({v.meta_kernel['compiled_failure']}) likely follows from it, since "
-                 "the compiler plans shapes, dtypes and strides from fake kernels: fix the fake kernel "
-                 "(register_fake), then run again")
+    say(
+        v,
+        f"the crossref stage fails first: the fake (meta) kernel{op} disagrees with its real kernel{what}; "
+        f"the compiled run's failure ({v.meta_kernel['compiled_failure']}) likely follows from it, since "
+        "the compiler plans shapes, dtypes and strides from fake kernels: fix the fake kernel "
+        "(register_fake), then run again",
+    )
 
 
 def memory_finding(v: Verdict, original: Outcome, baseline: Outcome) -> None:
@@ -41,11 +51,17 @@ def memory_finding(v: Verdict, original: Outcome, baseline: Outcome) -> None:
     compiled = trial_record(original.trial_dir).get("peak_memory") or {}
     key = "cuda_mib" if "cuda_mib" in compiled or "cuda_mib" in eager else "rss_mib"
     v.kind = "out_of_memory"
-    v.memory = {"compiled_peak_mib": compiled.get(key), "eager_peak_mib": eager.get(key),
-                "measure": "CUDA max allocated" if key == "cuda_mib" else "peak resident set (ru_maxrss)"}
-    say(v, f"compiled needs more memory than eager: the compiled run runs out of memory "
-                 f"({original.signature.exc_type}; peak {_mib(v.memory['compiled_peak_mib'])} before it did) while "
-                 f"eager passes (peak {_mib(v.memory['eager_peak_mib'])})")
+    v.memory = {
+        "compiled_peak_mib": compiled.get(key),
+        "eager_peak_mib": eager.get(key),
+        "measure": "CUDA max allocated" if key == "cuda_mib" else "peak resident set (ru_maxrss)",
+    }
+    say(
+        v,
+        f"compiled needs more memory than eager: the compiled run runs out of memory "
+        f"({original.signature.exc_type}; peak {_mib(v.memory['compiled_peak_mib'])} before it did) while "
+        f"eager passes (peak {_mib(v.memory['eager_peak_mib'])})",
+    )
 
 
 def say(v: Verdict, text: str) -> None:
@@ -67,8 +83,10 @@ def pieces_finding(v: Verdict, original: Outcome) -> None:
         failed = pieces[-1]  # the process died in the last compile it started
     v.inductor_pieces = {"count": len(pieces), "failed": failed, "pieces": pieces}
     if failed is not None:
-        note = (f"the backend {v.user_backend!r} had inductor compile {len(pieces)} pieces; piece {failed['piece']} "
-                f"({failed['nodes']} nodes: {piece_ops(failed)}) failed")
+        note = (
+            f"the backend {v.user_backend!r} had inductor compile {len(pieces)} pieces; piece {failed['piece']} "
+            f"({failed['nodes']} nodes: {piece_ops(failed)}) failed"
+        )
         say(v, note)
 
 
@@ -78,10 +96,12 @@ def piece_ops(piece: dict, limit: int = 6) -> str:
     return ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
 
 
-def dynamo_message(original: Outcome) -> Optional[str]:
+def dynamo_message(original: Outcome) -> str | None:
     """Dynamo failed before any graph reached a backend (a hang, a crash or an error while tracing)."""
     if original.graphs or not original.compiled:
         return None
     what = {"hang": "hung", "crash": "crashed"}.get(original.kind, "failed")
-    return (f"torch.compile {what} before any graph reached a backend: the failure is in Dynamo (its tracing or "
-            "bytecode), not in a compiler stage")
+    return (
+        f"torch.compile {what} before any graph reached a backend: the failure is in Dynamo (its tracing or "
+        "bytecode), not in a compiler stage"
+    )

@@ -4,20 +4,20 @@ The spec factory is the one seam: GraphBisector.spec builds graph specs on the c
 builds script specs, so the subsystem and lowering search (subsystems.py, guess.py), the boundary's re-run and
 torch's logs run unchanged, and the user's job never runs again.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Optional
 
-from reprokit.data.phases import Isolation
-from reprokit.data.records import Outcome, Signature, StageResult, TrialSpec, Verdict
-from reprokit.data.stages import CONFIG_STAGES, STAGES, SUBSYSTEMS
 from reprokit.bisect.bisector import Bisector
 from reprokit.bisect.capture_folder import CapturedFailure
 from reprokit.bisect.session import BisectOptions, Emit
 from reprokit.bisect.speed import modes
 from reprokit.bisect.subsystems import subsystem
+from reprokit.data.phases import Isolation
+from reprokit.data.records import Outcome, Signature, StageResult, TrialSpec, Verdict
+from reprokit.data.stages import CONFIG_STAGES, STAGES, SUBSYSTEMS
 from reprokit.trial.runner import Runner
 
 # The ladder on a graph: Dynamo's graph as it is, then each layer of the stack ("none" and crossref need the script).
@@ -50,8 +50,14 @@ class GraphBisector(Bisector):
 
     def _from_capture(self) -> Verdict:
         failure = self.captured.failure
-        v = Verdict(script=self.captured.script, argv=[], kind=failure.get("kind"), signature=failure["signature"],
-                    graph=failure.get("graph"), graph_count=int(failure.get("graphs_seen") or 1))
+        v = Verdict(
+            script=self.captured.script,
+            argv=[],
+            kind=failure.get("kind"),
+            signature=failure["signature"],
+            graph=failure.get("graph"),
+            graph_count=int(failure.get("graphs_seen") or 1),
+        )
         meta_args = _case_meta(self.case).get("compile_args") or {}
         v.user_backend, v.compile_args = meta_args.get("backend"), meta_args
         v.capture = {"from": self.captured.root, "rank": self.captured.rank}
@@ -60,13 +66,22 @@ class GraphBisector(Bisector):
         v.ladder = [r.to_dict() for r in ladder]
         failing = next((r for r in ladder if r.same), None)
         if failing is None:
-            v.message = (f"the captured graph does not fail the same way replayed alone (rank {self.captured.rank}, "
-                         f"graph {v.graph}); {settle_line(v.script)}")
+            v.message = (
+                f"the captured graph does not fail the same way replayed alone (rank {self.captured.rank}, "
+                f"graph {v.graph}); {settle_line(v.script)}"
+            )
             return self.finish(v, decisive={})
         v.failing_stage = failing.stage
         # a stage before it that passed (one that failed another way is not where the failure starts)
-        before = [r.stage for r in ladder if r.kind == "pass" and r.stage != failing.stage and STAGES.index(r.stage) <
-                  STAGES.index(failing.stage)] if failing.stage in STAGES else []
+        before = (
+            [
+                r.stage
+                for r in ladder
+                if r.kind == "pass" and r.stage != failing.stage and STAGES.index(r.stage) < STAGES.index(failing.stage)
+            ]
+            if failing.stage in STAGES
+            else []
+        )
         v.last_passing_stage = before[-1] if before else None
         outcome = self.stage_outcomes[failing.stage]
         decisive = {"first_failing": outcome.trial_dir}
@@ -98,8 +113,15 @@ class GraphBisector(Bisector):
             outcome = outcome or Outcome.from_dict({"kind": "skip", "signature": {"kind": "skip"}, "seconds": 0.0})
             self.stage_outcomes[stage] = outcome
             same = self.fails_same(outcome)
-            out.append(StageResult(stage=stage, kind=outcome.kind, summary=outcome.signature.short(),
-                                   seconds=outcome.seconds, same=same))
+            out.append(
+                StageResult(
+                    stage=stage,
+                    kind=outcome.kind,
+                    summary=outcome.signature.short(),
+                    seconds=outcome.seconds,
+                    same=same,
+                )
+            )
             self.emit("stage", stage=stage, outcome=outcome, same=same)
         return out
 
@@ -116,7 +138,7 @@ def _case_meta(case: str) -> dict:
     return read_json(os.path.join(case, "meta.json")) or {}
 
 
-def _graph_code(case: str) -> Optional[str]:
+def _graph_code(case: str) -> str | None:
     try:
         with open(os.path.join(case, "graph.py")) as f:
             return f.read()

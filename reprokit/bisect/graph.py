@@ -1,14 +1,14 @@
 """Which graph: of the graphs Dynamo made, the one that fails the same way alone under the failing stage."""
+
 from __future__ import annotations
 
 import os
-from typing import Optional
 
-from reprokit.data.records import Outcome
 from reprokit.bisect.session import Session
+from reprokit.data.records import Outcome
 
 
-def which_graph(s: Session, stage: str, passing: str, failing: Outcome) -> Optional[int]:
+def which_graph(s: Session, stage: str, passing: str, failing: Outcome) -> int | None:
     """The graph that, compiled by `stage` while the others go through `passing`, fails the same way."""
     candidates = list(range(failing.graphs))[::-1]
     if failing.failed_graph is not None:
@@ -22,7 +22,7 @@ def which_graph(s: Session, stage: str, passing: str, failing: Outcome) -> Optio
     return None
 
 
-def failing_graph(s: Session, stage: str, passing: str, failing: Outcome) -> Optional[int]:
+def failing_graph(s: Session, stage: str, passing: str, failing: Outcome) -> int | None:
     """The failing graph's index: asked when there are several, 0 when there is one, None for Dynamo itself."""
     if stage == "eager":
         return None
@@ -31,7 +31,7 @@ def failing_graph(s: Session, stage: str, passing: str, failing: Outcome) -> Opt
     return 0 if failing.graphs == 1 else None
 
 
-def graph_code(failing: Outcome, graph: int) -> Optional[str]:
+def graph_code(failing: Outcome, graph: int) -> str | None:
     """The readable code of that graph, as the failing trial saved it."""
     code_path = os.path.join(failing.trial_dir, "graphs", f"graph_{graph}.py")
     if not os.path.exists(code_path):

@@ -1,9 +1,10 @@
 """First guesses at the lowering that breaks a run, from the kernel its failure names."""
+
 from __future__ import annotations
 
 import os
 import re
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from reprokit.data.records import Outcome
 from reprokit.data.trial_files import read_tail, trial_record
@@ -21,7 +22,7 @@ CPP_ERROR_LINE = re.compile(r"\.cpp:\d+:\d+: error: .*\n\s*\d+ \| (.+)")
 MAX_GUESSES = 4
 
 
-def lowering_guesses(failing: Outcome, same_failures: Iterable[Optional[Outcome]] = ()) -> list[int]:
+def lowering_guesses(failing: Outcome, same_failures: Iterable[Outcome | None] = ()) -> list[int]:
     """Lowering applications (0-based) worth asking first: the first application of each op named in the fused
     kernel the failure's traceback stops in. Empty when the failure names no kernel (a compile error, an
     accuracy mismatch): then the usual search runs alone.

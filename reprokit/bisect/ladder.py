@@ -1,14 +1,14 @@
 """The stage ladder: the script under each stock stage, to name the first that fails the same way."""
+
 from __future__ import annotations
 
 import os
 import re
-from typing import Optional
 
-from reprokit.data.records import Outcome, StageResult
-from reprokit.data.stages import CROSSREF, STAGES
 from reprokit.bisect.session import Session
 from reprokit.bisect.steady import describe, differs, settle
+from reprokit.data.records import Outcome, StageResult
+from reprokit.data.stages import CROSSREF, STAGES
 
 # An operator outside torch's own namespaces, as Dynamo writes it into a graph's code: the crossref stage checks
 # only these (torch's default for it), so without one it would repeat the stage before it.
@@ -61,13 +61,17 @@ def run_ladder(s: Session, original: Outcome) -> list[StageResult]:
     s.emit("ladder_start", stages=stages)
     runs = sum(1 for x in specs if x is not None)
     # The cost said before it is paid: a long job's user sees what the ladder will take.
-    s.emit("note", text=f"one run of the script took {original.seconds:.1f} s; the stages run it {runs} more "
-                        f"time{'s' * (runs != 1)}, side by side")
+    s.emit(
+        "note",
+        text=f"one run of the script took {original.seconds:.1f} s; the stages run it {runs} more "
+        f"time{'s' * (runs != 1)}, side by side",
+    )
     results = s.runner.map([x for x in specs if x is not None], stop=None)
     it = iter(results)
     outcomes = [original if spec is None else next(it) for spec in specs]
-    first_same = next((i for i, x in enumerate(outcomes) if s.target is not None and s.target.matches(x.signature)),
-                      len(outcomes))
+    first_same = next(
+        (i for i, x in enumerate(outcomes) if s.target is not None and s.target.matches(x.signature)), len(outcomes)
+    )
     out = []
     for i, (stage, spec) in enumerate(zip(stages, specs)):
         outcome = outcomes[i]
@@ -75,8 +79,11 @@ def run_ladder(s: Session, original: Outcome) -> list[StageResult]:
             outcome = _settled(s, stage, outcome)  # a stage before the failing one that failed another way
         s.stage_outcomes[stage] = outcome
         same = s.fails_same(outcome)
-        out.append(StageResult(stage=stage, kind=outcome.kind, summary=outcome.signature.short(),
-                               seconds=outcome.seconds, same=same))
+        out.append(
+            StageResult(
+                stage=stage, kind=outcome.kind, summary=outcome.signature.short(), seconds=outcome.seconds, same=same
+            )
+        )
         s.emit("stage", stage=stage, outcome=outcome, same=same)
     s.stage_outcomes["none"] = s.baseline or s.runner(s.spec("none", "baseline-no-compile"))
     return out
@@ -92,7 +99,7 @@ def _settled(s: Session, stage: str, outcome: Outcome) -> Outcome:
     return counted
 
 
-def meta_mismatch(s: Session, ladder: list[StageResult]) -> Optional[StageResult]:
+def meta_mismatch(s: Session, ladder: list[StageResult]) -> StageResult | None:
     """The crossref stage's result when it is the first failure of the ladder and its failure is the check's own
     (a fake kernel that disagrees with the real one): that is a finding even though the compiled run failed
     otherwise, since inductor plans its buffers from fake kernels."""
@@ -107,5 +114,5 @@ def meta_mismatch(s: Session, ladder: list[StageResult]) -> Optional[StageResult
 
 def previous_stage(s: Session, stage: str) -> str:
     """The stage before `stage` that the ladder asked (crossref is asked only for graphs with custom ops)."""
-    before = [st for st in STAGES[:STAGES.index(stage)] if st in s.stage_outcomes]
+    before = [st for st in STAGES[: STAGES.index(stage)] if st in s.stage_outcomes]
     return before[-1]

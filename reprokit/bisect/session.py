@@ -1,11 +1,13 @@
 """What every step of a bisect run shares: its options, the runner, the failure being chased, other bugs seen."""
+
 from __future__ import annotations
 
 import dataclasses
-import threading
 import os
+import threading
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from reprokit.bisect.steady import describe
 from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict, file_hash
@@ -23,7 +25,7 @@ class BisectOptions:
     script: str
     argv: tuple = ()
     cwd: str = ""
-    timeout: Optional[float] = None
+    timeout: float | None = None
     jobs: int = 2
     repeat: int = 1
     check_accuracy: bool = False
@@ -34,7 +36,7 @@ class BisectOptions:
     ranks: int = 1  # --nproc-per-node: every script trial a torchrun job of this many ranks
 
 
-def passes(outcome: Optional[Outcome]) -> bool:
+def passes(outcome: Outcome | None) -> bool:
     """True when a trial ran and passed (a trial not run, or failing in any way, is no pass)."""
     return outcome is not None and outcome.kind == "pass"
 
@@ -68,41 +70,55 @@ class Session:
         self.opts = opts
         self.runner = runner
         self.emit = emit
-        self.target: Optional[Signature] = None
+        self.target: Signature | None = None
         self.others: dict[str, dict] = {}
         self.started = time.monotonic()
         self.script_hash = file_hash(opts.script)
         self.stage_outcomes: dict[str, Outcome] = {}
         # The no-compile baseline that counts (after re-runs when it failed another way: bisect/steady.py)
-        self.baseline: Optional[Outcome] = None
+        self.baseline: Outcome | None = None
         self.unsteady: list[str] = []  # one line per run that failed another way and was asked again
         # The original run's failing graph, once it fails alone the same way under graph_stage: the questions of
         # that stage are then graph trials on it, not runs of the script (bisect/captured.py)
-        self.graph_case: Optional[str] = None
-        self.original: Optional[Outcome] = None  # the original run the search chases, once known
+        self.graph_case: str | None = None
+        self.original: Outcome | None = None  # the original run the search chases, once known
         self.ladder_from_graph = False  # the stages were asked of the saved graph (bisect/captured.graph_ladder)
-        self.graph_stage: Optional[str] = None
+        self.graph_stage: str | None = None
         # The script fails only with inductor's caches on (bisect/warm.py): which, and how it was shown
-        self.warm_cache: Optional[dict] = None
+        self.warm_cache: dict | None = None
         self.warm_cache_runs: list = []  # (title, Outcome) of each of its runs, in order
         self.reruns: tuple = ()  # more runs of the script as written, when a failure showed only once (flaky)
-        self.baseline_again: Optional[Beside] = None  # the baseline asked again, when it failed another way
+        self.baseline_again: Beside | None = None  # the baseline asked again, when it failed another way
 
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the user's script under `stage`, with the run's options; of the saved failing graph instead
         once it stands for the script in that stage (graph_case)."""
         o = self.opts
         # The modes question asks the user's own backend, inductor when a graph was adopted (bisect/captured.py).
-        if self.graph_case is not None and (stage == self.graph_stage or stage == "user" and kw.get(
-                "compile_overrides") and self.graph_stage == "inductor"):
+        if self.graph_case is not None and (
+            stage == self.graph_stage
+            or stage == "user"
+            and kw.get("compile_overrides")
+            and self.graph_stage == "inductor"
+        ):
             for whole_script_only in ("only_graph", "other_stage", "capture_failing"):
                 kw.pop(whole_script_only, None)
             return TrialSpec(mode="graph", stage=self.graph_stage, case=self.graph_case, label=label, **kw)
-        return TrialSpec(mode="script", stage=stage, script=o.script, argv=tuple(o.argv), cwd=o.cwd,
-                         script_hash=self.script_hash, check_accuracy=o.check_accuracy, observe=o.kind == "slow",
-                         ranks=o.ranks, label=label, **kw)
+        return TrialSpec(
+            mode="script",
+            stage=stage,
+            script=o.script,
+            argv=tuple(o.argv),
+            cwd=o.cwd,
+            script_hash=self.script_hash,
+            check_accuracy=o.check_accuracy,
+            observe=o.kind == "slow",
+            ranks=o.ranks,
+            label=label,
+            **kw,
+        )
 
-    def fails_same(self, outcome: Optional[Outcome]) -> bool:
+    def fails_same(self, outcome: Outcome | None) -> bool:
         """True when the trial fails the way the original did; other failures are noted as other bugs."""
         if outcome is None:
             return False
@@ -110,8 +126,14 @@ class Session:
             return True
         if outcome.failed:
             key = outcome.signature.short()
-            self.others.setdefault(key, {"signature": outcome.signature.to_dict(), "trial": outcome.trial_dir,
-                                         "replay": os.path.basename(outcome.trial_dir or "").startswith("graph-")})
+            self.others.setdefault(
+                key,
+                {
+                    "signature": outcome.signature.to_dict(),
+                    "trial": outcome.trial_dir,
+                    "replay": os.path.basename(outcome.trial_dir or "").startswith("graph-"),
+                },
+            )
         return False
 
     def torch_logs(self, stage: str) -> Outcome:
@@ -129,8 +151,7 @@ class Session:
         if "none" in self.stage_outcomes:
             self.stage_outcomes["none"] = baseline
         if self.target.matches(baseline.signature):
-            raise NothingToIsolate("the script fails without compile too in the same way: that is not a compiler "
-                                   "bug")
+            raise NothingToIsolate("the script fails without compile too in the same way: that is not a compiler bug")
         self.unsteady.insert(0, describe("the run without compile", runs, self.target))
         self.emit("note", text=self.unsteady[0])
 

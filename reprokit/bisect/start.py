@@ -1,17 +1,18 @@
 """The first round of a bisect run: the no-compile baseline, the original run(s), and whether there is
 anything compiler-specific to isolate at all."""
+
 from __future__ import annotations
 
 import os
 
-from reprokit.data.ranks import needs_launcher
-from reprokit.data.records import Outcome, Verdict
-from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.bisect.ladder import dynamo_hang
 from reprokit.bisect.session import TORCH_LOGS_ENV, Beside, Session
 from reprokit.bisect.steady import count_same, more_runs, settle
 from reprokit.bisect.warm import warm_rung
+from reprokit.data.ranks import needs_launcher
+from reprokit.data.records import Outcome, Verdict
 from reprokit.data.warm_cache import describe as describe_warm
+from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.trial.ordered_map import ordered_map
 from reprokit.trial.outcome import EXIT_HANG_NOTE
 
@@ -23,7 +24,8 @@ def start_round(s: Session) -> tuple[Outcome, list]:
     # It saves the graph that raises, if one does: the later questions can be asked of that graph alone.
     first = [s.spec("none", "baseline-no-compile")] + [
         s.spec("user", "original", attempt=i, env=TORCH_LOGS_ENV, capture_failing=o.kind == "failure")
-        for i in range(o.repeat)]
+        for i in range(o.repeat)
+    ]
     # The stages do not start beside them: when the original saves the graph that raised, the ladder asks that
     # graph alone (bisect/captured.py), and a run of the script per stage is what a long job cannot afford.
 
@@ -52,7 +54,7 @@ def start_round(s: Session) -> tuple[Outcome, list]:
         return i == o.repeat and any(x is not None and dynamo_hang(x) for x in done[1:])
 
     started = ordered_map(run, first, s.runner.jobs, stop, abort=s.runner.cancel)
-    return started[0], started[1:1 + o.repeat]
+    return started[0], started[1 : 1 + o.repeat]
 
 
 def trial_limit(baseline_seconds: float) -> float:
@@ -71,35 +73,51 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
     o = s.opts
     # With --repeat, a failing run is the reference even when the first run happened to pass.
     original = next((x for x in originals if x is not None and x.failed), originals[0])
-    s.emit("stage", stage="none", outcome=baseline,
-           same=baseline.failed and original.failed and original.signature.matches(baseline.signature))
+    s.emit(
+        "stage",
+        stage="none",
+        outcome=baseline,
+        same=baseline.failed and original.failed and original.signature.matches(baseline.signature),
+    )
     s.emit("original", outcome=original)
     if o.ranks == 1 and any(needs_launcher(x.traceback or x.signature.message) for x in (baseline, original)):
         name = os.path.basename(o.script)
-        raise ReprokitError(f"{name} initialises torch.distributed from the environment (env://) but no launcher "
-                            f"started it: run reprokit bisect --nproc-per-node N {name}")
+        raise ReprokitError(
+            f"{name} initialises torch.distributed from the environment (env://) but no launcher "
+            f"started it: run reprokit bisect --nproc-per-node N {name}"
+        )
     if not original.compiled and original.failed and baseline.failed:
         # It died before it reached torch.compile (a missing module, a bad path): the run without compile fails
         # too, so there is nothing of the compiler's in it; "never calls torch.compile" would send the user to
         # the wrong line.
-        raise NothingToIsolate(f"the script fails before it reaches torch.compile, and without compile too "
-                               f"({baseline.signature.short()[:200]}): nothing compiler-specific to isolate; "
-                               "fix that first")
+        raise NothingToIsolate(
+            f"the script fails before it reaches torch.compile, and without compile too "
+            f"({baseline.signature.short()[:200]}): nothing compiler-specific to isolate; "
+            "fix that first"
+        )
     if not original.compiled:
-        raise ReprokitError(f"{os.path.basename(o.script)} never calls torch.compile (ran without it in "
-                            f"{baseline.seconds:.1f} s); reprokit bisects compiled code only")
+        raise ReprokitError(
+            f"{os.path.basename(o.script)} never calls torch.compile (ran without it in "
+            f"{baseline.seconds:.1f} s); reprokit bisects compiled code only"
+        )
     if original.kind == "skip" and baseline.kind == "pass":
         return original  # out of memory compiled only: compiled needs more memory than eager, a finding
     if original.kind == "skip":
-        raise NothingToIsolate(f"the compiled run ran out of memory ({original.signature.exc_type}); that says "
-                               "nothing about the compiler: shrink the inputs or free the device, then run again")
+        raise NothingToIsolate(
+            f"the compiled run ran out of memory ({original.signature.exc_type}); that says "
+            "nothing about the compiler: shrink the inputs or free the device, then run again"
+        )
     if not original.failed:
         if baseline.failed:
-            raise NothingToIsolate(f"the script fails without compile ({baseline.signature.short()}) but passes "
-                                   "compiled: nothing compiler-specific to isolate")
+            raise NothingToIsolate(
+                f"the script fails without compile ({baseline.signature.short()}) but passes "
+                "compiled: nothing compiler-specific to isolate"
+            )
         if o.kind == "slow":
-            raise NothingToIsolate(f"compiled is not slower than eager by more than {o.slow_threshold:.0%} "
-                                   f"({original.note or 'speed not measured'}): nothing to isolate")
+            raise NothingToIsolate(
+                f"compiled is not slower than eager by more than {o.slow_threshold:.0%} "
+                f"({original.note or 'speed not measured'}): nothing to isolate"
+            )
         s.warm_cache, warm = warm_rung(s)
         if warm is not None and flaky_not_cached(s, original, warm):
             s.warm_cache = None
@@ -111,9 +129,11 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
         runs = sum(1 for x in originals if x is not None) + len(s.warm_cache_runs)
         # A flaky failure can pass every run by chance (one failing half the time passes 3 in 8 times): said, with
         # what measures it.
-        raise NothingToIsolate(f"the script passes compiled ({runs} of {runs} runs, on a cold and a warm inductor "
-                               f"cache) and uncompiled: nothing to isolate; if it fails only now and then, "
-                               f"--repeat 10 measures how often{hint}")
+        raise NothingToIsolate(
+            f"the script passes compiled ({runs} of {runs} runs, on a cold and a warm inductor "
+            f"cache) and uncompiled: nothing to isolate; if it fails only now and then, "
+            f"--repeat 10 measures how often{hint}"
+        )
     return original
 
 
@@ -129,8 +149,11 @@ def flaky_not_cached(s: Session, original: Outcome, failing: Outcome) -> bool:
     back = count_same(failing.signature, again) > 0
     if not_inductor or back:
         s.reruns = tuple(o for _, o in s.warm_cache_runs) + tuple(again)
-        why = (f"the script's backend ({original.user_backend}) uses no inductor cache" if not_inductor else
-               "the failure came back with the caches off")
+        why = (
+            f"the script's backend ({original.user_backend}) uses no inductor cache"
+            if not_inductor
+            else "the failure came back with the caches off"
+        )
         s.emit("note", text=f"{why}: a flaky script, not a cache bug")
     return not_inductor or back
 
@@ -153,8 +176,9 @@ def record_original(s: Session, v: Verdict, original: Outcome, originals: list, 
         # the bug is not the compiler's: asked again, beside the questions that follow (a baseline that hangs
         # holds one slot for its limit, not the whole run twice over); the baseline that counts is the last one,
         # and Session.finish waits for it.
-        s.baseline_again = Beside(lambda: settle(s.runner, lambda k: s.spec("none", "baseline-no-compile", attempt=k),
-                                                 s.target, baseline))
+        s.baseline_again = Beside(
+            lambda: settle(s.runner, lambda k: s.spec("none", "baseline-no-compile", attempt=k), s.target, baseline)
+        )
     if EXIT_HANG_NOTE in (baseline.note or ""):
         s.unsteady.append(f"the run without compile hung at exit after its work was done; counted as {baseline.kind}")
         s.emit("note", text=s.unsteady[-1])

@@ -1,9 +1,10 @@
 """Runs that fail some other way than the original (the no-compile baseline, a stage of the ladder): asked again a
 bounded number of times, so that one flaky run (a hang at gloo's teardown, a stray crash) neither stops the
 bisect nor stands in for the failure."""
+
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.data.stages import CROSSREF
@@ -16,8 +17,11 @@ RERUNS = 2
 def more_runs(s, label: str, first_attempt: int, n: int, **kw) -> list:
     """n more runs of the script as written, side by side (attempts from `first_attempt`, so none is answered from
     the journal); those that answered."""
-    return [x for x in s.runner.map([s.spec("user", label, attempt=first_attempt + i, **kw) for i in range(n)])
-            if x is not None]
+    return [
+        x
+        for x in s.runner.map([s.spec("user", label, attempt=first_attempt + i, **kw) for i in range(n)])
+        if x is not None
+    ]
 
 
 def count_same(target: Signature, runs: list) -> int:
@@ -25,13 +29,14 @@ def count_same(target: Signature, runs: list) -> int:
     return sum(1 for x in runs if x is not None and target.matches(x.signature))
 
 
-def differs(target: Optional[Signature], outcome: Optional[Outcome]) -> bool:
+def differs(target: Signature | None, outcome: Outcome | None) -> bool:
     """The run failed, and not the way the original did (another signature, or a hang where it raised)."""
     return outcome is not None and outcome.failed and not (target is not None and target.matches(outcome.signature))
 
 
-def settle(run: Callable[[TrialSpec], Outcome], spec: Callable[[int], TrialSpec], target: Signature,
-           first: Outcome) -> tuple[Outcome, list]:
+def settle(
+    run: Callable[[TrialSpec], Outcome], spec: Callable[[int], TrialSpec], target: Signature, first: Outcome
+) -> tuple[Outcome, list]:
     """(the outcome that counts, every outcome) once `first`, which failed another way, is asked again: up to
     RERUNS more runs, ending at the first that passes or fails the original's way, or that fails exactly as the
     run before it (a steady failure of its own)."""
@@ -51,7 +56,9 @@ def describe(what: str, runs: list, target: Signature) -> str:
     if not differs(target, runs[-1]):
         ended = "passed" if runs[-1].kind == "pass" else "failed the original's way"
         return f"{what} is flaky: it {how} in {len(other)} of {len(runs)} runs, then {ended}; that is not the failure"
-    return f"{what} is broken another way: it {how} in all {len(runs)} runs; that is not the failure, the bisect went on"
+    return (
+        f"{what} is broken another way: it {how} in all {len(runs)} runs; that is not the failure, the bisect went on"
+    )
 
 
 def _how(outcome: Outcome) -> str:
@@ -60,7 +67,7 @@ def _how(outcome: Outcome) -> str:
     return f"failed with {outcome.signature.short()[:160]}"
 
 
-def contradicting(ladder: list, user_stage: Optional[str]) -> Optional[str]:
+def contradicting(ladder: list, user_stage: str | None) -> str | None:
     """The stage whose pass contradicts the original's failure, or None when the ladder holds together: the stage
     of the script's own backend (the original failed with it), or a stage after the first failing one and up to
     the script's own (a bug a stage brings in stays in the stages built on it). The crossref check is left out."""
@@ -71,4 +78,4 @@ def contradicting(ladder: list, user_stage: Optional[str]) -> Optional[str]:
     first = next((i for i, r in enumerate(rows) if r.same), None)
     if first is None or user_stage not in stages:
         return None
-    return next((r.stage for r in rows[first + 1:stages.index(user_stage) + 1] if r.kind == "pass"), None)
+    return next((r.stage for r in rows[first + 1 : stages.index(user_stage) + 1] if r.kind == "pass"), None)

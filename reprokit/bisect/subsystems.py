@@ -1,13 +1,12 @@
 """Counted subsystems: which of torch's compiler_bisector subsystems, and which application of it, breaks it."""
+
 from __future__ import annotations
 
-from typing import Optional
-
+from reprokit.bisect.guess import lowering_guesses
+from reprokit.bisect.session import Session, passes
 from reprokit.data.records import Outcome
 from reprokit.data.stages import SUBSYSTEMS
 from reprokit.search import find_boundary, find_boundary_guessing
-from reprokit.bisect.guess import lowering_guesses
-from reprokit.bisect.session import Session, passes
 
 
 def consulted_subsystems(stage: str, counts: dict) -> list:
@@ -18,13 +17,14 @@ def consulted_subsystems(stage: str, counts: dict) -> list:
     return names
 
 
-def subsystem_spec(s: Session, stage: str, name: str, max_: int, attempt: int = 0, label: Optional[str] = None):
+def subsystem_spec(s: Session, stage: str, name: str, max_: int, attempt: int = 0, label: str | None = None):
     """A trial of `stage` with subsystem `name` allowed `max_` applications (-1: none, i.e. off)."""
-    return s.spec(stage, label or f"{name}-max{max_}", subsystem={"backend": stage, "name": name, "max": max_},
-                  attempt=attempt)
+    return s.spec(
+        stage, label or f"{name}-max{max_}", subsystem={"backend": stage, "name": name, "max": max_}, attempt=attempt
+    )
 
 
-def subsystem(s: Session, stage: str, failing: Outcome, confirm: bool = True) -> Optional[dict]:
+def subsystem(s: Session, stage: str, failing: Outcome, confirm: bool = True) -> dict | None:
     """The subsystem that fixes it when off, and the first of its applications that breaks it. With confirm, the
     boundary is re-run at once; without, "confirmed" is None and confirm_boundary asks later."""
     counts = failing.counters or {}
@@ -44,8 +44,15 @@ def subsystem(s: Session, stage: str, failing: Outcome, confirm: bool = True) ->
     name = fixed[0]
     total = counts.get(f"{stage}/{name}")
     # Runs that failed the same way (not s.fails_same: it would note a different failure as another bug again).
-    same = [o for o in (s.original, *s.stage_outcomes.values()) if o is not None and o is not failing and
-            s.target is not None and s.target.matches(o.signature)] if name == "lowerings" else []
+    same = (
+        [
+            o
+            for o in (s.original, *s.stage_outcomes.values())
+            if o is not None and o is not failing and s.target is not None and s.target.matches(o.signature)
+        ]
+        if name == "lowerings"
+        else []
+    )
     guesses = lowering_guesses(failing, same) if name == "lowerings" else []
     boundary = _first_breaking_application(s, lambda max_: spec_for(name, max_), total, guesses)
     if boundary is None:
@@ -61,12 +68,13 @@ def subsystem(s: Session, stage: str, failing: Outcome, confirm: bool = True) ->
 def confirm_boundary(s: Session, stage: str, result: dict) -> bool:
     """Whether the boundary holds on a re-run of both its sides: one that moves is noise, not an answer."""
     name, boundary = result["name"], result["application"]
-    confirm = s.runner.map([subsystem_spec(s, stage, name, boundary, attempt=1),
-                            subsystem_spec(s, stage, name, boundary - 1, attempt=1)])
+    confirm = s.runner.map(
+        [subsystem_spec(s, stage, name, boundary, attempt=1), subsystem_spec(s, stage, name, boundary - 1, attempt=1)]
+    )
     return s.fails_same(confirm[0]) and confirm[1] is not None and confirm[1].kind == "pass"
 
 
-def _first_breaking_application(s: Session, spec_at, total: Optional[int], guesses: list) -> Optional[int]:
+def _first_breaking_application(s: Session, spec_at, total: int | None, guesses: list) -> int | None:
     """The smallest application count at which the subsystem, allowed that many applications, fails the same way.
     Guessed applications are asked first (see guess.lowering_guesses)."""
 

@@ -2,15 +2,14 @@
 shows only when a run loads what an earlier run stored (the FX graph cache, the AOT autograd cache) passes in every
 trial. Asked when the original passes, before "nothing to isolate": the script twice on one fresh cache, cold then
 warm, and, when the warm run fails, which cache it takes."""
+
 from __future__ import annotations
 
 import os
 import re
-from typing import Optional
 
 from reprokit.data.records import Outcome, StageResult
 from reprokit.data.warm_cache import CACHES, cache_env, caches_on
-
 
 # The ladder rows' words for each way the rung runs the script.
 TITLES = {"both": "FX graph + AOT autograd", "per_rank": "one per rank", "fx_graph_cache": "FX graph cache only"}
@@ -58,11 +57,13 @@ def seed_with_kernels(folder: str, shared: str) -> None:
 
 def warm_ladder(runs: list, target) -> list:
     """The rung's runs as the verdict's ladder rows."""
-    return [StageResult(title, o.kind, o.signature.short(), round(o.seconds, 2), target.matches(o.signature))
-            for title, o in runs]
+    return [
+        StageResult(title, o.kind, o.signature.short(), round(o.seconds, 2), target.matches(o.signature))
+        for title, o in runs
+    ]
 
 
-def warm_rung(s) -> tuple[Optional[dict], Optional[Outcome]]:
+def warm_rung(s) -> tuple[dict | None, Outcome | None]:
     """(finding, the failing run) when the script fails only with inductor's caches on; (None, None) otherwise.
     finding: which caches ("fx_graph_cache", or "autograd_cache" when the FX graph cache alone passes warm), whether
     the cold run failed already, and the environment that shows it (plain data for the verdict)."""
@@ -84,7 +85,12 @@ def warm_rung(s) -> tuple[Optional[dict], Optional[Outcome]]:
             caches = ("fx_graph_cache",)
         elif not fx_cold.failed and not fx_warm.failed:
             caches = ("autograd_cache",)
-    finding = {"caches": list(caches), "when": "cold" if cold.failed else "warm", "shared_by_ranks": shared,
-               "env": cache_env("<a fresh folder>", caches_on(caches)),
-               "cold": cold.signature.short(), "warm": warm.signature.short() if warm is not None else None}
+    finding = {
+        "caches": list(caches),
+        "when": "cold" if cold.failed else "warm",
+        "shared_by_ranks": shared,
+        "env": cache_env("<a fresh folder>", caches_on(caches)),
+        "cold": cold.signature.short(),
+        "warm": warm.signature.short() if warm is not None else None,
+    }
     return finding, failing

@@ -1,5 +1,6 @@
 """Arms the recorder from the start-up hook without importing torch: a process that never imports torch (the
 launcher's helpers, pip, git) pays nothing; one that does gets the recorder as soon as `import torch` ends."""
+
 from __future__ import annotations
 
 import importlib.abc

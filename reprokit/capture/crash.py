@@ -4,6 +4,7 @@ bisect: no Python runs after a fatal signal, so it is written ahead. Each graph 
 says which graph is compiling, running or running backward, at a store per change; faulthandler names the signal.
 Each process writes into a folder of its own (processes of one rank, forks, spawned workers never share one), and
 removes it when it exits, whether it passed or raised."""
+
 from __future__ import annotations
 
 import faulthandler
@@ -13,7 +14,6 @@ import os
 import re
 import shutil
 import signal as _signal
-from typing import Optional
 
 from reprokit.capture import files
 from reprokit.data.signature import for_signal
@@ -23,8 +23,13 @@ AHEAD = "ahead"  # in a rank's folder (or a trial's): ahead-<pid>/ per process
 PREWRITE_MAX_INPUT_BYTES = 1 << 20  # real values of a graph written ahead: small ones only (indices, masks)
 STATS_MAX_BYTES = 16 << 20  # value statistics ahead of a crash: an fp32 copy of a larger input could cost the job
 # faulthandler's first line per fatal signal
-FATAL = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Floating point exception": "SIGFPE",
-         "Bus error": "SIGBUS", "Illegal instruction": "SIGILL"}
+FATAL = {
+    "Segmentation fault": "SIGSEGV",
+    "Aborted": "SIGABRT",
+    "Floating point exception": "SIGFPE",
+    "Bus error": "SIGBUS",
+    "Illegal instruction": "SIGILL",
+}
 FATAL_SIGNALS = frozenset(FATAL.values())
 
 
@@ -84,9 +89,15 @@ class Ahead:
         if self.folder is None:
             return
         self.marker.set("")
-        capture_graph(gm, list(example_inputs), self.graph_dir(k),
-                      max_input_bytes=min(max_input_bytes, PREWRITE_MAX_INPUT_BYTES), run_eagerly=False,
-                      stats_max_bytes=STATS_MAX_BYTES, **kw)
+        capture_graph(
+            gm,
+            list(example_inputs),
+            self.graph_dir(k),
+            max_input_bytes=min(max_input_bytes, PREWRITE_MAX_INPUT_BYTES),
+            run_eagerly=False,
+            stats_max_bytes=STATS_MAX_BYTES,
+            **kw,
+        )
         self.marker.set(f"compile {k}")
 
     def finish(self) -> None:
@@ -104,8 +115,9 @@ class Ahead:
         self.folder = None
 
 
-def written_ahead(ahead: Optional[Ahead], make, k: int, gm, example_inputs, max_input_bytes: int,
-                  **kw) -> tuple[Optional[Ahead], Optional[Exception]]:
+def written_ahead(
+    ahead: Ahead | None, make, k: int, gm, example_inputs, max_input_bytes: int, **kw
+) -> tuple[Ahead | None, Exception | None]:
     """(the process's Ahead, made by make() on its first graph; None, or the error that kept graph k from being
     written ahead). Never raises: a process that cannot write ahead still answers the way it would have."""
     try:
@@ -130,7 +142,7 @@ def ahead_folders(parent: str) -> list:
     return sorted(os.path.join(parent, n) for n in names if n.startswith(AHEAD + "-"))
 
 
-def marked(folder: str) -> tuple[str, Optional[int]]:
+def marked(folder: str) -> tuple[str, int | None]:
     """(phase, graph) the marker in an ahead folder names; ("", None) when it names none or cannot be read."""
     try:
         with open(os.path.join(folder, files.INFLIGHT), "rb") as f:
@@ -141,7 +153,7 @@ def marked(folder: str) -> tuple[str, Optional[int]]:
     return phase, int(k) if k.isdigit() else None
 
 
-def graph_case(folder: str, k: Optional[int]) -> Optional[str]:
+def graph_case(folder: str, k: int | None) -> str | None:
     """Graph k's case folder written ahead, when it was written whole."""
     if k is None:
         return None
@@ -149,7 +161,7 @@ def graph_case(folder: str, k: Optional[int]) -> Optional[str]:
     return case if os.path.isfile(os.path.join(case, "meta.json")) else None
 
 
-def crashed(folder: str) -> Optional[dict]:
+def crashed(folder: str) -> dict | None:
     """The failure record of a process that died by a fatal signal in a compiled graph (as failure.json would
     hold it, with "case" and "at", the report's time), or None: it needs the signal faulthandler named and the
     marker naming a graph written ahead."""
@@ -168,5 +180,14 @@ def crashed(folder: str) -> Optional[dict]:
     if signal is None or case is None:
         return None
     seen = len(os.listdir(os.path.join(folder, files.GRAPHS)))
-    return {**facts, "kind": "crash", "phase": phase, "graph": k, "graphs_seen": seen, "case": case, "at": at,
-            "signature": for_signal(getattr(_signal, signal)).to_dict(), "traceback": fault[-20000:]}
+    return {
+        **facts,
+        "kind": "crash",
+        "phase": phase,
+        "graph": k,
+        "graphs_seen": seen,
+        "case": case,
+        "at": at,
+        "signature": for_signal(getattr(_signal, signal)).to_dict(),
+        "traceback": fault[-20000:],
+    }

@@ -1,4 +1,5 @@
 """Where a capture folder keeps what: the names both the recorder (in the job) and the offline bisect read."""
+
 from __future__ import annotations
 
 import os

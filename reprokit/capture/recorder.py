@@ -2,6 +2,7 @@
 Dynamo hands over is noted (light metadata, in memory) and the first one that fails to compile or to run is
 written as a case folder (fx/capture.capture_graph, as a trial's capture writes it) with failure.json beside it.
 The job itself goes on, and fails, exactly as it would have."""
+
 from __future__ import annotations
 
 import atexit
@@ -11,7 +12,6 @@ import sys
 import time
 import traceback
 import weakref
-from typing import Optional
 
 from reprokit.capture import files
 from reprokit.capture.summary import merge_summary
@@ -28,8 +28,8 @@ class Recorder:
         self.graphs: list = []  # per graph: node count and input shapes, nothing heavier (the 5% budget)
         self.compiles = 0
         self.failed = False
-        self.last_call: Optional[tuple] = None  # (k, gm, args, ctx, compile_args) of the latest compiled call
-        self.backward_call: Optional[tuple] = None  # the same, of the graph whose backward started last
+        self.last_call: tuple | None = None  # (k, gm, args, ctx, compile_args) of the latest compiled call
+        self.backward_call: tuple | None = None  # the same, of the graph whose backward started last
         self.ahead = None  # capture.crash.Ahead, once this process compiles
 
     def graph_seen(self, gm, example_inputs) -> int:
@@ -45,12 +45,23 @@ class Recorder:
 
         facts = {"rank": self.rank, "script": script_path(), "torch_version": compat.TORCH_VERSION}
         self.ahead, failed = written_ahead(
-            self.ahead, lambda: Ahead(files.rank_dir(self.root, self.rank),
-                                      {**facts, "process_group": process_group()}, own_faulthandler=True),
-            k, gm, example_inputs, self.max_input_bytes, compile_args=compile_args, script=script_path(), context=ctx)
+            self.ahead,
+            lambda: Ahead(
+                files.rank_dir(self.root, self.rank), {**facts, "process_group": process_group()}, own_faulthandler=True
+            ),
+            k,
+            gm,
+            example_inputs,
+            self.max_input_bytes,
+            compile_args=compile_args,
+            script=script_path(),
+            context=ctx,
+        )
         if failed is not None:
-            print(f"reprokit capture: graph {k} not written ahead of a crash: {type(failed).__name__}: {failed}",
-                  file=sys.stderr)
+            print(
+                f"reprokit capture: graph {k} not written ahead of a crash: {type(failed).__name__}: {failed}",
+                file=sys.stderr,
+            )
 
     def mark(self, text: str) -> None:
         """Which graph is compiling or running now ("" for none), where a crash leaves it readable."""
@@ -74,8 +85,11 @@ class Recorder:
         def after(grad_inputs, grad_outputs):
             self.mark("")  # a crash after it (the optimizer's step, eager code) is no graph's
 
-        nodes = {id(t.grad_fn): t.grad_fn for t in (out if isinstance(out, (list, tuple)) else (out,))
-                 if getattr(t, "requires_grad", False) and getattr(t, "grad_fn", None) is not None}
+        nodes = {
+            id(t.grad_fn): t.grad_fn
+            for t in (out if isinstance(out, (list, tuple)) else (out,))
+            if getattr(t, "requires_grad", False) and getattr(t, "grad_fn", None) is not None
+        }
         for node in nodes.values():
             node.register_prehook(before)
             node.register_hook(after)
@@ -103,8 +117,15 @@ class Recorder:
         out = files.rank_dir(self.root, self.rank)
         note = None
         if gm is not None:
-            note = capture_graph(gm, list(inputs), os.path.join(out, files.CASE), max_input_bytes=self.max_input_bytes,
-                                 compile_args=compile_args, script=script_path(), context=ctx)
+            note = capture_graph(
+                gm,
+                list(inputs),
+                os.path.join(out, files.CASE),
+                max_input_bytes=self.max_input_bytes,
+                compile_args=compile_args,
+                script=script_path(),
+                context=ctx,
+            )
         write_json_atomic(os.path.join(out, files.FAILURE), failure_record(self, k, exc, phase, note))
 
     def write_summary(self) -> None:
@@ -116,9 +137,16 @@ class Recorder:
         if not self.compiles and not self.failed:
             return
         try:
-            merge_summary(self.root, self.rank, {"graphs": len(self.graphs), "compiles": self.compiles,
-                                                 "failed": self.failed,
-                                                 "seconds": round(time.monotonic() - self.started, 3)})
+            merge_summary(
+                self.root,
+                self.rank,
+                {
+                    "graphs": len(self.graphs),
+                    "compiles": self.compiles,
+                    "failed": self.failed,
+                    "seconds": round(time.monotonic() - self.started, 3),
+                },
+            )
         except OSError as e:
             print(f"reprokit capture: could not write {files.SUMMARY}: {e}", file=sys.stderr)
 
@@ -131,10 +159,19 @@ def failure_record(rec: Recorder, k, exc: BaseException, phase: str, note) -> di
     from reprokit.data.records import TrialSpec
 
     result = classify_exception(TrialState(TrialSpec(mode="script", stage="user"), rec.root), exc)
-    return {"kind": result["kind"], "signature": result["signature"], "phase": phase, "graph": k,
-            "graphs_seen": len(rec.graphs), "rank": rec.rank, "process_group": process_group(),
-            "torch_version": compat.TORCH_VERSION, "script": script_path(), "note": note or "",
-            "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-20000:]}
+    return {
+        "kind": result["kind"],
+        "signature": result["signature"],
+        "phase": phase,
+        "graph": k,
+        "graphs_seen": len(rec.graphs),
+        "rank": rec.rank,
+        "process_group": process_group(),
+        "torch_version": compat.TORCH_VERSION,
+        "script": script_path(),
+        "note": note or "",
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-20000:],
+    }
 
 
 def process_group() -> dict | None:

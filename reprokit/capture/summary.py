@@ -1,5 +1,6 @@
 """capture.json: one summary every process of the job adds its line to, under a lock on the file itself (the
 env switch has no parent process to gather the ranks' lines)."""
+
 from __future__ import annotations
 
 import fcntl

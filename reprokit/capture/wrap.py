@@ -1,5 +1,6 @@
 """torch.compile as the script wrote it, its backend wrapped: the router's approach (child/router.py) with the
 user's own backend and stage, so the run is the run as written, and what fails is noted where it fails."""
+
 from __future__ import annotations
 
 import sys
@@ -17,8 +18,12 @@ def capturing_compile(rec, original_compile):
         if from_higher_order_op(sys._getframe(1)):  # torch's own compile of a cond body: not the script's
             return original_compile(model, **kwargs) if model is not None else original_compile(**kwargs)
         backend = kwargs.pop("backend", None) or "inductor"
-        args = {"backend": backend_name(backend), "mode": kwargs.pop("mode", None),
-                "options": kwargs.pop("options", None), "dynamic": kwargs.get("dynamic")}
+        args = {
+            "backend": backend_name(backend),
+            "mode": kwargs.pop("mode", None),
+            "options": kwargs.pop("options", None),
+            "dynamic": kwargs.get("dynamic"),
+        }
         wrapped = CapturingBackend(rec, backend, args)
         if model is None:
             return lambda m: original_compile(m, backend=wrapped, **kwargs)

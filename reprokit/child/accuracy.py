@@ -6,10 +6,11 @@ call into plain data per output and per mutated input; `judge` reads that data a
 accuracy check does, that is no compiler bug). `child/gradients` does the same for input gradients. Measures
 are JSON, so a graph trial can leave them in its folder (`write_measures`).
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import Any
 
 from reprokit.child.unwritten import hide, may_leave_unwritten, unwritten_masks
 
@@ -28,12 +29,13 @@ class AccuracyFailure(Exception):
 class Reference:
     """Eager's side of one call: its outputs, its copies of the inputs after the call (the graph may mutate
     them), the same two in float64 (None when the float64 run failed), and the inputs eager mutated."""
+
     outputs: Any
     fp64_outputs: Any
     inputs: list
-    fp64_inputs: Optional[list]
+    fp64_inputs: list | None
     mutated: frozenset
-    unwritten: Optional[list] = None  # per output, the elements eager never wrote (child/unwritten.py), or None
+    unwritten: list | None = None  # per output, the elements eager never wrote (child/unwritten.py), or None
 
 
 def copies(args, keep_grad: bool = False, float64: bool = False) -> list:
@@ -62,7 +64,7 @@ def same_rng(args):
     return torch.random.fork_rng(devices=cuda)
 
 
-def eager_reference(gm, args, run_eager=None) -> Optional[Reference]:
+def eager_reference(gm, args, run_eager=None) -> Reference | None:
     """Eager's results (and float64 ones) of the graph on copies of args; None when eager itself fails.
     run_eager: how to call the graph eagerly, when not plainly (e.g. inside the script's autocast region)."""
     import torch
@@ -73,12 +75,14 @@ def eager_reference(gm, args, run_eager=None) -> Optional[Reference]:
             before = [a._version if isinstance(a, torch.Tensor) else None for a in inputs]
             with same_rng(args):
                 outputs = (run_eager or gm)(*inputs)
-            mutated = frozenset(i for i, (a, v) in enumerate(zip(inputs, before))
-                                if v is not None and a._version != v)  # the version counter: in-place writes
+            mutated = frozenset(
+                i for i, (a, v) in enumerate(zip(inputs, before)) if v is not None and a._version != v
+            )  # the version counter: in-place writes
             with same_rng(args):
                 fp64_outputs, fp64_inputs = fp64_run(gm, args)
             unwritten = None
             if may_leave_unwritten(gm):
+
                 def again():
                     with same_rng(args):
                         return (run_eager or gm)(*copies(args))
@@ -130,8 +134,16 @@ def measure(reference: Reference, out, args=None) -> list:
     f64s = as_list(reference.fp64_outputs) if reference.fp64_outputs is not None else [None] * len(refs)
     found = []
     if len(refs) != len(outs):
-        found.append({"name": "outputs", "kind": "output", "index": None, "float": False, "same": False,
-                      "problem": f"{len(outs)} outputs vs eager {len(refs)}"})
+        found.append(
+            {
+                "name": "outputs",
+                "kind": "output",
+                "index": None,
+                "float": False,
+                "same": False,
+                "problem": f"{len(outs)} outputs vs eager {len(refs)}",
+            }
+        )
     for i, (r, o) in enumerate(zip(refs, outs)):
         r64 = f64s[i] if i < len(f64s) else None
         if reference.unwritten and i < len(reference.unwritten):
@@ -139,8 +151,11 @@ def measure(reference: Reference, out, args=None) -> list:
         found += pair_measure(f"output {i}", "output", i, r, o, r64)
     eager_in, fp64_in = reference.inputs, reference.fp64_inputs or [None] * len(reference.inputs)
     for i, (e, c) in enumerate(zip(eager_in, args or [])):
-        if isinstance(e, torch.Tensor) and isinstance(c, torch.Tensor) and (
-                i in reference.mutated or not exactly_equal(e, c.detach())):
+        if (
+            isinstance(e, torch.Tensor)
+            and isinstance(c, torch.Tensor)
+            and (i in reference.mutated or not exactly_equal(e, c.detach()))
+        ):
             found += pair_measure(f"input {i} (mutated)", "input", i, e, c, fp64_in[i])
     return found
 
@@ -152,10 +167,26 @@ def pair_measure(name: str, kind: str, index: int, r, o, r64) -> list:
     if not isinstance(r, torch.Tensor) and not isinstance(o, torch.Tensor):
         return []
     if not isinstance(r, torch.Tensor) or not isinstance(o, torch.Tensor):
-        return [{"name": name, "kind": kind, "index": index, "float": False, "same": False,
-                 "problem": f"{type(o).__name__} vs eager {type(r).__name__}"}]
-    return [tensor_measure(name, kind, index, r.detach(), o.detach(),
-                           r64.detach() if isinstance(r64, torch.Tensor) and r64.shape == r.shape else None)]
+        return [
+            {
+                "name": name,
+                "kind": kind,
+                "index": index,
+                "float": False,
+                "same": False,
+                "problem": f"{type(o).__name__} vs eager {type(r).__name__}",
+            }
+        ]
+    return [
+        tensor_measure(
+            name,
+            kind,
+            index,
+            r.detach(),
+            o.detach(),
+            r64.detach() if isinstance(r64, torch.Tensor) and r64.shape == r.shape else None,
+        )
+    ]
 
 
 def tensor_measure(name: str, kind: str, index: int, r, o, r64) -> dict:
@@ -163,12 +194,18 @@ def tensor_measure(name: str, kind: str, index: int, r, o, r64) -> dict:
     (the default level's verdict), problem (what differs beyond numbers), and for floats max_abs, max_rel,
     compiled_vs_fp64, eager_vs_fp64 (max abs errors; None without float64) and their root mean squares,
     magnitude (of float64, else eager), noise_floor (64 ulp of it) and the worst element's values."""
-    import torch
 
     from reprokit import compat
 
-    m = {"name": name, "kind": kind, "index": index, "dtype": dtype_name(o.dtype), "shape": list(o.shape),
-         "float": o.is_floating_point() or o.is_complex(), "problem": None}
+    m = {
+        "name": name,
+        "kind": kind,
+        "index": index,
+        "dtype": dtype_name(o.dtype),
+        "shape": list(o.shape),
+        "float": o.is_floating_point() or o.is_complex(),
+        "problem": None,
+    }
     if r.dtype != o.dtype or r.shape != o.shape:
         m.update(same=False, problem=f"{m['dtype']}{m['shape']} vs eager {dtype_name(r.dtype)}{list(r.shape)}")
     elif not m["float"]:
@@ -193,13 +230,18 @@ def float_numbers(r, o, r64) -> dict:
     wr, wo = wide(r), wide(o)
     diff = error(wo, wr)
     finfo = torch.finfo(r.real.dtype if r.is_complex() else r.dtype)
-    nums = {"max_abs": top(diff), "max_rel": top(diff / (wr.abs() + finfo.tiny)),
-            "compiled_vs_fp64": None, "eager_vs_fp64": None}
+    nums = {
+        "max_abs": top(diff),
+        "max_rel": top(diff / (wr.abs() + finfo.tiny)),
+        "compiled_vs_fp64": None,
+        "eager_vs_fp64": None,
+    }
     if r64 is not None:
         w64 = wide(r64)
         ec, ee = error(wo, w64), error(wr, w64)
-        nums.update(compiled_vs_fp64=top(ec), eager_vs_fp64=top(ee), compiled_rms_vs_fp64=rms(ec),
-                    eager_rms_vs_fp64=rms(ee))
+        nums.update(
+            compiled_vs_fp64=top(ec), eager_vs_fp64=top(ee), compiled_rms_vs_fp64=rms(ec), eager_rms_vs_fp64=rms(ee)
+        )
     base = wide(r64) if r64 is not None else wr
     finite = base.abs()[torch.isfinite(base.abs())]
     nums["magnitude"] = top(finite)
@@ -207,12 +249,16 @@ def float_numbers(r, o, r64) -> dict:
     if diff.numel():
         j = int(diff.flatten().argmax())
         at = [int(x) for x in torch.unravel_index(torch.tensor(j), tuple(r.shape))] if r.dim() else []
-        nums["worst"] = {"at": at, "eager": number(r.flatten()[j]), "compiled": number(o.flatten()[j]),
-                         "fp64": number(r64.flatten()[j]) if r64 is not None else None}
+        nums["worst"] = {
+            "at": at,
+            "eager": number(r.flatten()[j]),
+            "compiled": number(o.flatten()[j]),
+            "fp64": number(r64.flatten()[j]) if r64 is not None else None,
+        }
     return nums
 
 
-def judge(measures: list, level: str = DEFAULT) -> Optional[str]:
+def judge(measures: list, level: str = DEFAULT) -> str | None:
     """A one-line description of the first mismatch, or None when compiled agrees with eager.
 
     default: torch's `same` with a float64 reference (tolerance 1e-3; compiled may be up to twice as far from
@@ -241,9 +287,14 @@ def compiled_more_accurate(measures: list) -> bool:
     square error: compiled off a little everywhere is not better than eager off a lot at one element)."""
     diverging = [m for m in measures if m.get("problem") or (m["float"] and m["max_abs"] > m["noise_floor"])]
     return bool(diverging) and all(
-        not m.get("problem") and m["float"] and m.get("compiled_vs_fp64") is not None
-        and m["compiled_vs_fp64"] < m["eager_vs_fp64"] and m["compiled_rms_vs_fp64"] <= m["eager_rms_vs_fp64"]
-        and not worst_across_zero(m) for m in diverging)
+        not m.get("problem")
+        and m["float"]
+        and m.get("compiled_vs_fp64") is not None
+        and m["compiled_vs_fp64"] < m["eager_vs_fp64"]
+        and m["compiled_rms_vs_fp64"] <= m["eager_rms_vs_fp64"]
+        and not worst_across_zero(m)
+        for m in diverging
+    )
 
 
 def worst_across_zero(m: dict) -> bool:
@@ -263,7 +314,7 @@ def worst_across_zero(m: dict) -> bool:
     return bool(across_zero(e, torch.tensor([w["fp64"]], dtype=torch.float64))[0])
 
 
-def verdict(measures: Optional[list], level: str = DEFAULT) -> tuple:
+def verdict(measures: list | None, level: str = DEFAULT) -> tuple:
     """(mismatch, note): the judge's mismatch, unless compiled is the more accurate one; then (None, note)."""
     mismatch = judge(measures, level) if measures else None
     if mismatch and compiled_more_accurate(measures):
@@ -277,14 +328,17 @@ def describe(m: dict) -> str:
     w = m.get("worst")
     if w:
         fp64 = f", float64 {w['fp64']:.17g}" if isinstance(w["fp64"], float) else ""
-        text += f" at {w['at']} (eager {w['eager']:.9g}, compiled {w['compiled']:.9g}{fp64})" \
-            if isinstance(w["eager"], float) else f" at {w['at']}"
+        text += (
+            f" at {w['at']} (eager {w['eager']:.9g}, compiled {w['compiled']:.9g}{fp64})"
+            if isinstance(w["eager"], float)
+            else f" at {w['at']}"
+        )
     if m.get("compiled_vs_fp64") is not None:
         text += f"; error vs float64: compiled {m['compiled_vs_fp64']:.3g}, eager {m['eager_vs_fp64']:.3g}"
     return text
 
 
-def compare_outputs(reference, out, args=None) -> Optional[str]:
+def compare_outputs(reference, out, args=None) -> str | None:
     """The default level's mismatch of one compiled call (None when it agrees or is the more accurate one).
     reference may also be an (eager outputs, float64 outputs) pair, as before measures: then pairs where
     either side is not a tensor are not compared."""
@@ -294,10 +348,13 @@ def compare_outputs(reference, out, args=None) -> Optional[str]:
         return None
     if isinstance(reference, tuple):
         refs, outs = as_list(reference[0]), as_list(out)
-        keep = [i for i, (r, o) in enumerate(zip(refs, outs))
-                if isinstance(r, torch.Tensor) and isinstance(o, torch.Tensor)]
-        found = measure(Reference(refs, reference[1], [], None, frozenset()),
-                        [o if i in keep else refs[i] for i, o in enumerate(outs)])
+        keep = [
+            i for i, (r, o) in enumerate(zip(refs, outs)) if isinstance(r, torch.Tensor) and isinstance(o, torch.Tensor)
+        ]
+        found = measure(
+            Reference(refs, reference[1], [], None, frozenset()),
+            [o if i in keep else refs[i] for i, o in enumerate(outs)],
+        )
         return verdict([m for m in found if m["index"] in keep])[0]
     return verdict(measure(reference, out, args))[0]
 
@@ -306,9 +363,15 @@ def write_measures(path: str, measures: list) -> None:
     """accuracy.json: the measures and what each level, and the more-accurate rule, make of them."""
     from reprokit.data.rundir import write_json_atomic
 
-    write_json_atomic(path, {"measures": measures, "default": judge(measures, DEFAULT),
-                             "strict": judge(measures, STRICT),
-                             "compiled_more_accurate": compiled_more_accurate(measures)})
+    write_json_atomic(
+        path,
+        {
+            "measures": measures,
+            "default": judge(measures, DEFAULT),
+            "strict": judge(measures, STRICT),
+            "compiled_more_accurate": compiled_more_accurate(measures),
+        },
+    )
 
 
 def as_list(out) -> list:

@@ -1,14 +1,21 @@
 """The backend a graph is compiled with under a stage: one choice (reprokit.data.stages.compile_choice) made
 callable, for the router of script trials and for graph trials alike."""
+
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from reprokit.data.stages import COMPILING_STAGES, compile_choice
 
 
-def backend_for(stage: str, compile_args: Optional[dict], patches: Optional[dict],
-                user_backend: Any = None, on_piece: Optional[Callable] = None) -> Callable:
+def backend_for(
+    stage: str,
+    compile_args: dict | None,
+    patches: dict | None,
+    user_backend: Any = None,
+    on_piece: Callable | None = None,
+) -> Callable:
     """A Dynamo backend, backend(gm, example_inputs) -> callable, for `stage` given the user's torch.compile
     arguments (compile_args: backend name, mode, options, dynamic) and the trial's config patches. user_backend:
     the object the user passed as backend=, used under stage "user" when it is not a registered name. on_piece:
@@ -22,8 +29,9 @@ def backend_for(stage: str, compile_args: Optional[dict], patches: Optional[dict
         return _graph_forward  # Dynamo's graph, run as it is: no backend at all
     choice = compile_choice(stage, compile_args, patches)
     if choice["backend"] == "inductor":
-        return compat.inductor_backend(choice["mode"], {**(choice["options"] or {}), **choice["patches"]},
-                                       choice["dynamic"])
+        return compat.inductor_backend(
+            choice["mode"], {**(choice["options"] or {}), **choice["patches"]}, choice["dynamic"]
+        )
     if stage == "user" and user_backend is not None and not isinstance(user_backend, str):
         backend = user_backend
     else:
@@ -31,15 +39,17 @@ def backend_for(stage: str, compile_args: Optional[dict], patches: Optional[dict
     return compat.watching_inductor_compiles(backend, on_piece) if stage == "user" and on_piece else backend
 
 
-def inductor_observing(compile_args: Optional[dict], patches: Optional[dict],
-                       on_graph: Callable[[Any, list, bool], None]) -> Callable:
+def inductor_observing(
+    compile_args: dict | None, patches: dict | None, on_graph: Callable[[Any, list, bool], None]
+) -> Callable:
     """Inductor as backend_for("inductor", ...) builds it, calling on_graph(aten_gm, inputs, is_backward) for
     every graph AOT autograd hands inductor (capturing a backward graph)."""
     from reprokit import compat
 
     choice = compile_choice("inductor", compile_args, patches)
-    return compat.inductor_backend_observing(choice["mode"], {**(choice["options"] or {}), **choice["patches"]},
-                                             choice["dynamic"], on_graph)
+    return compat.inductor_backend_observing(
+        choice["mode"], {**(choice["options"] or {}), **choice["patches"]}, choice["dynamic"], on_graph
+    )
 
 
 def _graph_forward(gm, example_inputs):

@@ -1,4 +1,5 @@
 """What a trial's ending means: an exception or an exit turned into a result kind and a signature."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -53,13 +54,20 @@ def classify_exception(state: TrialState, exc: BaseException) -> dict:
         cause = MISMATCH  # a check's comparison failed: the mismatch is the failure, not how it was raised
     s = dataclasses.replace(sig.for_exception(type(exc).__name__, str(exc), frames, compat.TORCH_ROOT), cause=cause)
     if remote:  # said as the worker's error, as an in-process compile of the same kernel says it
-        s = dataclasses.replace(s, message=sig.normalise_message(f"{name}: {message}"),
-                                frame=sig.innermost_torch_frame(remote, compat.TORCH_ROOT))
-    if type(exc).__name__ == "OutOfMemoryError" or "out of memory" in text.lower() or \
-            "can't allocate memory" in text:  # CUDA's and the CPU allocator's words for it
+        s = dataclasses.replace(
+            s,
+            message=sig.normalise_message(f"{name}: {message}"),
+            frame=sig.innermost_torch_frame(remote, compat.TORCH_ROOT),
+        )
+    if (
+        type(exc).__name__ == "OutOfMemoryError" or "out of memory" in text.lower() or "can't allocate memory" in text
+    ):  # CUDA's and the CPU allocator's words for it
         # Not the user's bug nor the compiler's: this trial could not say anything.
-        return {"kind": "skip", "signature": sig.Signature("skip", type(exc).__name__, "out of memory").to_dict(),
-                "note": "out of memory: the trial was skipped, not counted as the bug"}
+        return {
+            "kind": "skip",
+            "signature": sig.Signature("skip", type(exc).__name__, "out of memory").to_dict(),
+            "note": "out of memory: the trial was skipped, not counted as the bug",
+        }
     if any(m in text for m in sig.CUDA_FAULTS):
         # A device-side assert or illegal access poisons the CUDA context: its own kind, named by the fault.
         told = text + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))

@@ -1,6 +1,7 @@
 """The script's own tensor comparisons, watched: whether the last one found a mismatch, so that an exit or an
 AssertionError right after it is judged as the mismatch it reports. One accuracy failure is one failure, whether
 the script's check calls sys.exit(1), raises from torch.testing.assert_close, or a repro's check raises."""
+
 from __future__ import annotations
 
 import functools

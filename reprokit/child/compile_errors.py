@@ -8,6 +8,7 @@ inductor raises it. Only diagnostics of the source (`file:line:col: error:`) are
 killed or crashed, and the folder belongs to one run: an environment fixed between runs is compiled afresh. Trials
 that claim a fresh process (repro verification) never replay (child/main.py).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -15,7 +16,7 @@ import json
 import os
 import re
 import shlex
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from reprokit.data.rundir import write_json_atomic
 from reprokit.data.warm_cache import COMPILE_ERRORS
@@ -52,6 +53,7 @@ def replaying(folder: str, on_replay: Callable[[str], None]) -> Callable[[Callab
     """A wrapper for inductor's compiler run (cmd_line, cwd): a kept error of the same input is raised again by
     inductor's own code (fail(output): its next compiler run fails so), else it runs and the error it raises is kept
     when keeps(); on_replay(the kept output's first line) on each replay."""
+
     def wrap(run: Callable, fail: Callable[[str], None]) -> Callable:
         def run_compile_cmd(cmd_line: str, cwd: str, *args, **kwargs):
             key = key_of(cmd_line, cwd)
@@ -68,11 +70,13 @@ def replaying(folder: str, on_replay: Callable[[str], None]) -> Callable[[Callab
                     os.makedirs(folder, exist_ok=True)
                     write_json_atomic(os.path.join(folder, key + ".json"), {"cmd": cmd, "output": output})
                 raise
+
         return run_compile_cmd
+
     return wrap
 
 
-def _read(path: str) -> Optional[dict]:
+def _read(path: str) -> dict | None:
     try:
         with open(path) as f:
             kept = json.load(f)

@@ -4,10 +4,10 @@ graph trial: grad mode, autocast per device, default dtype, deterministic algori
 Dynamo guards on this state but does not put it in the graph: an outer `torch.autocast` region changes what
 AOT autograd and inductor produce, so a graph replayed without it can pass where the script failed.
 """
+
 from __future__ import annotations
 
 import contextlib
-from typing import Optional
 
 _DEVICES = ("cpu", "cuda")
 
@@ -27,12 +27,16 @@ def capture() -> dict:
                 autocast[device] = _dtype_name(torch.get_autocast_dtype(device))
         except (RuntimeError, TypeError):  # a device type this build does not know
             continue
-    return {"grad_enabled": torch.is_grad_enabled(), "default_dtype": _dtype_name(torch.get_default_dtype()),
-            "deterministic": torch.are_deterministic_algorithms_enabled(), "autocast": autocast}
+    return {
+        "grad_enabled": torch.is_grad_enabled(),
+        "default_dtype": _dtype_name(torch.get_default_dtype()),
+        "deterministic": torch.are_deterministic_algorithms_enabled(),
+        "autocast": autocast,
+    }
 
 
 @contextlib.contextmanager
-def replay(ctx: Optional[dict]):
+def replay(ctx: dict | None):
     """Run the body under the captured state; everything is restored afterwards."""
     import torch
 

@@ -1,11 +1,12 @@
 """The exported program a failing AOTInductor compile was given, as plain data the parent can cut without torch:
 one Python statement per node of its graph, with each value's shape and dtype (inputs of a cut are made from
 them). Written to TRIAL_DIR/case/export_graph.json by a capture trial of the export ladder."""
+
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Optional
+from typing import Any
 
 
 def describe_program(program) -> dict:
@@ -24,14 +25,20 @@ def describe_program(program) -> dict:
             uses: list = []
 
             def name_of(a):
-                uses.append(a.name)
+                uses.append(a.name)  # noqa: B023 (called at once, in the loop)
                 return _Name(a.name)
 
             args = torch.fx.node.map_arg(n.args, name_of)
             kwargs = torch.fx.node.map_arg(n.kwargs, name_of)
             call = ", ".join([source(a) for a in args] + [f"{k}={source(v)}" for k, v in kwargs.items()])
-            nodes.append({"name": n.name, "code": f"{n.name} = {compat.op_qualname(n.target)}({call})",
-                          "uses": sorted(set(uses)), **meta})
+            nodes.append(
+                {
+                    "name": n.name,
+                    "code": f"{n.name} = {compat.op_qualname(n.target)}({call})",
+                    "uses": sorted(set(uses)),
+                    **meta,
+                }
+            )
         elif n.op == "output":
             torch.fx.node.map_arg(n.args, lambda a: outputs.append(a.name))
     return {"placeholders": placeholders, "nodes": nodes, "outputs": outputs}
@@ -78,7 +85,7 @@ def value_meta(val) -> dict:
     return meta
 
 
-def write_case(program, trial_dir: str) -> Optional[str]:
+def write_case(program, trial_dir: str) -> str | None:
     """Save the program's description into TRIAL_DIR/case; its path, or None when it cannot be described."""
     try:
         data = describe_program(program)

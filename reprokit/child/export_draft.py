@@ -1,25 +1,30 @@
 """torch.export.draft_export run where export() raised: every guard, constraint or missing fake kernel it met, with
 the user's frame, as plain data (TRIAL_DIR/draft_export.json) and its own report as text (draft_export.txt)."""
+
 from __future__ import annotations
 
 import json
 import linecache
 import os
 import re
-from typing import Optional
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def run_draft_export(mod, args, kwargs, options: dict, script: str, trial_dir: str) -> Optional[str]:
+def run_draft_export(mod, args, kwargs, options: dict, script: str, trial_dir: str) -> str | None:
     """Run draft_export on what export() was given; None, or a note why there is no report."""
     import torch.export
 
     from reprokit import compat
 
     try:
-        program = torch.export.draft_export(mod, tuple(args), kwargs, dynamic_shapes=options.get("dynamic_shapes"),
-                                            strict=bool(options.get("strict", False)))
+        program = torch.export.draft_export(
+            mod,
+            tuple(args),
+            kwargs,
+            dynamic_shapes=options.get("dynamic_shapes"),
+            strict=bool(options.get("strict", False)),
+        )
     except Exception as e:  # draft_export can fail where export did (a missing op); the traceback still says it
         return f"draft_export failed too: {type(e).__name__}: {str(e)[:200]}"
     report = compat.draft_export_report(program)
@@ -38,9 +43,16 @@ def failure_record(failure, filenames: dict, script: str) -> dict:
     data = failure.data if isinstance(failure.data, dict) else {}
     line, code = user_frame(data.get("user_stack") or [], filenames, script)
     shapes = data.get("new_dynamic_shapes")
-    return {"type": str(failure.failure_type), "expr": data.get("expr"), "op": data.get("op"),
-            "reason": data.get("reason"), "symbols": data.get("symbol_to_sources") or {},
-            "line": line, "code": code, "dynamic_shapes": None if shapes is None else str(shapes)}
+    return {
+        "type": str(failure.failure_type),
+        "expr": data.get("expr"),
+        "op": data.get("op"),
+        "reason": data.get("reason"),
+        "symbols": data.get("symbol_to_sources") or {},
+        "line": line,
+        "code": code,
+        "dynamic_shapes": None if shapes is None else str(shapes),
+    }
 
 
 def user_frame(stack: list, filenames: dict, script: str) -> tuple:

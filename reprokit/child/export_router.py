@@ -9,11 +9,11 @@ what the step before produced, so the script's own calls (second calls, other in
 Every entry point notes its phase before it runs and clears it after, so a failure is placed:
 export, export_run, decompose, aoti_compile or aoti_run.
 """
+
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Optional
 
 from reprokit.child.state import TrialState
 
@@ -41,7 +41,7 @@ class Artefact:
     """A callable artefact of the deployment path (ep.module(), a loaded AOTI package): calls note the phase, and
     are compared with the eager module when the spec asks; everything else reaches the wrapped object."""
 
-    def __init__(self, router: "ExportRouter", fn, phase: str, eager):
+    def __init__(self, router: ExportRouter, fn, phase: str, eager):
         self._router, self._fn, self._phase, self._eager = router, fn, phase, eager
 
     def __call__(self, *args, **kwargs):
@@ -61,7 +61,7 @@ class ExportRouter:
         self.packages: dict = {}  # package path -> (stand-in callable, eager module)
         self.saved: dict = {}  # torch.export.save path -> program
 
-    def note(self, phase: Optional[str], entry: Optional[str] = None) -> None:
+    def note(self, phase: str | None, entry: str | None = None) -> None:
         """The phase now running (None: the last one finished); saved at once, a crash keeps it."""
         record = self.state.export or {"entries": [], "phase": None, "level": self.level}
         if entry and entry not in record["entries"]:
@@ -94,8 +94,9 @@ class ExportRouter:
             return
         from reprokit.child.export_draft import run_draft_export
 
-        self.state.note = run_draft_export(mod, args, kwargs, options, self.state.spec.script, self.state.dir) \
-            or self.state.note
+        self.state.note = (
+            run_draft_export(mod, args, kwargs, options, self.state.spec.script, self.state.dir) or self.state.note
+        )
         self.note("export")
 
     def record_site(self, program) -> None:
@@ -127,8 +128,11 @@ class ExportRouter:
         self.note("aoti_compile", "aoti_compile_and_package")
         eager = self.origin.get(id(program))
         if self.level < 3:
-            path = os.fspath(package_path) if isinstance(package_path, (str, os.PathLike)) else \
-                f"reprokit-stand-in-{len(self.packages)}.pt2"
+            path = (
+                os.fspath(package_path)
+                if isinstance(package_path, (str, os.PathLike))
+                else f"reprokit-stand-in-{len(self.packages)}.pt2"
+            )
             self.packages[path] = (program if isinstance(program, EagerProgram) else program.module(), eager)
             self.note(None)
             return path
@@ -263,8 +267,11 @@ def install_export_router(state: TrialState) -> ExportRouter:
 
     program_class.module = module
     aoti = compat.aoti_entry_module()
-    for name, method in (("aoti_compile_and_package", "aoti_package"), ("aot_compile", "aot_compile"),
-                         ("aoti_load_package", "load_package")):
+    for name, method in (
+        ("aoti_compile_and_package", "aoti_package"),
+        ("aot_compile", "aot_compile"),
+        ("aoti_load_package", "load_package"),
+    ):
         wrap(aoti, name, method)
     return router
 
@@ -274,5 +281,6 @@ def from_torch(frame) -> bool:
     from reprokit import compat
 
     path = os.path.abspath(frame.f_code.co_filename)
-    return path.startswith(compat.TORCH_ROOT + os.sep) or path.startswith(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))) + os.sep)
+    return path.startswith(compat.TORCH_ROOT + os.sep) or path.startswith(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    )

@@ -1,12 +1,11 @@
 """Input gradients of a graph after a backward, compiled against eager and float64 (child/accuracy measures them)."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from reprokit.child.accuracy import Reference, as_list, copies, measure, no_autocast, same_rng
 
 
-def gradient_measures(gm, compiled, args, run_eager=None) -> Optional[list]:
+def gradient_measures(gm, compiled, args, run_eager=None) -> list | None:
     """Measures of the input gradients, compiled against eager (and float64), after a backward with a grad of
     ones for every float output that requires grad; each side runs on its own detached copies of args. None
     when no input requires grad, grad mode is off, or a side cannot run (the script's own calls will show why)."""
@@ -32,19 +31,22 @@ def gradient_measures(gm, compiled, args, run_eager=None) -> Optional[list]:
     return [dict(m, name=f"gradient of input {m['index']}", kind="gradient") for m in found if m["index"] is not None]
 
 
-def input_grads(fn, inputs) -> Optional[list]:
+def input_grads(fn, inputs) -> list | None:
     """The .grad of every input after fn's forward and a backward with ones; None when no output needs grad."""
     import torch
 
-    outs = [o for o in as_list(fn(*inputs)) if isinstance(o, torch.Tensor) and o.requires_grad
-            and (o.is_floating_point() or o.is_complex())]
+    outs = [
+        o
+        for o in as_list(fn(*inputs))
+        if isinstance(o, torch.Tensor) and o.requires_grad and (o.is_floating_point() or o.is_complex())
+    ]
     if not outs:
         return None
     torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
     return [a.grad if isinstance(a, torch.Tensor) and a.requires_grad else None for a in inputs]
 
 
-def fp64_grads(gm, args) -> Optional[list]:
+def fp64_grads(gm, args) -> list | None:
     """input_grads of the graph in float64, or None when it cannot run in float64."""
     import copy
 
@@ -55,8 +57,12 @@ def fp64_grads(gm, args) -> Optional[list]:
     try:
         with no_autocast():
             m64, a64 = compat.cast_to_fp64(copy.deepcopy(gm), copies(args, float64=True))
-            a64 = [b.detach().requires_grad_(a.requires_grad) if isinstance(b, torch.Tensor) and b.is_floating_point()
-                   else b for a, b in zip(args, a64)]
+            a64 = [
+                b.detach().requires_grad_(a.requires_grad)
+                if isinstance(b, torch.Tensor) and b.is_floating_point()
+                else b
+                for a, b in zip(args, a64)
+            ]
             return input_grads(m64, a64)
     except Exception:
         return None

@@ -5,15 +5,23 @@ first, and the call-time context (autocast, grad mode, default dtype, determinis
 With an accuracy check, an edit is judged spliced into the whole graph (child/splice): the same outputs the
 original run compared must diverge, not some intermediate value a cut happened to expose.
 """
+
 from __future__ import annotations
 
 import json
 import os
 
-from reprokit.child.accuracy import (MORE_ACCURATE, AccuracyFailure, compiled_more_accurate, eager_reference,
-                                     measure, verdict, write_measures)
-from reprokit.child.gradients import gradient_measures
+from reprokit.child.accuracy import (
+    MORE_ACCURATE,
+    AccuracyFailure,
+    compiled_more_accurate,
+    eager_reference,
+    measure,
+    verdict,
+    write_measures,
+)
 from reprokit.child.backends import backend_for
+from reprokit.child.gradients import gradient_measures
 from reprokit.child.state import TrialState
 
 
@@ -45,7 +53,7 @@ def run_graph(state: TrialState) -> None:
     for line in meta.get("config_lines", []):
         exec(line, {"torch": torch})  # the user's own non-default compiler config, as captured
     # The flags in force, as a script trial records them: the config flips are asked of a graph too.
-    state.record_configs(((meta.get("compile_args") or {}).get("options")))
+    state.record_configs((meta.get("compile_args") or {}).get("options"))
     state.note = ""
     _compile_and_check(state, gm, inputs, meta)
 
@@ -135,8 +143,11 @@ def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
 def _backward(out) -> list:
     import torch
 
-    outs = [o for o in (out if isinstance(out, (list, tuple)) else (out,))
-            if isinstance(o, torch.Tensor) and o.requires_grad]
+    outs = [
+        o
+        for o in (out if isinstance(out, (list, tuple)) else (out,))
+        if isinstance(o, torch.Tensor) and o.requires_grad
+    ]
     if outs:
         torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
     return outs

@@ -5,6 +5,7 @@ main()). Writes TRIAL_DIR/result.json atomically; when the process dies by a sig
 parent classifies from the exit status, TRIAL_DIR/state.json (written as graphs are compiled) and
 TRIAL_DIR/stacks.txt (faulthandler).
 """
+
 from __future__ import annotations
 
 import faulthandler
@@ -65,8 +66,9 @@ def per_rank_cache() -> None:
     """With REPROKIT_CACHE_PER_RANK=1 each rank of a launch gets an inductor cache folder of its own, under the one the
     trial was given (bisect/warm.py asks whether a failure needs the ranks to share one)."""
     if os.environ.get(PER_RANK) == "1" and os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(os.environ["TORCHINDUCTOR_CACHE_DIR"],
-                                                             f"rank{os.environ.get('RANK', '0')}")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(
+            os.environ["TORCHINDUCTOR_CACHE_DIR"], f"rank{os.environ.get('RANK', '0')}"
+        )
 
 
 def read_spec(spec_path: str, trial_dir: str) -> tuple[TrialSpec, str]:

@@ -1,5 +1,6 @@
 """What doctor and `bisect --kind slow` observe in a script trial: each call of a compiled callable timed, the
 graph breaks Dynamo logged, Dynamo's own metrics and counters."""
+
 from __future__ import annotations
 
 import functools
@@ -28,10 +29,18 @@ class Observer:
         import torch
 
         owner = getattr(original, "__self__", original)  # model.compile() hands torch.compile a bound method
-        label = type(owner).__name__ if isinstance(owner, torch.nn.Module) else getattr(original, "__qualname__",
-                                                                                          repr(original))
-        record = {"label": label, "site": site, "seconds": [], "compiled": [],
-                  "counts": counts if counts is not None else {}}
+        label = (
+            type(owner).__name__
+            if isinstance(owner, torch.nn.Module)
+            else getattr(original, "__qualname__", repr(original))
+        )
+        record = {
+            "label": label,
+            "site": site,
+            "seconds": [],
+            "compiled": [],
+            "counts": counts if counts is not None else {},
+        }
         self.callables.append(record)
         if isinstance(compiled, torch.nn.Module):
             inner = compiled.forward
@@ -72,19 +81,29 @@ class Observer:
         from reprokit import compat
 
         metrics = compat.compilation_metrics()
-        unattached = [name for name, ok in (("graph-break", self.breaks_attached), ("compile-metrics",
-                                                                                   metrics is not None)) if not ok]
-        return {"callables": self.callables, "breaks": self.breaks, "metrics": metrics or [],
-                "counters": compat.dynamo_counters(), "recompile_limit": compat.recompile_limit(),
-                "unattached": unattached}
+        unattached = [
+            name
+            for name, ok in (("graph-break", self.breaks_attached), ("compile-metrics", metrics is not None))
+            if not ok
+        ]
+        return {
+            "callables": self.callables,
+            "breaks": self.breaks,
+            "metrics": metrics or [],
+            "counters": compat.dynamo_counters(),
+            "recompile_limit": compat.recompile_limit(),
+            "unattached": unattached,
+        }
 
 
 def user_frame(frame) -> list | None:
     """[file, line] of the innermost caller outside torch and reprokit: where the user called torch.compile."""
     import torch
 
-    skip = (os.path.dirname(os.path.abspath(torch.__file__)),
-            os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    skip = (
+        os.path.dirname(os.path.abspath(torch.__file__)),
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
         if not path.startswith(skip) and not frame.f_code.co_filename.startswith("<"):

@@ -8,6 +8,7 @@ Its first line says whether it can check this graph: {"ready": true}, or {"ready
 graph does not run on fake tensors itself (then no cut may be judged by them). Then, for each edit read from stdin
 (one JSON line), one line: {"ok": true} or {"ok": false, "why": "<the error>"}.
 """
+
 from __future__ import annotations
 
 import json

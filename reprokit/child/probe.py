@@ -1,4 +1,5 @@
 """torch's compiler-bisector counters: count every subsystem application, and turn chosen ones off."""
+
 from __future__ import annotations
 
 from reprokit.child.state import TrialState

@@ -1,6 +1,7 @@
 """Ranks a script trial starts itself (torch.multiprocessing.spawn): what the trial process leaves in its
 environment so that the start-up hook in child/starthook makes each of them a rank of the trial
 (child/spawned)."""
+
 from __future__ import annotations
 
 import os

@@ -4,20 +4,21 @@ The script's torch.compile (and torch._dynamo.optimize) calls go to torch as the
 the backend is a router: every graph Dynamo hands over is compiled with the trial's stage, captured when the spec
 asks, and checked against eager when it asks.
 """
+
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Optional
+from typing import Any
 
 from reprokit.child.accuracy import AccuracyFailure, eager_reference, measure, verdict
-from reprokit.child.gradients import gradient_measures
 from reprokit.child.backends import backend_for, backend_name, inductor_observing
+from reprokit.child.gradients import gradient_measures
 from reprokit.child.observe import Observer, user_frame
 from reprokit.child.state import TrialState
 
 
-def install_router(state: TrialState, observer: Optional[Observer] = None) -> None:
+def install_router(state: TrialState, observer: Observer | None = None) -> None:
     """Replace torch.compile and torch._dynamo.optimize by stand-ins that route every graph through the stage."""
     import torch
 
@@ -37,8 +38,9 @@ def install_router(state: TrialState, observer: Optional[Observer] = None) -> No
                 inside[0] -= 1
         backend = kwargs.pop("backend", None) or "inductor"
         mode, options = kwargs.pop("mode", None), kwargs.pop("options", None)
-        state.record_compile(backend_name(backend), mode, options, kwargs.get("dynamic"),
-                             kwargs.get("fullgraph", False))
+        state.record_compile(
+            backend_name(backend), mode, options, kwargs.get("dynamic"), kwargs.get("fullgraph", False)
+        )
         # `bisect --kind slow` asks what another mode or dynamic setting would do
         overrides = state.spec.compile_overrides
         kwargs["dynamic"] = overrides.get("dynamic", kwargs.get("dynamic"))
@@ -62,8 +64,9 @@ def install_router(state: TrialState, observer: Optional[Observer] = None) -> No
             if inside[0]:
                 return original_optimize(*args, **kwargs)
             backend = (args[0] if args else kwargs.pop("backend", None)) or "inductor"
-            state.record_compile(backend_name(backend), None, None, kwargs.get("dynamic"),
-                                 kwargs.get("nopython", False))
+            state.record_compile(
+                backend_name(backend), None, None, kwargs.get("dynamic"), kwargs.get("nopython", False)
+            )
             overrides = state.spec.compile_overrides
             kwargs["dynamic"] = overrides.get("dynamic", kwargs.get("dynamic"))
             router = GraphRouter(state, backend, overrides.get("mode"), None, kwargs["dynamic"])
@@ -92,8 +95,7 @@ class GraphRouter:
         self.state = state
         self.user_backend = user_backend  # as the script passed it: a name or a callable
         self.compiled = {"graphs": 0, "ops": 0}
-        self.args = {"backend": backend_name(user_backend), "mode": mode, "options": options,
-                     "dynamic": dynamic}
+        self.args = {"backend": backend_name(user_backend), "mode": mode, "options": options, "dynamic": dynamic}
 
     def __call__(self, gm, example_inputs, **compile_kwargs):
         # torch >= 2.15 hands the backend torch.compile's mode/options/name as keywords: the router holds mode and
@@ -115,9 +117,15 @@ class GraphRouter:
             from reprokit.fx.capture import capture_graph
 
             # Dynamo calls the backend inside the script's call: the ambient state now is the graph's context.
-            state.note = capture_graph(gm, example_inputs, os.path.join(state.dir, "case"),
-                                       max_input_bytes=spec.max_input_bytes, compile_args=state.compile_args,
-                                       script=spec.script, context=context.capture())
+            state.note = capture_graph(
+                gm,
+                example_inputs,
+                os.path.join(state.dir, "case"),
+                max_input_bytes=spec.max_input_bytes,
+                compile_args=state.compile_args,
+                script=spec.script,
+                context=context.capture(),
+            )
         state.save_state()
         try:
             if backward_capture:
@@ -125,8 +133,9 @@ class GraphRouter:
             elif spec.edit is not None and k == (spec.only_graph or 0):
                 compiled = self.spliced(gm, stage)
             else:
-                compiled = backend_for(stage, self.args, spec.config, self.user_backend,
-                                       on_piece=state.record_piece)(gm, example_inputs)
+                compiled = backend_for(stage, self.args, spec.config, self.user_backend, on_piece=state.record_piece)(
+                    gm, example_inputs
+                )
         except BaseException:
             state.fail(k)
             save_failing(state, k, gm, example_inputs)
@@ -152,10 +161,14 @@ class GraphRouter:
 
         def on_graph(aten_gm, inputs, is_backward):
             if is_backward:
-                state.note = capture_graph(aten_gm, inputs, os.path.join(state.dir, "case"),
-                                           max_input_bytes=state.spec.max_input_bytes,
-                                           compile_args={**(state.compile_args or {}), "graph": "backward"},
-                                           script=state.spec.script)
+                state.note = capture_graph(
+                    aten_gm,
+                    inputs,
+                    os.path.join(state.dir, "case"),
+                    max_input_bytes=state.spec.max_input_bytes,
+                    compile_args={**(state.compile_args or {}), "graph": "backward"},
+                    script=state.spec.script,
+                )
                 state.save_state()
 
         return inductor_observing(self.args, state.spec.config, on_graph)
@@ -205,9 +218,17 @@ def write_ahead(state: TrialState, k: int, gm, example_inputs) -> None:
     from reprokit.child import context
 
     # The trial's own faulthandler (stacks.txt) stays: the trial's signal is its exit status.
-    state.ahead, failed = written_ahead(state.ahead, lambda: Ahead(state.dir, {}, own_faulthandler=False), k, gm,
-                                        example_inputs, state.spec.max_input_bytes, compile_args=state.compile_args,
-                                        script=state.spec.script, context=context.capture())
+    state.ahead, failed = written_ahead(
+        state.ahead,
+        lambda: Ahead(state.dir, {}, own_faulthandler=False),
+        k,
+        gm,
+        example_inputs,
+        state.spec.max_input_bytes,
+        compile_args=state.compile_args,
+        script=state.spec.script,
+        context=context.capture(),
+    )
     if failed is not None:
         state.note = "; ".join(x for x in (state.note, f"graph {k} not written ahead ({type(failed).__name__})") if x)
 
@@ -222,12 +243,19 @@ def save_failing(state: TrialState, k: int, gm, inputs) -> None:
         from reprokit.child import context
         from reprokit.fx.capture import capture_graph
 
-        capture_graph(gm, list(inputs), os.path.join(state.dir, FAILING_CASE),
-                      max_input_bytes=state.spec.max_input_bytes, compile_args=state.compile_args,
-                      script=state.spec.script, context=context.capture())
+        capture_graph(
+            gm,
+            list(inputs),
+            os.path.join(state.dir, FAILING_CASE),
+            max_input_bytes=state.spec.max_input_bytes,
+            compile_args=state.compile_args,
+            script=state.spec.script,
+            context=context.capture(),
+        )
     except Exception as e:  # the answer stands without it: the bisect asks the script instead
-        state.note = "; ".join(x for x in (state.note, f"the failing graph could not be saved ({type(e).__name__})")
-                               if x)
+        state.note = "; ".join(
+            x for x in (state.note, f"the failing graph could not be saved ({type(e).__name__})") if x
+        )
     state.save_state()
 
 

@@ -1,4 +1,5 @@
 """Whole-script trials: run the user's script as __main__, and say which of its own modules it imported."""
+
 from __future__ import annotations
 
 import os
@@ -6,7 +7,6 @@ import runpy
 import sys
 
 from reprokit.data.records import TrialSpec
-
 
 _READ: set = set()  # files the script opened (an audit hook adds them): the pack's git diff covers these
 
@@ -29,8 +29,14 @@ def run_script(spec: TrialSpec) -> None:
 def local_files_read(script: str) -> list:
     """Files under the script's folder tree that the script opened for reading (data, configs), not modules."""
     root = os.path.dirname(os.path.abspath(script))
-    return sorted(p for p in list(_READ) if p.startswith(root + os.sep) and not p.endswith((".py", ".pyc"))
-                  and "__pycache__" not in p and os.path.isfile(p))
+    return sorted(
+        p
+        for p in list(_READ)
+        if p.startswith(root + os.sep)
+        and not p.endswith((".py", ".pyc"))
+        and "__pycache__" not in p
+        and os.path.isfile(p)
+    )
 
 
 def local_modules(script: str) -> list:

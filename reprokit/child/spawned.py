@@ -2,6 +2,7 @@
 process spawned from the trial process and, in one multiprocessing started, wraps the process's target: rank i
 answers in TRIAL_DIR/rank<i>/ (result.json, state.json, stacks.txt) as a trial process of its own does.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -26,7 +27,8 @@ def is_script_rank() -> bool:
 
     torch_spec = importlib.util.find_spec("torch")
     installed = [sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")] + [
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # reprokit's own package
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ]  # reprokit's own package
     if torch_spec is not None and torch_spec.origin:
         installed.append(os.path.dirname(torch_spec.origin))
     path = os.path.abspath(script)
@@ -96,8 +98,8 @@ def _next_free_rank(root: str) -> int:
 
 def _rank_function(fn, i: int):
     from reprokit.child.classify import classify_exception, classify_exit, passed
-    from reprokit.child.main import arm_faulthandler, read_spec, write_result
     from reprokit.child.comparisons import install as install_comparisons
+    from reprokit.child.main import arm_faulthandler, read_spec, write_result
     from reprokit.child.probe import install_probe
     from reprokit.child.router import install_router
     from reprokit.child.state import TrialState

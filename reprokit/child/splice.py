@@ -5,9 +5,10 @@ nodes, cut inputs and outputs, see fx/graphcase.Edit) is compiled, spliced into 
 graph's outputs are what the script, or the accuracy check, sees. A cut that only exposes another op's silent
 error (one that never reaches the graph's outputs) then no longer looks like the bug.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 def _clone(a):

@@ -1,6 +1,7 @@
 """What one trial records as it goes: graphs compiled, torch's bisect counters, the failing graph, the config in
 force. Written to TRIAL_DIR/state.json at every step (a crash or hang leaves it behind) and merged into
 result.json at the end."""
+
 from __future__ import annotations
 
 import json
@@ -71,8 +72,13 @@ class TrialState:
         """The script called torch.compile (or torch._dynamo.optimize) with these arguments."""
         self.compiled = True
         self.user_backend = backend_name
-        self.compile_args = {"backend": backend_name, "mode": mode, "options": plain(options),
-                             "dynamic": dynamic, "fullgraph": fullgraph}
+        self.compile_args = {
+            "backend": backend_name,
+            "mode": mode,
+            "options": plain(options),
+            "dynamic": dynamic,
+            "fullgraph": fullgraph,
+        }
         # At once: Dynamo may hang or crash tracing before any graph reaches the router, and the parent must
         # still know that torch.compile was called (a failure of Dynamo, not a script without compile).
         self.save_state()
@@ -88,8 +94,15 @@ class TrialState:
             self.pieces[-1]["failed"] = name + (f": {lines[0][:200]}" if lines else "")
         else:
             ops = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
-            self.pieces.append({"piece": len(self.pieces) + 1, "graph": self.graphs - 1, "nodes": len(ops),
-                                "ops": sorted(set(ops)), "failed": None})
+            self.pieces.append(
+                {
+                    "piece": len(self.pieces) + 1,
+                    "graph": self.graphs - 1,
+                    "nodes": len(ops),
+                    "ops": sorted(set(ops)),
+                    "failed": None,
+                }
+            )
         self.save_state()
 
     def fail(self, k: int, accuracy: str | None = None) -> None:
@@ -139,7 +152,7 @@ def peak_memory() -> dict:
     torch = sys.modules.get("torch")
     try:
         if torch is not None and torch.cuda.is_initialized():
-            peak["cuda_mib"] = round(torch.cuda.max_memory_allocated() / 2 ** 20, 1)
+            peak["cuda_mib"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     except Exception:  # a broken CUDA context must not cost the trial its result
         pass
     return peak

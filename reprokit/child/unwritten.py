@@ -1,10 +1,11 @@
 """Elements of eager's outputs that eager never wrote (torch.empty, new_empty and the like): found by running eager
 again with torch's fill of uninitialized memory (NaN, or the integer maximum), and left out of the accuracy check.
 A compiled program that leaves other garbage there is no compiler bug (pytorch/pytorch#93437)."""
+
 from __future__ import annotations
 
 import contextlib
-from typing import Callable, Optional
+from collections.abc import Callable
 
 
 def may_leave_unwritten(gm) -> bool:
@@ -14,7 +15,7 @@ def may_leave_unwritten(gm) -> bool:
     return graph is not None and any("empty" in str(getattr(n, "target", "")) for n in graph.nodes)
 
 
-def unwritten_masks(run_again: Callable[[], object], first: list) -> Optional[list]:
+def unwritten_masks(run_again: Callable[[], object], first: list) -> list | None:
     """Per output of the first eager run: a bool mask of the elements a second run, with uninitialized memory
     filled, disagrees on (None where nothing differs or the output is no tensor); None when the run fails."""
     import torch

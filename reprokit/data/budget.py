@@ -1,8 +1,8 @@
 """`--budget DURATION`: how long a whole run may take, read from what a user types ("90s", "20m", "1h30m", "600")."""
+
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from reprokit.errors import ReprokitError
 
@@ -10,7 +10,7 @@ _PART = re.compile(r"(\d+(?:\.\d+)?)([hms])")
 _UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0}
 
 
-def parse_budget(text: Optional[str]) -> Optional[float]:
+def parse_budget(text: str | None) -> float | None:
     """Seconds, or None when no budget was given; one clear line for anything else."""
     if text is None:
         return None

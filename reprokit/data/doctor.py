@@ -1,8 +1,8 @@
 """What reprokit doctor found: findings with fixes, the speed comparison, the whole report (plain data)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from reprokit.data.records import JsonData
 
@@ -13,8 +13,8 @@ class Finding(JsonData):
 
     kind: str  # graph_break | recompile | recompile_limit | fallback | compiled_failure | speed
     title: str
-    file: Optional[str] = None
-    line: Optional[int] = None
+    file: str | None = None
+    line: int | None = None
     code: str = ""
     count: int = 1
     detail: str = ""
@@ -24,9 +24,9 @@ class Finding(JsonData):
 
 @dataclass
 class Speed(JsonData):
-    eager_step_seconds: Optional[float] = None
-    compiled_step_seconds: Optional[float] = None
-    speedup: Optional[float] = None
+    eager_step_seconds: float | None = None
+    compiled_step_seconds: float | None = None
+    speedup: float | None = None
     steps_timed: int = 0
     compile_seconds: float = 0.0
     verdict: str = ""
@@ -43,8 +43,8 @@ class DoctorReport(JsonData):
     compile_sites: list = field(default_factory=list)
     compiled_outcome: str = "pass"
     trials: dict = field(default_factory=dict)
-    run_dir: Optional[str] = None
-    tarball: Optional[str] = None
+    run_dir: str | None = None
+    tarball: str | None = None
     # torch records doctor could not attach to ("graph-break", "compile-metrics"): what they show was not seen
     unobserved: list = field(default_factory=list)
 

@@ -1,11 +1,11 @@
 """Where trials run: the executor's name and its SLURM settings, as the CLI, an --executor-config file and run.json
 give them."""
+
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
-from typing import Optional
 
 from reprokit.errors import ReprokitError
 
@@ -15,9 +15,10 @@ EXECUTORS = ("local", "slurm")
 @dataclasses.dataclass(frozen=True)
 class ExecutorSettings:
     """local (the default) or slurm with the settings its jobs are submitted with; time in minutes."""
+
     name: str = "local"
-    partition: Optional[str] = None
-    account: Optional[str] = None
+    partition: str | None = None
+    account: str | None = None
     time: int = 60
     gpus_per_node: int = 0
     nodes_per_trial: int = 1
@@ -27,7 +28,7 @@ class ExecutorSettings:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Optional[dict]) -> "ExecutorSettings":
+    def from_dict(cls, data: dict | None) -> ExecutorSettings:
         """Settings from run.json or a config file; unknown keys are bad input, not silently dropped."""
         data = {k.replace("-", "_").removeprefix("slurm_"): v for k, v in (data or {}).items()}
         data = {("name" if k == "executor" else k): v for k, v in data.items()}
@@ -43,7 +44,7 @@ class ExecutorSettings:
         return settings
 
 
-def load_settings(config_file: Optional[str], overrides: dict) -> ExecutorSettings:
+def load_settings(config_file: str | None, overrides: dict) -> ExecutorSettings:
     """The config file's settings (JSON or TOML, by its suffix), then every option the user passed on top."""
     data: dict = {}
     if config_file:

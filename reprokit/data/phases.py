@@ -1,10 +1,10 @@
 """What each phase of a bisect run hands on, as an immutable value: `Isolation` (the bisector, up to the verdict),
 `Repro` (minify), `Evidence` (what is asked after the repro). The app builds the `Verdict` from them."""
+
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Optional
 
 from reprokit.data.records import JsonData, ReproAttempt, Verdict, _from_dict
 
@@ -15,44 +15,44 @@ class Isolation(JsonData):
 
     script: str
     argv: tuple = ()
-    failing_stage: Optional[str] = None
-    last_passing_stage: Optional[str] = None
-    kind: Optional[str] = None
-    signature: Optional[dict] = None
-    graph: Optional[int] = None
+    failing_stage: str | None = None
+    last_passing_stage: str | None = None
+    kind: str | None = None
+    signature: dict | None = None
+    graph: int | None = None
     graph_count: int = 0
-    graph_code: Optional[str] = None
-    capture: Optional[dict] = None  # bisect --from-capture: the capture read ({"from", "rank"})
-    graph_case: Optional[str] = None  # the original run's failing graph, failing alone: later trials ran it
-    config: Optional[dict] = None
-    subsystem: Optional[dict] = None
+    graph_code: str | None = None
+    capture: dict | None = None  # bisect --from-capture: the capture read ({"from", "rank"})
+    graph_case: str | None = None  # the original run's failing graph, failing alone: later trials ran it
+    config: dict | None = None
+    subsystem: dict | None = None
     flaky: bool = False
-    repro_rate: Optional[float] = None
-    repro_runs: Optional[int] = None
-    flaky_tries: Optional[int] = None  # flaky: each question asked up to this many times (trial/repeat.py)
+    repro_rate: float | None = None
+    repro_runs: int | None = None
+    flaky_tries: int | None = None  # flaky: each question asked up to this many times (trial/repeat.py)
     unsteady: str = ""  # the baseline or a stage that failed another way, asked again: flaky or broken that way
-    warm_cache: Optional[dict] = None  # it fails only with inductor's caches on: which, and how (bisect/warm.py)
+    warm_cache: dict | None = None  # it fails only with inductor's caches on: which, and how (bisect/warm.py)
     trials: int = 0
     seconds: float = 0.0
     other_failures: tuple = ()
     ladder: tuple = ()
-    user_backend: Optional[str] = None
-    compile_args: Optional[dict] = None
+    user_backend: str | None = None
+    compile_args: dict | None = None
     message: str = ""
-    decisive_trials: Optional[dict] = None
-    cuda_fault: Optional[dict] = None
-    speed: Optional[dict] = None
-    modes: Optional[list] = None
-    meta_kernel: Optional[dict] = None
-    memory: Optional[dict] = None
-    inductor_pieces: Optional[dict] = None
-    export: Optional[dict] = None
-    aoti_kernel: Optional[dict] = None
+    decisive_trials: dict | None = None
+    cuda_fault: dict | None = None
+    speed: dict | None = None
+    modes: list | None = None
+    meta_kernel: dict | None = None
+    memory: dict | None = None
+    inductor_pieces: dict | None = None
+    export: dict | None = None
+    aoti_kernel: dict | None = None
     # What the verdict did not need and the report wants, asked after the repro: "confirm", "configs", "torch_logs"
     deferred: tuple = ()
 
     @classmethod
-    def of(cls, v: Verdict) -> "Isolation":
+    def of(cls, v: Verdict) -> Isolation:
         """The isolation part of a verdict (the bisector's draft, or a finished run's verdict.json)."""
         data = {f.name: getattr(v, f.name) for f in dataclasses.fields(cls)}
         return cls(**{**data, **{k: tuple(data[k] or ()) for k in ("argv", "other_failures", "ladder", "deferred")}})
@@ -64,47 +64,60 @@ class Isolation(JsonData):
     def draft(self) -> Verdict:
         """A working verdict holding this isolation, for the steps that fill one in (minify's renderers)."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return Verdict(**{**fields, **{k: list(fields[k]) for k in ("argv", "other_failures", "ladder",
-                                                                     "deferred")}})
+        return Verdict(**{**fields, **{k: list(fields[k]) for k in ("argv", "other_failures", "ladder", "deferred")}})
 
 
 @dataclass(frozen=True)
 class Repro(JsonData):
     """What minify made: which kind of repro.py, where, how much smaller, whether verified, and each kind tried."""
 
-    kind: Optional[str] = None  # graph | graph_in_context | graph_in_script | source | export_graph; None: none
-    path: Optional[str] = None
-    verified: Optional[bool] = None
-    signature: Optional[dict] = None  # how the repro failed in its fresh interpreter
+    kind: str | None = None  # graph | graph_in_context | graph_in_script | source | export_graph; None: none
+    path: str | None = None
+    verified: bool | None = None
+    signature: dict | None = None  # how the repro failed in its fresh interpreter
     attempts: tuple = ()  # ReproAttempt, in the order tried
-    nodes_before: Optional[int] = None
-    nodes_after: Optional[int] = None
-    unit: Optional[str] = None  # "lines" for a source reduction; None: graph nodes
-    inputs: Optional[str] = None  # synthetic | inline | file
+    nodes_before: int | None = None
+    nodes_after: int | None = None
+    unit: str | None = None  # "lines" for a source reduction; None: graph nodes
+    inputs: str | None = None  # synthetic | inline | file
     inputs_note: str = ""
     input_bytes: int = 0
     scrubbed: bool = False
-    fresh_runs: Optional[int] = None
+    fresh_runs: int | None = None
     trials: int = 0
     seconds: float = 0.0
-    test_repro: Optional[str] = None
-    test_repro_verified: Optional[bool] = None
+    test_repro: str | None = None
+    test_repro_verified: bool | None = None
     test_repro_failure: str = ""
-    test_repro_seconds: Optional[float] = None
+    test_repro_seconds: float | None = None
     message: str = ""  # the verdict's message once minify is done (notes added, or why no repro)
 
     @classmethod
-    def of(cls, v: Verdict) -> "Repro":
+    def of(cls, v: Verdict) -> Repro:
         """The repro part of a verdict minify filled in."""
         nodes = v.nodes or {}
-        return cls(kind=v.repro_kind, path=v.repro, verified=v.repro_verified, signature=v.repro_signature,
-                   attempts=tuple(ReproAttempt.coerce(a) for a in v.repro_attempts or ()),
-                   nodes_before=nodes.get("original"), nodes_after=nodes.get("minified"), unit=nodes.get("unit"),
-                   inputs=v.repro_inputs, inputs_note=v.repro_inputs_note, input_bytes=v.repro_input_bytes,
-                   scrubbed=v.repro_scrubbed, fresh_runs=v.repro_fresh_runs, trials=v.minify_trials,
-                   seconds=v.minify_seconds,
-                   test_repro=v.test_repro, test_repro_verified=v.test_repro_verified,
-                   test_repro_failure=v.test_repro_failure, test_repro_seconds=v.test_repro_seconds, message=v.message)
+        return cls(
+            kind=v.repro_kind,
+            path=v.repro,
+            verified=v.repro_verified,
+            signature=v.repro_signature,
+            attempts=tuple(ReproAttempt.coerce(a) for a in v.repro_attempts or ()),
+            nodes_before=nodes.get("original"),
+            nodes_after=nodes.get("minified"),
+            unit=nodes.get("unit"),
+            inputs=v.repro_inputs,
+            inputs_note=v.repro_inputs_note,
+            input_bytes=v.repro_input_bytes,
+            scrubbed=v.repro_scrubbed,
+            fresh_runs=v.repro_fresh_runs,
+            trials=v.minify_trials,
+            seconds=v.minify_seconds,
+            test_repro=v.test_repro,
+            test_repro_verified=v.test_repro_verified,
+            test_repro_failure=v.test_repro_failure,
+            test_repro_seconds=v.test_repro_seconds,
+            message=v.message,
+        )
 
     @classmethod
     def from_dict(cls, data):
@@ -116,16 +129,31 @@ class Repro(JsonData):
         """The verdict's fields this repro sets (names as verdict.json has them)."""
         nodes = None
         if self.nodes_before is not None or self.nodes_after is not None:
-            nodes = {"original": self.nodes_before, "minified": self.nodes_after, **({"unit": self.unit}
-                                                                                     if self.unit else {})}
-        return {"repro_kind": self.kind, "repro": self.path, "repro_verified": self.verified,
-                "repro_signature": self.signature, "repro_attempts": list(self.attempts), "nodes": nodes,
-                "repro_inputs": self.inputs, "repro_inputs_note": self.inputs_note,
-                "repro_input_bytes": self.input_bytes, "repro_scrubbed": self.scrubbed,
-                "repro_fresh_runs": self.fresh_runs, "minify_trials": self.trials,
-                "minify_seconds": self.seconds, "test_repro": self.test_repro,
-                "test_repro_verified": self.test_repro_verified, "test_repro_failure": self.test_repro_failure,
-                "test_repro_seconds": self.test_repro_seconds, "message": self.message}
+            nodes = {
+                "original": self.nodes_before,
+                "minified": self.nodes_after,
+                **({"unit": self.unit} if self.unit else {}),
+            }
+        return {
+            "repro_kind": self.kind,
+            "repro": self.path,
+            "repro_verified": self.verified,
+            "repro_signature": self.signature,
+            "repro_attempts": list(self.attempts),
+            "nodes": nodes,
+            "repro_inputs": self.inputs,
+            "repro_inputs_note": self.inputs_note,
+            "repro_input_bytes": self.input_bytes,
+            "repro_scrubbed": self.scrubbed,
+            "repro_fresh_runs": self.fresh_runs,
+            "minify_trials": self.trials,
+            "minify_seconds": self.seconds,
+            "test_repro": self.test_repro,
+            "test_repro_verified": self.test_repro_verified,
+            "test_repro_failure": self.test_repro_failure,
+            "test_repro_seconds": self.test_repro_seconds,
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True)
@@ -133,9 +161,9 @@ class Evidence(JsonData):
     """What was asked after the repro (Bisector.after_repro): none of it changes the isolation's answer."""
 
     asked: tuple = ()  # the deferred questions this answers
-    config: Optional[dict] = None  # the config flips that avoid the failure: a workaround ("configs")
-    confirmed: Optional[bool] = None  # did the subsystem boundary hold on a re-run ("confirm")
-    torch_logs: Optional[str] = None  # the trial folder of the failing stage with torch's logs on ("torch_logs")
+    config: dict | None = None  # the config flips that avoid the failure: a workaround ("configs")
+    confirmed: bool | None = None  # did the subsystem boundary hold on a re-run ("confirm")
+    torch_logs: str | None = None  # the trial folder of the failing stage with torch's logs on ("torch_logs")
     trials: int = 0
     seconds: float = 0.0
 

@@ -1,12 +1,12 @@
 """A trial of several ranks (torchrun's, or those the script spawned itself) answered as one: what its ranks
 wrote into TRIAL_DIR/rank<i>/ merged with what the trial process wrote into TRIAL_DIR."""
+
 from __future__ import annotations
 
 import json
 import os
 import re
 import socket
-from typing import Optional
 
 # Result kinds of a rank that failed (pass, skip and invalid are not failures of the trial).
 _FAILED = ("exception", "exit", "crash", "cuda_fault", "accuracy", "hang")
@@ -43,8 +43,11 @@ def rank_records(trial_dir: str) -> dict[int, dict]:
 
 
 # What a collective raises in a rank when another rank's process died: gloo's and NCCL's words for it.
-_PEER_LOST = re.compile(r"Connection closed by peer|Connection reset by peer|remote process exited|"
-                        r"NCCL communicator was aborted|Broken pipe", re.IGNORECASE)
+_PEER_LOST = re.compile(
+    r"Connection closed by peer|Connection reset by peer|remote process exited|"
+    r"NCCL communicator was aborted|Broken pipe",
+    re.IGNORECASE,
+)
 
 
 def lost_a_peer(record: dict) -> bool:
@@ -65,7 +68,7 @@ def merge_ranks(trial_dir: str, data: dict, torchrun: bool) -> dict:
     failed = sorted(r for r, d in ranks.items() if d.get("kind") in _FAILED)
     # A rank that died because a peer did (gloo's "Connection closed by peer") is not the failure: the peer is.
     first_hand = [r for r in failed if not lost_a_peer(ranks[r])]
-    chosen: Optional[int] = (first_hand or failed)[0] if failed else None
+    chosen: int | None = (first_hand or failed)[0] if failed else None
     out = dict(ranks[chosen]) if chosen is not None else dict(data or ranks[min(ranks)])
     if chosen is None and not data.get("kind"):
         out.pop("kind", None)  # every rank passed but the trial process left no result: how it ended decides
@@ -85,7 +88,7 @@ _RANK_EXIT = re.compile(r"rank\s*:\s*(\d+)\s*\(local_rank:[^)]*\)\s*\n\s*exitcod
 _ROOT_CAUSE = "Root Cause (first observed failure):"
 
 
-def torchrun_exits(report: str) -> tuple[Optional[int], dict]:
+def torchrun_exits(report: str) -> tuple[int | None, dict]:
     """(the rank torchrun names the root cause, {rank: exit code} of every rank it reports failed) from the
     launcher's output; a negative code is the signal that killed the rank, which left no result of its own."""
     exits = {int(r): int(c) for r, c in _RANK_EXIT.findall(report)}

@@ -1,5 +1,6 @@
 """How often a flaky failure shows: k failing runs of n, with its 95% interval (Wilson's score interval, which
 stays inside 0..1 and is sound for the few runs a bisect can afford)."""
+
 from __future__ import annotations
 
 import math
@@ -18,6 +19,6 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple:
 
 
 def rate_line(k: int, n: int) -> str:
-    """"fails 7 of 10 runs (95% CI 40%–89%)"."""
+    """ "fails 7 of 10 runs (95% CI 40%–89%)"."""
     low, high = wilson(k, n)
     return f"fails {k} of {n} runs (95% CI {low:.0%}–{high:.0%})"

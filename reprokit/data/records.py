@@ -1,11 +1,11 @@
 """Plain data passed between layers; every type round-trips through JSON."""
+
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Optional
 
 # Outcome kinds. "pass" is the only non-failure; "invalid" marks a trial that could not be set up
 # (e.g. a graph edit that does not type-check) and never counts as the bug.
@@ -42,14 +42,14 @@ class Signature(JsonData):
     """What makes two failures 'the same': kind, exception type, normalised message, innermost torch frame."""
 
     kind: str
-    exc_type: Optional[str] = None
+    exc_type: str | None = None
     message: str = ""
-    frame: Optional[str] = None
+    frame: str | None = None
     # "Type: message @ frame" of the root cause behind Dynamo's and inductor's wrappers (signature.root_cause):
     # when both sides have one, it alone decides, so one bug seen through different wrappers is one bug.
-    cause: Optional[str] = None
+    cause: str | None = None
 
-    def matches(self, other: Optional["Signature"]) -> bool:
+    def matches(self, other: Signature | None) -> bool:
         if other is not None and self.reports_mismatch() and other.reports_mismatch():
             return True  # one wrong result, whether a check exited, raised, or the router's check saw it
         if other is not None and self.reports_mismatch() != other.reports_mismatch():
@@ -82,7 +82,7 @@ class Signature(JsonData):
 _GENERIC_KERNEL_WORDS = {"", "backward", "forward", "native", "default", "copy", "to", "like"}
 
 
-def _same_kernel(a: Optional[str], b: Optional[str]) -> bool:
+def _same_kernel(a: str | None, b: str | None) -> bool:
     """Two kernels of one CUDA fault: "kernel triton_poi_fused_mul_relu_sigmoid" is the same as "kernel
     triton_poi_fused_relu_threshold_backward": they share an op. A lowering that falls back, or a graph cut
     smaller, fuses other ops around the op that raises; an unnamed kernel (launches were asynchronous) matches
@@ -110,13 +110,13 @@ class TrialSpec(JsonData):
     # Compiler config for the stage: inductor names as they are, functorch ones as "functorch.<name>"
     config: dict = field(default_factory=dict)
     # {"backend", "name", "max"} for torch's bisect counters; {"backend", "names"}: those subsystems all off
-    subsystem: Optional[dict] = None
-    only_graph: Optional[int] = None  # compile only this graph with `stage`, the rest with `other_stage`
+    subsystem: dict | None = None
+    only_graph: int | None = None  # compile only this graph with `stage`, the rest with `other_stage`
     other_stage: str = "eager"
     check_accuracy: bool = False
-    capture: Optional[int] = None  # save this graph (code, inputs) into the trial folder
-    case: Optional[str] = None  # graph mode: folder of a captured graph
-    edit: Optional[dict] = None  # graph mode: which nodes are computed, cut into inputs, output
+    capture: int | None = None  # save this graph (code, inputs) into the trial folder
+    case: str | None = None  # graph mode: folder of a captured graph
+    edit: dict | None = None  # graph mode: which nodes are computed, cut into inputs, output
     run_backward: bool = False
     env: dict = field(default_factory=dict)  # extra environment variables (e.g. TORCH_LOGS for the logs trial)
     attempt: int = 0  # a deliberate re-run of the same question (repeat, boundary confirmation)
@@ -128,7 +128,7 @@ class TrialSpec(JsonData):
     # the later questions can then be asked of that graph alone, without running the script again)
     capture_failing: bool = False
     fresh_interpreter: bool = False  # never a fork of the warm worker (repro verification claims a fresh process)
-    model: Optional[dict] = None  # mode "model": what pack --model builds and compiles
+    model: dict | None = None  # mode "model": what pack --model builds and compiles
     ranks: int = 1  # processes under torchrun (pack --model --launch, bisect --nproc-per-node)
     label: str = ""  # for humans only; not part of the key
 
@@ -164,20 +164,20 @@ class Outcome(JsonData):
     kind: str
     signature: Signature
     seconds: float
-    returncode: Optional[int] = None
+    returncode: int | None = None
     trial_dir: str = ""
     traceback: str = ""
     graphs: int = 0  # graphs Dynamo handed to the router
     compiled: bool = False  # did the script call torch.compile at all
-    user_backend: Optional[str] = None
-    compile_args: Optional[dict] = None
+    user_backend: str | None = None
+    compile_args: dict | None = None
     counters: dict = field(default_factory=dict)  # subsystem -> applications seen
-    bisect_detail: Optional[str] = None  # what the last enabled subsystem application was
-    failed_graph: Optional[int] = None  # graph whose compile or run raised, when known
+    bisect_detail: str | None = None  # what the last enabled subsystem application was
+    failed_graph: int | None = None  # graph whose compile or run raised, when known
     note: str = ""
-    device: Optional[str] = None  # the CUDA_VISIBLE_DEVICES the trial was pinned to, on a multi-GPU machine
-    device_check: Optional[str] = None  # after a CUDA fault: what the health probe of that device said
-    failed_ranks: Optional[list] = None  # several ranks: those that failed (the lowest one's is the trial's)
+    device: str | None = None  # the CUDA_VISIBLE_DEVICES the trial was pinned to, on a multi-GPU machine
+    device_check: str | None = None  # after a CUDA fault: what the health probe of that device said
+    failed_ranks: list | None = None  # several ranks: those that failed (the lowest one's is the trial's)
 
     @property
     def failed(self) -> bool:
@@ -216,7 +216,7 @@ class ReproAttempt(JsonData):
         return getattr(self, name)
 
     @classmethod
-    def coerce(cls, item) -> "ReproAttempt":
+    def coerce(cls, item) -> ReproAttempt:
         """An attempt from itself or from its JSON form."""
         return item if isinstance(item, cls) else cls(kind=item.get("kind", ""), result=item.get("result", ""))
 
@@ -227,88 +227,88 @@ class Verdict(JsonData):
 
     script: str
     argv: list
-    failing_stage: Optional[str] = None
-    last_passing_stage: Optional[str] = None
-    kind: Optional[str] = None
-    signature: Optional[dict] = None
-    graph: Optional[int] = None
+    failing_stage: str | None = None
+    last_passing_stage: str | None = None
+    kind: str | None = None
+    signature: dict | None = None
+    graph: int | None = None
     graph_count: int = 0
-    graph_code: Optional[str] = None
+    graph_code: str | None = None
     # bisect --from-capture: the capture it read ({"from", "rank"}); every trial ran the captured graph
-    capture: Optional[dict] = None
+    capture: dict | None = None
     # The failing graph as the original run saved it, when it fails alone the same way: the bisect's later
     # questions and minify ran graph trials on it instead of runs of the script
-    graph_case: Optional[str] = None
-    config: Optional[dict] = None
-    subsystem: Optional[dict] = None
+    graph_case: str | None = None
+    config: dict | None = None
+    subsystem: dict | None = None
     flaky: bool = False
-    repro_rate: Optional[float] = None
-    repro_runs: Optional[int] = None  # --repeat: how many runs of the original repro_rate is of
-    flaky_tries: Optional[int] = None  # flaky: each question asked up to this many times (trial/repeat.py)
+    repro_rate: float | None = None
+    repro_runs: int | None = None  # --repeat: how many runs of the original repro_rate is of
+    flaky_tries: int | None = None  # flaky: each question asked up to this many times (trial/repeat.py)
     # Runs that failed another way than the original and were asked again (the baseline, a stage): one line each,
     # flaky or broken that way (bisect/steady.py); never the failure itself
     unsteady: str = ""
     # The script fails only with inductor's caches on (bisect/warm.py): {"caches", "when", "env", "cold", "warm"}
-    warm_cache: Optional[dict] = None
+    warm_cache: dict | None = None
     trials: int = 0
     seconds: float = 0.0
     run_dir: str = ""
     other_failures: list = field(default_factory=list)
     ladder: list = field(default_factory=list)
-    user_backend: Optional[str] = None
-    compile_args: Optional[dict] = None
+    user_backend: str | None = None
+    compile_args: dict | None = None
     message: str = ""
     exit_code: int = 0
     decisive_trials: dict = field(default_factory=dict)
     # filled by minify
-    repro: Optional[str] = None
-    repro_verified: Optional[bool] = None
-    repro_fresh_runs: Optional[int] = None  # how many fresh interpreters ran repro.py to verify it
-    repro_signature: Optional[dict] = None
+    repro: str | None = None
+    repro_verified: bool | None = None
+    repro_fresh_runs: int | None = None  # how many fresh interpreters ran repro.py to verify it
+    repro_signature: dict | None = None
     # Which repro repro.py is: "graph" (the captured graph alone), "graph_in_context" (replayed with the script's
     # call-time context, custom ops or hooks), "graph_in_script" (minified inside the running script, the script's
     # own check the oracle), "source" (the script reduced); each kind tried, with what came of it
-    repro_kind: Optional[str] = None
+    repro_kind: str | None = None
     repro_attempts: list = field(default_factory=list)  # of ReproAttempt
     # repro.py's inputs: "synthetic" (matched on recorded statistics), "inline" (the few real values written into
     # it) or "file" (real values in repro_inputs.pt, packed only with --include-data); why real data was needed
-    repro_inputs: Optional[str] = None
+    repro_inputs: str | None = None
     repro_inputs_note: str = ""
     repro_input_bytes: int = 0
     repro_scrubbed: bool = False  # the redactor changed repro.py, which was then verified again
-    nodes: Optional[dict] = None
+    nodes: dict | None = None
     minify_trials: int = 0
     minify_seconds: float = 0.0
-    tarball: Optional[str] = None
-    cuda_fault: Optional[dict] = None  # {"fault", "kernel", "trial"} from a CUDA_LAUNCH_BLOCKING=1 re-run
+    tarball: str | None = None
+    cuda_fault: dict | None = None  # {"fault", "kernel", "trial"} from a CUDA_LAUNCH_BLOCKING=1 re-run
     # --kind slow: the original's speed, and each torch.compile mode / dynamic setting tried
-    speed: Optional[dict] = None
-    modes: Optional[list] = None
+    speed: dict | None = None
+    modes: list | None = None
     # a fake (meta) kernel that disagrees with its real kernel, from the crossref stage: {"op", "mismatch", ...}
-    meta_kernel: Optional[dict] = None
+    meta_kernel: dict | None = None
     # out of memory compiled only: {"compiled_peak_mib", "eager_peak_mib", "measure"}
-    memory: Optional[dict] = None
+    memory: dict | None = None
     # a user backend that had inductor compile pieces of its graph: {"count", "failed": {"piece", "ops", ...}}
-    inductor_pieces: Optional[dict] = None
+    inductor_pieces: dict | None = None
     # test_repro.py (issue #17): the repro as a PyTorch-style failing test, and how its fresh-interpreter run failed
-    test_repro: Optional[str] = None
-    test_repro_verified: Optional[bool] = None
+    test_repro: str | None = None
+    test_repro_verified: bool | None = None
     test_repro_failure: str = ""
     # How long test_repro.py's run took: the time to a verified repro.py is minify_seconds less this.
-    test_repro_seconds: Optional[float] = None
+    test_repro_seconds: float | None = None
     # reprokit versions: {"user", "rows": [{"release", "status", "detail", "seconds", "mode", "env"}], "fixed_in",
     # "regression_since", "summary", ...}; status is same | passes | different | cannot_run
-    versions: Optional[dict] = None
+    versions: dict | None = None
     # an export-stage failure (torch.export raised): {"kind", "guard", "line", "code", "fix"}
-    export: Optional[dict] = None
+    export: dict | None = None
     # an AOTI run failure that named no kernel, named by AOTI's kernel-name printer: {"kernel", "launched", ...}
-    aoti_kernel: Optional[dict] = None
+    aoti_kernel: dict | None = None
     # Asked after the repro, not before the verdict (Bisector.after_repro): "confirm" (the subsystem boundary's
     # re-run), "configs" once a subsystem application names the cause, "torch_logs"; emptied when they ran.
     deferred: list = field(default_factory=list)
-    deferred_seconds: Optional[float] = None
+    deferred_seconds: float | None = None
     # --budget: {"seconds", "spent", "not_asked": [what was never asked], "trials_not_run"} (app/bisect.py)
-    budget: Optional[dict] = None
+    budget: dict | None = None
     deferred_trials: int = 0
 
     @classmethod

@@ -1,4 +1,5 @@
 """The run folder: a fresh directory per run, atomic writes, and the trial journal (cache + resume)."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -7,10 +8,8 @@ import os
 import re
 import tempfile
 import threading
-from typing import Optional
 
 from reprokit.errors import ReprokitError
-
 
 PRIVATE_FILE, PRIVATE_DIR = 0o600, 0o700
 # The run's verdict: written by app/verdict_file alone, read through RunDir.verdict(); a pack copies it.
@@ -71,8 +70,8 @@ class RunDir:
         self._lock = threading.Lock()
 
     @classmethod
-    def create(cls, base: str, name: str, now: Optional[_dt.datetime] = None) -> "RunDir":
-        now = now or _dt.datetime.now(_dt.timezone.utc)
+    def create(cls, base: str, name: str, now: _dt.datetime | None = None) -> RunDir:
+        now = now or _dt.datetime.now(_dt.UTC)
         stamp = now.strftime("%Y-%m-%dT%H-%M-%S")
         try:
             os.makedirs(base, PRIVATE_DIR, exist_ok=True)
@@ -80,7 +79,9 @@ class RunDir:
             probe = tempfile.NamedTemporaryFile(dir=base, prefix=".probe-", delete=True)
             probe.close()
         except OSError as e:
-            raise ReprokitError(f"cannot write to output dir {base}: {e.strerror}; pass --output-dir to a writable folder")
+            raise ReprokitError(
+                f"cannot write to output dir {base}: {e.strerror}; pass --output-dir to a writable folder"
+            ) from None
         for n in range(1000):
             path = os.path.join(base, f"{stamp}-{_slug(name)}" + (f"-{n}" if n else ""))
             try:
@@ -93,7 +94,7 @@ class RunDir:
         raise ReprokitError(f"cannot create a fresh run folder under {base}")
 
     @classmethod
-    def open(cls, path: str) -> "RunDir":
+    def open(cls, path: str) -> RunDir:
         if not os.path.isfile(os.path.join(path, "run.json")):
             raise ReprokitError(f"{path} is not a reprokit run folder (no run.json); pass the folder bisect printed")
         return cls(path)
@@ -113,7 +114,7 @@ class RunDir:
     def exists(self, name: str) -> bool:
         return os.path.exists(self.file(name))
 
-    def verdict(self) -> Optional[dict]:
+    def verdict(self) -> dict | None:
         """The run's verdict as last written, or None before the first."""
         return self.read_json(VERDICT_FILE) if self.exists(VERDICT_FILE) else None
 

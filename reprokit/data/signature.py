@@ -1,9 +1,10 @@
 """Turn a raw failure (exception text, traceback frames, signal) into a comparable Signature."""
+
 from __future__ import annotations
 
 import re
 import signal as _signal
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from reprokit.data.records import Signature
 
@@ -15,8 +16,10 @@ _PATTERNS = [
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{12,}\b"), "<hash>"),
     # Names inductor and AOT autograd number as they generate them: a cut of the graph renumbers them, and the
     # bug stays (pytorch/pytorch#196570: "KeyError: 'buf4'" from the whole graph, 'buf2' from a cut of it).
-    (re.compile(r"\b(buf|arg|primals_|tangents_|in_ptr|out_ptr|in_out_ptr|ks|op|s|u)\d+(_\d+)?\b"),
-     lambda m: f"{m.group(1)}N{'_N' if m.group(2) else ''}"),
+    (
+        re.compile(r"\b(buf|arg|primals_|tangents_|in_ptr|out_ptr|in_out_ptr|ks|op|s|u)\d+(_\d+)?\b"),
+        lambda m: f"{m.group(1)}N{'_N' if m.group(2) else ''}",
+    ),
     (re.compile(r"\b((?:cpp_fused|triton_(?:poi|per|red|tem|for))_\w*?)_\d+\b"), r"\1_N"),
     # Numbers, but not digits inside identifiers (log1p, conv2d, float16 stay as they are).
     (re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])"), "N"),
@@ -37,7 +40,7 @@ def normalise_message(message: str, limit: int = 200) -> str:
     return line.strip()[:limit]
 
 
-def innermost_torch_frame(frames: Sequence[tuple[str, str]], torch_root: str) -> Optional[str]:
+def innermost_torch_frame(frames: Sequence[tuple[str, str]], torch_root: str) -> str | None:
     """'torch/<rel path>:<function>' of the deepest frame inside the torch package, if any.
 
     `frames` are (filename, function) pairs, outermost first. Line numbers are left out on purpose:
@@ -46,7 +49,7 @@ def innermost_torch_frame(frames: Sequence[tuple[str, str]], torch_root: str) ->
     root = torch_root.rstrip("/") + "/"
     for filename, func in reversed(list(frames)):
         if filename.startswith(root):
-            return f"torch/{filename[len(root):]}:{func}"
+            return f"torch/{filename[len(root) :]}:{func}"
     return None
 
 
@@ -71,8 +74,12 @@ def for_exit(code: int) -> Signature:
 
 
 # Messages of CUDA faults that poison the context; the trial that meets one must end.
-CUDA_FAULTS = ("device-side assert triggered", "an illegal memory access was encountered",
-               "unspecified launch failure", "misaligned address")
+CUDA_FAULTS = (
+    "device-side assert triggered",
+    "an illegal memory access was encountered",
+    "unspecified launch failure",
+    "misaligned address",
+)
 
 # What every trial after a CUDA fault runs with (bisect/cuda.py): the fault surfaces at the kernel that raised it.
 LAUNCH_BLOCKING_ENV = {"CUDA_LAUNCH_BLOCKING": "1"}
@@ -100,8 +107,14 @@ HANG = Signature("hang", None, "timed out", None)
 # Exceptions Dynamo, AOT autograd and inductor raise around the error that really happened. Two runs of one bug
 # can differ in the wrapper (the script's backend vs a graph trial's, a lowering vs a codegen step) but not in
 # the cause, so signatures are taken from the innermost cause.
-WRAPPERS = ("BackendCompilerFailed", "InductorError", "InternalTorchDynamoError", "LoweringException",
-            "SubgraphLoweringException", "TorchRuntimeError")
+WRAPPERS = (
+    "BackendCompilerFailed",
+    "InductorError",
+    "InternalTorchDynamoError",
+    "LoweringException",
+    "SubgraphLoweringException",
+    "TorchRuntimeError",
+)
 _TYPE_PREFIX = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Failed|Interrupt|Exit)): ?(.*)$", re.S)
 
 
@@ -125,7 +138,7 @@ def root_cause(exc: BaseException) -> tuple[str, str, BaseException]:
         for candidate in lines[:3]:
             m = _TYPE_PREFIX.match(candidate.strip())
             if m and m.group(1).split(".")[-1] != name:
-                name, message = m.group(1).split(".")[-1], "\n".join([m.group(2)] + lines[lines.index(candidate) + 1:])
+                name, message = m.group(1).split(".")[-1], "\n".join([m.group(2)] + lines[lines.index(candidate) + 1 :])
                 break
         else:
             break
@@ -143,14 +156,14 @@ REMOTE = "SubprocException"
 _TEXT_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+, in (\S+)')
 
 
-def _remote_error(exc: BaseException) -> Optional[tuple[str, str]]:
+def _remote_error(exc: BaseException) -> tuple[str, str] | None:
     """(type name, message) of the last exception in a worker's traceback text, or None when none is found."""
     lines = (getattr(exc, "details", None) or str(exc)).splitlines()
     last_frame = max((i for i, ln in enumerate(lines) if _TEXT_FRAME.match(ln)), default=-1)
     for i in range(last_frame + 1, len(lines)):
         m = _TYPE_PREFIX.match(lines[i])
         if m and not lines[i][:1].isspace():
-            return m.group(1).split(".")[-1], "\n".join([m.group(2)] + lines[i + 1:])
+            return m.group(1).split(".")[-1], "\n".join([m.group(2)] + lines[i + 1 :])
     return None
 
 
@@ -161,5 +174,4 @@ def remote_frames(exc: BaseException) -> list[tuple[str, str]]:
 
 def text_frames(exc: BaseException) -> list[tuple[str, str]]:
     """(filename, function) of the frames a worker's traceback text names, outermost first (SubprocException)."""
-    return [m.groups() for m in map(_TEXT_FRAME.match, (getattr(exc, "details", None) or str(exc)).splitlines())
-            if m]
+    return [m.groups() for m in map(_TEXT_FRAME.match, (getattr(exc, "details", None) or str(exc)).splitlines()) if m]

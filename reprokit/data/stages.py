@@ -1,4 +1,5 @@
 """Data: the compiler stages in ladder order, and the config flips tried inside a failing stage."""
+
 from __future__ import annotations
 
 # Each stage adds one layer of the torch.compile stack to the one before.
@@ -72,11 +73,21 @@ def compile_choice(stage: str, compile_args: dict | None, patches: dict | None =
     backend = user if stage == "user" else stage
     keep_user = backend == "inductor" and user == "inductor"
     options = args.get("options") if keep_user and isinstance(args.get("options"), dict) else None
-    return {"backend": backend, "mode": args.get("mode") if keep_user else None, "options": options,
-            "patches": dict(patches or {}), "dynamic": args.get("dynamic"), "keep_user": keep_user}
+    return {
+        "backend": backend,
+        "mode": args.get("mode") if keep_user else None,
+        "options": options,
+        "patches": dict(patches or {}),
+        "dynamic": args.get("dynamic"),
+        "keep_user": keep_user,
+    }
 
 
 def context_differs(ctx) -> bool:
     """Whether a captured call-time context (child.context.capture) differs from a fresh interpreter's."""
-    return bool(ctx) and (not ctx.get("grad_enabled", True) or ctx.get("default_dtype", "float32") != "float32"
-                          or bool(ctx.get("deterministic")) or bool(ctx.get("autocast")))
+    return bool(ctx) and (
+        not ctx.get("grad_enabled", True)
+        or ctx.get("default_dtype", "float32") != "float32"
+        or bool(ctx.get("deterministic"))
+        or bool(ctx.get("autocast"))
+    )

@@ -1,15 +1,15 @@
 """Readers of the files a trial child leaves in its trial folder."""
+
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from reprokit.data.rundir import read_json
 
 TEXT_LIMIT = 2_000_000  # bytes of one log read back (the tail: where a failure is; g++ can write hundreds of KB)
 
 
-def read_tail(path: str, limit: int = TEXT_LIMIT) -> Optional[str]:
+def read_tail(path: str, limit: int = TEXT_LIMIT) -> str | None:
     """A text file's last `limit` bytes (marked when cut), or None when it cannot be read."""
     try:
         with open(path, "rb") as f:

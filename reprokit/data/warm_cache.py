@@ -1,5 +1,6 @@
 """Inductor's compiled-graph caches as a run's environment, and what a failure that needs them is called (plain
 data: bisect/warm.py finds one, minify/warm_repro.py writes its repro)."""
+
 from __future__ import annotations
 
 # A run of the script with inductor's caches on: the variable names torch reads at import, and the value for each.
@@ -31,10 +32,16 @@ def describe(finding: dict) -> str:
     names = {"fx_graph_cache": "the FX graph cache", "autograd_cache": "the AOT autograd cache"}
     which = " and ".join(names[c] for c in finding["caches"])
     if finding.get("shared_by_ranks"):
-        return (f"fails only when its ranks share one inductor cache ({which}): one rank loads what another stored; "
-                f"with a cache per rank its first run passes, and with the caches off it passes")
+        return (
+            f"fails only when its ranks share one inductor cache ({which}): one rank loads what another stored; "
+            f"with a cache per rank its first run passes, and with the caches off it passes"
+        )
     if finding["when"] == "cold":
-        return (f"fails only with inductor's caches on ({which}), on a cold cache already; with them off, as every "
-                "other trial ran, it passes")
-    return (f"fails only when a run loads what an earlier run stored: {which} (a cold run passes, the warm run "
-            f"after it fails); with the caches off it passes")
+        return (
+            f"fails only with inductor's caches on ({which}), on a cold cache already; with them off, as every "
+            "other trial ran, it passes"
+        )
+    return (
+        f"fails only when a run loads what an earlier run stored: {which} (a cold run passes, the warm run "
+        f"after it fails); with the caches off it passes"
+    )

@@ -2,13 +2,13 @@
 
 Pure: reads the plain observations a trial child wrote (observed.json), imports no torch.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
 import re
 import statistics
-from typing import Optional
 
 from reprokit.data.doctor import DoctorReport, Finding, Speed
 from reprokit.doctor.wrappers import compiled_counts, compiled_nothing_findings
@@ -18,6 +18,7 @@ WORTH_IT = 1.05
 
 
 # -- speed ---------------------------------------------------------------------------------------------
+
 
 def measure_speed(eager: dict, compiled: dict) -> Speed:
     """Median eager vs compiled seconds per call of each compiled callable, matched call by call between the
@@ -63,7 +64,8 @@ def user_function(co_name: str) -> str:
 
 # -- graph breaks --------------------------------------------------------------------------------------
 
-def _user_frame(stack: list, user_root: str) -> Optional[list]:
+
+def _user_frame(stack: list, user_root: str) -> list | None:
     """The innermost frame of the break inside the user's own files; None when all are torch's or the
     standard library's (the break is inside torch)."""
     for f in reversed(stack or []):
@@ -77,29 +79,45 @@ def graph_break_fix(gb_type: str, reason: str, code: str) -> tuple[str, str]:
     """(fix in the user's terms, owner) for one kind of graph break."""
     text = f"{gb_type}\n{reason}"
     if re.search(r"\bprint\s*\(", code) or "`print`" in text:
-        return ("remove the print from the compiled code, or guard it: "
-                "`if not torch.compiler.is_compiling(): print(...)`", "user")
+        return (
+            "remove the print from the compiled code, or guard it: `if not torch.compiler.is_compiling(): print(...)`",
+            "user",
+        )
     if ".item()" in code or "Tensor.item" in text:
-        return ("keep the value a tensor instead of calling .item() (e.g. use it in tensor ops), or set "
-                "`torch._dynamo.config.capture_scalar_outputs = True`", "user")
+        return (
+            "keep the value a tensor instead of calling .item() (e.g. use it in tensor ops), or set "
+            "`torch._dynamo.config.capture_scalar_outputs = True`",
+            "user",
+        )
     if ".tolist()" in code or "tolist" in text:
-        return "keep the data a tensor instead of .tolist() inside the compiled code, or move the call outside it", \
-            "user"
-    if "Data-dependent branching" in text or ("data-dependent" in text.lower() and
-                                              code.lstrip().startswith(("if ", "while ", "elif "))):
-        return ("replace the tensor-dependent `if` with `torch.where(cond, a, b)` (both branches computed) or "
-                "`torch.cond(pred, true_fn, false_fn, operands)`", "user")
+        return (
+            "keep the data a tensor instead of .tolist() inside the compiled code, or move the call outside it",
+            "user",
+        )
+    if "Data-dependent branching" in text or (
+        "data-dependent" in text.lower() and code.lstrip().startswith(("if ", "while ", "elif "))
+    ):
+        return (
+            "replace the tensor-dependent `if` with `torch.where(cond, a, b)` (both branches computed) or "
+            "`torch.cond(pred, true_fn, false_fn, operands)`",
+            "user",
+        )
     if re.search(r"\b(logging|logger|log)\.", code):
-        return ("move the logging call out of the compiled code, or add it to "
-                "`torch._dynamo.config.reorderable_logging_functions`", "user")
+        return (
+            "move the logging call out of the compiled code, or add it to "
+            "`torch._dynamo.config.reorderable_logging_functions`",
+            "user",
+        )
     owner = "compiler" if "report an issue" in text.lower() else "user"
-    first_hint = next((ln.strip()[len("Hint:"):].strip() for ln in reason.splitlines()
-                       if ln.strip().startswith("Hint:")), "")
-    return (first_hint or "rewrite this line so Dynamo can trace it") + \
-        "; then compile with `fullgraph=True` so the next break is an error, not a silent split", owner
+    first_hint = next(
+        (ln.strip()[len("Hint:") :].strip() for ln in reason.splitlines() if ln.strip().startswith("Hint:")), ""
+    )
+    return (
+        first_hint or "rewrite this line so Dynamo can trace it"
+    ) + "; then compile with `fullgraph=True` so the next break is an error, not a silent split", owner
 
 
-def graph_break_findings(obs: dict, user_root: str, sites: Optional[list] = None) -> list[Finding]:
+def graph_break_findings(obs: dict, user_root: str, sites: list | None = None) -> list[Finding]:
     """One finding per place and kind of break, at the user's frame that led into it. A break inside torch (no
     frame of the user's on its stack) is placed at the user's torch.compile line and marked as torch's."""
     groups: dict = {}
@@ -117,21 +135,33 @@ def graph_break_findings(obs: dict, user_root: str, sites: Optional[list] = None
         code = frame[3] if frame else ""
         fn = (b.get("frame") or [None, None, "?"])[2]
         base = user_function(fn)
-        graphs = sum(1 for m in metrics if (m.get("graph_op_count") or 0) > 0 and m.get("co_name") and
-                     user_function(m["co_name"]) == base)
+        graphs = sum(
+            1
+            for m in metrics
+            if (m.get("graph_op_count") or 0) > 0 and m.get("co_name") and user_function(m["co_name"]) == base
+        )
         fix, owner = graph_break_fix(gb_type or "", b.get("reason") or "", code)
         reason_line = _headline(b.get("reason") or gb_type or "")
         if frame and len(frame) > 4:  # inside torch: torch's to fix, placed where the user compiled it
             owner, reason_line, code = "compiler", f"inside torch ({frame[4]}): {reason_line}", ""
             fix = f"nothing on your line: the break is in torch's own code ({frame[4]}; torch's hint: {fix.split('; then compile')[0]})"
-        out.append(Finding(kind="graph_break", title=f"graph break: {reason_line}", file=path, line=line, code=code,
-                           count=g["count"], owner=owner, fix=fix,
-                           detail=f"splits `{base}` ({graphs} graphs compiled for it); seen {g['count']} time(s) "
-                                  f"while compiling"))
+        out.append(
+            Finding(
+                kind="graph_break",
+                title=f"graph break: {reason_line}",
+                file=path,
+                line=line,
+                code=code,
+                count=g["count"],
+                owner=owner,
+                fix=fix,
+                detail=f"splits `{base}` ({graphs} graphs compiled for it); seen {g['count']} time(s) while compiling",
+            )
+        )
     return sorted(out, key=lambda f: (f.file or "", f.line or 0))
 
 
-def _inside_torch(b: dict, sites: list) -> Optional[list]:
+def _inside_torch(b: dict, sites: list) -> list | None:
     """[file, line, name, code, where in torch] for a break with no frame of the user's: the compile site of
     the callable it broke (the first one when that is unknown), and the innermost frame as torch's place."""
     stack = b.get("stack") or []
@@ -179,8 +209,11 @@ def _recompile_groups(metrics: list) -> dict:
     for m in metrics:
         if m.get("co_name") and m.get("compile_id"):
             frames[m["compile_id"].split("/")[0]] = (m["co_filename"], m["co_firstlineno"], m["co_name"])
-    limited = {m["compile_id"].split("/")[0] for m in metrics
-               if m.get("compile_id") and "recompile limit" in (m.get("fail_reason") or "").lower()}
+    limited = {
+        m["compile_id"].split("/")[0]
+        for m in metrics
+        if m.get("compile_id") and "recompile limit" in (m.get("fail_reason") or "").lower()
+    }
     groups: dict = {}
     for m in metrics:
         fid = (m.get("compile_id") or "").split("/")[0]
@@ -201,20 +234,25 @@ def _recompile_finding(path: str, name: str, g: dict, where: str, limit: int) ->
     """What the guards that failed say changes between calls (a size, a Python value, other), and its fix."""
     reasons = g["reasons"]
     line, file = g["first"], path
-    tail = (f"; the recompile limit ({limit}) was reached, so `{name}` now runs in eager for good"
-            if g["hit"] else "")
+    tail = f"; the recompile limit ({limit}) was reached, so `{name}` now runs in eager for good" if g["hit"] else ""
     sizes = [m for m in map(SIZE_GUARD.search, reasons) if m]
     scalars = [m for m in map(SCALAR_GUARD.match, reasons) if m]
     if sizes:
         var, dim = sizes[0].group(1), sizes[0].group(2)
-        seen = sorted({int(x.group(3)) for x in sizes if x.group(1) == var} |
-                      {int(x.group(4)) for x in sizes if x.group(1) == var})
+        seen = sorted(
+            {int(x.group(3)) for x in sizes if x.group(1) == var}
+            | {int(x.group(4)) for x in sizes if x.group(1) == var}
+        )
         if g["hit"] or len(seen) > 4:
-            fix = (f"compile with `dynamic=True`{where}, or call `torch._dynamo.mark_dynamic({var}, {dim})` on "
-                   f"the input before calling `{name}`")
+            fix = (
+                f"compile with `dynamic=True`{where}, or call `torch._dynamo.mark_dynamic({var}, {dim})` on "
+                f"the input before calling `{name}`"
+            )
         else:
-            fix = (f"pad or bucket `{var}` dim {dim} to a few sizes (seen: {', '.join(map(str, seen))}), or call "
-                   f"`torch._dynamo.mark_dynamic({var}, {dim})` on the input before calling `{name}`")
+            fix = (
+                f"pad or bucket `{var}` dim {dim} to a few sizes (seen: {', '.join(map(str, seen))}), or call "
+                f"`torch._dynamo.mark_dynamic({var}, {dim})` on the input before calling `{name}`"
+            )
         title = f"`{name}` recompiled {len(reasons)}x: tensor '{var}' changes size at dim {dim}"
     elif scalars:
         x = scalars[0]
@@ -223,21 +261,32 @@ def _recompile_finding(path: str, name: str, g: dict, where: str, limit: int) ->
         if at:
             file, line = at[0][-1][0], int(at[0][-1][1])
         if value in ("True", "False"):
-            fix = (f"`{var}` flips between True and False and each value gets its own graph; if it changes every "
-                   f"call, pass it as a bool tensor and use `torch.where`")
+            fix = (
+                f"`{var}` flips between True and False and each value gets its own graph; if it changes every "
+                f"call, pass it as a bool tensor and use `torch.where`"
+            )
         else:
-            fix = (f"pass `{var}` as a tensor (e.g. `torch.tensor({var})`) instead of a Python number that "
-                   f"changes between calls, or compile with `dynamic=True`{where}")
+            fix = (
+                f"pass `{var}` as a tensor (e.g. `torch.tensor({var})`) instead of a Python number that "
+                f"changes between calls, or compile with `dynamic=True`{where}"
+            )
         title = f"`{name}` recompiled {len(reasons)}x: the Python value `{var}` is baked into the graph"
     else:
         fix = f"keep the guarded value stable between calls, or compile with `dynamic=True`{where} if it is a shape"
         title = f"`{name}` recompiled {len(reasons)}x: {reasons[0][:160]}"
-    return Finding(kind="recompile_limit" if g["hit"] else "recompile", title=title + tail, file=file,
-                   line=line, count=len(reasons), fix=fix, owner="user",
-                   detail="guards that failed: " + "; ".join(dict.fromkeys(reasons))[:600])
+    return Finding(
+        kind="recompile_limit" if g["hit"] else "recompile",
+        title=title + tail,
+        file=file,
+        line=line,
+        count=len(reasons),
+        fix=fix,
+        owner="user",
+        detail="guards that failed: " + "; ".join(dict.fromkeys(reasons))[:600],
+    )
 
 
-def fallback_findings(obs: dict, script_lines: dict, user_backend: Optional[str]) -> list[Finding]:
+def fallback_findings(obs: dict, script_lines: dict, user_backend: str | None) -> list[Finding]:
     """Frames that ran in eager because an error was suppressed (suppress_errors) rather than raised."""
     out = []
     for m in obs.get("metrics") or []:
@@ -247,31 +296,62 @@ def fallback_findings(obs: dict, script_lines: dict, user_backend: Optional[str]
         if not m.get("config_suppress_errors"):
             continue
         reason = (m.get("fail_reason") or "").strip().splitlines()[0].split(" Command:")[0][:300]
-        where = next(((p, n) for p, lines in script_lines.items() for n, text in enumerate(lines, 1)
-                      if "suppress_errors" in text and "True" in text), (None, None))
+        where = next(
+            (
+                (p, n)
+                for p, lines in script_lines.items()
+                for n, text in enumerate(lines, 1)
+                if "suppress_errors" in text and "True" in text
+            ),
+            (None, None),
+        )
         # torch's own compiler failing is torch's limitation; the user's own backend failing is theirs
         owner = "user" if user_backend not in (None, "inductor") and ftype == "BackendCompilerFailed" else "compiler"
-        out.append(Finding(kind="fallback", title=f"`{m.get('co_name')}` silently ran in eager: {ftype}: {reason}",
-                           file=m.get("co_filename"), line=m.get("co_firstlineno"), owner=owner,
-                           fix=("remove `suppress_errors = True`"
-                                + (f" ({os.path.basename(where[0])}:{where[1]})" if where[0] else "")
-                                + " so the error is raised, then `reprokit bisect` the script to isolate it"),
-                           detail="torch._dynamo.config.suppress_errors turned a compile error into eager execution"))
+        out.append(
+            Finding(
+                kind="fallback",
+                title=f"`{m.get('co_name')}` silently ran in eager: {ftype}: {reason}",
+                file=m.get("co_filename"),
+                line=m.get("co_firstlineno"),
+                owner=owner,
+                fix=(
+                    "remove `suppress_errors = True`"
+                    + (f" ({os.path.basename(where[0])}:{where[1]})" if where[0] else "")
+                    + " so the error is raised, then `reprokit bisect` the script to isolate it"
+                ),
+                detail="torch._dynamo.config.suppress_errors turned a compile error into eager execution",
+            )
+        )
     return out
 
 
-def analyze(script: str, argv: tuple, eager: dict, compiled: dict, compiled_outcome: dict,
-            script_lines: dict) -> DoctorReport:
+def analyze(
+    script: str, argv: tuple, eager: dict, compiled: dict, compiled_outcome: dict, script_lines: dict
+) -> DoctorReport:
     """Every finding of one eager and one compiled run of the script, with the speed verdict."""
     user_root = os.path.dirname(os.path.abspath(script))
-    sites = [{"label": c["label"], "file": c["site"][0], "line": c["site"][1], "graphs": compiled_counts(c)[0],
-              "ops": compiled_counts(c)[1]} for c in compiled.get("callables") or [] if c.get("site")]
+    sites = [
+        {
+            "label": c["label"],
+            "file": c["site"][0],
+            "line": c["site"][1],
+            "graphs": compiled_counts(c)[0],
+            "ops": compiled_counts(c)[1],
+        }
+        for c in compiled.get("callables") or []
+        if c.get("site")
+    ]
     findings: list[Finding] = []
     kind = compiled_outcome.get("kind", "pass")
     if kind != "pass":
-        findings.append(Finding(kind="compiled_failure", owner="compiler",
-                                title=f"the compiled run fails ({kind}): {compiled_outcome.get('message', '')}",
-                                fix=f"run `reprokit bisect {os.path.basename(script)}` to isolate it"))
+        findings.append(
+            Finding(
+                kind="compiled_failure",
+                owner="compiler",
+                title=f"the compiled run fails ({kind}): {compiled_outcome.get('message', '')}",
+                fix=f"run `reprokit bisect {os.path.basename(script)}` to isolate it",
+            )
+        )
     findings += compiled_nothing_findings(compiled, script_lines)
     findings += graph_break_findings(compiled, user_root, sites)
     findings += recompile_findings(compiled, sites)
@@ -280,18 +360,36 @@ def analyze(script: str, argv: tuple, eager: dict, compiled: dict, compiled_outc
     if speed.speedup is not None and speed.speedup < WORTH_IT:
         causes = [f for f in findings if f.kind != "compiled_failure"]
         owner = "user" if causes else "compiler"
-        fix = ("fix the findings above first (each break or recompile costs time), then measure again"
-               if causes else
-               "keep this code eager (drop torch.compile here), or try `mode=\"max-autotune\"`; with no graph break "
-               "or recompile, the slowdown is torch.compile's own: worth an issue with `reprokit issue`")
+        fix = (
+            "fix the findings above first (each break or recompile costs time), then measure again"
+            if causes
+            else 'keep this code eager (drop torch.compile here), or try `mode="max-autotune"`; with no graph break '
+            "or recompile, the slowdown is torch.compile's own: worth an issue with `reprokit issue`"
+        )
         site = sites[0] if sites else {"file": None, "line": None}
-        findings.append(Finding(kind="speed", title=speed.verdict, file=site["file"], line=site["line"], owner=owner,
-                                fix=fix,
-                                detail=f"eager {speed.eager_step_seconds * 1e3:.3f} ms/call, compiled "
-                                       f"{speed.compiled_step_seconds * 1e3:.3f} ms/call over {speed.steps_timed} "
-                                       f"calls; compile {speed.compile_seconds:.1f} s"))
+        findings.append(
+            Finding(
+                kind="speed",
+                title=speed.verdict,
+                file=site["file"],
+                line=site["line"],
+                owner=owner,
+                fix=fix,
+                detail=f"eager {speed.eager_step_seconds * 1e3:.3f} ms/call, compiled "
+                f"{speed.compiled_step_seconds * 1e3:.3f} ms/call over {speed.steps_timed} "
+                f"calls; compile {speed.compile_seconds:.1f} s",
+            )
+        )
     counters = compiled.get("counters") or {}
     graphs = sum(1 for m in compiled.get("metrics") or [] if (m.get("graph_op_count") or 0) > 0)
-    return DoctorReport(script=script, argv=tuple(argv), findings=[f.to_dict() for f in findings],
-                        speed=dataclasses.asdict(speed), graphs=graphs, frames=counters.get("frames") or {},
-                        compile_sites=sites, compiled_outcome=kind, unobserved=list(compiled.get("unattached") or []))
+    return DoctorReport(
+        script=script,
+        argv=tuple(argv),
+        findings=[f.to_dict() for f in findings],
+        speed=dataclasses.asdict(speed),
+        graphs=graphs,
+        frames=counters.get("frames") or {},
+        compile_sites=sites,
+        compiled_outcome=kind,
+        unobserved=list(compiled.get("unattached") or []),
+    )

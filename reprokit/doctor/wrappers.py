@@ -1,8 +1,7 @@
 """What each compiled callable compiled, and the compiled wrapper (DDP, FSDP) whose forward Dynamo skips, so
 that nothing of the model reaches the compiler. Pure: reads observed.json's plain data."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from reprokit.data.doctor import Finding
 
@@ -35,19 +34,35 @@ def compiled_nothing_findings(obs: dict, script_lines: dict) -> list[Finding]:
         what = "no graph reached the compiler" if not graphs else f"{graphs} graph(s) of no op"
         fix = WRAPPER_FIXES.get(label)
         if fix:
-            out.append(Finding(kind="compiled_nothing", file=site[0], line=site[1], code=code, count=calls,
-                               title=f"nothing was compiled: torch.compile of {label} skips its forward, so all "
-                                     f"{calls} calls ran eager ({what})",
-                               fix=f"compile the module, then wrap it: `{fix}`",
-                               detail=f"Dynamo does not trace {label}'s own forward; the model inside it is never "
-                                      "compiled, and the graph breaks below are where Dynamo gave up"))
+            out.append(
+                Finding(
+                    kind="compiled_nothing",
+                    file=site[0],
+                    line=site[1],
+                    code=code,
+                    count=calls,
+                    title=f"nothing was compiled: torch.compile of {label} skips its forward, so all "
+                    f"{calls} calls ran eager ({what})",
+                    fix=f"compile the module, then wrap it: `{fix}`",
+                    detail=f"Dynamo does not trace {label}'s own forward; the model inside it is never "
+                    "compiled, and the graph breaks below are where Dynamo gave up",
+                )
+            )
         else:
-            out.append(Finding(kind="compiled_nothing", file=site[0], line=site[1], code=code, count=calls,
-                               title=f"nothing was compiled: {label} ran {calls} calls eager ({what})",
-                               fix="fix the graph breaks below, or compile the function that does the work"))
+            out.append(
+                Finding(
+                    kind="compiled_nothing",
+                    file=site[0],
+                    line=site[1],
+                    code=code,
+                    count=calls,
+                    title=f"nothing was compiled: {label} ran {calls} calls eager ({what})",
+                    fix="fix the graph breaks below, or compile the function that does the work",
+                )
+            )
     return out
 
 
-def _line(script_lines: dict, path: Optional[str], line: Optional[int]) -> str:
+def _line(script_lines: dict, path: str | None, line: int | None) -> str:
     lines = script_lines.get(path) or []
     return lines[line - 1].strip() if line and 0 < line <= len(lines) else ""

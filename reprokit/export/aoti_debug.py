@@ -4,10 +4,10 @@ and after its launch (`aot_inductor.debug_intermediate_value_printer = "3"`). Th
 finished is the one that failed. On CUDA, after a fault (device-side assert, illegal memory access), the re-run
 launches synchronously (CUDA_LAUNCH_BLOCKING=1, bisect/cuda.py), so the launch that failed is the one left
 unfinished; where CUDA's toolkit is installed, compute-sanitizer runs the package once more beside it."""
+
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from reprokit.bisect.session import Session
 from reprokit.data.records import Outcome
@@ -40,7 +40,7 @@ def unfinished_kernel(text: str) -> tuple:
     return (open_[-1] if open_ else None), launched
 
 
-def name_aoti_kernel(s: Session, stage: str, failing: Outcome, sanitize: bool = False) -> Optional[dict]:
+def name_aoti_kernel(s: Session, stage: str, failing: Outcome, sanitize: bool = False) -> dict | None:
     """Re-run with AOTI's kernel-name printer (and, for a CUDA fault, under compute-sanitizer where it is
     installed, beside it): {"kernel", "launched", "switch", "trial", "same", "sanitizer"}; None when neither names
     a kernel."""
@@ -57,23 +57,34 @@ def name_aoti_kernel(s: Session, stage: str, failing: Outcome, sanitize: bool = 
         kernel, switch, out = sanitizer["kernel"], f"compute-sanitizer --tool {SANITIZER_TOOL}", checked[0]
     if kernel is None:
         return None
-    return {"kernel": kernel, "launched": launched[-5:], "switch": switch, "trial": out.trial_dir,
-            "same": s.fails_same(out), "sanitizer": sanitizer}
+    return {
+        "kernel": kernel,
+        "launched": launched[-5:],
+        "switch": switch,
+        "trial": out.trial_dir,
+        "same": s.fails_same(out),
+        "sanitizer": sanitizer,
+    }
 
 
 def describe(found: dict) -> str:
     """One sentence for the verdict's message and ISSUE.md."""
     said = found.get("sanitizer") or {}
-    also = (f"; compute-sanitizer: {said['error']}" + (f" in {said['kernel']}" if said.get("kernel") else "")
-            if said.get("error") else "")
-    return (f"AOTInductor's package failed inside kernel {found['kernel']} (launched, never finished; named by "
-            f"re-running with {found['switch']}){also}")
+    also = (
+        f"; compute-sanitizer: {said['error']}" + (f" in {said['kernel']}" if said.get("kernel") else "")
+        if said.get("error")
+        else ""
+    )
+    return (
+        f"AOTInductor's package failed inside kernel {found['kernel']} (launched, never finished; named by "
+        f"re-running with {found['switch']}){also}"
+    )
 
 
 _INPUT_CHECK = re.compile(r"input_handles\[\d+\]: (?:unmatched|dim value is too)[^\n]*")
 
 
-def check_inputs(s: Session, stage: str) -> Optional[dict]:
+def check_inputs(s: Session, stage: str) -> dict | None:
     """Re-run with AOTI's input checks on (AOTI_RUNTIME_CHECK_INPUTS=1, off by default): {"error", "trial"} when
     the package refuses an input of another dtype, size or stride than the example it was compiled for."""
     out = s.runner(s.spec(stage, "aoti-check-inputs", env={"AOTI_RUNTIME_CHECK_INPUTS": "1"}))
@@ -83,7 +94,9 @@ def check_inputs(s: Session, stage: str) -> Optional[dict]:
 
 def describe_inputs(found: dict) -> str:
     """One sentence for the verdict's message and ISSUE.md."""
-    return (f"the package was called with an input unlike the example it was compiled for, and checks none by "
-            f"default: AOTI_RUNTIME_CHECK_INPUTS=1 refuses it ({found['error']}). Fix: export with an example laid "
-            "out as the callers' inputs are (e.g. x.contiguous() for a slice), or run with "
-            "AOTI_RUNTIME_CHECK_INPUTS=1")
+    return (
+        f"the package was called with an input unlike the example it was compiled for, and checks none by "
+        f"default: AOTI_RUNTIME_CHECK_INPUTS=1 refuses it ({found['error']}). Fix: export with an example laid "
+        "out as the callers' inputs are (e.g. x.contiguous() for a slice), or run with "
+        "AOTI_RUNTIME_CHECK_INPUTS=1"
+    )

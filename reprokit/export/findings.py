@@ -1,42 +1,58 @@
 """What an export-stage failure says: the guard or constraint that failed, the user's line, and the fix."""
+
 from __future__ import annotations
 
 import json
 import os
 import re
-from typing import Optional
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in ([^\n]+)\n(?:[ \t]+(?![ \t]|File ")([^\n]*))?')
-_GUARD = (re.compile(r"data-dependent expression (.+?) \(unhinted"),
-          re.compile(r"Constraints violated \(([^)]*)\)[^\n]*\n\s*- Not all values of [^\n]*? in the specified "
-                     r"range ([^\n]*?) satisfy the generated guard ([^\n]+)"),
-          re.compile(r"Constraints violated \(([^)]*)\)[^\n]*\n\s*-?\s*([^\n]+)"),
-          re.compile(r"(Data-dependent branching)"),
-          re.compile(r"(?:no|No) (?:fake|abstract|meta) (?:impl|kernel) registered for <CustomOpDef\(([\w:.]+)\)>"),
-          re.compile(r"(?:no|No) (?:fake|abstract|meta) (?:impl|kernel)[^\n]*?for (?:operator )?([\w:.]+)"))
+_GUARD = (
+    re.compile(r"data-dependent expression (.+?) \(unhinted"),
+    re.compile(
+        r"Constraints violated \(([^)]*)\)[^\n]*\n\s*- Not all values of [^\n]*? in the specified "
+        r"range ([^\n]*?) satisfy the generated guard ([^\n]+)"
+    ),
+    re.compile(r"Constraints violated \(([^)]*)\)[^\n]*\n\s*-?\s*([^\n]+)"),
+    re.compile(r"(Data-dependent branching)"),
+    re.compile(r"(?:no|No) (?:fake|abstract|meta) (?:impl|kernel) registered for <CustomOpDef\(([\w:.]+)\)>"),
+    re.compile(r"(?:no|No) (?:fake|abstract|meta) (?:impl|kernel)[^\n]*?for (?:operator )?([\w:.]+)"),
+)
 
 # (words in the error, the kind of failure, the fix that fits)
 FIXES = (
-    (("data-dependent", "Data-dependent", "GuardOnDataDependentSymNode"), "data-dependent branch",
-     "branch with torch.cond(pred, true_fn, false_fn, operands) so both branches are exported; or, when one "
-     "branch always holds, state it with torch._check(...) before the branch"),
-    (("Constraints violated", "ConstraintViolation", "specialized", "guard on"), "dynamic-shape constraint",
-     "give the dimension the range the model supports: Dim('name', min=..., max=...) in dynamic_shapes (or "
-     "Dim.AUTO to let export infer it)"),
-    (("fake impl", "abstract impl", "meta kernel", "register_fake", "FakeTensor", "fake kernel"),
-     "custom op without a usable fake kernel", "register a fake kernel that returns outputs of the real shapes "
-     "and dtypes: @torch.library.register_fake('ns::op')"),
+    (
+        ("data-dependent", "Data-dependent", "GuardOnDataDependentSymNode"),
+        "data-dependent branch",
+        "branch with torch.cond(pred, true_fn, false_fn, operands) so both branches are exported; or, when one "
+        "branch always holds, state it with torch._check(...) before the branch",
+    ),
+    (
+        ("Constraints violated", "ConstraintViolation", "specialized", "guard on"),
+        "dynamic-shape constraint",
+        "give the dimension the range the model supports: Dim('name', min=..., max=...) in dynamic_shapes (or "
+        "Dim.AUTO to let export infer it)",
+    ),
+    (
+        ("fake impl", "abstract impl", "meta kernel", "register_fake", "FakeTensor", "fake kernel"),
+        "custom op without a usable fake kernel",
+        "register a fake kernel that returns outputs of the real shapes "
+        "and dtypes: @torch.library.register_fake('ns::op')",
+    ),
 )
 # A data-dependent size (not a branch): the value is only used as a size, so a check, not a cond, fixes it.
-UNBACKED = ("unbacked size", "state what the size satisfies with torch._check(...) (e.g. torch._check(n >= 0), "
-            "torch._check(n <= x.shape[0])) right after the line that makes it, so export can trace on")
+UNBACKED = (
+    "unbacked size",
+    "state what the size satisfies with torch._check(...) (e.g. torch._check(n >= 0), "
+    "torch._check(n <= x.shape[0])) right after the line that makes it, so export can trace on",
+)
 # draft_export's failure types, the kind each is (used when the error's words name none)
 DRAFT_KINDS = {"DATA_DEPENDENT_ERROR": 0, "GUARD_ADDED": 1, "MISSING_FAKE_KERNEL": 2, "MISMATCHED_FAKE_KERNEL": 2}
 _SUGGESTED = re.compile(r"Suggested fixes:\n((?:[ \t]+\S[^\n]*\n?)+)")
 _BRANCH = re.compile(r"^(if|elif|while|assert)\b|\bif\b.*\belse\b")
 
 
-def export_finding(traceback_text: str, script: str, draft: Optional[list] = None) -> Optional[dict]:
+def export_finding(traceback_text: str, script: str, draft: list | None = None) -> dict | None:
     """{"kind", "guard", "line", "code", "fix"} of an export() that raised, from the trial's traceback; with
     draft_export's failures (draft) also "draft": them, and where the traceback lacks it the guard and line."""
     if not traceback_text:
@@ -45,8 +61,11 @@ def export_finding(traceback_text: str, script: str, draft: Optional[list] = Non
     primary = primary_failure(draft or [], index)
     if index is None and primary:
         index = DRAFT_KINDS.get(primary["type"])
-    kind, fix = FIXES[index][1:] if index is not None else (
-        "export error", "see the error; torch.export.draft_export(...) lists every problem at once")
+    kind, fix = (
+        FIXES[index][1:]
+        if index is not None
+        else ("export error", "see the error; torch.export.draft_export(...) lists every problem at once")
+    )
     guard = traceback_guard(traceback_text)
     line, code = user_line(traceback_text, script)
     if primary:
@@ -66,7 +85,7 @@ def export_finding(traceback_text: str, script: str, draft: Optional[list] = Non
     return finding
 
 
-def traceback_guard(traceback_text: str) -> Optional[str]:
+def traceback_guard(traceback_text: str) -> str | None:
     """The guard or constraint the error names, or None."""
     for pattern in _GUARD:
         m = pattern.search(traceback_text)
@@ -78,13 +97,13 @@ def traceback_guard(traceback_text: str) -> Optional[str]:
     return None
 
 
-def primary_failure(draft: list, index: Optional[int]) -> Optional[dict]:
+def primary_failure(draft: list, index: int | None) -> dict | None:
     """The draft_export failure behind the error: of the error's kind and at a line of the user's, if any."""
     fitting = [f for f in draft if index is None or DRAFT_KINDS.get(f.get("type")) == index] or draft
     return next((f for f in fitting if f.get("line")), fitting[0] if fitting else None)
 
 
-def draft_guard(failure: dict) -> Optional[str]:
+def draft_guard(failure: dict) -> str | None:
     """A draft_export failure as a guard: its expression with its symbols' sources, or the op it names."""
     if failure.get("expr"):
         symbols = ", ".join(f"{k} = {v}" for k, v in sorted((failure.get("symbols") or {}).items()))
@@ -92,7 +111,7 @@ def draft_guard(failure: dict) -> Optional[str]:
     return f"torch.ops.{failure['op']}" if failure.get("op") else None
 
 
-def draft_failures(trial_dir: str) -> Optional[list]:
+def draft_failures(trial_dir: str) -> list | None:
     """The failures the trial's draft_export recorded (child.export_draft), or None when it did not run."""
     path = os.path.join(trial_dir or "", "draft_export.json")
     if not trial_dir or not os.path.exists(path):
@@ -122,7 +141,7 @@ def describe(finding: dict) -> str:
 _CPP_ERROR = re.compile(r"^(\S+?):(\d+):\d+: error: (.+)$\n^\s*\d+\s*\|\s*(.*)$", re.M)
 
 
-def cpp_compile_error(text: str) -> Optional[str]:
+def cpp_compile_error(text: str) -> str | None:
     """A C++ compile error reduced to its first `error:` line and the generated line it points at."""
     m = _CPP_ERROR.search(text or "")
     if not m:

@@ -5,21 +5,21 @@ The program is captured by one trial of the failing stage (child.export_case); c
 as text: a contiguous run of nodes, the values it reads from outside made inputs (synthetic, of the captured
 shapes and dtypes). Each candidate runs as a script trial of its own.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
 import time
-from typing import Optional
 
 from reprokit import __version__
+from reprokit.bisect.session import Session
 from reprokit.data.records import ReproAttempt, Signature, Verdict, text_hash
 from reprokit.data.rundir import RunDir, read_json
 from reprokit.data.trial_files import trial_record
 from reprokit.fx.prelude import prelude_for
 from reprokit.report.render import environment
 from reprokit.search import find_boundary
-from reprokit.bisect.session import Session
 
 _DTYPES_INT = ("torch.int", "torch.uint", "torch.long", "torch.short")
 # Config a trial's environment sets (trial.environment.trial_env), not the script: not the repro's to carry.
@@ -32,17 +32,31 @@ def minify_export(s: Session, run_dir: RunDir, v: Verdict, command: str = "") ->
     capture = s.runner(s.spec("user", "export-capture", capture=0))
     path = os.path.join(capture.trial_dir, "case", "export_graph.json")
     if not os.path.exists(path):
-        v.repro_attempts = [ReproAttempt("export_graph", "the program AOTInductor was given was not captured"
-                                         + (f" ({capture.note})" if capture.note else ""))]
+        v.repro_attempts = [
+            ReproAttempt(
+                "export_graph",
+                "the program AOTInductor was given was not captured" + (f" ({capture.note})" if capture.note else ""),
+            )
+        ]
         return v
     graph = read_json(path)
     maker = CandidateMaker(s, run_dir, v, graph, configs(trial_record(capture.trial_dir)), command)
     n = len(graph["nodes"])
     width_ = s.runner.jobs
-    end = find_boundary(lambda j: maker.fails([(0, j)])[0], lo=-1, hi=n - 1, width=width_,
-                        fails_many=lambda js: maker.fails([(0, j) for j in js]))
-    width = find_boundary(lambda k: maker.fails([(end - k, end)])[0], lo=-1, hi=end, width=width_,
-                          fails_many=lambda ks: maker.fails([(end - k, end) for k in ks]))
+    end = find_boundary(
+        lambda j: maker.fails([(0, j)])[0],
+        lo=-1,
+        hi=n - 1,
+        width=width_,
+        fails_many=lambda js: maker.fails([(0, j) for j in js]),
+    )
+    width = find_boundary(
+        lambda k: maker.fails([(end - k, end)])[0],
+        lo=-1,
+        hi=end,
+        width=width_,
+        fails_many=lambda ks: maker.fails([(end - k, end) for k in ks]),
+    )
     text = maker.text(end - width, end)
     final = os.path.join(run_dir.path, "repro.py")
     with open(final, "w") as f:
@@ -52,8 +66,14 @@ def minify_export(s: Session, run_dir: RunDir, v: Verdict, command: str = "") ->
     v.repro_verified, v.repro_fresh_runs = maker.same(verified), 1
     v.repro_signature = verified.signature.to_dict()
     v.nodes = {"original": n, "minified": width + 1}
-    v.repro_attempts = [ReproAttempt("export_graph", "verified" if v.repro_verified else
-                                     f"the cut program does not fail the same way ({verified.signature.short()})")]
+    v.repro_attempts = [
+        ReproAttempt(
+            "export_graph",
+            "verified"
+            if v.repro_verified
+            else f"the cut program does not fail the same way ({verified.signature.short()})",
+        )
+    ]
     v.minify_trials = s.runner.executed - before
     v.minify_seconds = round(time.monotonic() - started, 2)
     return v
@@ -62,9 +82,13 @@ def minify_export(s: Session, run_dir: RunDir, v: Verdict, command: str = "") ->
 def configs(record: dict) -> list:
     """Lines setting the inductor config the script changed (a planted bug, a flag), as the script did."""
     prefix = "torch._inductor.config."
-    return [f"{name} = {value!r}" for name, value in sorted((record.get("user_configs") or {}).items())
-            if name.startswith(prefix) and name[len(prefix):] not in _SET_BY_REPROKIT
-            and isinstance(value, (bool, int, float, str, type(None)))]
+    return [
+        f"{name} = {value!r}"
+        for name, value in sorted((record.get("user_configs") or {}).items())
+        if name.startswith(prefix)
+        and name[len(prefix) :] not in _SET_BY_REPROKIT
+        and isinstance(value, (bool, int, float, str, type(None)))
+    ]
 
 
 class CandidateMaker:
@@ -76,33 +100,53 @@ class CandidateMaker:
         self.meta = {p["name"]: p for p in graph["placeholders"]}
         self.meta.update({n["name"]: n for n in graph["nodes"]})
         with open(v.script) as f:
-            ops = sorted({n["code"].split("torch.ops.", 1)[1].split(".")[0] for n in graph["nodes"]
-                          if "torch.ops." in n["code"]} - {"aten", "prims", "higher_order"})
+            ops = sorted(
+                {n["code"].split("torch.ops.", 1)[1].split(".")[0] for n in graph["nodes"] if "torch.ops." in n["code"]}
+                - {"aten", "prims", "higher_order"}
+            )
             self.prelude = prelude_for(f.read(), op_namespaces=ops) if ops else None
         self.folder = os.path.join(run_dir.path, "export_candidates")
         os.makedirs(self.folder, exist_ok=True)
 
-    def text(self, i: int, j: int) -> Optional[str]:
+    def text(self, i: int, j: int) -> str | None:
         """repro.py for nodes i..j (None: a value it needs has no shape to make an input from)."""
-        kept = self.graph["nodes"][i:j + 1]
+        kept = self.graph["nodes"][i : j + 1]
         defined = {n["name"] for n in kept}
         args = []
         for n in kept:
             args += [u for u in n["uses"] if u not in defined and u not in args]
         if any("shape" not in self.meta.get(a, {}) for a in args) or "shape" not in kept[-1]:
             return None
-        return environment().get_template("export_repro.py.j2").render(
-            reprokit_version=__version__, command=self.command,
-            stage=self.v.failing_stage, expected=Signature.from_dict(self.v.signature).short()[:150],
-            nodes=len(kept), original_nodes=len(self.graph["nodes"]), config_lines=self.config_lines,
-            prelude=self.prelude, args=args, body=[n["code"] for n in kept], output=kept[-1]["name"],
-            inputs=[input_expr(self.meta[a]) for a in args],
-            strided=any(self.meta[a].get("stride") for a in args))
+        return (
+            environment()
+            .get_template("export_repro.py.j2")
+            .render(
+                reprokit_version=__version__,
+                command=self.command,
+                stage=self.v.failing_stage,
+                expected=Signature.from_dict(self.v.signature).short()[:150],
+                nodes=len(kept),
+                original_nodes=len(self.graph["nodes"]),
+                config_lines=self.config_lines,
+                prelude=self.prelude,
+                args=args,
+                body=[n["code"] for n in kept],
+                output=kept[-1]["name"],
+                inputs=[input_expr(self.meta[a]) for a in args],
+                strided=any(self.meta[a].get("stride") for a in args),
+            )
+        )
 
     def spec(self, path: str, text: str, label: str, fresh: bool = False):
         """A script trial of one candidate repro, run from its own folder."""
-        return dataclasses.replace(self.s.spec("user", label), script=path, script_hash=text_hash(text), argv=(),
-                                   cwd=os.path.dirname(path), fresh_interpreter=fresh)
+        return dataclasses.replace(
+            self.s.spec("user", label),
+            script=path,
+            script_hash=text_hash(text),
+            argv=(),
+            cwd=os.path.dirname(path),
+            fresh_interpreter=fresh,
+        )
 
     def fails(self, cuts: list) -> list:
         """For each (i, j): whether nodes i..j, exported and AOT-compiled alone, fail the original's way."""
@@ -124,7 +168,8 @@ class CandidateMaker:
             return True
         wrong = ("accuracy", "AssertionError")
         return (target.kind in wrong or target.exc_type in wrong) and (
-            outcome.kind == "accuracy" or outcome.signature.exc_type == "AssertionError")
+            outcome.kind == "accuracy" or outcome.signature.exc_type == "AssertionError"
+        )
 
 
 def input_expr(meta: dict) -> str:
@@ -139,4 +184,3 @@ def input_expr(meta: dict) -> str:
     if dtype.startswith(_DTYPES_INT):
         return f"torch.randint(0, 2, {shape}, dtype={dtype}{on})"
     return f"torch.randn({shape}, dtype={dtype}{on})"
-

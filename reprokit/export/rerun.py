@@ -2,11 +2,11 @@
 has no graph, so the script's source is reduced while export fails on the same guard or constraint; an
 AOTInductor failure's exported program is cut again (export.minify), and where no cut fails the same way (a failure
 that needs the script's own calls: a second call, another batch) the script's source is reduced instead."""
+
 from __future__ import annotations
 
 import os
 import time
-from typing import Optional
 
 from reprokit.bisect.session import BisectOptions, Session
 from reprokit.data.phases import Isolation, Repro
@@ -61,8 +61,9 @@ def _minify_export(run_dir: RunDir, v: Verdict, runner, emit, command: str) -> V
     return minify_export_source(run_dir, v, runner, emit, stage="user", started=started, before=before)
 
 
-def minify_export_source(run_dir: RunDir, v: Verdict, runner, emit, stage: str, started: Optional[float] = None,
-                         before: Optional[int] = None) -> Verdict:
+def minify_export_source(
+    run_dir: RunDir, v: Verdict, runner, emit, stage: str, started: float | None = None, before: int | None = None
+) -> Verdict:
     """The script reduced while `stage` fails the same way (an export-stage failure: on the same guard or
     constraint); attempts made before (an unverified cut) are kept in repro_attempts and in the minify counts."""
     target = original_guard(v) if stage in SOURCE_STAGES else None
@@ -71,8 +72,16 @@ def minify_export_source(run_dir: RunDir, v: Verdict, runner, emit, stage: str, 
         return target is None or traceback_guard(outcome.traceback or "") == target
 
     finding, earlier = v.message, list(v.repro_attempts or [])
-    v = minify_source(run_dir, v, runner, emit, time.monotonic() if started is None else started,
-                      runner.executed if before is None else before, stage=stage, same=same_guard)
+    v = minify_source(
+        run_dir,
+        v,
+        runner,
+        emit,
+        time.monotonic() if started is None else started,
+        runner.executed if before is None else before,
+        stage=stage,
+        same=same_guard,
+    )
     why = v.message if v.message != finding else "the reduced script does not fail the same way"
     v.repro_attempts = earlier + [ReproAttempt("source", "verified" if v.repro_verified else why)]
     v.message = finding  # why the source was not reduced is said in repro_attempts; the verdict's finding stays
@@ -81,7 +90,7 @@ def minify_export_source(run_dir: RunDir, v: Verdict, runner, emit, stage: str, 
     return v
 
 
-def original_guard(v: Verdict) -> Optional[str]:
+def original_guard(v: Verdict) -> str | None:
     """The guard or constraint export raised on in the bisect's first failing trial (None: it named none)."""
     first = (v.decisive_trials or {}).get("first_failing") or ""
     path = os.path.join(first, "result.json")

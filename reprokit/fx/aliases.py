@@ -7,10 +7,11 @@ only while the inputs alias. Copying inputs one by one, as saving, eager referen
 the graph then passes alone. A group is described by plain data, so meta.json and repro.py can carry it: the inputs'
 indices, each one's offset into the span of memory they touch, and that span's length in elements.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional
+from collections.abc import Callable
 
 
 def describe(values: list) -> list:
@@ -29,12 +30,13 @@ def describe(values: list) -> list:
             continue
         lo = min(values[i].storage_offset() for i in members)
         hi = max(values[i].storage_offset() + _extent(values[i]) for i in members)
-        groups.append({"inputs": members, "offsets": [values[i].storage_offset() - lo for i in members],
-                       "numel": hi - lo})
+        groups.append(
+            {"inputs": members, "offsets": [values[i].storage_offset() - lo for i in members], "numel": hi - lo}
+        )
     return groups
 
 
-def _storage_key(t) -> Optional[tuple]:
+def _storage_key(t) -> tuple | None:
     """(device, address) of t's memory; None for a tensor with no real memory (fake, empty, a subclass)."""
     import torch
 
@@ -52,7 +54,7 @@ def _extent(t) -> int:
     return 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride())) if t.numel() else 0
 
 
-def spanning(group: dict, values: list) -> Optional[int]:
+def spanning(group: dict, values: list) -> int | None:
     """The member that is the whole span (offset 0, contiguous, every element): the base the others view, as a
     script's `x` of `x` and `x[1:]`; None when no member is (views of one unnamed tensor)."""
     for i, offset in zip(group["inputs"], group["offsets"]):
@@ -66,7 +68,7 @@ def spans(group: dict, shape, stride, offset: int) -> bool:
     return offset == 0 and _contiguous(shape, stride) and math.prod(shape) == group["numel"]
 
 
-def copied(values: list, copy: Callable, groups: Optional[list] = None) -> list:
+def copied(values: list, copy: Callable, groups: list | None = None) -> list:
     """copy(t) of each tensor in values (other values as they are), each group's members sharing one copy of their
     memory as the originals share theirs: the spanning member copied, the others views of it; or, with no spanning
     member, all views of a copy of the span. copy takes a tensor and returns a new one of the same shape (clone, or
@@ -88,7 +90,7 @@ def copied(values: list, copy: Callable, groups: Optional[list] = None) -> list:
     return out
 
 
-def slices(base_shape, base_stride, shape, stride, offset: int) -> Optional[list]:
+def slices(base_shape, base_stride, shape, stride, offset: int) -> list | None:
     """[(start, stop)] per dimension where a view of a contiguous base is a plain slice of it (`x[1:]`, as scripts
     make them, and as AOT autograd replays them), or None where only as_strided says it."""
     if len(shape) != len(base_shape) or any(a != b for a, b, n in zip(stride, base_stride, shape) if n != 1):

@@ -3,11 +3,11 @@
 Runs in the trial child. The graph is the one *before* any backend rewrites it (no pattern matcher
 has fused anything yet), so a repro cut from it holds only ops the user's code produced.
 """
+
 from __future__ import annotations
 
 import io
 import os
-from typing import Optional
 
 import torch
 import torch.fx
@@ -18,7 +18,7 @@ from reprokit.fx import aliases
 from reprokit.fx.inputs import synthetic_inputs, value_stats
 
 
-def tensor_meta(t, stats_max_bytes: Optional[int] = None) -> dict:
+def tensor_meta(t, stats_max_bytes: int | None = None) -> dict:
     """Shape, stride, dtype, device, requires_grad and value statistics of one input (none for an input over
     stats_max_bytes)."""
     if isinstance(t, torch.SymInt) or isinstance(t, int) and not isinstance(t, bool):
@@ -34,9 +34,16 @@ def tensor_meta(t, stats_max_bytes: Optional[int] = None) -> dict:
     from reprokit import compat
 
     fake = compat.is_fake(t)
-    meta = {"kind": "tensor", "shape": list(t.shape), "stride": list(t.stride()), "dtype": str(t.dtype).replace("torch.", ""),
-            "device": str(t.device), "requires_grad": bool(t.requires_grad), "bytes": t.numel() * t.element_size(),
-            "contiguous": t.is_contiguous()}
+    meta = {
+        "kind": "tensor",
+        "shape": list(t.shape),
+        "stride": list(t.stride()),
+        "dtype": str(t.dtype).replace("torch.", ""),
+        "device": str(t.device),
+        "requires_grad": bool(t.requires_grad),
+        "bytes": t.numel() * t.element_size(),
+        "contiguous": t.is_contiguous(),
+    }
     if fake or stats_max_bytes is not None and meta["bytes"] > stats_max_bytes:
         return meta  # a traced (fake) tensor has metadata but no values
     with torch.no_grad():
@@ -64,8 +71,22 @@ def traced_values(gm: torch.fx.GraphModule) -> dict:
 
 
 # Python's in-place operators as Dynamo records them (x += y is operator.iadd; x[i] = y is operator.setitem)
-_INPLACE_OPERATORS = {"iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor",
-                      "ilshift", "irshift", "imatmul", "setitem"}
+_INPLACE_OPERATORS = {
+    "iadd",
+    "isub",
+    "imul",
+    "itruediv",
+    "ifloordiv",
+    "imod",
+    "ipow",
+    "iand",
+    "ior",
+    "ixor",
+    "ilshift",
+    "irshift",
+    "imatmul",
+    "setitem",
+}
 
 
 def mutates(n: torch.fx.Node) -> bool:
@@ -95,8 +116,16 @@ def describe_nodes(gm: torch.fx.GraphModule, values: dict) -> tuple[list, list]:
             continue
         deps = [a.name for a in n.all_input_nodes]
         target = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", str(n.target))
-        nodes.append({"name": n.name, "op": n.op, "target": str(target), "deps": deps,
-                      "tensor": isinstance(values.get(n.name), torch.Tensor), "mutates": mutates(n)})
+        nodes.append(
+            {
+                "name": n.name,
+                "op": n.op,
+                "target": str(target),
+                "deps": deps,
+                "tensor": isinstance(values.get(n.name), torch.Tensor),
+                "mutates": mutates(n),
+            }
+        )
     return nodes, outputs
 
 
@@ -104,14 +133,35 @@ def config_assignment_lines() -> list[str]:
     """Python lines that recreate the user's non-default compiler config (for repro.py)."""
     from reprokit import compat
 
-    return [f"{name} = {value!r}" for name, value in sorted(compat.non_default_configs().items())
-            if name not in INDUCED_BY_REPROKIT]
+    return [
+        f"{name} = {value!r}"
+        for name, value in sorted(compat.non_default_configs().items())
+        if name not in INDUCED_BY_REPROKIT
+    ]
 
 
 # Namespaces of ops torch itself defines; any other namespace in a graph is an op the script registered.
-BUILTIN_NAMESPACES = {"aten", "prims", "prim", "higher_order", "_c10d_functional", "c10d_functional", "c10d",
-                      "quantized", "_quantized", "profiler", "rngprims", "mkldnn", "onednn", "inductor",
-                      "debugprims", "_quantized_decomposed", "quantized_decomposed", "_dtensor", "symm_mem"}
+BUILTIN_NAMESPACES = {
+    "aten",
+    "prims",
+    "prim",
+    "higher_order",
+    "_c10d_functional",
+    "c10d_functional",
+    "c10d",
+    "quantized",
+    "_quantized",
+    "profiler",
+    "rngprims",
+    "mkldnn",
+    "onednn",
+    "inductor",
+    "debugprims",
+    "_quantized_decomposed",
+    "quantized_decomposed",
+    "_dtensor",
+    "symm_mem",
+}
 
 
 def config_hooks() -> tuple[list, list]:
@@ -176,29 +226,47 @@ def symbolic_placeholders(gm) -> list:
     return out
 
 
-def save_inputs(inputs: list, inputs_meta: list, out_dir: str, max_input_bytes: int,
-                groups: list) -> tuple[bool, str]:
+def save_inputs(inputs: list, inputs_meta: list, out_dir: str, max_input_bytes: int, groups: list) -> tuple[bool, str]:
     """(whether the real values were saved to inputs.pt, a note for the report when they were not)."""
     from reprokit import compat
 
     total = sum(m.get("bytes", 0) for m in inputs_meta)
     if any(compat.is_fake(t) for t in inputs if isinstance(t, torch.Tensor)):
-        return False, ("a backward graph as AOT autograd hands it to inductor: input values are synthetic (shape "
-                       "and dtype kept)")
+        return False, (
+            "a backward graph as AOT autograd hands it to inductor: input values are synthetic (shape and dtype kept)"
+        )
     if total > max_input_bytes:
-        return False, (f"graph inputs are {total / 2**20:.1f} MiB, over the {max_input_bytes / 2**20:.0f} MiB "
-                       "budget: values were not saved; trials use synthetic values matched on shape, dtype and "
-                       "statistics")
+        return False, (
+            f"graph inputs are {total / 2**20:.1f} MiB, over the {max_input_bytes / 2**20:.0f} MiB "
+            "budget: values were not saved; trials use synthetic values matched on shape, dtype and "
+            "statistics"
+        )
     buf = io.BytesIO()
     kept = aliases.copied(inputs, lambda t: t.detach().clone(), groups)  # torch.save keeps the views the copies share
-    torch.save([c.requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else
-                (compat.size_hint(t) if isinstance(t, torch.SymInt) else t) for t, c in zip(inputs, kept)], buf)
+    torch.save(
+        [
+            c.requires_grad_(t.requires_grad)
+            if isinstance(t, torch.Tensor)
+            else (compat.size_hint(t) if isinstance(t, torch.SymInt) else t)
+            for t, c in zip(inputs, kept)
+        ],
+        buf,
+    )
     write_atomic(os.path.join(out_dir, "inputs.pt"), buf.getvalue())
     return True, ""
 
 
-def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compile_args=None, script=None,
-                  context=None, run_eagerly: bool = True, stats_max_bytes: Optional[int] = None) -> str:
+def capture_graph(
+    gm,
+    example_inputs,
+    out_dir: str,
+    max_input_bytes: int,
+    compile_args=None,
+    script=None,
+    context=None,
+    run_eagerly: bool = True,
+    stats_max_bytes: int | None = None,
+) -> str:
     """Write the case folder; returns a note for the report (e.g. that input values were synthesised).
 
     script: the user's script, whose custom-op registrations and hooks the graph needs go into prelude.py;
@@ -210,8 +278,10 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
 
     os.makedirs(out_dir, exist_ok=True)
     inputs = list(example_inputs)
-    inputs_meta = [dict(tensor_meta(t, stats_max_bytes), **({"symbolic": True} if sym else {}))
-                   for t, sym in zip(inputs, symbolic_placeholders(gm) + [False] * len(inputs))]
+    inputs_meta = [
+        dict(tensor_meta(t, stats_max_bytes), **({"symbolic": True} if sym else {}))
+        for t, sym in zip(inputs, symbolic_placeholders(gm) + [False] * len(inputs))
+    ]
     groups = aliases.describe(inputs)  # inputs that share memory
     saved_values, note = save_inputs(inputs, inputs_meta, out_dir, max_input_bytes, groups)
     from reprokit.fx import serialize
@@ -223,14 +293,19 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
     write_atomic(os.path.join(out_dir, "graph.py"), gm.code)
     if run_eagerly:
         # Copies: a graph that writes to its inputs must not write to the running job's tensors a second time.
-        probe_inputs = (aliases.copied(inputs, lambda t: t.detach().clone(), groups) if saved_values else
-                        aliases.shared(synthetic_inputs(inputs_meta), groups))
+        probe_inputs = (
+            aliases.copied(inputs, lambda t: t.detach().clone(), groups)
+            if saved_values
+            else aliases.shared(synthetic_inputs(inputs_meta), groups)
+        )
         try:
             with torch.no_grad():
                 values = node_values(gm, [t.detach() if isinstance(t, torch.Tensor) else t for t in probe_inputs])
         except Exception as e:  # a graph that cannot run eagerly can still be compiled; nothing can be cut
             values = {}
-            note = (note + "; " if note else "") + f"graph does not run eagerly ({type(e).__name__}); no node can be cut"
+            note = (
+                note + "; " if note else ""
+            ) + f"graph does not run eagerly ({type(e).__name__}); no node can be cut"
     else:
         values = examples
     nodes, outputs = describe_nodes(gm, values)
@@ -241,13 +316,23 @@ def capture_graph(gm, example_inputs, out_dir: str, max_input_bytes: int, compil
     prelude = "\n".join(p for p in (fake_group_prelude(gm), prelude) if p)  # the group first: ops may need it
     if prelude:
         write_atomic(os.path.join(out_dir, "prelude.py"), prelude)
-    write_json_atomic(os.path.join(out_dir, "meta.json"), {
-        "context": context, "prelude": bool(prelude), "hook_lines": hook_lines,
-        "nodes": nodes, "outputs": outputs, "inputs": inputs_meta, "values_saved": saved_values,
-        "aliases": groups,
-        "input_names": [n.name for n in gm.graph.nodes if n.op == "placeholder"],
-        "config_lines": config_assignment_lines(), "compile_args": compile_args,
-        "torch_version": compat.TORCH_VERSION, "note": note,
-        "node_count": len(gm.graph.nodes),
-    })
+    write_json_atomic(
+        os.path.join(out_dir, "meta.json"),
+        {
+            "context": context,
+            "prelude": bool(prelude),
+            "hook_lines": hook_lines,
+            "nodes": nodes,
+            "outputs": outputs,
+            "inputs": inputs_meta,
+            "values_saved": saved_values,
+            "aliases": groups,
+            "input_names": [n.name for n in gm.graph.nodes if n.op == "placeholder"],
+            "config_lines": config_assignment_lines(),
+            "compile_args": compile_args,
+            "torch_version": compat.TORCH_VERSION,
+            "note": note,
+            "node_count": len(gm.graph.nodes),
+        },
+    )
     return note

@@ -2,6 +2,7 @@
 so it runs elsewhere only with one. PyTorch's fake process group (its own tests', and fx_graph_runnable's) gives
 one process the rank and world size the graph was captured with; its collectives return their input unchanged,
 which keeps every computation before and after them, where compiler bugs live, as it was."""
+
 from __future__ import annotations
 
 
@@ -23,9 +24,11 @@ def fake_group_prelude(gm) -> str:
     if not has_collectives(gm) or not (dist.is_available() and dist.is_initialized()):
         return ""
     rank, world = dist.get_rank(), dist.get_world_size()
-    return ("# The graph's collectives need a process group: PyTorch's fake one plays this rank of the job in one\n"
-            "# process (its collectives return their input unchanged).\n"
-            "import torch.distributed\n"
-            "from torch.testing._internal.distributed.fake_pg import FakeStore\n\n"
-            "if not torch.distributed.is_initialized():\n"
-            f"    torch.distributed.init_process_group('fake', store=FakeStore(), rank={rank}, world_size={world})\n")
+    return (
+        "# The graph's collectives need a process group: PyTorch's fake one plays this rank of the job in one\n"
+        "# process (its collectives return their input unchanged).\n"
+        "import torch.distributed\n"
+        "from torch.testing._internal.distributed.fake_pg import FakeStore\n\n"
+        "if not torch.distributed.is_initialized():\n"
+        f"    torch.distributed.init_process_group('fake', store=FakeStore(), rank={rank}, world_size={world})\n"
+    )

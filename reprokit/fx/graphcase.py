@@ -4,19 +4,29 @@ about structure; the trial child (fx/materialize.py) turns an edit into a real G
 An edit says which nodes are computed, which are cut into inputs (fed the value they had in eager),
 and which are outputs. Placeholders needed by what remains stay; everything else is dead code.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 # The calls that open and close a functorch level (vmap, jvp, grad, and the forward-AD dual level). A value computed
 # inside one is a wrapper (a BatchedTensor, a dual or grad-tracking tensor) of that level: cut into an input it
 # would be a plain tensor, and a graph truncated inside the level never closes it (jacfwd #194706: such cuts failed
 # "another way" in trials, and a 29-node repro of them failed differently in a fresh interpreter).
-LEVEL_OPENS = {"_vmap_increment_nesting", "_jvp_increment_nesting", "_grad_increment_nesting",
-               "_func_increment_nesting", "_enter_dual_level"}
-LEVEL_CLOSES = {"_vmap_decrement_nesting", "_jvp_decrement_nesting", "_grad_decrement_nesting",
-                "_func_decrement_nesting", "_exit_dual_level"}
+LEVEL_OPENS = {
+    "_vmap_increment_nesting",
+    "_jvp_increment_nesting",
+    "_grad_increment_nesting",
+    "_func_increment_nesting",
+    "_enter_dual_level",
+}
+LEVEL_CLOSES = {
+    "_vmap_decrement_nesting",
+    "_jvp_decrement_nesting",
+    "_grad_decrement_nesting",
+    "_func_decrement_nesting",
+    "_exit_dual_level",
+}
 
 
 def op_base(target) -> str:
@@ -50,7 +60,7 @@ class Edit:
         return {"computed": sorted(self.computed), "cut": sorted(self.cut), "outputs": list(self.outputs)}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Edit":
+    def from_dict(cls, d: dict) -> Edit:
         return cls(frozenset(d["computed"]), frozenset(d["cut"]), tuple(d["outputs"]))
 
 
@@ -72,9 +82,11 @@ class GraphShape:
                 depth += 1
 
     @classmethod
-    def from_meta(cls, meta: dict) -> "GraphShape":
-        nodes = [NodeInfo(n["name"], n["op"], n["target"], tuple(n["deps"]), bool(n["tensor"]),
-                          bool(n.get("mutates"))) for n in meta["nodes"]]
+    def from_meta(cls, meta: dict) -> GraphShape:
+        nodes = [
+            NodeInfo(n["name"], n["op"], n["target"], tuple(n["deps"]), bool(n["tensor"]), bool(n.get("mutates")))
+            for n in meta["nodes"]
+        ]
         return cls(nodes=nodes, outputs=tuple(meta["outputs"]))
 
     @property
@@ -104,32 +116,34 @@ class GraphShape:
         needed = set(edit.outputs)
         for name in edit.computed:
             needed.update(self.by_name[name].deps)
-        return [n.name for n in self.nodes
-                if n.name in needed and (n.op == "placeholder" or n.name in edit.cut) and n.name not in edit.computed]
+        return [
+            n.name
+            for n in self.nodes
+            if n.name in needed and (n.op == "placeholder" or n.name in edit.cut) and n.name not in edit.computed
+        ]
 
     def size(self, edit: Edit) -> int:
         """FX node count of the edited graph: inputs + computed nodes + the output node."""
         return len(self.inputs_of(edit)) + len(edit.computed) + 1
 
     # -- edits ----------------------------------------------------------------------------------
-    def truncate_after(self, edit: Edit, index: int) -> Optional[Edit]:
+    def truncate_after(self, edit: Edit, index: int) -> Edit | None:
         """Keep the computed nodes up to body position `index`; return what is still live there."""
         order = [n for n in self.body if n in edit.computed]
         kept = set(order[: index + 1])
-        if not kept or order[index] in self.in_level or (
-                index + 1 < len(order) and order[index + 1] in self.in_level):
+        if not kept or order[index] in self.in_level or (index + 1 < len(order) and order[index + 1] in self.in_level):
             return None  # inside a functorch level: the cut would leave it open
         outs = []
         for name in order[: index + 1]:
             node = self.by_name[name]
-            used_later = any(name in self.by_name[u].deps for u in order[index + 1:])
+            used_later = any(name in self.by_name[u].deps for u in order[index + 1 :])
             if node.tensor and (used_later or name in edit.outputs or name == order[index]):
                 outs.append(name)
         if not outs:
             return None
         return self.normalise(Edit(frozenset(kept), edit.cut, tuple(outs)))
 
-    def with_outputs(self, edit: Edit, outputs) -> Optional[Edit]:
+    def with_outputs(self, edit: Edit, outputs) -> Edit | None:
         if not outputs:
             return None
         return self.normalise(Edit(edit.computed, edit.cut, tuple(outputs)))
@@ -150,5 +164,8 @@ class GraphShape:
         it would be a copy, no longer the view of what the graph returns, and the write would go nowhere. Not a
         value computed inside a functorch level: as an input it would lose its level."""
         written = {self.by_name[n].deps[0] for n in edit.computed if self.by_name[n].mutates and self.by_name[n].deps}
-        return [n for n in self.body if n in edit.computed and self.by_name[n].tensor and n not in written
-                and n not in self.in_level]
+        return [
+            n
+            for n in self.body
+            if n in edit.computed and self.by_name[n].tensor and n not in written and n not in self.in_level
+        ]

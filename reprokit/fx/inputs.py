@@ -1,5 +1,6 @@
 """A graph's inputs without their values: statistics recorded at capture, synthetic tensors matched on them, and
 the expressions repro.py writes (synthetic by default, the real values inline when they are few)."""
+
 from __future__ import annotations
 
 import math
@@ -20,13 +21,19 @@ def value_stats(t) -> dict:
         return {"min": float(d.min()), "max": float(d.max())}
     f = d.float()
     finite = f[torch.isfinite(f)]
-    stats = {"mean": float(finite.mean()) if finite.numel() else 0.0,
-             "std": float(finite.std()) if finite.numel() > 1 else 0.0,
-             "nonfinite": int((~torch.isfinite(f)).sum())}
+    stats = {
+        "mean": float(finite.mean()) if finite.numel() else 0.0,
+        "std": float(finite.std()) if finite.numel() > 1 else 0.0,
+        "nonfinite": int((~torch.isfinite(f)).sum()),
+    }
     if finite.numel():
         stats.update(min=float(finite.min()), max=float(finite.max()))
-    present = {"nan": bool(torch.isnan(f).any()), "inf": bool((f == math.inf).any()),
-               "-inf": bool((f == -math.inf).any()), "zero": bool((f == 0).any())}
+    present = {
+        "nan": bool(torch.isnan(f).any()),
+        "inf": bool((f == math.inf).any()),
+        "-inf": bool((f == -math.inf).any()),
+        "zero": bool((f == 0).any()),
+    }
     stats["special"] = [name for name in _SPECIAL if present[name]]
     return stats
 
@@ -57,8 +64,16 @@ def synthetic_inputs(inputs_meta: list, seed: int = 0) -> list:
         dtype = getattr(torch, m["dtype"], torch.float32)
         shape = m["shape"]
         if dtype.is_floating_point or dtype.is_complex:
-            t = synthetic_tensor(shape, dtype, m.get("mean", 0.0), m.get("std", 1.0), m.get("min"), m.get("max"),
-                                 m.get("special", ()), generator=gen)
+            t = synthetic_tensor(
+                shape,
+                dtype,
+                m.get("mean", 0.0),
+                m.get("std", 1.0),
+                m.get("min"),
+                m.get("max"),
+                m.get("special", ()),
+                generator=gen,
+            )
         elif dtype == torch.bool:
             t = torch.rand(shape, generator=gen) < 0.5
         else:
@@ -187,5 +202,7 @@ def inline_exprs(inputs: list, metas: list, attributes: dict, attribute_metas: d
     tensors = [t for t in list(inputs) + list(attributes.values()) if isinstance(t, torch.Tensor)]
     if sum(t.numel() for t in tensors) > INLINE_MAX_ELEMENTS or any(t.is_complex() for t in tensors):
         return None
-    return {"inputs": [inline_expr(v, m) for v, m in zip(inputs, metas)],
-            "attributes": {k: inline_expr(v, attribute_metas[k]) for k, v in attributes.items()}}
+    return {
+        "inputs": [inline_expr(v, m) for v, m in zip(inputs, metas)],
+        "attributes": {k: inline_expr(v, attribute_metas[k]) for k, v in attributes.items()},
+    }

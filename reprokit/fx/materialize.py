@@ -1,5 +1,6 @@
 """Turn a captured case plus an edit into a runnable GraphModule and its inputs, and the parts repro.py needs
 (trial child only; running the case is reprokit.child.graph)."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,9 @@ def load_case(case_dir: str):
 
     gm = serialize.load(os.path.join(case_dir, "graph.pt"))
     if meta["values_saved"]:
-        inputs = aliases.rebased(torch.load(os.path.join(case_dir, "inputs.pt"), weights_only=False),
-                                 meta.get("aliases") or [])
+        inputs = aliases.rebased(
+            torch.load(os.path.join(case_dir, "inputs.pt"), weights_only=False), meta.get("aliases") or []
+        )
     else:
         inputs = aliases.shared(synthetic_inputs(meta["inputs"]), meta.get("aliases") or [])
     return gm, inputs, meta
@@ -37,8 +39,13 @@ def build(gm: torch.fx.GraphModule, inputs: list, edit: dict | None, cut_values:
     computed, cut, outputs = set(edit["computed"]), set(edit["cut"]), list(edit["outputs"])
     # With the real inputs (grad kept) a cut node's value knows whether it required grad.
     # On copies: a graph that writes to its inputs would otherwise run on inputs the eager run already changed.
-    values = cut_values if cut_values is not None else node_values(gm, aliases.copied(
-        list(inputs), lambda t: t.detach().clone().requires_grad_(t.requires_grad))) if cut else {}
+    values = (
+        cut_values
+        if cut_values is not None
+        else node_values(gm, aliases.copied(list(inputs), lambda t: t.detach().clone().requires_grad_(t.requires_grad)))
+        if cut
+        else {}
+    )
     needed = set(outputs)
     for n in gm.graph.nodes:
         if n.name in computed:
@@ -87,12 +94,21 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
     gm, inputs = build(gm, inputs, edit)
     # Inputs that share memory saved as one new span each (a cut may have dropped the one at its start), so that
     # each one's storage offset is its offset in the group repro.py is written from.
-    inputs = [c.requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) and not c.requires_grad and
-              t.requires_grad else c for t, c in zip(inputs, aliases.copied(inputs, lambda t: t.detach().clone()))]
+    inputs = [
+        c.requires_grad_(t.requires_grad)
+        if isinstance(t, torch.Tensor) and not c.requires_grad and t.requires_grad
+        else c
+        for t, c in zip(inputs, aliases.copied(inputs, lambda t: t.detach().clone()))
+    ]
     src, globals_ = graph_python_code(gm)
     submodules, children = _submodule_classes(gm)
-    attrs = sorted({n.target for n in gm.graph.nodes if n.op == "get_attr"
-                    and not isinstance(_fetch_attr(gm, n.target), torch.nn.Module)})
+    attrs = sorted(
+        {
+            n.target
+            for n in gm.graph.nodes
+            if n.op == "get_attr" and not isinstance(_fetch_attr(gm, n.target), torch.nn.Module)
+        }
+    )
     state = {name: _fetch_attr(gm, name).detach().clone() for name in attrs}
     torch.save({"inputs": inputs, "attributes": state}, os.path.join(out_dir, "repro_inputs.pt"))
     input_metas = [tensor_meta(t) for t in inputs]
@@ -132,8 +148,10 @@ def float64_error(gm, inputs) -> str | None:
     import copy
 
     def fresh(cast):
-        return aliases.copied(list(inputs), lambda t: t.detach().to(torch.float64, copy=True)
-                              if cast and t.is_floating_point() else t.detach().clone())
+        return aliases.copied(
+            list(inputs),
+            lambda t: t.detach().to(torch.float64, copy=True) if cast and t.is_floating_point() else t.detach().clone(),
+        )
 
     try:
         fp64 = copy.deepcopy(gm).double()(*fresh(True))
@@ -144,11 +162,18 @@ def float64_error(gm, inputs) -> str | None:
     except Exception:
         return None
     for i, (e, f) in enumerate(zip(eager, fp64)):
-        if isinstance(e, torch.Tensor) and e.is_floating_point() and isinstance(f, torch.Tensor) and \
-                e.shape == f.shape and bool(across_zero(e, f).any()):
+        if (
+            isinstance(e, torch.Tensor)
+            and e.is_floating_point()
+            and isinstance(f, torch.Tensor)
+            and e.shape == f.shape
+            and bool(across_zero(e, f).any())
+        ):
             j = int(across_zero(e, f).flatten().nonzero()[0])
-            return (f"float64 lands across zero from eager: output {i} eager {float(e.flatten()[j]):.9g}, float64 "
-                    f"{float(f.flatten()[j]):.9g}, a choice (a signed zero, a branch cut) rounding cannot explain")
+            return (
+                f"float64 lands across zero from eager: output {i} eager {float(e.flatten()[j]):.9g}, float64 "
+                f"{float(f.flatten()[j]):.9g}, a choice (a signed zero, a branch cut) rounding cannot explain"
+            )
     return None
 
 
@@ -182,7 +207,6 @@ def _tidy(src: str) -> str:
 
 def _submodule_classes(gm, prefix: str = "") -> tuple[list, list]:
     """(classes innermost first, this module's children) for GraphModule attributes (higher-order op bodies)."""
-    from reprokit import compat
 
     classes, children = [], []
     for n in gm.graph.nodes:
@@ -193,8 +217,7 @@ def _submodule_classes(gm, prefix: str = "") -> tuple[list, list]:
             name = (prefix + n.target).replace(".", "_")
             inner, grandchildren = _submodule_classes(sub, name + "_")
             cls = "".join(p.capitalize() for p in name.split("_") if p)
-            classes += inner + [{"cls": cls, "children": grandchildren,
-                                 "forward": _tidy(graph_python_code(sub)[0])}]
+            classes += inner + [{"cls": cls, "children": grandchildren, "forward": _tidy(graph_python_code(sub)[0])}]
             children.append({"attr": n.target, "cls": cls})
     return classes, children
 
@@ -214,7 +237,11 @@ def _used_imports(block: str, src: str) -> str:
     for line in block.splitlines():
         line = line.strip()
         m = re.match(r"(?:from \S+ )?import (\S+)(?: as (\S+))?$", line) or re.match(r"(\w+) = ", line)
-        name = (m.group(2) or m.group(1)) if m and m.lastindex and m.lastindex >= 2 and m.group(2) else (m.group(1) if m else None)
+        name = (
+            (m.group(2) or m.group(1))
+            if m and m.lastindex and m.lastindex >= 2 and m.group(2)
+            else (m.group(1) if m else None)
+        )
         if name and name != "torch" and re.search(rf"\b{re.escape(name.split('.')[0])}\b", src):
             keep.append(line)
     return "\n".join(keep)

@@ -4,15 +4,29 @@ decompositions and compiler hooks (custom passes) the script set up at run time,
 Pure source analysis (ast): no torch. The prelude is copied verbatim into graph trials and into repro.py,
 so a graph that calls `torch.ops.mylib.op` or relies on a custom post-grad pass behaves as it did in the script.
 """
+
 from __future__ import annotations
 
 import ast
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 # Words that mark a top-level statement as one that registers something the compiled graph depends on.
-_MARKERS = ("torch.library", "custom_op", "register_fake", "register_autograd", "register_kernel",
-            "register_decomposition", "decomposition", "Library(", "impl_abstract", "register_torch_dispatch",
-            "custom_pass", "custom_pre_pass", "custom_post_pass", "CustomGraphPass")
+_MARKERS = (
+    "torch.library",
+    "custom_op",
+    "register_fake",
+    "register_autograd",
+    "register_kernel",
+    "register_decomposition",
+    "decomposition",
+    "Library(",
+    "impl_abstract",
+    "register_torch_dispatch",
+    "custom_pass",
+    "custom_pre_pass",
+    "custom_post_pass",
+    "CustomGraphPass",
+)
 
 
 def _names_loaded(node: ast.AST) -> set:
@@ -46,7 +60,7 @@ def _definition_like(stmt: ast.stmt) -> bool:
     return False
 
 
-def prelude_for(source: str, hook_names: Iterable[str] = (), op_namespaces: Iterable[str] = ()) -> Optional[str]:
+def prelude_for(source: str, hook_names: Iterable[str] = (), op_namespaces: Iterable[str] = ()) -> str | None:
     """The statements of `source` that register what a graph needs (see module doc), or None when there are none.
 
     hook_names: names the compiler config refers to (a custom pass function or class). op_namespaces: the
@@ -64,8 +78,9 @@ def prelude_for(source: str, hook_names: Iterable[str] = (), op_namespaces: Iter
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue
         text = ast.unparse(stmt)
-        if any(m in text for m in _MARKERS) or any(f'"{ns}::' in text or f"'{ns}::" in text or
-                                                   f'"{ns}"' in text or f"'{ns}'" in text for ns in namespaces):
+        if any(m in text for m in _MARKERS) or any(
+            f'"{ns}::' in text or f"'{ns}::" in text or f'"{ns}"' in text or f"'{ns}'" in text for ns in namespaces
+        ):
             chosen.add(i)
         elif _defined_names(stmt) & wanted and _definition_like(stmt):
             chosen.add(i)
@@ -86,10 +101,15 @@ def prelude_for(source: str, hook_names: Iterable[str] = (), op_namespaces: Iter
                 chosen.add(j)
                 pending.append(j)
     used = set().union(*(_names_loaded(body[i]) for i in chosen))
-    used |= {n.value.id for i in chosen for n in ast.walk(body[i])
-             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
-    imports = [i for i, s in enumerate(body) if isinstance(s, (ast.Import, ast.ImportFrom))
-               and _bound_by_import(s) & used]
+    used |= {
+        n.value.id
+        for i in chosen
+        for n in ast.walk(body[i])
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+    }
+    imports = [
+        i for i, s in enumerate(body) if isinstance(s, (ast.Import, ast.ImportFrom)) and _bound_by_import(s) & used
+    ]
     keep = sorted(set(imports) | chosen)
     lines = source.splitlines()
     return "\n\n".join(_segment(lines, body[i]) for i in keep) + "\n"
@@ -98,4 +118,4 @@ def prelude_for(source: str, hook_names: Iterable[str] = (), op_namespaces: Iter
 def _segment(lines: list, stmt: ast.stmt) -> str:
     """The statement's own text, decorators included (ast's segment starts at `def`)."""
     first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
-    return "\n".join(lines[first - 1:stmt.end_lineno])
+    return "\n".join(lines[first - 1 : stmt.end_lineno])

@@ -5,6 +5,7 @@ higher-order ops (an autograd.Function's forward/backward bodies are inlined and
 is lost). This keeps the graph exactly: nodes, targets by qualified name, submodules recursively,
 tensor attributes as they are.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -67,7 +68,9 @@ def _decode(x, env):
     if isinstance(x, Target):
         return resolve(x.qualname)
     if isinstance(x, (list, tuple)):
-        return type(x)(_decode(a, env) for a in x) if not hasattr(x, "_fields") else type(x)(*[_decode(a, env) for a in x])
+        return (
+            type(x)(_decode(a, env) for a in x) if not hasattr(x, "_fields") else type(x)(*[_decode(a, env) for a in x])
+        )
     if isinstance(x, dict):
         return {k: _decode(v, env) for k, v in x.items()}
     return x
@@ -84,8 +87,16 @@ def encode_module(gm: torch.fx.GraphModule) -> dict:
     nodes, attrs = [], {}
     for n in gm.graph.nodes:
         target = n.target if isinstance(n.target, str) else Target(_qualname(n.target))
-        nodes.append({"op": n.op, "name": n.name, "target": target, "args": _encode(n.args),
-                      "kwargs": _encode(n.kwargs), "type": n.type if isinstance(n.type, type) else None})
+        nodes.append(
+            {
+                "op": n.op,
+                "name": n.name,
+                "target": target,
+                "args": _encode(n.args),
+                "kwargs": _encode(n.kwargs),
+                "type": n.type if isinstance(n.type, type) else None,
+            }
+        )
         if n.op in ("get_attr", "call_module"):
             value = _fetch(gm, n.target)
             attrs[n.target] = encode_module(value) if isinstance(value, torch.fx.GraphModule) else value
@@ -117,8 +128,9 @@ def decode_module(data: dict) -> torch.fx.GraphModule:
         if n["op"] == "output":
             graph.output(_decode(n["args"][0], env))
             continue
-        node = graph.create_node(n["op"], target, _decode(n["args"], env), _decode(n["kwargs"], env), name=n["name"],
-                                 type_expr=n.get("type"))
+        node = graph.create_node(
+            n["op"], target, _decode(n["args"], env), _decode(n["kwargs"], env), name=n["name"], type_expr=n.get("type")
+        )
         env[n["name"]] = node
     return torch.fx.GraphModule(root, graph)
 

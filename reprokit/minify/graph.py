@@ -3,9 +3,10 @@
 The trials answer "does this edit fail the same way?" (GraphOracle); search.Problem decides what becomes the
 best edit; each pass proposes smaller edits of the graph it is given.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from reprokit.data.records import Signature, TrialSpec
 from reprokit.data.rundir import RunDir
@@ -28,8 +29,18 @@ class GraphOracle:
     """Runs edited graphs as trials; notes the smaller graphs that failed, but differently (refused slippage).
     Once its share of time is spent (from the first trials' cost), every edit is refused without a trial."""
 
-    def __init__(self, runner: Runner, shape: GraphShape, case: str, stage: str, target: Signature,
-                 check_accuracy: bool, run_backward: bool, precheck=None, emit: Emit = lambda *a, **k: None):
+    def __init__(
+        self,
+        runner: Runner,
+        shape: GraphShape,
+        case: str,
+        stage: str,
+        target: Signature,
+        check_accuracy: bool,
+        run_backward: bool,
+        precheck=None,
+        emit: Emit = lambda *a, **k: None,
+    ):
         self.runner, self.shape, self.case, self.stage, self.target = runner, shape, case, stage, target
         self.check_accuracy, self.run_backward = check_accuracy, run_backward
         self.refused: list = []
@@ -42,22 +53,29 @@ class GraphOracle:
         self.prechecked: list = []  # the edits it refused: no trial ran them
 
     def spec(self, edit: Edit) -> TrialSpec:
-        return TrialSpec(mode="graph", stage=self.stage, case=self.case, edit=edit.to_dict(),
-                         check_accuracy=self.check_accuracy, run_backward=self.run_backward,
-                         label=f"minify-{self.shape.size(edit)}n")
+        return TrialSpec(
+            mode="graph",
+            stage=self.stage,
+            case=self.case,
+            edit=edit.to_dict(),
+            check_accuracy=self.check_accuracy,
+            run_backward=self.run_backward,
+            label=f"minify-{self.shape.size(edit)}n",
+        )
 
-    def fails_same(self, edit: Optional[Edit]) -> bool:
+    def fails_same(self, edit: Edit | None) -> bool:
         return self.first_failing([edit]) == 0
 
-    def first_failing(self, edits: list) -> Optional[int]:
+    def first_failing(self, edits: list) -> int | None:
         """Index of the first edit that fails the same way; up to `jobs` of them are tried at once."""
         if self.share.spent():
             return None
         runnable = [(i, e) for i, e in enumerate(edits) if self._worth_a_trial(e)]
         if not runnable:
             return None
-        outcomes = self._started(self.runner.map([self.spec(e) for _, e in runnable],
-                                                 stop=lambda _, o: self.target.matches(o.signature)))
+        outcomes = self._started(
+            self.runner.map([self.spec(e) for _, e in runnable], stop=lambda _, o: self.target.matches(o.signature))
+        )
         for (i, edit), outcome in zip(runnable, outcomes):
             if outcome is not None and self.judge(edit, outcome):
                 return i
@@ -71,7 +89,7 @@ class GraphOracle:
         outcomes = iter(self._started(self.runner.map([self.spec(e) for e, w in zip(edits, worth) if w])))
         return [bool(w and self.judge(e, next(outcomes))) for e, w in zip(edits, worth)]
 
-    def _worth_a_trial(self, edit: Optional[Edit]) -> bool:
+    def _worth_a_trial(self, edit: Edit | None) -> bool:
         """An edit that computes something and, once the check is armed, runs on fake tensors."""
         if edit is None or not edit.computed:
             return False
@@ -80,8 +98,9 @@ class GraphOracle:
             return True
         nodes = self.shape.size(edit)
         self.prechecked.append({"nodes": nodes, "edit": edit.to_dict(), "why": why})
-        self.emit("minify_step", what=f"refused without a trial: it does not run on fake tensors ({why[:100]})",
-                  nodes=nodes)
+        self.emit(
+            "minify_step", what=f"refused without a trial: it does not run on fake tensors ({why[:100]})", nodes=nodes
+        )
         return False
 
     def _started(self, outcomes: list) -> list:
@@ -110,17 +129,26 @@ def graph_problem(oracle: GraphOracle, start: Edit, run_dir: RunDir, emit: Emit)
         run_dir.write_json("minify.json", {"case": oracle.case, "best": edit.to_dict(), "nodes": shape.size(edit)})
         emit("minify_step", what="smaller graph fails the same way", nodes=shape.size(edit))
 
-    return Problem(start, oracle.fails_same, shape.size, first_failing=oracle.first_failing,
-                   failing_mask=oracle.failing_mask, on_improve=on_improve)
+    return Problem(
+        start,
+        oracle.fails_same,
+        shape.size,
+        first_failing=oracle.first_failing,
+        failing_mask=oracle.failing_mask,
+        on_improve=on_improve,
+    )
 
 
 def truncate(problem: Problem, edit: Edit, shape: GraphShape, width: int) -> Edit:
     """Keep the shortest prefix of the graph that still fails (a boundary search, `width` points a round)."""
     n = len([x for x in shape.body if x in edit.computed])
-    idx = find_boundary(lambda i: problem.test(shape.truncate_after(edit, i)), lo=-1, hi=n - 1,
-                        fails_many=lambda points: problem.failing_mask([shape.truncate_after(edit, i)
-                                                                        for i in points]),
-                        width=width)
+    idx = find_boundary(
+        lambda i: problem.test(shape.truncate_after(edit, i)),
+        lo=-1,
+        hi=n - 1,
+        fails_many=lambda points: problem.failing_mask([shape.truncate_after(edit, i) for i in points]),
+        width=width,
+    )
     if idx is None or idx >= n - 1:
         return edit
     cut = shape.truncate_after(edit, idx)
@@ -131,12 +159,15 @@ def drop_outputs(problem: Problem, edit: Edit, shape: GraphShape) -> Edit:
     """Keep a 1-minimal set of the graph's outputs."""
     if len(edit.outputs) < 2:
         return edit
-    keep = ddmin(list(edit.outputs), lambda outs: problem.test(shape.with_outputs(edit, outs)),
-                 first_failing_of=lambda cands: problem.first_failing([shape.with_outputs(edit, c) for c in cands]))
+    keep = ddmin(
+        list(edit.outputs),
+        lambda outs: problem.test(shape.with_outputs(edit, outs)),
+        first_failing_of=lambda cands: problem.first_failing([shape.with_outputs(edit, c) for c in cands]),
+    )
     return shape.with_outputs(edit, keep)
 
 
-def nodes_to_inputs(problem: Problem, edit: Edit, shape: GraphShape, op: Optional[str] = None) -> Edit:
+def nodes_to_inputs(problem: Problem, edit: Edit, shape: GraphShape, op: str | None = None) -> Edit:
     """Cut computed nodes into inputs (fed their eager values), keeping a 1-minimal set computed. With `op` (the
     operator whose lowering the bisect found breaking), the nodes calling it are cut last: every other node is
     reduced first with them computed, as a cut that feeds the failing op its value in place of computing it
@@ -150,8 +181,9 @@ def nodes_to_inputs(problem: Problem, edit: Edit, shape: GraphShape, op: Optiona
         return _keep_1_minimal(problem, edit, shape, cuttable, [])
     edit = _keep_1_minimal(problem, edit, shape, first, last)
     cuttable = shape.cuttable(edit)
-    return _keep_1_minimal(problem, edit, shape, [n for n in cuttable if n in last],
-                           [n for n in cuttable if n not in last])
+    return _keep_1_minimal(
+        problem, edit, shape, [n for n in cuttable if n in last], [n for n in cuttable if n not in last]
+    )
 
 
 def _keep_1_minimal(problem: Problem, edit: Edit, shape: GraphShape, among: list, kept: list) -> Edit:
@@ -162,19 +194,25 @@ def _keep_1_minimal(problem: Problem, edit: Edit, shape: GraphShape, among: list
     if len(among) == 1:
         alone = shape.keep_computed(edit, kept)
         return alone if problem.test(alone) else edit
-    keep = ddmin(among, lambda k: problem.test(shape.keep_computed(edit, list(k) + kept)),
-                 first_failing_of=lambda cands: problem.first_failing([shape.keep_computed(edit, list(c) + kept)
-                                                                      for c in cands]))
+    keep = ddmin(
+        among,
+        lambda k: problem.test(shape.keep_computed(edit, list(k) + kept)),
+        first_failing_of=lambda cands: problem.first_failing(
+            [shape.keep_computed(edit, list(c) + kept) for c in cands]
+        ),
+    )
     return shape.keep_computed(edit, list(keep) + kept)
 
 
-def graph_passes(shape: GraphShape, width: int, op: Optional[str] = None) -> list:
+def graph_passes(shape: GraphShape, width: int, op: str | None = None) -> list:
     """The passes, in the order each round runs them."""
-    return [Pass("truncate", lambda p, e: truncate(p, e, shape, width)),
-            Pass("drop_outputs", lambda p, e: drop_outputs(p, e, shape)),
-            Pass("nodes_to_inputs", lambda p, e: nodes_to_inputs(p, e, shape, op))]
+    return [
+        Pass("truncate", lambda p, e: truncate(p, e, shape, width)),
+        Pass("drop_outputs", lambda p, e: drop_outputs(p, e, shape)),
+        Pass("nodes_to_inputs", lambda p, e: nodes_to_inputs(p, e, shape, op)),
+    ]
 
 
-def reduce_graph(problem: Problem, shape: GraphShape, width: int, op: Optional[str] = None) -> Edit:
+def reduce_graph(problem: Problem, shape: GraphShape, width: int, op: str | None = None) -> Edit:
     """Run the graph passes from the problem's best edit to a fixed point; `op`: see nodes_to_inputs."""
     return run_passes(problem, graph_passes(shape, width, op))

@@ -4,6 +4,7 @@ When the captured graph passes alone (the script compares with its own tolerance
 rest of the script), each candidate edit is compiled and spliced into graph k of a full script run, every other
 node eager (child/router + child/splice). The script decides, exactly as it did for the original failure.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,5 +22,10 @@ class ScriptOracle(GraphOracle):
         self.base = base
 
     def spec(self, edit: Edit) -> TrialSpec:
-        return dataclasses.replace(self.base, capture=None, capture_backward=False, edit=edit.to_dict(),
-                                   label=f"in-script-{self.shape.size(edit)}n")
+        return dataclasses.replace(
+            self.base,
+            capture=None,
+            capture_backward=False,
+            edit=edit.to_dict(),
+            label=f"in-script-{self.shape.size(edit)}n",
+        )

@@ -1,9 +1,9 @@
 """Find the failing graph a minify run cuts: captured from the script, then run alone."""
+
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Optional
 
 from reprokit.data.records import Signature, TrialSpec, file_hash
 from reprokit.data.rundir import read_json
@@ -16,7 +16,7 @@ class Located:
 
     case: str
     meta: dict
-    signature: Optional[Signature]
+    signature: Signature | None
     run_backward: bool
     why: str = ""
     note: str = ""  # what the graph trial said, e.g. that compiled is the more accurate one
@@ -32,20 +32,36 @@ class Located:
 
 def capture_spec(v, opts: dict, info: dict, stage: str, backward: bool, label: str) -> TrialSpec:
     """The script trial that saves graph v.graph (or its backward) with everything it needs to run elsewhere."""
-    return TrialSpec(mode="script", script=v.script, argv=tuple(v.argv), cwd=opts["cwd"],
-                     script_hash=file_hash(v.script), stage=stage,
-                     only_graph=v.graph if v.graph_count > 1 else None, other_stage=v.last_passing_stage or "eager",
-                     capture=v.graph, check_accuracy=opts.get("check_accuracy", False),
-                     max_input_bytes=info.get("max_input_bytes", 64 << 20), capture_backward=backward,
-                     ranks=opts.get("ranks", 1), label=label)
+    return TrialSpec(
+        mode="script",
+        script=v.script,
+        argv=tuple(v.argv),
+        cwd=opts["cwd"],
+        script_hash=file_hash(v.script),
+        stage=stage,
+        only_graph=v.graph if v.graph_count > 1 else None,
+        other_stage=v.last_passing_stage or "eager",
+        capture=v.graph,
+        check_accuracy=opts.get("check_accuracy", False),
+        max_input_bytes=info.get("max_input_bytes", 64 << 20),
+        capture_backward=backward,
+        ranks=opts.get("ranks", 1),
+        label=label,
+    )
 
 
 def graph_alone(runner, case: str, stage: str, accuracy: bool, backward: bool, label: str) -> Located:
     """The case folder's graph run alone through `stage`: how it fails (a graph trial)."""
-    out = runner(TrialSpec(mode="graph", stage=stage, case=case, check_accuracy=accuracy, run_backward=backward,
-                           label=label))
-    return Located(case, read_json(os.path.join(case, "meta.json")), out.signature if out.failed else None,
-                   backward, note=out.note or "")
+    out = runner(
+        TrialSpec(mode="graph", stage=stage, case=case, check_accuracy=accuracy, run_backward=backward, label=label)
+    )
+    return Located(
+        case,
+        read_json(os.path.join(case, "meta.json")),
+        out.signature if out.failed else None,
+        backward,
+        note=out.note or "",
+    )
 
 
 def find_failing_graph(runner, v, opts, info, stage, accuracy):
@@ -54,6 +70,7 @@ def find_failing_graph(runner, v, opts, info, stage, accuracy):
     Forward first. When only the backward fails, the backward graph AOT autograd hands inductor is captured
     and minified as a graph of its own; failing that, the Dynamo graph is run forward and backward.
     """
+
     def capture(backward: bool, label: str):
         out = runner(capture_spec(v, opts, info, stage, backward, label))
         case = os.path.join(out.trial_dir, "case")

@@ -3,6 +3,7 @@
 Its inputs are synthetic by default (matched on the recorded shapes, dtypes, strides and value statistics); real
 values only when synthetic ones do not reproduce: inline when few, else from repro_inputs.pt (which the pack
 attaches only with --include-data). The repro is scrubbed as the pack would scrub it, and verified as scrubbed."""
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -11,16 +12,17 @@ import shutil
 
 from reprokit.data.records import TrialSpec, file_hash
 from reprokit.data.rundir import read_json
-from reprokit.report.redact import Redactor
 from reprokit.minify.testcase import discard_test_repro, write_test_repro
+from reprokit.report.redact import Redactor
 from reprokit.report.render import render_repro
 
 # How repro.py gets its inputs, in the order tried: (name, use_saved, inline).
 INPUT_MODES = (("synthetic", False, False), ("inline", False, True), ("file", True, False))
 
 
-def write_verified_repro(run, runner, v, case, edit, stage, target, accuracy, run_backward, command,
-                         strict: bool = False) -> None:
+def write_verified_repro(
+    run, runner, v, case, edit, stage, target, accuracy, run_backward, command, strict: bool = False
+) -> None:
     """Render repro.py, run it in fresh processes (test_repro.py beside it), and record whether it fails the same way.
 
     strict: the repro judges accuracy itself, against a float64 reference with no tolerance to spare (the
@@ -40,23 +42,55 @@ def write_verified_repro(run, runner, v, case, edit, stage, target, accuracy, ru
     for name, use_saved, inline in INPUT_MODES:
         if inline and not parts.get("inline"):
             continue
-        text = render_repro(parts, v, stage=stage, target=target, accuracy=accuracy, backward=run_backward,
-                            use_saved=use_saved, inline=inline, command=command,
-                            original_nodes=v.nodes["original"], strict=strict)
+        text = render_repro(
+            parts,
+            v,
+            stage=stage,
+            target=target,
+            accuracy=accuracy,
+            backward=run_backward,
+            use_saved=use_saved,
+            inline=inline,
+            command=command,
+            original_nodes=v.nodes["original"],
+            strict=strict,
+        )
         _place_inputs(run, parts_out.trial_dir, use_saved)
+
         # test_repro.py is rendered from the same parts and run beside repro.py's check: when the repro verifies,
         # its run is already done (the example's repro phase 17.3 s -> about 9 s; one fresh interpreter fewer).
-        test_render = (lambda parts=parts, use_saved=use_saved, inline=inline: render_repro(
-            parts, v, stage=stage, target=target, accuracy=True, backward=run_backward, use_saved=use_saved,
-            inline=inline, command=command, original_nodes=v.nodes["original"], strict=strict))
+        def test_render(parts=parts, use_saved=use_saved, inline=inline):
+            return render_repro(
+                parts,
+                v,
+                stage=stage,
+                target=target,
+                accuracy=True,
+                backward=run_backward,
+                use_saved=use_saved,
+                inline=inline,
+                command=command,
+                original_nodes=v.nodes["original"],
+                strict=strict,
+            )
+
         scrubbed = redactor.scrub(text, "repro.py")
         # The pack scrubs repro.py: when that changes it, the scrubbed file is the one verified (and packed).
         v.repro_scrubbed = scrubbed != text
-        first, tested = _write_and_verify(run, runner, text, target, accuracy, strict, v,
-                                          test=None if v.repro_scrubbed else (stage, run_backward, test_render))
+        first, tested = _write_and_verify(
+            run,
+            runner,
+            text,
+            target,
+            accuracy,
+            strict,
+            v,
+            test=None if v.repro_scrubbed else (stage, run_backward, test_render),
+        )
         if v.repro_verified and v.repro_scrubbed:
-            _, tested = _write_and_verify(run, runner, scrubbed, target, accuracy, strict, v,
-                                          test=(stage, run_backward, test_render))
+            _, tested = _write_and_verify(
+                run, runner, scrubbed, target, accuracy, strict, v, test=(stage, run_backward, test_render)
+            )
         if name == "synthetic":
             synthetic_gave = first
         if v.repro_verified:
@@ -85,12 +119,26 @@ def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None)
     first run's signature and test_repro.py's (path, seconds, verified, failure), or None."""
     run.write_text("repro.py", text)
     runs = 2 if v.flaky else 1
-    specs = [TrialSpec(mode="script", stage="user", script=run.file("repro.py"), cwd=run.path,
-                       check_accuracy=accuracy and not strict, attempt=i, label=f"verify-repro-{i}",
-                       script_hash=file_hash(run.file("repro.py")), fresh_interpreter=True) for i in range(runs)]
+    specs = [
+        TrialSpec(
+            mode="script",
+            stage="user",
+            script=run.file("repro.py"),
+            cwd=run.path,
+            check_accuracy=accuracy and not strict,
+            attempt=i,
+            label=f"verify-repro-{i}",
+            script_hash=file_hash(run.file("repro.py")),
+            fresh_interpreter=True,
+        )
+        for i in range(runs)
+    ]
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        tested = pool.submit(write_test_repro, run, v, test[0], target, test[1], test[2],
-                             timeout=runner.timeout) if test else None
+        tested = (
+            pool.submit(write_test_repro, run, v, test[0], target, test[1], test[2], timeout=runner.timeout)
+            if test
+            else None
+        )
         try:
             checks = runner.map(specs)
             tested = tested.result() if tested else None
@@ -98,8 +146,10 @@ def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None)
             runner.cancel()  # Ctrl-C while test_repro.py runs: kill it, or leaving `with` waits it out (12-15 s)
             raise
     # An accuracy repro reports through its own check (an AssertionError) or the router's: the same failure.
-    same = [c is not None and (target.matches(c.signature) or (strict or accuracy) and _fails_its_check(c.signature))
-            for c in checks]
+    same = [
+        c is not None and (target.matches(c.signature) or (strict or accuracy) and _fails_its_check(c.signature))
+        for c in checks
+    ]
     v.repro = run.file("repro.py")
     v.repro_verified = all(same)
     v.repro_fresh_runs = runs
@@ -111,11 +161,16 @@ def _why_real_data(mode: str, synthetic_gave, nbytes: int) -> str:
     """Why repro.py carries real values, in ISSUE.md's words ("" when its inputs are synthetic)."""
     if mode == "synthetic":
         return ""
-    gave = "passed" if synthetic_gave is None or synthetic_gave.kind == "pass" else \
-        f"failed differently ({synthetic_gave.short()})"
+    gave = (
+        "passed"
+        if synthetic_gave is None or synthetic_gave.kind == "pass"
+        else f"failed differently ({synthetic_gave.short()})"
+    )
     where = "written into the repro" if mode == "inline" else f"in a data file of {nbytes} bytes the repro loads"
-    return (f"the failure needs the real input values ({where}): with synthetic inputs matched on shape, dtype, "
-            f"stride, range and special values (NaN/inf/zero) the repro {gave}")
+    return (
+        f"the failure needs the real input values ({where}): with synthetic inputs matched on shape, dtype, "
+        f"stride, range and special values (NaN/inf/zero) the repro {gave}"
+    )
 
 
 def _fails_its_check(signature) -> bool:

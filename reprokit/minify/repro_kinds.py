@@ -1,15 +1,16 @@
 """The minify use case: capture the failing graph, cut it while it fails the same way, write repro.py."""
+
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
-from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import ReproAttempt, Signature, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import LAUNCH_BLOCKING_ENV
 from reprokit.data.stages import STAGE_TITLES
+from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.fx.graphcase import Edit, GraphShape
 from reprokit.minify.graph import GraphOracle, graph_problem, reduce_graph
 from reprokit.minify.locate import capture_spec, find_failing_graph, graph_alone
@@ -37,13 +38,18 @@ class CompiledIsCloser(NothingToIsolate):
 
 def make_runner(run_dir: RunDir, emit: Emit, jobs: int = 1) -> Runner:
     opts = run_dir.read_json("run.json")["options"]
-    return Runner(run_dir, timeout=opts.get("timeout") or 600.0, jobs=jobs,
-                  on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-                  on_start=lambda s: emit("trial_start", spec=s))
+    return Runner(
+        run_dir,
+        timeout=opts.get("timeout") or 600.0,
+        jobs=jobs,
+        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+        on_start=lambda s: emit("trial_start", spec=s),
+    )
 
 
-def minify_isolation(run_dir: RunDir, isolation: Isolation, runner: Optional[Runner] = None, emit: Emit = _noop,
-                     resume: bool = False) -> Repro:
+def minify_isolation(
+    run_dir: RunDir, isolation: Isolation, runner: Runner | None = None, emit: Emit = _noop, resume: bool = False
+) -> Repro:
     """Minify what the bisect isolated into a verified repro.py, trying each kind of repro smallest first:
     the graph alone (or in the script's context), the graph minified inside the running script, the script
     reduced at source level. Every kind tried is recorded with what came of it (Repro.attempts)."""
@@ -78,8 +84,11 @@ def minify_isolation(run_dir: RunDir, isolation: Isolation, runner: Optional[Run
     said = v.message  # the bisect's own message: not what the source reduction found
     v = minify_source(run_dir, v, runner, emit, started, before, stage=stage)
     why = v.message if v.message != said else ""
-    v.repro_attempts.append(ReproAttempt("source", "verified" if v.repro_verified else
-                                         (why or "the reduced script does not fail the same way")))
+    v.repro_attempts.append(
+        ReproAttempt(
+            "source", "verified" if v.repro_verified else (why or "the reduced script does not fail the same way")
+        )
+    )
     if not v.repro_verified:
         v.repro_kind = None
         v.message = "no verified repro: " + "; ".join(f"{a.kind}: {a.result}" for a in v.repro_attempts)
@@ -91,8 +100,11 @@ def _graph_repros(run_dir, runner, v, info, emit, resume, notes) -> bool:
     opts = info["options"]
     stage = v.failing_stage if v.failing_stage in STAGE_TITLES else "user"
     original = Signature.from_dict(v.signature)
-    accuracy = original.kind in ("accuracy", "exit") or original.exc_type == "AssertionError" or opts.get(
-        "check_accuracy", False)
+    accuracy = (
+        original.kind in ("accuracy", "exit")
+        or original.exc_type == "AssertionError"
+        or opts.get("check_accuracy", False)
+    )
     found = find_failing_graph(runner, v, opts, info, stage, accuracy)
     if isinstance(found, str):
         v.repro_attempts.append(ReproAttempt("graph", found))
@@ -102,17 +114,27 @@ def _graph_repros(run_dir, runner, v, info, emit, resume, notes) -> bool:
     if found.signature is None and "more accurate" in found.note:
         # The script's check saw a difference, but compiled is the closer one to float64: no compiler bug.
         raise CompiledIsCloser(f"graph {v.graph} compiled differs from eager, but {found.note}", found.note)
-    neighbour = found.signature is not None and original.kind in ("exception", "crash") and not (
-        found.signature.matches(original) or accuracy and found.signature.kind == "accuracy")
+    neighbour = (
+        found.signature is not None
+        and original.kind in ("exception", "crash")
+        and not (found.signature.matches(original) or accuracy and found.signature.kind == "accuracy")
+    )
     if neighbour:
         # Another failure, even through the wrappers' root cause: minifying it would report a neighbour.
-        v.repro_attempts.append(ReproAttempt("graph", f"the graph alone fails differently "
-                                                         f"({found.signature.short()})"))
+        v.repro_attempts.append(ReproAttempt("graph", f"the graph alone fails differently ({found.signature.short()})"))
     elif found.signature is not None:
         kind = "graph_in_context" if found.in_context else "graph"
-        oracle = GraphOracle(runner, GraphShape.from_meta(found.meta), found.case, stage, found.signature,
-                             accuracy, found.run_backward, precheck=fake_check(runner, run_dir, found.case),
-                             emit=emit)
+        oracle = GraphOracle(
+            runner,
+            GraphShape.from_meta(found.meta),
+            found.case,
+            stage,
+            found.signature,
+            accuracy,
+            found.run_backward,
+            precheck=fake_check(runner, run_dir, found.case),
+            emit=emit,
+        )
         if _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kind, accuracy, notes):
             return True
     else:
@@ -131,8 +153,17 @@ def _captured_repro(run_dir, runner, v, info, emit, resume, notes) -> bool:
     if found.meta.get("note"):
         notes.append(found.meta["note"])
     kind = "graph_in_context" if found.in_context else "graph"
-    oracle = GraphOracle(runner, GraphShape.from_meta(found.meta), case, stage, found.signature, False, backward,
-                         precheck=fake_check(runner, run_dir, case), emit=emit)
+    oracle = GraphOracle(
+        runner,
+        GraphShape.from_meta(found.meta),
+        case,
+        stage,
+        found.signature,
+        False,
+        backward,
+        precheck=fake_check(runner, run_dir, case),
+        emit=emit,
+    )
     return _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kind, False, notes)
 
 
@@ -144,15 +175,18 @@ def _in_script(run_dir, runner, v, info, emit, found, stage, original, accuracy,
     shape = GraphShape.from_meta(found.meta)
     oracle = ScriptOracle(runner, shape, found.case, stage, original, base)
     if not oracle.fails_same(shape.original()):
-        v.repro_attempts.append(ReproAttempt("graph_in_script", "the script no longer fails the same way "
-                                                                 "with graph k spliced back in"))
+        v.repro_attempts.append(
+            ReproAttempt("graph_in_script", "the script no longer fails the same way with graph k spliced back in")
+        )
         return False
-    return _reduce_and_write(run_dir, runner, v, info, emit, False, oracle, found, "graph_in_script", accuracy, notes,
-                             strict=accuracy)
+    return _reduce_and_write(
+        run_dir, runner, v, info, emit, False, oracle, found, "graph_in_script", accuracy, notes, strict=accuracy
+    )
 
 
-def _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kind, accuracy, notes,
-                      strict=False) -> bool:
+def _reduce_and_write(
+    run_dir, runner, v, info, emit, resume, oracle, found, kind, accuracy, notes, strict=False
+) -> bool:
     """Reduce with the oracle, write repro.py for the best edit and verify it; record the attempt."""
     shape = oracle.shape
     emit("minify_start", graph=v.graph, nodes=found.meta["node_count"])
@@ -168,17 +202,30 @@ def _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kin
     notes += prechecked_notes(run_dir, oracle)
     v.nodes = {"original": found.meta["node_count"], "minified": shape.size(best)}
     if oracle.share.ran_out:
-        said = (f"the graph minify stopped at its share of time ({oracle.share.given:.0f} s): repro.py is the "
-                f"smallest graph so far that fails the same way ({v.nodes['minified']} of "
-                f"{v.nodes['original']} nodes), not a minimal one")
+        said = (
+            f"the graph minify stopped at its share of time ({oracle.share.given:.0f} s): repro.py is the "
+            f"smallest graph so far that fails the same way ({v.nodes['minified']} of "
+            f"{v.nodes['original']} nodes), not a minimal one"
+        )
         emit("note", text=said)
         notes.append(said)
     emit("phase", name="repro")
     target = found.signature or Signature("accuracy", None, "compiled output differs from eager", None)
 
     def verified(edit: Edit) -> bool:
-        write_verified_repro(run_dir, runner, v, found.case, edit, oracle.stage, target, accuracy or strict,
-                             found.run_backward, info.get("command", ""), strict=strict)
+        write_verified_repro(
+            run_dir,
+            runner,
+            v,
+            found.case,
+            edit,
+            oracle.stage,
+            target,
+            accuracy or strict,
+            found.run_backward,
+            info.get("command", ""),
+            strict=strict,
+        )
         return bool(v.repro_verified)
 
     at = verified_back(problem.accepted, verified, most=walk_back_most(v))
@@ -187,11 +234,18 @@ def _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kin
         emit("note", text=said)
         notes.append(said)
     if oracle.refused:
-        notes.append(f"{len(oracle.refused)} smaller graphs failed differently and were refused "
-                     "(see minify_refused.json)")
+        notes.append(
+            f"{len(oracle.refused)} smaller graphs failed differently and were refused (see minify_refused.json)"
+        )
         run_dir.write_json("minify_refused.json", oracle.refused)
-    v.repro_attempts.append(ReproAttempt(kind, "verified" if v.repro_verified else
-                                         f"repro.py of {v.nodes['minified']} nodes does not fail the same way alone"))
+    v.repro_attempts.append(
+        ReproAttempt(
+            kind,
+            "verified"
+            if v.repro_verified
+            else f"repro.py of {v.nodes['minified']} nodes does not fail the same way alone",
+        )
+    )
     v.repro_kind = kind if v.repro_verified else None
     return bool(v.repro_verified)
 
@@ -208,14 +262,16 @@ def prechecked_notes(run_dir: RunDir, oracle: GraphOracle) -> list:
         return []
     if oracle.prechecked:
         run_dir.write_json("minify_prechecked.json", oracle.prechecked)
-        return [f"{len(oracle.prechecked)} of {check.asked} cuts checked on fake tensors were refused without a "
-                "trial: they cannot run (see minify_prechecked.json)"]
+        return [
+            f"{len(oracle.prechecked)} of {check.asked} cuts checked on fake tensors were refused without a "
+            "trial: they cannot run (see minify_prechecked.json)"
+        ]
     if check.unusable:
         return [f"cuts were not checked on fake tensors: {check.unusable}"]
     return []
 
 
-def failing_op(v: Verdict) -> Optional[str]:
+def failing_op(v: Verdict) -> str | None:
     """The operator whose lowering the bisect found breaking ('aten.sum.dim_IntList'), or None."""
     sub = v.subsystem or {}
     detail = str(sub.get("detail") or "")
@@ -238,6 +294,12 @@ def _finish(v: Verdict, runner: Runner, before: int, started: float, notes: list
     v.minify_seconds = round(time.monotonic() - started, 2)
     if notes:
         v.message = "; ".join(x for x in [v.message] + notes if x)
-    emit("minified", before=v.nodes["original"], after=v.nodes["minified"], trials=v.minify_trials,
-         seconds=v.minify_seconds, verified=v.repro_verified)
+    emit(
+        "minified",
+        before=v.nodes["original"],
+        after=v.nodes["minified"],
+        trials=v.minify_trials,
+        seconds=v.minify_seconds,
+        verified=v.repro_verified,
+    )
     return Repro.of(v)

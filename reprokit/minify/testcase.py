@@ -4,6 +4,7 @@ fresh interpreter to fail the way the bug does.
 The test asserts the correct behaviour: the compiled graph runs and computes what eager computes (judged against
 a float64 reference, as repro.py's accuracy check does). It fails today and passes once the bug is fixed.
 """
+
 from __future__ import annotations
 
 import os
@@ -12,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from reprokit import __version__
 from reprokit.data.records import Signature, TrialSpec, Verdict
@@ -33,30 +34,56 @@ def test_text(repro_text: str, v: Verdict, stage: str, target: Signature, backwa
     """test_repro.py's text from repro.py's text rendered with the accuracy check (the correct behaviour): its
     definitions (imports, config, the graph) as they are, and what it runs after them as the test's body."""
     lines = repro_text.rstrip("\n").split("\n")
-    lines = lines[next((i for i, l in enumerate(lines) if not l.startswith("#")), len(lines)):]  # not its header
+    lines = lines[next((i for i, l in enumerate(lines) if not l.startswith("#")), len(lines)) :]  # not its header
     start = next(i for i, l in enumerate(lines) if l.startswith("class Repro("))
     run_from = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace()), len(lines))
     definitions = "\n".join(lines[:run_from]).strip("\n")
     body = "\n".join(l for l in lines[run_from:] if l.strip() and l != NO_FAILURE)
     torch_version = re.search(r"with torch (\S+?)\.?$", repro_text.split("\n", 1)[0])
     name = re.sub(r"\W+", "_", stage).strip("_") or "compile"
-    return environment().get_template("test_repro.py.j2").render(
-        reprokit_version=__version__, torch_version=torch_version.group(1) if torch_version else "?",
-        stage_title=STAGE_TITLES.get(stage, stage), expected=target.short(), definitions=definitions, body=body,
-        graph=v.graph, backward=backward, class_name="TestCompileRepro", test_name=f"test_{name}_matches_eager")
+    return (
+        environment()
+        .get_template("test_repro.py.j2")
+        .render(
+            reprokit_version=__version__,
+            torch_version=torch_version.group(1) if torch_version else "?",
+            stage_title=STAGE_TITLES.get(stage, stage),
+            expected=target.short(),
+            definitions=definitions,
+            body=body,
+            graph=v.graph,
+            backward=backward,
+            class_name="TestCompileRepro",
+            test_name=f"test_{name}_matches_eager",
+        )
+    )
 
 
-def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, backward: bool,
-                     render: Callable[[], str], timeout: float = 600.0) -> tuple:
+def write_test_repro(
+    run: RunDir,
+    v: Verdict,
+    stage: str,
+    target: Signature,
+    backward: bool,
+    render: Callable[[], str],
+    timeout: float = 600.0,
+) -> tuple:
     """Write test_repro.py beside repro.py and run it once in a fresh interpreter: (its path, seconds, whether it
     fails as the bug does, its failing line). A resumed minify that writes the same text reads the recorded run."""
     text = test_text(render(), v, stage, target, backward)
     path = run.file("test_repro.py")
-    if run.exists("test_repro.py") and run.exists("test_repro_output.txt") and run.exists("test_repro.json") and \
-            open(path).read() == text:
+    if (
+        run.exists("test_repro.py")
+        and run.exists("test_repro_output.txt")
+        and run.exists("test_repro.json")
+        and open(path).read() == text
+    ):
         recorded = run.read_json("test_repro.json")
-        return (path, recorded.get("seconds"),
-                *judge_test(target, recorded.get("returncode"), open(run.file("test_repro_output.txt")).read()))
+        return (
+            path,
+            recorded.get("seconds"),
+            *judge_test(target, recorded.get("returncode"), open(run.file("test_repro_output.txt")).read()),
+        )
     run.write_text("test_repro.py", text)
     info = run.read_json("run.json")
     # The compile cache the trials share (trial/cache.py says why that hides no codegen bug): a cold one cost
@@ -67,8 +94,15 @@ def write_test_repro(run: RunDir, v: Verdict, stage: str, target: Signature, bac
     env.pop("CI", None)
     started = time.monotonic()
     with scratch(env) as env:
-        p = subprocess.Popen([info.get("python") or sys.executable, "test_repro.py"], cwd=run.path, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        p = subprocess.Popen(
+            [info.get("python") or sys.executable, "test_repro.py"],
+            cwd=run.path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         reaper.watch(p.pid)  # it runs beside repro.py's check: Ctrl-C (Runner.cancel) or reprokit's end kills it too
         try:
             out, err = p.communicate(timeout=timeout)

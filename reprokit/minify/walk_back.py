@@ -1,4 +1,5 @@
 """How far repro.py may walk back through a reduction's accepted candidates when the smallest does not verify."""
+
 from __future__ import annotations
 
 from reprokit.data.records import Verdict
@@ -12,5 +13,7 @@ def walk_back_most(v: Verdict) -> int:
 
 
 def walked_back_note(verified: str, smallest: str) -> str:
-    return (f"repro.py is {verified}: the smallest candidate ({smallest}) did not fail the same way in fresh "
-            "interpreters (a flaky failure's rate may fall as it is cut)")
+    return (
+        f"repro.py is {verified}: the smallest candidate ({smallest}) did not fail the same way in fresh "
+        "interpreters (a flaky failure's rate may fall as it is cut)"
+    )

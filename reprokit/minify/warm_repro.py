@@ -2,6 +2,7 @@
 its top that run it twice in fresh interpreters on one new cache. Verified the way the bisect found it: a cold run
 that passes, then a warm one on the same cache that fails the same way, each in a fresh interpreter, and a run
 without compile that passes. The script is not reduced: every cut would cost two runs of it."""
+
 from __future__ import annotations
 
 import ast
@@ -16,7 +17,7 @@ from reprokit.data.warm_cache import CACHES, cache_env, caches_on, describe
 
 RUN_VAR = "REPRO_CACHE_RUN"  # set in the two runs the driver starts: the script proper runs, not the driver
 
-DRIVER = '''\
+DRIVER = """\
 # {why}
 # `python repro.py` runs it twice in fresh interpreters on one new inductor cache:
 # {shows}. (reprokit)
@@ -33,7 +34,7 @@ if _os.environ.get("{run_var}") is None:
     finally:
         _shutil.rmtree(_cache, ignore_errors=True)
     _sys.exit(0)
-'''
+"""
 
 
 def warm_source(script_text: str, caches: list, why: str, ranks: int = 1, cold: bool = False) -> str:
@@ -44,14 +45,23 @@ def warm_source(script_text: str, caches: list, why: str, ranks: int = 1, cold: 
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
             future_end = node.end_lineno
-        elif not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and future_end == 0
-                  and node is tree.body[0]):
+        elif not (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and future_end == 0
+            and node is tree.body[0]
+        ):
             break
     on = caches_on(caches)  # the autograd cache alone would store nothing (AOT autograd cache bug #184694: it passed)
     switches = ", ".join(f"{var}={'1' if name in on else '0'!r}" for name, var in CACHES.items())
-    launcher = (f', "-m", "torch.distributed.run", "--standalone", "--nproc-per-node={ranks}"' if ranks > 1 else "")
-    driver = DRIVER.format(why=why, run_var=RUN_VAR, switches=switches, launcher=launcher,
-                           shows="the first run fails already" if cold else "the first run passes, the second fails")
+    launcher = f', "-m", "torch.distributed.run", "--standalone", "--nproc-per-node={ranks}"' if ranks > 1 else ""
+    driver = DRIVER.format(
+        why=why,
+        run_var=RUN_VAR,
+        switches=switches,
+        launcher=launcher,
+        shows="the first run fails already" if cold else "the first run passes, the second fails",
+    )
     return "".join(lines[:future_end]) + driver + "".join(lines[future_end:])
 
 
@@ -68,9 +78,19 @@ def minify_warm(run_dir: RunDir, v: Verdict, runner, emit, started: float, befor
     folder = run_dir.file("warm-cache", "verify")
     os.makedirs(folder, exist_ok=True)
     env = {**cache_env(folder, caches_on(finding["caches"])), RUN_VAR: "1"}
-    base = TrialSpec(mode="script", stage="user", script=run_dir.file("repro.py"), cwd=opts["cwd"], argv=tuple(v.argv),
-                     env=env, ranks=ranks, path_dirs=(os.path.dirname(v.script),), script_hash=text_hash(source),
-                     fresh_interpreter=True, label="verify-repro-cold")
+    base = TrialSpec(
+        mode="script",
+        stage="user",
+        script=run_dir.file("repro.py"),
+        cwd=opts["cwd"],
+        argv=tuple(v.argv),
+        env=env,
+        ranks=ranks,
+        path_dirs=(os.path.dirname(v.script),),
+        script_hash=text_hash(source),
+        fresh_interpreter=True,
+        label="verify-repro-cold",
+    )
     target = Signature.from_dict(v.signature)
     cold = runner(base)
     warm = runner(dataclasses.replace(base, attempt=1, label="verify-repro-warm"))
@@ -78,17 +98,33 @@ def minify_warm(run_dir: RunDir, v: Verdict, runner, emit, started: float, befor
     shows = warm if finding["when"] == "warm" else cold
     v.repro, v.repro_kind = run_dir.file("repro.py"), "warm_cache"
     cold_passed = cold is not None and cold.kind == "pass"
-    v.repro_verified = bool(shows is not None and target.matches(shows.signature) and plain is not None
-                            and plain.kind == "pass" and (finding["when"] == "cold" or cold_passed))
+    v.repro_verified = bool(
+        shows is not None
+        and target.matches(shows.signature)
+        and plain is not None
+        and plain.kind == "pass"
+        and (finding["when"] == "cold" or cold_passed)
+    )
     v.repro_signature = shows.signature.to_dict() if shows is not None else None
     lines = len(original.strip().splitlines())
     v.nodes = {"original": lines, "minified": lines, "unit": "lines"}
-    v.repro_attempts = [ReproAttempt("warm_cache", "verified" if v.repro_verified else
-                                     "repro.py's cold and warm runs did not show the failure again")]
+    v.repro_attempts = [
+        ReproAttempt(
+            "warm_cache",
+            "verified" if v.repro_verified else "repro.py's cold and warm runs did not show the failure again",
+        )
+    ]
     v.minify_trials = runner.executed - before
     v.minify_seconds = round(time.monotonic() - started, 2)
     if not v.repro_verified:
         v.repro_kind = None
-    emit("minified", before=lines, after=lines, unit="warm", trials=v.minify_trials, seconds=v.minify_seconds,
-         verified=v.repro_verified)
+    emit(
+        "minified",
+        before=lines,
+        after=lines,
+        unit="warm",
+        trials=v.minify_trials,
+        seconds=v.minify_seconds,
+        verified=v.repro_verified,
+    )
     return Repro.of(v)

@@ -1,5 +1,6 @@
 """A Llama-family decoder in plain torch: RMSNorm, RoPE, grouped-query attention through
 scaled_dot_product_attention, SwiGLU MLP. Self-contained: repro.py inlines this file."""
+
 from dataclasses import dataclass
 
 import torch
@@ -140,6 +141,8 @@ class Llama(nn.Module):
 def shard_sizes(cfg: LlamaConfig, tp: int):
     """(heads, kv_heads, intermediate) of one rank; KV heads are replicated when there are fewer than ranks."""
     if cfg.heads % tp or cfg.intermediate % tp or cfg.vocab % tp:
-        raise ValueError(f"heads {cfg.heads}, intermediate {cfg.intermediate} and vocab {cfg.vocab} must divide by "
-                         f"the tensor-parallel size {tp}")
+        raise ValueError(
+            f"heads {cfg.heads}, intermediate {cfg.intermediate} and vocab {cfg.vocab} must divide by "
+            f"the tensor-parallel size {tp}"
+        )
     return cfg.heads // tp, max(1, cfg.kv_heads // tp), cfg.intermediate // tp

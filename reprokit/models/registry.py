@@ -1,4 +1,5 @@
 """The model registry: named configs, user factories and HF-style config files; exact sizes from the meta device."""
+
 from __future__ import annotations
 
 import importlib
@@ -33,15 +34,21 @@ def from_hf_config(path: str) -> dict:
         with open(path) as f:
             c = json.load(f)
     except (OSError, json.JSONDecodeError) as e:
-        raise ReprokitError(f"cannot read config {path}: {e}; pass a Hugging Face style Llama config.json")
+        raise ReprokitError(f"cannot read config {path}: {e}; pass a Hugging Face style Llama config.json") from None
     try:
-        return dict(hidden=c["hidden_size"], layers=c["num_hidden_layers"], heads=c["num_attention_heads"],
-                    kv_heads=c.get("num_key_value_heads", c["num_attention_heads"]),
-                    intermediate=c["intermediate_size"], vocab=c["vocab_size"],
-                    rope_theta=float(c.get("rope_theta", 10000.0)), norm_eps=float(c.get("rms_norm_eps", 1e-5)),
-                    head_dim=int(c.get("head_dim") or 0))
+        return dict(
+            hidden=c["hidden_size"],
+            layers=c["num_hidden_layers"],
+            heads=c["num_attention_heads"],
+            kv_heads=c.get("num_key_value_heads", c["num_attention_heads"]),
+            intermediate=c["intermediate_size"],
+            vocab=c["vocab_size"],
+            rope_theta=float(c.get("rope_theta", 10000.0)),
+            norm_eps=float(c.get("rms_norm_eps", 1e-5)),
+            head_dim=int(c.get("head_dim") or 0),
+        )
     except KeyError as e:
-        raise ReprokitError(f"{path} lacks {e.args[0]}; it does not look like a Llama config")
+        raise ReprokitError(f"{path} lacks {e.args[0]}; it does not look like a Llama config") from None
 
 
 def resolve(model: str | None, config_path: str | None) -> tuple[str, dict | None, str | None]:
@@ -53,12 +60,15 @@ def resolve(model: str | None, config_path: str | None) -> tuple[str, dict | Non
         try:
             getattr(importlib.import_module(mod), fn)
         except (ImportError, AttributeError) as e:
-            raise ReprokitError(f"cannot load model factory {model}: {e}; pass package.module:function on sys.path")
+            raise ReprokitError(
+                f"cannot load model factory {model}: {e}; pass package.module:function on sys.path"
+            ) from None
         return fn, None, model
     if model in REGISTRY:
         return model, dict(REGISTRY[model]), None
-    raise ReprokitError(f"unknown model {model!r}; known: {', '.join(REGISTRY)} "
-                        "(or package.module:factory, or --config config.json)")
+    raise ReprokitError(
+        f"unknown model {model!r}; known: {', '.join(REGISTRY)} (or package.module:factory, or --config config.json)"
+    )
 
 
 def sizes(fields: dict, tp: int = 1) -> dict:
@@ -71,7 +81,10 @@ def sizes(fields: dict, tp: int = 1) -> dict:
     with torch.device("meta"):
         full = sum(p.numel() for p in Llama(cfg).parameters())
         rank = sum(p.numel() for p in Llama(cfg, tp=tp).parameters()) if tp > 1 else full
-    return {"params_total": full, "params_per_rank": rank,
-            "bytes": {d: full * b for d, b in DTYPE_BYTES.items()},
-            "bytes_per_rank": {d: rank * b for d, b in DTYPE_BYTES.items()},
-            "risk": risk_class(full)}
+    return {
+        "params_total": full,
+        "params_per_rank": rank,
+        "bytes": {d: full * b for d, b in DTYPE_BYTES.items()},
+        "bytes_per_rank": {d: rank * b for d, b in DTYPE_BYTES.items()},
+        "risk": risk_class(full),
+    }

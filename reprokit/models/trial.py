@@ -1,4 +1,5 @@
 """Inside a model trial (child process): build one rank, time eager and compiled steps, record memory."""
+
 from __future__ import annotations
 
 import importlib
@@ -33,9 +34,7 @@ def build(c: dict):
         mod, _, fn = c["factory"].partition(":")
         model, inputs = getattr(importlib.import_module(mod), fn)()
         return model.to(c["device"], dtype), tuple(x.to(c["device"]) for x in inputs)
-    from reprokit.models.llama import Llama, LlamaConfig
-
-    from reprokit.models.llama import tp_all_reduce
+    from reprokit.models.llama import Llama, LlamaConfig, tp_all_reduce
 
     cfg = LlamaConfig(**{**c["fields"], "layers": c["layers"]})
     launched = _world_size() > 1
@@ -112,8 +111,11 @@ def run_model_trial(c: dict, out_dir: str) -> None:
     record["collectives_in_graph"] = sum(1 for op in graph_ops if "all_reduce" in op)
     record["graphs"] = sum(1 for op in graph_ops if op == "<graph>")
     record["phase"] = "done"
-    record["peak_memory_bytes"] = (torch.cuda.max_memory_allocated() if device.startswith("cuda")
-                                   else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    record["peak_memory_bytes"] = (
+        torch.cuda.max_memory_allocated()
+        if device.startswith("cuda")
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    )
     save()
 
 

@@ -1,9 +1,9 @@
 """The pack of a `reprokit bisect` run: ISSUE.md, repro.py, source, env, the decisive trials' logs."""
+
 from __future__ import annotations
 
 import json
 import os
-from typing import Optional
 
 from reprokit import __version__
 from reprokit.data.rate import rate_line
@@ -16,8 +16,16 @@ from reprokit.errors import ReprokitError
 from reprokit.report import triage
 from reprokit.report.command_text import portable_command, portable_text
 from reprokit.report.issue_parts import error_section, fit_github, tlparse_dir, tlparse_texts
-from reprokit.report.pack import (PackPlan, environment_report, environment_variables, env_texts, read_tail,
-                                  short_digest, source_texts, trial_logs)
+from reprokit.report.pack import (
+    PackPlan,
+    env_texts,
+    environment_report,
+    environment_variables,
+    read_tail,
+    short_digest,
+    source_texts,
+    trial_logs,
+)
 from reprokit.report.portable import portable
 from reprokit.report.redact import Redactor
 from reprokit.report.render import environment
@@ -29,7 +37,7 @@ def passing_after(v) -> list:
     stages = [e["stage"] for e in v.ladder or []]
     if v.failing_stage not in stages:
         return []
-    return [e["stage"] for e in (v.ladder or [])[stages.index(v.failing_stage) + 1:] if e.get("kind") == "pass"]
+    return [e["stage"] for e in (v.ladder or [])[stages.index(v.failing_stage) + 1 :] if e.get("kind") == "pass"]
 
 
 def load_verdict(run: RunDir) -> Verdict:
@@ -44,8 +52,13 @@ def summary(v: Verdict, brief: bool = False) -> str:
     """The verdict in a few sentences, for README.md; brief (ISSUE.md, whose list of what was isolated says the
     graph, the config and the subsystem): what fails and in which stage only."""
     sig = Signature.from_dict(v.signature) if v.signature else None
-    what = {"exception": "raises", "crash": "crashes the process", "accuracy": "silently computes wrong values",
-            "hang": "hangs", "exit": "makes the script's own check fail"}.get(v.kind or "", "fails")
+    what = {
+        "exception": "raises",
+        "crash": "crashes the process",
+        "accuracy": "silently computes wrong values",
+        "hang": "hangs",
+        "exit": "makes the script's own check fail",
+    }.get(v.kind or "", "fails")
     tool = "torch.export.export" if v.export else "torch.compile"  # export() itself raised (#20)
     parts = [f"`{tool}` {what} ({sig.short() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
     if v.warm_cache:
@@ -54,31 +67,43 @@ def summary(v: Verdict, brief: bool = False) -> str:
     elif v.failing_stage:
         if v.last_passing_stage and v.failing_stage in STAGE_TITLES:
             later = passing_after(v)
-            parts.append(f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails from "
-                         f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}` on, so the bug is in that stage."
-                         if not later else
-                         f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails with "
-                         f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}`, so the bug is in that stage; "
-                         + " and ".join(f"`{STAGE_TITLES.get(s, s)}`" for s in later) + " passes again.")
+            parts.append(
+                f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails from "
+                f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}` on, so the bug is in that stage."
+                if not later
+                else f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails with "
+                f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}`, so the bug is in that stage; "
+                + " and ".join(f"`{STAGE_TITLES.get(s, s)}`" for s in later)
+                + " passes again."
+            )
         else:
             parts.append(f"Every stock stage passes; the script's own backend `{v.failing_stage}` fails.")
     if v.graph is not None and not brief:
         parts.append(f"Graph {v.graph} of {v.graph_count} that Dynamo produced fails on its own.")
     if v.capture:
-        parts.append(f"Found from one captured run of the job (`reprokit capture`, rank {v.capture.get('rank')}): "
-                     "every trial ran the captured graph, none the script.")
+        parts.append(
+            f"Found from one captured run of the job (`reprokit capture`, rank {v.capture.get('rank')}): "
+            "every trial ran the captured graph, none the script."
+        )
     if v.subsystem and not brief:
-        parts.append(f"Torch's bisector counters pin it to {v.subsystem['name']} application "
-                     f"#{v.subsystem['application']}: `{v.subsystem.get('detail')}`.")
+        parts.append(
+            f"Torch's bisector counters pin it to {v.subsystem['name']} application "
+            f"#{v.subsystem['application']}: `{v.subsystem.get('detail')}`."
+        )
     if v.config and not brief:
         parts.append("It passes with " + ", ".join(f"`{k}={val!r}`" for k, val in v.config.items()) + ".")
     if v.flaky:
-        parts.append(f"The failure is flaky: the script {rate_line(round(v.repro_rate * v.repro_runs), v.repro_runs)}."
-                     if v.repro_runs else f"The failure is flaky: it reproduced in {v.repro_rate:.0%} of runs.")
+        parts.append(
+            f"The failure is flaky: the script {rate_line(round(v.repro_rate * v.repro_runs), v.repro_runs)}."
+            if v.repro_runs
+            else f"The failure is flaky: it reproduced in {v.repro_rate:.0%} of runs."
+        )
         if v.flaky_tries:
-            parts.append(f"Each question (stage, counter, cut, the repro's own check) was asked until it failed that "
-                         f"way, up to {v.flaky_tries} runs; one that passed all {v.flaky_tries} counted as passing, "
-                         "so repro.py may need a few runs to fail.")
+            parts.append(
+                f"Each question (stage, counter, cut, the repro's own check) was asked until it failed that "
+                f"way, up to {v.flaky_tries} runs; one that passed all {v.flaky_tries} counted as passing, "
+                "so repro.py may need a few runs to fail."
+            )
     if v.unsteady:
         parts.append(f"Note: {v.unsteady}.")
     return " ".join(parts)
@@ -88,33 +113,43 @@ def summary(v: Verdict, brief: bool = False) -> str:
 REPRO_KINDS = {
     "graph": "the failing FX graph alone",
     "graph_in_context": "the failing FX graph replayed with the script's call-time context (autocast, grad mode, "
-                        "dtype), the ops it registered and the compiler hooks it set",
+    "dtype), the ops it registered and the compiler hooks it set",
     "graph_in_script": "the FX graph minified inside the running script, whose own check decided; standalone, it "
-                       "checks compiled against eager and a float64 reference",
+    "checks compiled against eager and a float64 reference",
     "source": "the script itself, reduced statement by statement",
     "warm_cache": "the script itself, with a few lines at its top that run it twice in fresh interpreters on one new "
-                  "inductor cache",
+    "inductor cache",
 }
 
 
-def repro_note(v: Verdict, repro: Optional[str], inline: Optional[str]) -> str:
+def repro_note(v: Verdict, repro: str | None, inline: str | None) -> str:
     """What ISSUE.md says about the repro: what kind it is, its size and whether it was verified."""
     if not repro or not v.repro_verified and v.repro_attempts:
         tried = "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts or [])
-        return ("no verified standalone repro" + (f" ({tried})" if tried else "")
-                + "; the original script is in the attached tarball")
+        return (
+            "no verified standalone repro"
+            + (f" ({tried})" if tried else "")
+            + "; the original script is in the attached tarball"
+        )
     nodes = v.nodes or {}
     kind = REPRO_KINDS.get(v.repro_kind or "", "")
-    note = (f"{kind + ', ' if kind else ''}{nodes.get('minified')} of {nodes.get('original')} "
-            f"{nodes.get('unit', 'FX nodes')}, "
-            + (("verified: a cold run passes and the warm run after it fails the same way, each in a fresh "
-                "interpreter" if v.repro_kind == "warm_cache" else
-                f"verified to fail the same way in {fresh_interpreters(v.repro_fresh_runs)}") if v.repro_verified else
-               f"NOT verified: it gave {Signature.from_dict(v.repro_signature).short() if v.repro_signature else 'nothing'}"))
+    note = (
+        f"{kind + ', ' if kind else ''}{nodes.get('minified')} of {nodes.get('original')} "
+        f"{nodes.get('unit', 'FX nodes')}, "
+        + (
+            (
+                "verified: a cold run passes and the warm run after it fails the same way, each in a fresh interpreter"
+                if v.repro_kind == "warm_cache"
+                else f"verified to fail the same way in {fresh_interpreters(v.repro_fresh_runs)}"
+            )
+            if v.repro_verified
+            else f"NOT verified: it gave {Signature.from_dict(v.repro_signature).short() if v.repro_signature else 'nothing'}"
+        )
+    )
     return note if inline else note + "; too long to show here, it is in the attached tarball"
 
 
-def fresh_interpreters(runs: Optional[int]) -> str:
+def fresh_interpreters(runs: int | None) -> str:
     """How many fresh interpreters ran repro.py, in words (None: a verdict from before they were counted, two)."""
     return "a fresh interpreter" if runs == 1 else f"{'two' if runs in (None, 2) else runs} fresh interpreters"
 
@@ -127,16 +162,25 @@ def isolated_lines(v: Verdict) -> list:
     if v.config:
         isolated.append("config flips that make it pass: " + ", ".join(f"`{k}={val!r}`" for k, val in v.config.items()))
     if v.subsystem:
-        stability = {True: "", False: " (boundary not stable on re-run)"}.get(v.subsystem.get("confirmed"),
-                                                                                " (not re-run)")
-        isolated.append(f"subsystem: `{v.subsystem['name']}` application #{v.subsystem['application']} of "
-                        f"{v.subsystem.get('applications')}: `{v.subsystem.get('detail')}`{stability}")
+        stability = {True: "", False: " (boundary not stable on re-run)"}.get(
+            v.subsystem.get("confirmed"), " (not re-run)"
+        )
+        isolated.append(
+            f"subsystem: `{v.subsystem['name']}` application #{v.subsystem['application']} of "
+            f"{v.subsystem.get('applications')}: `{v.subsystem.get('detail')}`{stability}"
+        )
     if v.cuda_fault:
         isolated.append(cuda_fault_line(v))
     for o in v.other_failures or []:
         # One met by reprokit's own replay of the graph, outside the script, is said so: not a second bug of yours.
-        where = (" (met when reprokit compiled the captured graph alone, outside the script: it may come from that "
-                 "replay, not from your program)") if o.get("replay") else ""
+        where = (
+            (
+                " (met when reprokit compiled the captured graph alone, outside the script: it may come from that "
+                "replay, not from your program)"
+            )
+            if o.get("replay")
+            else ""
+        )
         isolated.append(f"a different failure met on the way: {Signature.from_dict(o['signature']).short()}{where}")
     if v.export and v.export.get("kind"):  # an export-stage failure (#20): its guard, line and fix apart
         isolated.extend(export_lines(v.export))
@@ -165,13 +209,22 @@ def data_note(v: Verdict, attached: bool) -> str:
     if v.repro_inputs in (None, "synthetic") or not v.repro_inputs_note:
         return ""
     if v.repro_inputs == "file" and not attached:
-        return (f"Real data needed: {v.repro_inputs_note}. The data file is not attached (it may hold activations "
-                f"or weights); `reprokit pack --include-data RUN_DIR` attaches it.")
+        return (
+            f"Real data needed: {v.repro_inputs_note}. The data file is not attached (it may hold activations "
+            f"or weights); `reprokit pack --include-data RUN_DIR` attaches it."
+        )
     return f"Real data included: {v.repro_inputs_note}."
 
 
-def issue_text(run: RunDir, v: Verdict, tarball_name: str, redactor: Redactor, tlparse_at: Optional[str] = None,
-               error: Optional[dict] = None, data: str = "") -> str:
+def issue_text(
+    run: RunDir,
+    v: Verdict,
+    tarball_name: str,
+    redactor: Redactor,
+    tlparse_at: str | None = None,
+    error: dict | None = None,
+    data: str = "",
+) -> str:
     """ISSUE.md: the text for PyTorch's torch.compile bug-report form, scrubbed and portable. Each fact once, the
     minimal graph (the repro's) and not the original, and no file a GitHub reader cannot open but the tarball."""
     env_data = environment_report(run)
@@ -179,26 +232,52 @@ def issue_text(run: RunDir, v: Verdict, tarball_name: str, redactor: Redactor, t
     repro = portable_code(repro, run.path, os.path.dirname(v.script)) if repro else None
     inline = repro.rstrip("\n") if repro and len(repro.splitlines()) < 100 else None
     cuda = bool(trial_record((v.decisive_trials or {}).get("first_failing") or "").get("cuda"))
-    ladder = [{"title": STAGE_TITLES.get(r["stage"], r["stage"]),
-               "result": "pass" if r["kind"] == "pass" else ("FAIL" if r["same"] else f"fail ({r['kind']}, different)"),
-               "seconds": r["seconds"]} for r in v.ladder]
+    ladder = [
+        {
+            "title": STAGE_TITLES.get(r["stage"], r["stage"]),
+            "result": "pass" if r["kind"] == "pass" else ("FAIL" if r["same"] else f"fail ({r['kind']}, different)"),
+            "seconds": r["seconds"],
+        }
+        for r in v.ladder
+    ]
     error = error or error_section(run, v)
     graph = minimal_graph(repro) if repro and not inline else None
-    text = environment().get_template("ISSUE.md.j2").render(
-        title=triage.title(v, cuda), labels=triage.labels(v, cuda), summary=summary(v, brief=True), ladder=ladder,
-        isolated=isolated_lines(v), repro_inline=inline, repro_note=repro_note(v, repro, inline) + (f". {data}" if data else ""),
-        minimal_graph=graph, error_log=error["text"], error_source=error["source"],
-        versions=env_data.get("text") or env_data.get("error", "unavailable"), reprokit_version=__version__,
-        command=portable_command(run.read_json("run.json").get("command") or "reprokit bisect", run.path,
-                                 os.path.dirname(v.script)),
-        tarball_name=tarball_name, attached=attached_note(v, tlparse_at), releases=v.versions)
+    text = (
+        environment()
+        .get_template("ISSUE.md.j2")
+        .render(
+            title=triage.title(v, cuda),
+            labels=triage.labels(v, cuda),
+            summary=summary(v, brief=True),
+            ladder=ladder,
+            isolated=isolated_lines(v),
+            repro_inline=inline,
+            repro_note=repro_note(v, repro, inline) + (f". {data}" if data else ""),
+            minimal_graph=graph,
+            error_log=error["text"],
+            error_source=error["source"],
+            versions=env_data.get("text") or env_data.get("error", "unavailable"),
+            reprokit_version=__version__,
+            command=portable_command(
+                run.read_json("run.json").get("command") or "reprokit bisect", run.path, os.path.dirname(v.script)
+            ),
+            tarball_name=tarball_name,
+            attached=attached_note(v, tlparse_at),
+            releases=v.versions,
+        )
+    )
     # Paths first: the redactor writes the home folder as ~, which would hide the interpreter's own paths.
     text = redactor.scrub(portable_text(text, run.path, os.path.dirname(v.script)), "ISSUE.md")
-    return fit_github(text, [(graph, "(the minimal graph is in the attached tarball)"),
-                             (inline, "(the minimal repro is in the attached tarball)")])
+    return fit_github(
+        text,
+        [
+            (graph, "(the minimal graph is in the attached tarball)"),
+            (inline, "(the minimal repro is in the attached tarball)"),
+        ],
+    )
 
 
-def minimal_graph(repro: str) -> Optional[str]:
+def minimal_graph(repro: str) -> str | None:
     """The graph classes of repro.py (its `class ...(torch.nn.Module)` blocks), or None when they are too long to
     show (over 80 lines)."""
     lines, keep, inside = repro.split("\n"), [], False
@@ -213,19 +292,21 @@ def minimal_graph(repro: str) -> Optional[str]:
     return code if code and len(code.splitlines()) <= 80 else None
 
 
-def attached_note(v: Verdict, tlparse_at: Optional[str]) -> str:
+def attached_note(v: Verdict, tlparse_at: str | None) -> str:
     """What the attached tarball holds beyond this text, in one sentence's words."""
     parts = []
     if v.test_repro:
-        parts.append("the repro as a failing test in PyTorch's style (`TestCase`, `run_tests`: it asserts the correct "
-                     "behaviour, so it passes once the bug is fixed; " + test_repro_note(v) + ")")
+        parts.append(
+            "the repro as a failing test in PyTorch's style (`TestCase`, `run_tests`: it asserts the correct "
+            "behaviour, so it passes once the bug is fixed; " + test_repro_note(v) + ")"
+        )
     parts.append("the original script, the decisive runs' full logs")
     if tlparse_at:
         parts.append("tlparse's report of the failing run's TORCH_TRACE log")
     return ", ".join(parts) + ", the environment and a manifest of what was redacted"
 
 
-def test_repro_note(v: Verdict) -> Optional[str]:
+def test_repro_note(v: Verdict) -> str | None:
     """What ISSUE.md says of test_repro.py: how its fresh-interpreter run failed, or None when there is none."""
     if not v.test_repro:
         return None
@@ -239,7 +320,7 @@ def portable_code(text: str, run_dir: str, project: str) -> str:
     return "\n".join(portable_text(l, run_dir, project) if l.lstrip().startswith("#") else l for l in text.split("\n"))
 
 
-def decisive_logs(v: Verdict, error: Optional[dict] = None) -> tuple:
+def decisive_logs(v: Verdict, error: dict | None = None) -> tuple:
     """(logs/ texts, where tlparse's report is): the decisive trials' output, the minimal repro's re-run, TORCH_LOGS
     output and the TORCH_TRACE log of the failing stage with tlparse's report of it."""
     texts: dict = {}
@@ -290,12 +371,14 @@ def add_repro(plan: PackPlan, run: RunDir, v: Verdict, include_data: bool) -> No
     if has_file and include_data and os.path.exists(run.file("repro_inputs.pt")):
         with open(run.file("repro_inputs.pt"), "rb") as f:
             plan.blobs["repro_inputs.pt"] = f.read()
-    plan.notes["input_data"] = {"repro_inputs": v.repro_inputs or ("file" if has_file else "synthetic"),
-                                "real_data_included": "repro_inputs.pt" in plan.blobs or v.repro_inputs == "inline",
-                                "why": v.repro_inputs_note or None}
+    plan.notes["input_data"] = {
+        "repro_inputs": v.repro_inputs or ("file" if has_file else "synthetic"),
+        "real_data_included": "repro_inputs.pt" in plan.blobs or v.repro_inputs == "inline",
+        "why": v.repro_inputs_note or None,
+    }
 
 
-def bisect_plan(run: RunDir, include_data: bool = False, verdict: Optional[Verdict] = None) -> PackPlan:
+def bisect_plan(run: RunDir, include_data: bool = False, verdict: Verdict | None = None) -> PackPlan:
     """Everything the tarball of a bisect run holds, named reprokit-<script>-<hash of the verdict>; real input data
     only with include_data (`reprokit pack --include-data RUN_DIR`). verdict: the one the run holds (else read)."""
     v = verdict or load_verdict(run)
@@ -303,12 +386,14 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Optional[Verdi
     # Secret values: found by the keyed hashes bisect recorded (never the values), so any shell packs the same.
     redactor = Redactor.for_run(run.path, argv=list(v.argv) + [info.get("command", "")])
     name = os.path.splitext(os.path.basename(v.script))[0]
-    plan = PackPlan(top=f"reprokit-{name}-{short_digest(v.to_dict() | {'tarball': None, 'run_dir': ''})}",
-                    redactor=redactor)
+    plan = PackPlan(
+        top=f"reprokit-{name}-{short_digest(v.to_dict() | {'tarball': None, 'run_dir': ''})}", redactor=redactor
+    )
     first = (v.decisive_trials or {}).get("first_failing") or ""
     record = trial_record(first)
-    plan.texts.update(source_texts(v.script, record.get("local_modules") or [], record.get("local_files_read") or [],
-                                   plan.notes))
+    plan.texts.update(
+        source_texts(v.script, record.get("local_modules") or [], record.get("local_files_read") or [], plan.notes)
+    )
     plan.texts.update(bisect_env_texts(run, v, info, redactor))
     error = error_section(run, v)
     logs, tlparse_at = decisive_logs(v, error)
@@ -323,13 +408,24 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Optional[Verdi
     if first and (v.export or {}).get("report") and os.path.exists(draft):  # export-stage failure (#20)
         with open(draft, errors="replace") as f:
             plan.texts["draft_export.txt"] = portable(f.read(), run.path, os.path.dirname(v.script))
-    plan.texts["ISSUE.md"] = issue_text(run, v, plan.top + ".tar.gz", redactor, tlparse_at, error,
-                                        data_note(v, "repro_inputs.pt" in plan.blobs))
-    plan.texts["README.md"] = environment().get_template("README.md.j2").render(
-        name=plan.top, reprokit_version=__version__, summary=summary(v), has_repro="repro.py" in plan.texts,
-        has_inputs="repro_inputs.pt" in plan.blobs, verified=v.repro_verified, has_test="test_repro.py" in plan.texts,
-        expected=Signature.from_dict(v.signature).short() if v.signature else "a failure",
-        no_repro_reason=v.message or "minify did not run")
+    plan.texts["ISSUE.md"] = issue_text(
+        run, v, plan.top + ".tar.gz", redactor, tlparse_at, error, data_note(v, "repro_inputs.pt" in plan.blobs)
+    )
+    plan.texts["README.md"] = (
+        environment()
+        .get_template("README.md.j2")
+        .render(
+            name=plan.top,
+            reprokit_version=__version__,
+            summary=summary(v),
+            has_repro="repro.py" in plan.texts,
+            has_inputs="repro_inputs.pt" in plan.blobs,
+            verified=v.repro_verified,
+            has_test="test_repro.py" in plan.texts,
+            expected=Signature.from_dict(v.signature).short() if v.signature else "a failure",
+            no_repro_reason=v.message or "minify did not run",
+        )
+    )
     return plan
 
 
@@ -345,8 +441,10 @@ def cuda_fault_line(v: Verdict) -> str:
     if named_by == "launch":
         line += ", so the fault surfaced at the kernel that raised it"
     elif named_by == "message":
-        line += "; it surfaced in no kernel, which is named by the message its assert printed, found in that " \
-                "kernel's generated source"
+        line += (
+            "; it surfaced in no kernel, which is named by the message its assert printed, found in that "
+            "kernel's generated source"
+        )
     elif named_by == "sanitizer":
         line += f"; it surfaced in no kernel, which compute-sanitizer's memcheck named ({said.get('error')})"
     # repro.py sets it where it is a graph's repro (templates/repro.py.j2), not the export path's
@@ -365,4 +463,3 @@ def capture_texts(run: RunDir, info: dict, v: Verdict) -> dict:
             with open(path, errors="replace") as f:
                 texts["capture/" + rel] = portable(f.read(), run.path, os.path.dirname(v.script))
     return texts
-

@@ -7,18 +7,22 @@ Pure text processing over what a trial recorded (stderr, result.json's traceback
 - a crash: the signal and the faulting thread's stack only;
 - an accuracy failure: the mismatch (max abs/rel difference, where, eager vs compiled vs float64).
 """
+
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 LIMIT = 40
 TRACEBACK = "Traceback (most recent call last):"
-CHAIN_LINES = ("The above exception was the direct cause of the following exception:",
-               "During handling of the above exception, another exception occurred:")
+CHAIN_LINES = (
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+)
 FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+)$')
-EXC_HEAD = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Unsupported|Warning)\w*"
-                      r"|AssertionError|KeyboardInterrupt)(?::\s?(?P<msg>.*))?$")
+EXC_HEAD = re.compile(
+    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Unsupported|Warning)\w*"
+    r"|AssertionError|KeyboardInterrupt)(?::\s?(?P<msg>.*))?$"
+)
 COMPILER_ERROR = re.compile(r"(^|\s|:)(fatal )?error:\s", re.IGNORECASE)
 FAULT = re.compile(r"^Fatal Python error: (?P<what>.+)$")
 # Advice torch appends to every error: not part of the error.
@@ -27,8 +31,15 @@ FH_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<na
 THREAD = re.compile(r"^(Current thread|Thread) 0x[0-9a-f]+")
 # Frames of the machinery around the user's code: Python's own, runpy, reprokit's trial process.
 GENERATED = re.compile(r"/c[a-z0-9]{40,}\.py$")
-NOT_USER = ("<frozen ", "/runpy.py", "/reprokit/", "/concurrent/futures/",
-            "/threading.py", "/unittest/", "/torch/testing/")
+NOT_USER = (
+    "<frozen ",
+    "/runpy.py",
+    "/reprokit/",
+    "/concurrent/futures/",
+    "/threading.py",
+    "/unittest/",
+    "/torch/testing/",
+)
 
 
 def package_of(path: str) -> str:
@@ -48,9 +59,14 @@ def is_torch_frame(path: str) -> bool:
 def is_user_frame(path: str) -> bool:
     """A frame of the user's code: not torch, not an installed package, not the interpreter's machinery, not
     the module inductor generated (its failing line is in the compiler's output)."""
-    return not (is_torch_frame(path) or "site-packages" in path or "dist-packages" in path
-                or any(m in path for m in NOT_USER) or re.search(r"/lib/python3\.\d+/", path)
-                or GENERATED.search(path))
+    return not (
+        is_torch_frame(path)
+        or "site-packages" in path
+        or "dist-packages" in path
+        or any(m in path for m in NOT_USER)
+        or re.search(r"/lib/python3\.\d+/", path)
+        or GENERATED.search(path)
+    )
 
 
 def last_chain(text: str) -> list:
@@ -62,12 +78,12 @@ def last_chain(text: str) -> list:
         return []
     # Walk back from the last traceback over the chain markers that join it to the ones before.
     first = len(starts) - 1
-    while first > 0 and any(m in "\n".join(lines[starts[first - 1]:starts[first]]) for m in CHAIN_LINES):
+    while first > 0 and any(m in "\n".join(lines[starts[first - 1] : starts[first]]) for m in CHAIN_LINES):
         first -= 1
     chain = []
     for k in range(first, len(starts)):
         end = starts[k + 1] if k + 1 < len(starts) else len(lines)
-        chain.append(parse_block(lines[starts[k] + 1:end]))
+        chain.append(parse_block(lines[starts[k] + 1 : end]))
     return chain
 
 
@@ -123,9 +139,12 @@ def compiler_errors(lines: list, context: int = 3) -> list:
         if i > 0 and "In function" in lines[i - 1] and lines[i - 1] not in out:
             out.append(lines[i - 1])
         out.append(line)
-        for follow in lines[i + 1:i + 1 + context]:
-            if COMPILER_ERROR.search(follow) or "warning:" in follow or follow.startswith(("In file included",
-                                                                                           "                 from ")):
+        for follow in lines[i + 1 : i + 1 + context]:
+            if (
+                COMPILER_ERROR.search(follow)
+                or "warning:" in follow
+                or follow.startswith(("In file included", "                 from "))
+            ):
                 break
             if follow.strip():
                 out.append(follow)
@@ -137,11 +156,11 @@ def triton_error(lines: list) -> list:
     reason; the failing line and the reason are kept, with two lines of source before."""
     for i, line in enumerate(lines):
         if re.search(r"CompilationError: at \d+:\d+:", line):
-            body = lines[i + 1:]
+            body = lines[i + 1 :]
             caret = next((j for j, l in enumerate(body) if l.strip().startswith("^")), None)
             if caret is None:
                 return [line] + body[:8]
-            return [line] + body[max(0, caret - 3):caret + 1] + [l for l in body[caret + 1:caret + 4] if l.strip()]
+            return [line] + body[max(0, caret - 3) : caret + 1] + [l for l in body[caret + 1 : caret + 4] if l.strip()]
     return []
 
 
@@ -162,7 +181,7 @@ def exception_lines(exc: list, max_message: int = 8) -> list:
     return exc[:max_message] + [f"[... {len(exc) - max_message} more lines of the message in the full log ...]"]
 
 
-def exception_summary(text: str, limit: int = LIMIT) -> Optional[str]:
+def exception_summary(text: str, limit: int = LIMIT) -> str | None:
     """The last exception chain in text, its frames reduced to those that matter; None when there is none."""
     chain = last_chain(text)
     if not chain:
@@ -179,13 +198,16 @@ def exception_summary(text: str, limit: int = LIMIT) -> Optional[str]:
     return fit(parts, limit)
 
 
-def crash_summary(text: str, signal: Optional[str] = None, limit: int = LIMIT) -> Optional[str]:
+def crash_summary(text: str, signal: str | None = None, limit: int = LIMIT) -> str | None:
     """faulthandler's dump reduced to what the C++ runtime said before it (an uncaught exception's type and
     what()), the signal, and the faulting thread's stack."""
     lines = text.splitlines()
     start = next((i for i, l in enumerate(lines) if FAULT.match(l)), None)
-    out = ([*abort_cause(lines, start), lines[start]] if start is not None
-           else ([f"Process killed by {signal}"] if signal else []))
+    out = (
+        [*abort_cause(lines, start), lines[start]]
+        if start is not None
+        else ([f"Process killed by {signal}"] if signal else [])
+    )
     blocks = thread_blocks(lines, 0 if start is None else start + 1)
     if not blocks:
         return "\n".join(out) if out else None
@@ -195,8 +217,10 @@ def crash_summary(text: str, signal: Optional[str] = None, limit: int = LIMIT) -
 
 # What the C++ runtime prints before abort() when a kernel or an extension throws (std::terminate), or glibc's
 # heap checks fail: the cause faulthandler's "Aborted" does not say.
-ABORT_CAUSE = re.compile(r"^(terminate called |\s+what\(\):|.*Assertion `.*' failed|(double free|free\(\)|"
-                         r"malloc\(\)|munmap_chunk\(\)|corrupted )|Exception raised from )")
+ABORT_CAUSE = re.compile(
+    r"^(terminate called |\s+what\(\):|.*Assertion `.*' failed|(double free|free\(\)|"
+    r"malloc\(\)|munmap_chunk\(\)|corrupted )|Exception raised from )"
+)
 
 
 def abort_cause(lines: list, fault: int, most: int = 8) -> list:
@@ -217,7 +241,7 @@ def thread_blocks(lines: list, begin: int) -> list:
     for i in range(begin, len(lines)):
         if THREAD.match(lines[i]):
             frames = []
-            for l in lines[i + 1:]:
+            for l in lines[i + 1 :]:
                 if not l.startswith("  ") or THREAD.match(l):
                     break
                 frames.append(l)
@@ -278,11 +302,11 @@ def fit(lines: list, limit: int = LIMIT) -> str:
     lines = [l if len(l) <= 400 else l[:400] + " [...]" for l in lines]
     if len(lines) > limit:
         head = limit // 3
-        lines = lines[:head] + [f"[... {len(lines) - limit + 1} lines cut ...]"] + lines[-(limit - head - 1):]
+        lines = lines[:head] + [f"[... {len(lines) - limit + 1} lines cut ...]"] + lines[-(limit - head - 1) :]
     return "\n".join(lines).strip("\n")
 
 
-def hang_summary(stacks: str, limit: int = LIMIT) -> Optional[str]:
+def hang_summary(stacks: str, limit: int = LIMIT) -> str | None:
     """Where a timed-out trial waited: its main thread's stack; with several processes (data.ranks.rank_stacks
     heads each "== rank<i> =="), each one's, so ranks waiting in different collectives show side by side."""
     parts = re.split(r"^== (.+) ==$", stacks, flags=re.M)
@@ -290,13 +314,17 @@ def hang_summary(stacks: str, limit: int = LIMIT) -> Optional[str]:
         found = crash_summary(stacks, None, limit)
         return "Timed out; the main thread's stack:\n" + found if found else None
     each = max(8, limit // max(1, (len(parts) - 1) // 2))
-    said = [f"== {who} ==\n{crash_summary(text, None, each)}" for who, text in zip(parts[1::2], parts[2::2])
-            if crash_summary(text, None, each)]
+    said = [
+        f"== {who} ==\n{crash_summary(text, None, each)}"
+        for who, text in zip(parts[1::2], parts[2::2])
+        if crash_summary(text, None, each)
+    ]
     return "Timed out; where each process waited:\n" + "\n\n".join(said) if said else None
 
 
-def decisive_error(kind: str, text: str, *, note: str = "", stacks: str = "", signal: Optional[str] = None,
-                   limit: int = LIMIT) -> str:
+def decisive_error(
+    kind: str, text: str, *, note: str = "", stacks: str = "", signal: str | None = None, limit: int = LIMIT
+) -> str:
     """The decisive error of one failure of `kind` (exception, crash, accuracy, hang, exit, ...), from its
     recorded output (stderr or traceback text), the accuracy note and faulthandler's stacks."""
     if kind == "accuracy":

@@ -1,4 +1,5 @@
 """The environment report: collect_env (in a child with the user's interpreter), GPU facts, packages, env vars."""
+
 from __future__ import annotations
 
 import json
@@ -12,12 +13,34 @@ import time
 from reprokit.data.rundir import write_json_atomic
 from reprokit.trial.cache import cache_base
 
-ENV_ALLOW = re.compile(r"^(TORCH|TORCHINDUCTOR_|TORCHDYNAMO_|TRITON_|CUDA_|NCCL_|PYTORCH_|OMP_|MKL_|KMP_|"
-                       r"CUBLAS_|CUDNN_|LD_LIBRARY_PATH$|PYTHONPATH$|NVIDIA_|HF_|TRANSFORMERS_)")
+ENV_ALLOW = re.compile(
+    r"^(TORCH|TORCHINDUCTOR_|TORCHDYNAMO_|TRITON_|CUDA_|NCCL_|PYTORCH_|OMP_|MKL_|KMP_|"
+    r"CUBLAS_|CUDNN_|LD_LIBRARY_PATH$|PYTHONPATH$|NVIDIA_|HF_|TRANSFORMERS_)"
+)
 
-PACKAGES = ("torch", "triton", "numpy", "transformers", "accelerate", "torchvision", "torchaudio", "deepspeed",
-            "flash-attn", "xformers", "vllm", "sympy", "networkx", "jinja2", "filelock", "typing-extensions",
-            "nvidia-cudnn-cu12", "nvidia-cublas-cu12", "nvidia-nccl-cu12", "pytorch-triton", "reprokit")
+PACKAGES = (
+    "torch",
+    "triton",
+    "numpy",
+    "transformers",
+    "accelerate",
+    "torchvision",
+    "torchaudio",
+    "deepspeed",
+    "flash-attn",
+    "xformers",
+    "vllm",
+    "sympy",
+    "networkx",
+    "jinja2",
+    "filelock",
+    "typing-extensions",
+    "nvidia-cudnn-cu12",
+    "nvidia-cublas-cu12",
+    "nvidia-nccl-cu12",
+    "pytorch-triton",
+    "reprokit",
+)
 
 _COLLECT = r"""
 import json, sys
@@ -52,8 +75,7 @@ out["python"] = sys.version
 print(json.dumps(out))
 """
 
-NVIDIA_QUERY = ("name,driver_version,memory.total,compute_cap,mig.mode.current,ecc.mode.current,"
-                "pci.bus_id,power.limit")
+NVIDIA_QUERY = "name,driver_version,memory.total,compute_cap,mig.mode.current,ecc.mode.current,pci.bus_id,power.limit"
 
 
 def nvidia_smi() -> dict | None:
@@ -62,8 +84,9 @@ def nvidia_smi() -> dict | None:
     if not exe:
         return None
     try:
-        q = subprocess.run([exe, f"--query-gpu={NVIDIA_QUERY}", "--format=csv,noheader"], capture_output=True,
-                           text=True, timeout=30)
+        q = subprocess.run(
+            [exe, f"--query-gpu={NVIDIA_QUERY}", "--format=csv,noheader"], capture_output=True, text=True, timeout=30
+        )
         full = subprocess.run([exe], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as e:
         return {"error": str(e)}
@@ -125,8 +148,13 @@ def _reuse_dir() -> str:
 def _collect_now(python: str, timeout: float) -> dict:
     """collect_env and the packages, in a fresh child process of `python`."""
     try:
-        p = subprocess.run([python, "-c", _COLLECT, *PACKAGES], capture_output=True, text=True, timeout=timeout,
-                           env={k: v for k, v in os.environ.items() if k != "TORCHDYNAMO_DISABLE"})
+        p = subprocess.run(
+            [python, "-c", _COLLECT, *PACKAGES],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={k: v for k, v in os.environ.items() if k != "TORCHDYNAMO_DISABLE"},
+        )
         data = json.loads(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else {"error": p.stderr[-2000:]}
     except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError) as e:
         data = {"error": f"collect_env failed: {type(e).__name__}"}

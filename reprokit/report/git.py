@@ -1,5 +1,6 @@
 """The git state of the user's script, read with GitPython: commit, branch, dirty, remotes, and the diff of the
 files the script used (the names alone of every other changed path)."""
+
 from __future__ import annotations
 
 import os

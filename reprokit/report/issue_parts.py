@@ -1,14 +1,14 @@
 """Parts of a bisect run's ISSUE.md besides the verdict's own words: the decisive error (from the minimal repro's
 re-run when there is one), tlparse's report of the failing trial's trace, and GitHub's size limit."""
+
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
-from typing import Optional
 
-from reprokit.data.records import Signature, Verdict
 from reprokit.data.ranks import rank_stacks
+from reprokit.data.records import Signature, Verdict
 from reprokit.data.rundir import VERDICT_FILE, RunDir
 from reprokit.data.trial_files import trial_record
 from reprokit.report.decisive import decisive_error
@@ -20,7 +20,7 @@ TLPARSE_SKIP = ("raw.log", "raw.jsonl")
 TLPARSE_MEMBER_LIMIT = 1_000_000
 
 
-def repro_trial(run: RunDir) -> Optional[str]:
+def repro_trial(run: RunDir) -> str | None:
     """The folder of the fresh-interpreter run of repro.py that verified it (the last one journaled)."""
     found = None
     for entry in run.journal():
@@ -30,7 +30,7 @@ def repro_trial(run: RunDir) -> Optional[str]:
     return found if found and os.path.isdir(found) else None
 
 
-def trial_error(trial: str, kind: str, signature: Optional[dict]) -> str:
+def trial_error(trial: str, kind: str, signature: dict | None) -> str:
     """The decisive error of one trial folder: its stderr (the whole chain), else result.json's traceback."""
     result = trial_record(trial)
     text = read_tail(os.path.join(trial, "stderr.txt"), 4_000_000) or ""
@@ -38,8 +38,13 @@ def trial_error(trial: str, kind: str, signature: Optional[dict]) -> str:
         text = result["traceback"]
     stacks = rank_stacks(trial)  # every rank's too
     sig = Signature.from_dict(signature) if signature else None
-    return decisive_error(kind, text, note=result.get("note") or "", stacks=stacks,
-                          signal=sig.exc_type if sig and sig.kind == "crash" else None)
+    return decisive_error(
+        kind,
+        text,
+        note=result.get("note") or "",
+        stacks=stacks,
+        signal=sig.exc_type if sig and sig.kind == "crash" else None,
+    )
 
 
 def error_section(run: RunDir, v: Verdict) -> dict:
@@ -48,19 +53,32 @@ def error_section(run: RunDir, v: Verdict) -> dict:
     repro = repro_trial(run) if v.repro_verified else None
     if repro:
         out = trial_record(repro)
-        return {"text": trial_error(repro, out.get("kind") or v.kind or "exception", out.get("signature")),
-                "source": "The minimal repro's failure, re-run in a fresh interpreter:",
-                "full_log": "logs/repro/stderr.txt", "trial": repro, "role": "repro"}
+        return {
+            "text": trial_error(repro, out.get("kind") or v.kind or "exception", out.get("signature")),
+            "source": "The minimal repro's failure, re-run in a fresh interpreter:",
+            "full_log": "logs/repro/stderr.txt",
+            "trial": repro,
+            "role": "repro",
+        }
     trial = (v.decisive_trials or {}).get("first_failing")
     if not trial:
-        return {"text": "(no failing trial recorded)", "source": "", "full_log": VERDICT_FILE, "trial": None,
-                "role": None}
-    return {"text": trial_error(trial, v.kind or "exception", v.signature),
-            "source": "The original script's failure under the failing stage:",
-            "full_log": "logs/first_failing/stderr.txt", "trial": trial, "role": "first_failing"}
+        return {
+            "text": "(no failing trial recorded)",
+            "source": "",
+            "full_log": VERDICT_FILE,
+            "trial": None,
+            "role": None,
+        }
+    return {
+        "text": trial_error(trial, v.kind or "exception", v.signature),
+        "source": "The original script's failure under the failing stage:",
+        "full_log": "logs/first_failing/stderr.txt",
+        "trial": trial,
+        "role": "first_failing",
+    }
 
 
-def tlparse_dir(trace_dir: str) -> Optional[str]:
+def tlparse_dir(trace_dir: str) -> str | None:
     """tlparse's report of a TORCH_TRACE folder (made once, beside it), or None when tlparse is absent or fails."""
     out = os.path.join(os.path.dirname(trace_dir.rstrip("/")), "tlparse")
     if os.path.exists(os.path.join(out, "index.html")):
@@ -70,8 +88,12 @@ def tlparse_dir(trace_dir: str) -> Optional[str]:
     if not exe or not logs:
         return None
     try:
-        p = subprocess.run([exe, os.path.join(trace_dir, logs[0]), "-o", out, "--overwrite", "--no-browser"],
-                           capture_output=True, text=True, timeout=300)
+        p = subprocess.run(
+            [exe, os.path.join(trace_dir, logs[0]), "-o", out, "--overwrite", "--no-browser"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out if p.returncode == 0 and os.path.exists(os.path.join(out, "index.html")) else None
@@ -99,5 +121,7 @@ def fit_github(text: str, folded: list) -> str:
         if part and part in text:
             text = text.replace(part, pointer)
     if len(text) > GITHUB_LIMIT:
-        text = text[:GITHUB_LIMIT - 200] + "\n\n[... cut to GitHub's limit; the whole text is in the attached tarball]\n"
+        text = (
+            text[: GITHUB_LIMIT - 200] + "\n\n[... cut to GitHub's limit; the whole text is in the attached tarball]\n"
+        )
     return text

@@ -8,6 +8,7 @@ under a random key of the run (secret.key, mode 0600, never packed) and the valu
 window of those lengths that starts and ends at a token boundary, and redacts the windows whose hash is recorded. No value is written,
 and the pack no longer depends on the environment of the shell that runs it.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -15,7 +16,6 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 from reprokit.report.redact_rules import SECRET_NAME
 
@@ -38,8 +38,8 @@ def _candidates(text: str, lengths: tuple) -> list:
             starts.append(s + 1)  # "\\nVALUE" in JSON: the value after the escape
         elif s and text[s - 1] in "/.!#?&@":
             starts.append(s - 1)  # a value that starts with a separator: /tmp/..., .x
-        if text[e:e + 1] == "=":  # base64 padding
-            ends += [e + 1] + ([e + 2] if text[e + 1:e + 2] == "=" else [])
+        if text[e : e + 1] == "=":  # base64 padding
+            ends += [e + 1] + ([e + 2] if text[e + 1 : e + 2] == "=" else [])
     try:
         import numpy as np
     except ImportError:
@@ -58,13 +58,16 @@ def _private_write(path: str, data: bytes) -> None:
         f.write(data)
 
 
-def record(run_path: str, env: Optional[dict] = None, identity: Optional[dict] = None) -> None:
+def record(run_path: str, env: dict | None = None, identity: dict | None = None) -> None:
     """Write secret.key and secrets.json: names, lengths and keyed hashes of secret-named variables' values."""
     env = os.environ if env is None else env
     key = os.urandom(32)
     _private_write(os.path.join(run_path, KEY_FILE), key)
-    variables = {name: {"length": len(value), "hmac": _mac(key, value)}
-                 for name, value in sorted(env.items()) if SECRET_NAME.search(name) and len(value) >= MIN_LENGTH}
+    variables = {
+        name: {"length": len(value), "hmac": _mac(key, value)}
+        for name, value in sorted(env.items())
+        if SECRET_NAME.search(name) and len(value) >= MIN_LENGTH
+    }
     # Where the run folder was made: its paths in the logs name it even when the folder is packed from elsewhere.
     identity = {**(identity or {}), "run_dir": os.path.abspath(run_path)}
     body = {"algorithm": "hmac-sha256", "variables": variables, "identity": identity}
@@ -85,7 +88,7 @@ class KeyedSecrets:
     identity: dict
 
     @classmethod
-    def load(cls, run_path: str) -> Optional["KeyedSecrets"]:
+    def load(cls, run_path: str) -> KeyedSecrets | None:
         """None for a run folder recorded before keyed hashes (or without its key)."""
         try:
             with open(os.path.join(run_path, KEY_FILE), "rb") as f:
@@ -95,9 +98,12 @@ class KeyedSecrets:
         except (OSError, ValueError):
             return None
         variables = body.get("variables") or {}
-        return cls(key=key, hashes=frozenset(v["hmac"] for v in variables.values()),
-                   lengths=tuple(sorted({v["length"] for v in variables.values()}, reverse=True)),
-                   identity=body.get("identity") or {})
+        return cls(
+            key=key,
+            hashes=frozenset(v["hmac"] for v in variables.values()),
+            lengths=tuple(sorted({v["length"] for v in variables.values()}, reverse=True)),
+            identity=body.get("identity") or {},
+        )
 
     def spans(self, text: str) -> list:
         """(start, end) of every recorded value in text, longest first where two overlap."""

@@ -1,4 +1,5 @@
 """Pack a `reprokit pack --model` run: same tarball format as a bisect run, with the model inlined in repro.py."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +8,15 @@ import os
 from reprokit import __version__
 from reprokit.data.rundir import VERDICT_FILE, RunDir
 from reprokit.errors import ReprokitError
-from reprokit.report.pack import (PackPlan, environment_report, env_texts, read_tail, short_digest, trial_logs,
-                                  trim_traceback)
+from reprokit.report.pack import (
+    PackPlan,
+    env_texts,
+    environment_report,
+    read_tail,
+    short_digest,
+    trial_logs,
+    trim_traceback,
+)
 from reprokit.report.redact import Redactor
 from reprokit.report.render import environment
 
@@ -22,27 +30,42 @@ def depth_svg(rows: list) -> str:
     if not pts:
         return f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}"><text x="10" y="20">no data</text></svg>\n'
     xmax, ymax = max(p[0] for p in pts), max(p[1] for p in pts) or 1.0
+
     def xy(p):
         return pad + (w - 2 * pad) * p[0] / xmax, h - pad - (h - 2 * pad) * p[1] / ymax
+
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in map(xy, pts))
-    dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3"/><text x="{x + 4:.1f}" y="{y - 6:.1f}" font-size="10">'
-                   f'{p[1]:.1f}s</text>' for p, (x, y) in zip(pts, map(xy, pts)))
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif">'
-            f'<text x="{pad}" y="16" font-size="12">compile seconds vs layers</text>'
-            f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="black"/>'
-            f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="black"/>'
-            f'<text x="{w - pad}" y="{h - pad + 16}" font-size="10">{xmax} layers</text>'
-            f'<text x="4" y="{pad}" font-size="10">{ymax:.0f}s</text>'
-            f'<polyline points="{line}" fill="none" stroke="steelblue" stroke-width="2"/>{dots}</svg>\n')
+    dots = "".join(
+        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3"/><text x="{x + 4:.1f}" y="{y - 6:.1f}" font-size="10">'
+        f"{p[1]:.1f}s</text>"
+        for p, (x, y) in zip(pts, map(xy, pts))
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif">'
+        f'<text x="{pad}" y="16" font-size="12">compile seconds vs layers</text>'
+        f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="black"/>'
+        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="black"/>'
+        f'<text x="{w - pad}" y="{h - pad + 16}" font-size="10">{xmax} layers</text>'
+        f'<text x="4" y="{pad}" font-size="10">{ymax:.0f}s</text>'
+        f'<polyline points="{line}" fill="none" stroke="steelblue" stroke-width="2"/>{dots}</svg>\n'
+    )
 
 
 def model_repro(v: dict) -> str:
     """A standalone repro.py: the model code inlined, the requested configuration by default."""
     with open(LLAMA_SOURCE) as f:
         source = f.read()
-    return environment().get_template("model_repro.py.j2").render(
-        reprokit_version=__version__, model_source=source.strip(), v=v, fields=json.dumps(v["fields"]),
-        requested=v["requested"])
+    return (
+        environment()
+        .get_template("model_repro.py.j2")
+        .render(
+            reprokit_version=__version__,
+            model_source=source.strip(),
+            v=v,
+            fields=json.dumps(v["fields"]),
+            requested=v["requested"],
+        )
+    )
 
 
 def attempt_logs(trial: str) -> dict:
@@ -51,8 +74,11 @@ def attempt_logs(trial: str) -> dict:
     texts = {}
     for sub in [""] + ranks:
         prefix = "logs/compile_attempt" + (f"/{sub}" if sub else "")
-        texts.update(trial_logs(os.path.join(trial, sub), prefix,
-                                ("stdout.txt", "stderr.txt", "stacks.txt", "model.json", "spec.json")))
+        texts.update(
+            trial_logs(
+                os.path.join(trial, sub), prefix, ("stdout.txt", "stderr.txt", "stacks.txt", "model.json", "spec.json")
+            )
+        )
     return texts
 
 
@@ -66,8 +92,12 @@ def model_plan(run: RunDir) -> PackPlan:
     digest = short_digest({k: val for k, val in v.items() if k not in ("tarball", "run_dir", "trial")})
     plan = PackPlan(top=f"reprokit-{v['model']}-{digest}", redactor=redactor)
     env_data = environment_report(run)
-    plan.texts[VERDICT_FILE] = json.dumps({**v, "run_dir": os.path.basename(run.path), "trial": None,
-                                             "tarball": None}, indent=2, sort_keys=True, default=str)
+    plan.texts[VERDICT_FILE] = json.dumps(
+        {**v, "run_dir": os.path.basename(run.path), "trial": None, "tarball": None},
+        indent=2,
+        sort_keys=True,
+        default=str,
+    )
     plan.texts.update(env_texts(env_data, smi=("txt",)))
     plan.texts["env/command.txt"] = (info.get("command") or "") + "\n"
     plan.texts["compile_vs_depth.svg"] = depth_svg(v.get("depth") or [])
@@ -76,10 +106,22 @@ def model_plan(run: RunDir) -> PackPlan:
     plan.texts.update(attempt_logs(v["trial"]))
     error = ""
     if v["outcome"] != "pass":
-        error = trim_traceback((read_tail(os.path.join(v["trial"], "stderr.txt")) or "") + "\n" +
-                               (read_tail(os.path.join(v["trial"], "stacks.txt")) or ""))
-    plan.texts["ISSUE.md"] = environment().get_template("MODEL_ISSUE.md.j2").render(
-        v=v, error=error, versions=env_data.get("text") or "unavailable", reprokit_version=__version__,
-        command=info.get("command") or "reprokit pack --model", repro=plan.texts.get("repro.py"),
-        tarball=plan.top + ".tar.gz")
+        error = trim_traceback(
+            (read_tail(os.path.join(v["trial"], "stderr.txt")) or "")
+            + "\n"
+            + (read_tail(os.path.join(v["trial"], "stacks.txt")) or "")
+        )
+    plan.texts["ISSUE.md"] = (
+        environment()
+        .get_template("MODEL_ISSUE.md.j2")
+        .render(
+            v=v,
+            error=error,
+            versions=env_data.get("text") or "unavailable",
+            reprokit_version=__version__,
+            command=info.get("command") or "reprokit pack --model",
+            repro=plan.texts.get("repro.py"),
+            tarball=plan.top + ".tar.gz",
+        )
+    )
     return plan

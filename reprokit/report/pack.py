@@ -3,6 +3,7 @@
 bisect_report, doctor_report and model_report each fill a PackPlan for their kind of run folder; the parts they
 share (environment, source, trial logs) are built here.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -13,7 +14,7 @@ import json
 import os
 import sys
 import tarfile
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from reprokit.data.rundir import RunDir, write_atomic
 from reprokit.data.trial_files import TEXT_LIMIT, read_tail  # noqa: F401 (the report modules read logs through it)
@@ -85,12 +86,14 @@ def env_texts(env_data: dict, *, collect_json: bool = True, smi: tuple = ("txt",
 
 def environment_variables(info: dict, redactor: Redactor) -> str:
     """env/environment.json: the allowlisted variables recorded in run.json, secret-named values withheld."""
-    variables = {k: redactor.env_value(k, val, "env/environment.json")
-                 for k, val in envmod.allowed_env(info.get("environment")).items()}
+    variables = {
+        k: redactor.env_value(k, val, "env/environment.json")
+        for k, val in envmod.allowed_env(info.get("environment")).items()
+    }
     return json.dumps(variables, indent=2, sort_keys=True)
 
 
-def source_texts(script: str, imported: list, read: list = (), notes: Optional[dict] = None) -> dict:
+def source_texts(script: str, imported: list, read: list = (), notes: dict | None = None) -> dict:
     """source/: the script, the local modules it imported, and its git state (credentials stripped): the diff of
     the files it imported or read, the names alone of other changed paths (said in notes, for MANIFEST.json)."""
     texts = {}
@@ -120,7 +123,7 @@ def trial_logs(trial: str, prefix: str, names: tuple) -> dict:
     return texts
 
 
-def manifest(members: dict, redactions: list, notes: Optional[dict] = None) -> bytes:
+def manifest(members: dict, redactions: list, notes: dict | None = None) -> bytes:
     """MANIFEST.json: every member's size and sha256, what was redacted where, and what the pack says of its
     content (the git diff's scope, whether real input data is included)."""
     files = [{"path": p, "size": len(b), "sha256": hashlib.sha256(b).hexdigest()} for p, b in sorted(members.items())]

@@ -6,6 +6,7 @@ later shell may have another TMPDIR, virtual environment or home. So bisect reco
 the keyed secrets (secrets.json's identity, never packed) and the pack reads them back; a run folder recorded
 before that falls back to the live places of the shell that packs it.
 """
+
 from __future__ import annotations
 
 import getpass
@@ -15,7 +16,7 @@ import site
 import sys
 import sysconfig
 import tempfile
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from reprokit.data.rundir import VERDICT_FILE
 from reprokit.trial.cache import compile_cache_root
@@ -32,25 +33,37 @@ def live_places() -> dict:
     tmp = tempfile.gettempdir()
     compiled = compile_cache_root("")
     paths = sysconfig.get_paths()
-    return _resolved({
-        "<site-packages>": [*getattr(site, "getsitepackages", list)(), site.getusersitepackages(), paths.get("purelib"),
-                            paths.get("platlib")],
-        "<python>": [paths.get("stdlib"), paths.get("platstdlib")],
-        "<python-executable>": [sys.executable],
-        "<python-prefix>": [p for p in (sys.prefix, sys.base_prefix, sys.exec_prefix) if p not in SYSTEM_PREFIXES],
-        "<reprokit>": [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))],
-        "<inductor-cache>": [os.environ.get("TORCHINDUCTOR_CACHE_DIR"), compiled and os.path.join(compiled, "inductor"),
-                             os.path.join(tmp, "torchinductor_" + _user())],
-        "<triton-cache>": [os.environ.get("TRITON_CACHE_DIR"), compiled and os.path.join(compiled, "triton"),
-                           os.path.join(home, ".triton")],
-        "<reprokit-cache>": [compiled],
-        "<cache>": [cache],
-        "<tmp>": [tmp, os.environ.get("TMPDIR"), "/tmp", "/var/tmp"],
-        "<home>": [home],
-    })
+    return _resolved(
+        {
+            "<site-packages>": [
+                *getattr(site, "getsitepackages", list)(),
+                site.getusersitepackages(),
+                paths.get("purelib"),
+                paths.get("platlib"),
+            ],
+            "<python>": [paths.get("stdlib"), paths.get("platstdlib")],
+            "<python-executable>": [sys.executable],
+            "<python-prefix>": [p for p in (sys.prefix, sys.base_prefix, sys.exec_prefix) if p not in SYSTEM_PREFIXES],
+            "<reprokit>": [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))],
+            "<inductor-cache>": [
+                os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
+                compiled and os.path.join(compiled, "inductor"),
+                os.path.join(tmp, "torchinductor_" + _user()),
+            ],
+            "<triton-cache>": [
+                os.environ.get("TRITON_CACHE_DIR"),
+                compiled and os.path.join(compiled, "triton"),
+                os.path.join(home, ".triton"),
+            ],
+            "<reprokit-cache>": [compiled],
+            "<cache>": [cache],
+            "<tmp>": [tmp, os.environ.get("TMPDIR"), "/tmp", "/var/tmp"],
+            "<home>": [home],
+        }
+    )
 
 
-def run_places(run_path: str, identity: Optional[dict] = None) -> list:
+def run_places(run_path: str, identity: dict | None = None) -> list:
     """(path, placeholder) pairs of a run folder, longest path first: the run's own folders (the run folder where
     it is and where it was made, the script's folder, the working folder) and its machine's recorded places."""
     identity = identity if identity is not None else recorded_identity(run_path)
@@ -58,10 +71,13 @@ def run_places(run_path: str, identity: Optional[dict] = None) -> list:
     options = info.get("options") or info
     script = options.get("script")
     made_in = identity.get("run_dir") or _read_json(os.path.join(run_path, VERDICT_FILE)).get("run_dir")
-    own = [("<run-dir>", [run_path, os.path.realpath(run_path), made_in]),
-           ("<project>", [os.path.dirname(script) if script else None]),
-           ("<cwd>", [options.get("cwd")]), ("<python-executable>", [info.get("python")]),
-           ("<home>", [identity.get("home")])]
+    own = [
+        ("<run-dir>", [run_path, os.path.realpath(run_path), made_in]),
+        ("<project>", [os.path.dirname(script) if script else None]),
+        ("<cwd>", [options.get("cwd")]),
+        ("<python-executable>", [info.get("python")]),
+        ("<home>", [identity.get("home")]),
+    ]
     machine = identity.get("places") or live_places()
     return ordered(own + list(machine.items()))
 

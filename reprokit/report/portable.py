@@ -9,21 +9,46 @@ Replacing is idempotent: one pass over the text, the longest path first at each 
 path starts and ends (not `/tmp` inside `/tmp/tmp.x1`), and nothing right after a placeholder, so a text already
 made portable is left as it is (a second pass once turned `/tmp/tmp.k745/out` into `<tmp><tmp>.k745/out`).
 """
+
 from __future__ import annotations
 
 import functools
 import html
 import os
 import re
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from reprokit.report.places import live_places, ordered, run_places
 
 # Any absolute path left under these roots after the named places are replaced is still this machine's.
-MACHINE_ROOTS = ("/tmp/", "/home/", "/root/", "/Users/", "/private/var/", "/var/folders/", "/scratch/", "/work/",
-                 "/opt/")
-NAMES = ("run-dir", "project", "cwd", "reprokit", "python", "python-executable", "python-prefix", "site-packages",
-         "inductor-cache", "triton-cache", "reprokit-cache", "cache", "home", "tmp", "local")
+MACHINE_ROOTS = (
+    "/tmp/",
+    "/home/",
+    "/root/",
+    "/Users/",
+    "/private/var/",
+    "/var/folders/",
+    "/scratch/",
+    "/work/",
+    "/opt/",
+)
+NAMES = (
+    "run-dir",
+    "project",
+    "cwd",
+    "reprokit",
+    "python",
+    "python-executable",
+    "python-prefix",
+    "site-packages",
+    "inductor-cache",
+    "triton-cache",
+    "reprokit-cache",
+    "cache",
+    "home",
+    "tmp",
+    "local",
+)
 # A placeholder as written in text, or in HTML (tlparse's report) where a bare <name> would read as a tag.
 PLACEHOLDER = re.compile(r"(?:<|&lt;)(" + "|".join(map(re.escape, NAMES)) + r")(?:>|&gt;)")
 _ENDS_IN_PLACEHOLDER = re.compile(PLACEHOLDER.pattern + r"$")
@@ -37,8 +62,7 @@ SITE = re.compile(r"/(?:site|dist)-packages(?=/|\b)")
 INDUCTOR_CACHE = re.compile(r"/(?:torchinductor_[^/\s\"'`]+|reprokit/compile/[^/\s\"'`]+/inductor)")
 _NOT_PATH = set(" \t\n\r\f\v\"'`:()[]<>")
 HOME_TILDE = re.compile(r"(?<![\w<>~^])~/")
-MACHINE_PATH = re.compile(_BEFORE + r"(?:" + "|".join(re.escape(r) for r in MACHINE_ROOTS)
-                          + r")[^\s\"'`:()\[\]<>,;&]*")
+MACHINE_PATH = re.compile(_BEFORE + r"(?:" + "|".join(re.escape(r) for r in MACHINE_ROOTS) + r")[^\s\"'`:()\[\]<>,;&]*")
 
 
 def mark(name: str, in_html: bool = False) -> str:
@@ -53,7 +77,7 @@ GLUED_MIN = 7
 
 
 @functools.lru_cache(maxsize=32)
-def _matcher(paths: tuple) -> Optional[re.Pattern]:
+def _matcher(paths: tuple) -> re.Pattern | None:
     if not paths:
         return None
     long_ = "|".join(re.escape(p) for p in paths if len(p) >= GLUED_MIN)
@@ -64,10 +88,12 @@ def _matcher(paths: tuple) -> Optional[re.Pattern]:
 
 def _sub(pattern: re.Pattern, text: str, replace) -> str:
     """pattern replaced by replace(match), except right after a placeholder (that path is already portable)."""
+
     def one(m: re.Match) -> str:
         if _ENDS_IN_PLACEHOLDER.search(text, max(0, m.start() - 32), m.start()):
             return m.group(0)
         return replace(m)
+
     return pattern.sub(one, text)
 
 
@@ -103,11 +129,10 @@ def portable_with(text: str, pairs: list, in_html: bool = False) -> str:
     text = _sub_tail(INDUCTOR_CACHE, text, "<inductor-cache>", in_html)
     text = replace_places(text, pairs, in_html)
     text = _sub(HOME_TILDE, text, lambda m: mark("<home>", in_html) + "/")
-    return _sub(MACHINE_PATH, text,
-                lambda m: mark("<local>", in_html) + "/" + os.path.basename(m.group(0).rstrip("/")))
+    return _sub(MACHINE_PATH, text, lambda m: mark("<local>", in_html) + "/" + os.path.basename(m.group(0).rstrip("/")))
 
 
-def places(run_dir: Optional[str] = None, project: Optional[str] = None) -> list:
+def places(run_dir: str | None = None, project: str | None = None) -> list:
     """(path, placeholder) pairs, longest path first: a run folder's recorded places (its machine's, not this
     shell's: the pack is the same from any shell), else this shell's."""
     if run_dir:
@@ -115,8 +140,7 @@ def places(run_dir: Optional[str] = None, project: Optional[str] = None) -> list
     return ordered([("<project>", [project])] + list(live_places().items()))
 
 
-def portable(text: str, run_dir: Optional[str] = None, project: Optional[str] = None,
-             extra: Iterable = ()) -> str:
+def portable(text: str, run_dir: str | None = None, project: str | None = None, extra: Iterable = ()) -> str:
     """text with every absolute path of this machine replaced by a placeholder."""
     return portable_with(text, ordered([(n, [p]) for p, n in list(extra) + places(run_dir, project)]))
 

@@ -1,5 +1,6 @@
 """Scrub secrets, identity and this machine's paths from text before it enters a tarball; remember what was scrubbed
 (kind and place), never the value."""
+
 from __future__ import annotations
 
 import getpass
@@ -7,11 +8,11 @@ import os
 import re
 import socket
 from dataclasses import dataclass, field
-from typing import Optional
 
 from reprokit.report.keyed import KeyedSecrets
 from reprokit.report.places import live_places, ordered, run_places
-from reprokit.report.portable import places as live_pairs, placeholders_in, portable_with
+from reprokit.report.portable import placeholders_in, portable_with
+from reprokit.report.portable import places as live_pairs
 from reprokit.report.redact_rules import NEEDLES, PATTERNS, SECRET_NAME  # noqa: F401 (SECRET_NAME: re-exported)
 
 
@@ -24,11 +25,11 @@ class Redactor:
     user: str = field(default_factory=lambda: _safe(getpass.getuser))
     host: str = field(default_factory=lambda: _safe(socket.gethostname))
     redactions: list = field(default_factory=list)
-    keyed: Optional[KeyedSecrets] = None  # the run's recorded values, found by their keyed hashes
+    keyed: KeyedSecrets | None = None  # the run's recorded values, found by their keyed hashes
     places: list = field(default_factory=list)  # (path, placeholder) of the machine's places, longest first
 
     @classmethod
-    def from_environment(cls, env: dict | None = None, argv=()) -> "Redactor":
+    def from_environment(cls, env: dict | None = None, argv=()) -> Redactor:
         """Every secret-named variable's value is a known secret, wherever it shows up later."""
         env = os.environ if env is None else env
         secrets = [v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 6]
@@ -37,7 +38,7 @@ class Redactor:
         return r
 
     @classmethod
-    def for_run(cls, run_path: str, argv=()) -> "Redactor":
+    def for_run(cls, run_path: str, argv=()) -> Redactor:
         """The redactor of a run folder: the values bisect recorded (by keyed hash), its identity and its machine's
         places, so the pack is the same from any shell; a folder recorded before that falls back to the live
         environment."""
@@ -54,7 +55,7 @@ class Redactor:
     def add_argv(self, argv) -> None:
         """Secrets that the patterns find in the command line are known values wherever they show up later."""
         for text in argv:
-            for kind, pattern in PATTERNS:
+            for _kind, pattern in PATTERNS:
                 for m in pattern.finditer(text):
                     value = m.group("secret") if "secret" in pattern.groupindex else m.group(0)
                     if len(value) >= 4:
@@ -110,7 +111,7 @@ class Redactor:
             start, end = m.span("secret")
             s0 = m.start()
             whole = m.group(0)
-            return whole[: start - s0] + f"<redacted:{kind}>" + whole[end - s0:]
+            return whole[: start - s0] + f"<redacted:{kind}>" + whole[end - s0 :]
         return f"<redacted:{kind}>"
 
     def _note(self, kind: str, place: str) -> None:
@@ -129,8 +130,12 @@ class Redactor:
 def live_identity() -> dict:
     """This shell's home, user, host and places: what the redactor replaces by <home>, <user>, <host> and the
     places' placeholders (recorded when a run starts, so a later pack needs no live shell)."""
-    return {"home": os.path.expanduser("~"), "user": _safe(getpass.getuser), "host": _safe(socket.gethostname),
-            "places": live_places()}
+    return {
+        "home": os.path.expanduser("~"),
+        "user": _safe(getpass.getuser),
+        "host": _safe(socket.gethostname),
+        "places": live_places(),
+    }
 
 
 def _safe(fn) -> str:

@@ -8,6 +8,7 @@ formats its plugins know and these rules lacked (Stripe, SendGrid, Twilio, Teleg
 Discord, Mailchimp, Square) were ported here; detect-secrets stays a test dependency, a second opinion over the
 scrubbed corpus (tests/test_redact_corpus.py).
 """
+
 from __future__ import annotations
 
 import re
@@ -35,9 +36,14 @@ PATTERNS = [
     ("gcp api key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
     ("gcp client secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}")),
     ("slack token", re.compile(r"\bxox[a-z]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}")),
-    ("webhook url", re.compile(r"(?i)(?:hooks\.slack\.com/(?:services|workflows|triggers)/|"
-                               r"discord(?:app)?\.com/api/webhooks/|webhook\.office\.com/webhookb2/)"
-                               r"(?P<secret>[A-Za-z0-9/_@.-]+)")),
+    (
+        "webhook url",
+        re.compile(
+            r"(?i)(?:hooks\.slack\.com/(?:services|workflows|triggers)/|"
+            r"discord(?:app)?\.com/api/webhooks/|webhook\.office\.com/webhookb2/)"
+            r"(?P<secret>[A-Za-z0-9/_@.-]+)"
+        ),
+    ),
     ("gitlab token", re.compile(r"\bgl(?:pat|dt|rt|ptt|ft|soat|cbt|imt)-[A-Za-z0-9_-]{20,}")),
     ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{30,}")),
     ("pypi token", re.compile(r"\bpypi-AgEI[A-Za-z0-9_-]{50,}")),
@@ -52,48 +58,91 @@ PATTERNS = [
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     ("url credentials", re.compile(r"(?<=://)(?P<secret>[^/@\s:\"']+(?::[^/@\s\"']*)?)@")),
     ("azure key", re.compile(r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=(?P<secret>[^;\s\"']+)")),
-    ("url signature", re.compile(r"(?i)[?&](?:sig|signature|x-amz-signature|token|access_token)=(?P<secret>[^&\s\"'#]+)")),
+    (
+        "url signature",
+        re.compile(r"(?i)[?&](?:sig|signature|x-amz-signature|token|access_token)=(?P<secret>[^&\s\"'#]+)"),
+    ),
     ("npmrc auth", re.compile(r"(?i):?_(?:authToken|auth|password)\s*=\s*" + _V)),
-    ("authorization header", re.compile(
-        r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest|bot|negotiate)\s+)?"
-        r"(?P<secret>[A-Za-z0-9._~+/=-]{6,})")),
+    (
+        "authorization header",
+        re.compile(
+            r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest|bot|negotiate)\s+)?"
+            r"(?P<secret>[A-Za-z0-9._~+/=-]{6,})"
+        ),
+    ),
     ("bearer token", re.compile(r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/-]{12,}=*)")),
-    ("api key header", re.compile(
-        r"(?i)\b(?:x-api-key|api-key|x-auth-token|private-token|x-access-token|x-goog-api-key)\s*:\s*" + _V)),
+    (
+        "api key header",
+        re.compile(r"(?i)\b(?:x-api-key|api-key|x-auth-token|private-token|x-access-token|x-goog-api-key)\s*:\s*" + _V),
+    ),
     ("netrc password", re.compile(r"(?i)\b(?:machine|login)\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>\S+)")),
     ("netrc password", re.compile(r"(?im)^\s*password\s+(?P<secret>\S+)\s*$")),
     ("password argument", re.compile(r"\bmysql(?:dump|admin)?\b[^\n]*?\s-p(?P<secret>[^\s\"']+)")),
     ("password argument", re.compile(r"\bcurl\b[^\n]*?\s(?:-u|--user)[=\s]+[\"']?[^:\s\"']+:(?P<secret>[^\s\"']+)")),
-    ("password argument", re.compile(r"(?i)\b(?:docker|podman|helm|buildah)\s+(?:registry\s+)?login\b[^\n]*?"
-                                     r"\s-p\s+(?P<secret>[^\s\"']+)")),
-    ("secret argument", re.compile(
-        r"(?i)(?<![\w-])--?(?:password|passwd|pass|pwd|token|api[-_]?key|key|secret|access[-_]?key|auth|"
-        r"credentials?|client[-_]secret)(?:[-_](?:token|key|secret|file|value))?(?:=|\s+)" + _V)),
+    (
+        "password argument",
+        re.compile(
+            r"(?i)\b(?:docker|podman|helm|buildah)\s+(?:registry\s+)?login\b[^\n]*?"
+            r"\s-p\s+(?P<secret>[^\s\"']+)"
+        ),
+    ),
+    (
+        "secret argument",
+        re.compile(
+            r"(?i)(?<![\w-])--?(?:password|passwd|pass|pwd|token|api[-_]?key|key|secret|access[-_]?key|auth|"
+            r"credentials?|client[-_]secret)(?:[-_](?:token|key|secret|file|value))?(?:=|\s+)" + _V
+        ),
+    ),
     # NAME=value with an environment-variable style name (.env files, shells, logs) ...
     ("secret assignment", re.compile(_UPPER + r"\s*(?<![=!<>])[=:](?!=)\s*" + _V.replace("]+)", "]{3,})"))),
     # ... name = "literal" in code, any case ...
     ("secret literal", re.compile(r"(?i)" + _WORD + r"\w*[\"']?\s*[=:]\s*\\?[\"'](?P<secret>[^\"'\s\\]{4,})\\?[\"']")),
     # ... and lower-case `db_password=x` (.env) or `password: x` (YAML): the name must end in the secret word, so
     # `tokens = torch.randint(...)` and `max_tokens: int` stay code, and a call or attribute is not a value.
-    ("secret assignment", re.compile(
-        r"(?i)" + _WORD + r"[\"']?[ \t]*(?<![=!<>])[=:](?!=)[ \t]*(?:\\?[\"'])?" + _CODE_VALUES
-        + r"(?P<secret>[^\s\"'(),\[\]{}\\]{4,})(?![\w.]*\()")),
+    (
+        "secret assignment",
+        re.compile(
+            r"(?i)"
+            + _WORD
+            + r"[\"']?[ \t]*(?<![=!<>])[=:](?!=)[ \t]*(?:\\?[\"'])?"
+            + _CODE_VALUES
+            + r"(?P<secret>[^\s\"'(),\[\]{}\\]{4,})(?![\w.]*\()"
+        ),
+    ),
 ]
 
 # Lower-case strings of which a text must hold one for a kind's pattern to be tried: one substring search instead
 # of a regex pass per kind keeps scrubbing a large log cheap. A kind not named here is always tried.
 NEEDLES = {
-    "private key block": ("private key",), "github token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "hugging face token": ("hf_", "api_org_"), "api key (sk-)": ("sk-",), "stripe key": ("k_live_", "k_test_"),
-    "aws access key": ("akia", "asia", "agpa", "aida", "aroa", "anpa"), "aws secret key": ("aws",),
-    "gcp api key": ("aiza",), "gcp client secret": ("gocspx-",), "slack token": ("xox", "xapp-"),
-    "webhook url": ("hooks.slack.com", "discord", "webhook.office.com"), "gitlab token": ("gl",),
-    "npm token": ("npm_",), "pypi token": ("pypi-",), "sendgrid key": ("sg.",), "telegram bot token": (":aa",),
-    "databricks token": ("dapi",), "mailchimp key": ("-us",), "square secret": ("sq0",), "wandb key": ("wandb",),
-    "jwt": ("eyj",), "url credentials": ("://",), "azure key": ("accountkey", "sharedaccess"),
-    "url signature": ("sig=", "signature=", "token="), "npmrc auth": ("_auth", "_password"),
-    "authorization header": ("authorization",), "bearer token": ("bearer",),
-    "api key header": ("api-key", "auth-token", "private-token", "access-token"), "netrc password": ("password",),
+    "private key block": ("private key",),
+    "github token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "hugging face token": ("hf_", "api_org_"),
+    "api key (sk-)": ("sk-",),
+    "stripe key": ("k_live_", "k_test_"),
+    "aws access key": ("akia", "asia", "agpa", "aida", "aroa", "anpa"),
+    "aws secret key": ("aws",),
+    "gcp api key": ("aiza",),
+    "gcp client secret": ("gocspx-",),
+    "slack token": ("xox", "xapp-"),
+    "webhook url": ("hooks.slack.com", "discord", "webhook.office.com"),
+    "gitlab token": ("gl",),
+    "npm token": ("npm_",),
+    "pypi token": ("pypi-",),
+    "sendgrid key": ("sg.",),
+    "telegram bot token": (":aa",),
+    "databricks token": ("dapi",),
+    "mailchimp key": ("-us",),
+    "square secret": ("sq0",),
+    "wandb key": ("wandb",),
+    "jwt": ("eyj",),
+    "url credentials": ("://",),
+    "azure key": ("accountkey", "sharedaccess"),
+    "url signature": ("sig=", "signature=", "token="),
+    "npmrc auth": ("_auth", "_password"),
+    "authorization header": ("authorization",),
+    "bearer token": ("bearer",),
+    "api key header": ("api-key", "auth-token", "private-token", "access-token"),
+    "netrc password": ("password",),
     "password argument": ("mysql", "login", "curl"),
     "secret argument": ("pass", "pwd", "token", "key", "secret", "auth", "credential"),
     "secret assignment": ("pass", "pwd", "token", "key", "secret", "credential"),

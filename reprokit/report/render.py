@@ -1,10 +1,10 @@
 """Render reprokit's jinja2 templates (repro.py, ISSUE.md, the tarball's README.md)."""
+
 from __future__ import annotations
 
 import json
 import os
 import re
-from typing import Optional
 
 import jinja2
 
@@ -12,6 +12,7 @@ from reprokit import __version__
 from reprokit.data.stages import STAGE_TITLES, compile_choice
 from reprokit.report.command_text import portable_command
 from reprokit.report.repro_inputs import input_parts
+
 
 def template_dir() -> str:
     """templates/ as installed (the wheel maps it to reprokit.templates) or beside the package in a checkout."""
@@ -24,8 +25,12 @@ def template_dir() -> str:
 
 
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(template_dir()), keep_trailing_newline=True,
-                             undefined=jinja2.StrictUndefined, autoescape=False)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(template_dir()),
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+    )
     env.filters["basename"] = lambda p: os.path.basename(p or "")
     return env
 
@@ -39,14 +44,16 @@ def context_parts(ctx: dict | None) -> tuple[list, str | None]:
         setup.append(f"torch.set_default_dtype(torch.{ctx['default_dtype']})")
     if ctx.get("deterministic"):
         setup.append("torch.use_deterministic_algorithms(True)")
-    items = [f"torch.autocast({device!r}, dtype=torch.{dtype})" for device, dtype in
-             sorted((ctx.get("autocast") or {}).items())]
+    items = [
+        f"torch.autocast({device!r}, dtype=torch.{dtype})"
+        for device, dtype in sorted((ctx.get("autocast") or {}).items())
+    ]
     if not ctx.get("grad_enabled", True):
         items.append("torch.no_grad()")
     return setup, ", ".join(items) or None
 
 
-def said_once(prelude: Optional[str], hook_lines: list) -> tuple:
+def said_once(prelude: str | None, hook_lines: list) -> tuple:
     """The script's prelude without the `import torch` repro.py opens with, and the hook assignments the prelude
     (copied from the script) does not already make."""
     if not prelude:
@@ -55,26 +62,62 @@ def said_once(prelude: Optional[str], hook_lines: list) -> tuple:
     return "\n".join(kept).strip("\n") or None, [h for h in hook_lines if h not in kept]
 
 
-def render_repro(parts: dict, verdict, *, stage: str, target, accuracy: bool, backward: bool, use_saved: bool,
-                 command: str, original_nodes: int, strict: bool = False, inline: bool = False) -> str:
+def render_repro(
+    parts: dict,
+    verdict,
+    *,
+    stage: str,
+    target,
+    accuracy: bool,
+    backward: bool,
+    use_saved: bool,
+    command: str,
+    original_nodes: int,
+    strict: bool = False,
+    inline: bool = False,
+) -> str:
     """repro.py's text. accuracy: compare compiled with eager and a float64 reference (strict: with the strict
     rule, for when the script's own tolerance is unknown); backward: run the backward too. Inputs: synthetic,
     or the real values inline (inline) or from repro_inputs.pt (use_saved)."""
     choice = compile_choice(stage, parts.get("compile_args"))
     setup, with_items = context_parts(parts.get("context"))
     prelude, hook_lines = said_once(parts.get("prelude"), parts.get("hook_lines") or [])
-    text = environment().get_template("repro.py.j2").render(
-        reprokit_version=__version__, torch_version=parts["torch_version"], command=portable_command(command),
-        stage_title=STAGE_TITLES.get(stage, stage), expected=target.short(), nodes=parts["nodes"],
-        original_nodes=original_nodes, graph=verdict.graph, imports=parts["imports"],
-        config_lines=parts["config_lines"], attributes=parts["attributes"], forward=parts["forward"],
-        use_saved=use_saved, backend=choice["backend"], inline=bool(inline and parts.get("inline")),
-        mode=choice["mode"], options=json.dumps(choice["options"]) if choice["options"] else None,
-        accuracy=accuracy, strict=strict, backward=backward, submodules=parts.get("submodules", []),
-        children=parts.get("children", []), graph_kind=parts.get("graph_kind", "forward"),
-        prelude=prelude, hook_lines=hook_lines, context_setup=setup,
-        context_with=with_items, dynamic=bool(parts.get("dynamic")), float64_error=parts.get("float64_error"),
-        launch_blocking=bool((getattr(verdict, "cuda_fault", None) or {}).get("launch_blocking")),
-        **input_parts(parts, inline=bool(inline and parts.get("inline")), backward=backward))
+    text = (
+        environment()
+        .get_template("repro.py.j2")
+        .render(
+            reprokit_version=__version__,
+            torch_version=parts["torch_version"],
+            command=portable_command(command),
+            stage_title=STAGE_TITLES.get(stage, stage),
+            expected=target.short(),
+            nodes=parts["nodes"],
+            original_nodes=original_nodes,
+            graph=verdict.graph,
+            imports=parts["imports"],
+            config_lines=parts["config_lines"],
+            attributes=parts["attributes"],
+            forward=parts["forward"],
+            use_saved=use_saved,
+            backend=choice["backend"],
+            inline=bool(inline and parts.get("inline")),
+            mode=choice["mode"],
+            options=json.dumps(choice["options"]) if choice["options"] else None,
+            accuracy=accuracy,
+            strict=strict,
+            backward=backward,
+            submodules=parts.get("submodules", []),
+            children=parts.get("children", []),
+            graph_kind=parts.get("graph_kind", "forward"),
+            prelude=prelude,
+            hook_lines=hook_lines,
+            context_setup=setup,
+            context_with=with_items,
+            dynamic=bool(parts.get("dynamic")),
+            float64_error=parts.get("float64_error"),
+            launch_blocking=bool((getattr(verdict, "cuda_fault", None) or {}).get("launch_blocking")),
+            **input_parts(parts, inline=bool(inline and parts.get("inline")), backward=backward),
+        )
+    )
     # The optional parts leave runs of blank lines: two at most, as PEP 8 puts between top-level definitions.
     return re.sub(r"\n{4,}", "\n\n\n", text).rstrip("\n") + "\n"

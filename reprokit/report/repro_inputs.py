@@ -1,5 +1,6 @@
 """The inputs part of repro.py: one named variable per graph input (synthetic, or the real values inline), and the
 argument lists its harness passes: the inputs themselves to the compiled graph, copies to eager and float64 ones."""
+
 from __future__ import annotations
 
 import builtins
@@ -9,8 +10,25 @@ from reprokit.fx import aliases
 from reprokit.fx.inputs import synthetic_expr
 
 # Names repro.py's own lines use: an input named so gets a trailing underscore instead of shadowing them.
-TEMPLATE_NAMES = {"torch", "os", "copy", "Repro", "model", "compiled", "out", "grads", "saved", "attributes",
-                  "expected", "actual", "reference", "results", "error", "name", "self"}
+TEMPLATE_NAMES = {
+    "torch",
+    "os",
+    "copy",
+    "Repro",
+    "model",
+    "compiled",
+    "out",
+    "grads",
+    "saved",
+    "attributes",
+    "expected",
+    "actual",
+    "reference",
+    "results",
+    "error",
+    "name",
+    "self",
+}
 
 
 def input_parts(parts: dict, inline: bool, backward: bool) -> dict:
@@ -19,9 +37,17 @@ def input_parts(parts: dict, inline: bool, backward: bool) -> dict:
     names = variable_names(parts.get("input_names") or [f"x{i}" for i in range(len(metas))], parts)
     exprs = parts["inline"]["inputs"] if inline else [synthetic_expr(m, default_dtype(parts)) for m in metas]
     attribute_metas = parts.get("attribute_meta") or {}
-    attributes = [(name, parts["inline"]["attributes"][name] if inline else
-                   synthetic_expr(attribute_metas[name], default_dtype(parts)) if name in attribute_metas else "None")
-                  for name in parts["attributes"]]
+    attributes = [
+        (
+            name,
+            parts["inline"]["attributes"][name]
+            if inline
+            else synthetic_expr(attribute_metas[name], default_dtype(parts))
+            if name in attribute_metas
+            else "None",
+        )
+        for name in parts["attributes"]
+    ]
     copies = [copy_expr(n, m, None, backward) for n, m in zip(names, metas)]
     copies64 = [copy_expr(n, m, "double", backward) for n, m in zip(names, metas)]
     lines, rebased = list(zip(names, exprs)), []
@@ -31,9 +57,16 @@ def input_parts(parts: dict, inline: bool, backward: bool) -> dict:
         for out, cast in ((copies, None), (copies64, "double")):
             for i, expr in aliased_copies(group, names, metas, cast, backward).items():
                 out[i] = expr
-    return {"names": names, "inputs": lines, "attribute_lines": attributes, "rebased": rebased,
-            "args": ", ".join(names), "copies": copies, "copies64": copies64,
-            "model": "Repro(attributes)" if parts["attributes"] else "Repro()"}
+    return {
+        "names": names,
+        "inputs": lines,
+        "attribute_lines": attributes,
+        "rebased": rebased,
+        "args": ", ".join(names),
+        "copies": copies,
+        "copies64": copies64,
+        "model": "Repro(attributes)" if parts["attributes"] else "Repro()",
+    }
 
 
 # Inputs that share memory (fx/aliases.py) are made so in repro.py: views of one input that spans them all, or of a
@@ -79,8 +112,11 @@ def rebased_lines(group: dict, names: list, metas: list) -> list:
     memory, own = memory_of(group, names, metas)
     if own is None or any(metas[i].get("requires_grad") for i in group["inputs"]):
         return []
-    return [(names[i], _view(memory, metas[i], offset, metas[own]))
-            for i, offset in zip(group["inputs"], group["offsets"]) if i != own]
+    return [
+        (names[i], _view(memory, metas[i], offset, metas[own]))
+        for i, offset in zip(group["inputs"], group["offsets"])
+        if i != own
+    ]
 
 
 def aliased_copies(group: dict, names: list, metas: list, cast, backward: bool) -> dict:
@@ -109,8 +145,9 @@ def _base_meta(group: dict, metas: list, own) -> dict:
 
 def _view(memory: str, meta: dict, offset: int, base: dict) -> str:
     """memory[a:b, ...] where the input is a plain slice of the spanning input (base), else memory.as_strided()."""
-    cut = aliases.slices(tuple(base["shape"]), tuple(base["stride"]), tuple(meta["shape"]),
-                                  tuple(meta["stride"]), offset)
+    cut = aliases.slices(
+        tuple(base["shape"]), tuple(base["stride"]), tuple(meta["shape"]), tuple(meta["stride"]), offset
+    )
     if not cut:
         return f"{memory}.as_strided({tuple(meta['shape'])}, {tuple(meta['stride'])}, {offset})"
     dims = [f"{a or ''}:{'' if b == n else b}" for (a, b), n in zip(cut, base["shape"])]

@@ -3,28 +3,46 @@
 The title names the component (`[inductor][cpu]`, `[aot_autograd]`, `[dynamo]`), the op or pass the bisect pinned
 and what goes wrong; the labels are those PyTorch's triage applies to such a failure.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from reprokit.data.records import Signature, Verdict
 from reprokit.data.stages import CROSSREF
 
-COMPONENT = {"inductor": "inductor", "aot_eager": "aot_autograd", "aot_eager_decomp_partition": "aot_autograd",
-             CROSSREF: "fake tensor", "eager": "dynamo"}
-STAGE_LABELS = {"inductor": ["module: inductor"], "aot_eager": ["module: aotdispatch"],
-                "aot_eager_decomp_partition": ["module: aotdispatch"],
-                CROSSREF: ["module: fakeTensor", "module: custom-operators"], "eager": ["module: dynamo"]}
-KIND_LABELS = {"accuracy": ["module: correctness (silent)"], "crash": ["module: crash"],
-               "hang": ["module: deadlock"], "cuda_fault": ["module: crash"]}
+COMPONENT = {
+    "inductor": "inductor",
+    "aot_eager": "aot_autograd",
+    "aot_eager_decomp_partition": "aot_autograd",
+    CROSSREF: "fake tensor",
+    "eager": "dynamo",
+}
+STAGE_LABELS = {
+    "inductor": ["module: inductor"],
+    "aot_eager": ["module: aotdispatch"],
+    "aot_eager_decomp_partition": ["module: aotdispatch"],
+    CROSSREF: ["module: fakeTensor", "module: custom-operators"],
+    "eager": ["module: dynamo"],
+}
+KIND_LABELS = {
+    "accuracy": ["module: correctness (silent)"],
+    "crash": ["module: crash"],
+    "hang": ["module: deadlock"],
+    "cuda_fault": ["module: crash"],
+}
 SUBSYSTEM_LABELS = {"decomposition": ["module: decompositions"], "cudagraphs": ["module: cuda graphs"]}
-SUBSYSTEM_WORDS = {"lowerings": "lowering", "decomposition": "decomposition", "pre_grad_passes": "pre-grad pass",
-                   "joint_graph_passes": "joint-graph pass", "post_grad_passes": "post-grad pass",
-                   "cudagraphs": "cudagraphs"}
+SUBSYSTEM_WORDS = {
+    "lowerings": "lowering",
+    "decomposition": "decomposition",
+    "pre_grad_passes": "pre-grad pass",
+    "joint_graph_passes": "joint-graph pass",
+    "post_grad_passes": "post-grad pass",
+    "cudagraphs": "cudagraphs",
+}
 
 
-def op_name(detail: Optional[str]) -> Optional[str]:
+def op_name(detail: str | None) -> str | None:
     """`aten.relu` from a counter's detail such as `aten.relu.default (%relu : ...)`; a pass's name as it is."""
     if not detail:
         return None
@@ -33,7 +51,7 @@ def op_name(detail: Optional[str]) -> Optional[str]:
     return first[:60] or None
 
 
-def what_fails(v: Verdict, sig: Optional[Signature]) -> str:
+def what_fails(v: Verdict, sig: Signature | None) -> str:
     """The failure in a maintainer's words: `C++ compile error`, `wrong results (silent)`, `crash (SIGSEGV)`."""
     if v.kind == "accuracy":
         return "wrong results (silent), compiled differs from eager and float64"

@@ -1,4 +1,5 @@
 """Generic search strategies over predicates. Knows nothing of torch, FX or processes."""
+
 from .bisect import find_boundary, find_boundary_guessing, first_failing
 from .ddmin import ddmin
 from .fixpoint import Pass, run_passes, run_to_fixpoint
@@ -6,5 +7,16 @@ from .problem import Problem
 from .share import Share
 from .verify_back import verified_back, walk_back_order
 
-__all__ = ["find_boundary", "find_boundary_guessing", "first_failing", "ddmin", "run_to_fixpoint", "Pass", "Problem", "run_passes", "Share", "verified_back",
-           "walk_back_order"]
+__all__ = [
+    "find_boundary",
+    "find_boundary_guessing",
+    "first_failing",
+    "ddmin",
+    "run_to_fixpoint",
+    "Pass",
+    "Problem",
+    "run_passes",
+    "Share",
+    "verified_back",
+    "walk_back_order",
+]

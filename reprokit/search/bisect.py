@@ -1,12 +1,14 @@
 """Ordered searches: the first failing item of a ladder, and a pass/fail boundary on integers."""
+
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional, Sequence, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 T = TypeVar("T")
 
 
-def first_failing(items: Sequence[T], fails: Callable[[T], bool]) -> Optional[int]:
+def first_failing(items: Sequence[T], fails: Callable[[T], bool]) -> int | None:
     """Index of the first item for which `fails` is true, testing in order; None if none fails."""
     for i, item in enumerate(items):
         if fails(item):
@@ -14,8 +16,13 @@ def first_failing(items: Sequence[T], fails: Callable[[T], bool]) -> Optional[in
     return None
 
 
-def find_boundary(fails: Callable[[int], bool], lo: int, hi: Optional[int] = None,
-                  fails_many: Optional[Callable[[list], list]] = None, width: int = 1) -> Optional[int]:
+def find_boundary(
+    fails: Callable[[int], bool],
+    lo: int,
+    hi: int | None = None,
+    fails_many: Callable[[list], list] | None = None,
+    width: int = 1,
+) -> int | None:
     """Smallest n > lo with fails(n), assuming fails is monotone and fails(lo) is false.
 
     With `hi` known to fail, search in (lo, hi]. Without it, probe lo+1, lo+2, lo+4, ... (exponential
@@ -46,8 +53,9 @@ def find_boundary(fails: Callable[[int], bool], lo: int, hi: Optional[int] = Non
     return hi
 
 
-def find_boundary_guessing(fails_many: Callable[[list], list], lo: int, hi: int, guesses: Iterable[int],
-                           width: int = 1) -> Optional[int]:
+def find_boundary_guessing(
+    fails_many: Callable[[list], list], lo: int, hi: int, guesses: Iterable[int], width: int = 1
+) -> int | None:
     """find_boundary in (lo, hi], asking likely boundaries first.
 
     The guesses go in order, `width` at a time, and stop at the first round with a failure: it bounds the
@@ -58,7 +66,7 @@ def find_boundary_guessing(fails_many: Callable[[list], list], lo: int, hi: int,
     points = sorted({g for g in guesses if lo < g < hi})
     if points:
         for start in range(0, len(points), max(1, width)):
-            batch = points[start:start + max(1, width)]
+            batch = points[start : start + max(1, width)]
             failed_at = next((p for p, failed in zip(batch, fails_many(batch)) if failed), None)
             lo = max([lo] + [p for p in batch if failed_at is None or p < failed_at])
             if failed_at is not None:

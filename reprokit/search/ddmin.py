@@ -1,13 +1,15 @@
 """Zeller's delta debugging (ddmin): a 1-minimal subset that still satisfies a predicate."""
+
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from .bisect import chunks, flatten
 
 T = TypeVar("T")
 
-FirstOf = Callable[[list], Optional[int]]
+FirstOf = Callable[[list], int | None]
 
 
 def sequential_first(test: Callable[[list], bool]) -> FirstOf:
@@ -15,8 +17,9 @@ def sequential_first(test: Callable[[list], bool]) -> FirstOf:
     return lambda candidates: next((i for i, c in enumerate(candidates) if test(c)), None)
 
 
-def ddmin(items: Sequence[T], keeps_failing: Callable[[list[T]], bool],
-          first_failing_of: Optional[FirstOf] = None) -> list[T]:
+def ddmin(
+    items: Sequence[T], keeps_failing: Callable[[list[T]], bool], first_failing_of: FirstOf | None = None
+) -> list[T]:
     """Reduce `items` to a 1-minimal list for which keeps_failing(list) is true.
 
     The caller guarantees keeps_failing(items) is true; it is not re-asked. Order is preserved.
@@ -35,7 +38,7 @@ def ddmin(items: Sequence[T], keeps_failing: Callable[[list[T]], bool],
             continue
         # With two parts each complement is the other part, already asked.
         if len(parts) > 2:
-            complements = [flatten(parts[:i] + parts[i + 1:]) for i in range(len(parts))]
+            complements = [flatten(parts[:i] + parts[i + 1 :]) for i in range(len(parts))]
             hit = first(complements)
             if hit is not None:
                 current, n = complements[hit], max(n - 1, 2)

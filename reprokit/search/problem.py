@@ -3,13 +3,15 @@
 As in shrinkray, acceptance lives here and nowhere else: reducers only propose candidates. The oracle that says
 whether a candidate fails the same way is injected, so this module knows nothing of trials, graphs or sources.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Generic, Optional, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
-FirstFailing = Callable[[Sequence[T]], Optional[int]]
+FirstFailing = Callable[[Sequence[T]], int | None]
 FailingMask = Callable[[Sequence[T]], list]
 
 
@@ -22,17 +24,23 @@ class Problem(Generic[T]):
     a candidate becomes the new best, so the caller can persist it.
     """
 
-    def __init__(self, initial: T, fails_same: Callable[[T], bool], size: Callable[[T], int],
-                 first_failing: Optional[FirstFailing] = None, failing_mask: Optional[FailingMask] = None,
-                 on_improve: Optional[Callable[[T], None]] = None):
+    def __init__(
+        self,
+        initial: T,
+        fails_same: Callable[[T], bool],
+        size: Callable[[T], int],
+        first_failing: FirstFailing | None = None,
+        failing_mask: FailingMask | None = None,
+        on_improve: Callable[[T], None] | None = None,
+    ):
         self.best = initial
         self.size = size
         self._fails_same = fails_same
         self._first_failing = first_failing
         self._failing_mask = failing_mask
         self._on_improve = on_improve
-        self.current_pass: Optional[str] = None  # set by run_passes, so improvements can name their pass
-        self.improvements: list[tuple[Optional[str], int]] = []  # (pass name, new size), in order
+        self.current_pass: str | None = None  # set by run_passes, so improvements can name their pass
+        self.improvements: list[tuple[str | None, int]] = []  # (pass name, new size), in order
         self.accepted: list[T] = [initial]  # every best so far, largest first: the initial one, then each improvement
 
     # -- asking ---------------------------------------------------------------------------------
@@ -50,7 +58,7 @@ class Problem(Generic[T]):
         """
         return self.size(candidate) < self.size(self.best) and self.test(candidate)
 
-    def first_failing(self, candidates: Sequence[T]) -> Optional[int]:
+    def first_failing(self, candidates: Sequence[T]) -> int | None:
         """Index of the first candidate that fails the same way (considered for best), or None."""
         if self._first_failing is None:
             return next((i for i, c in enumerate(candidates) if self.test(c)), None)

@@ -1,8 +1,9 @@
 """A pass's share of time: given once its first answer says what one answer costs, spent from then on."""
+
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
 
 class Share:
@@ -11,9 +12,9 @@ class Share:
 
     def __init__(self, of_seconds: Callable[[float], float], clock: Callable[[], float] = time.monotonic):
         self.of_seconds, self.clock = of_seconds, clock
-        self.given: Optional[float] = None
+        self.given: float | None = None
         self.ran_out = False
-        self._deadline: Optional[float] = None
+        self._deadline: float | None = None
 
     def start(self, one_answer_seconds: float) -> None:
         """Give the share from what the first answer cost (once; later calls keep the first deadline)."""

@@ -1,5 +1,6 @@
 """Smaller versions of a Python script, edited through its AST: statements deleted, helpers inlined,
 expressions replaced by a sub-expression. Plain text in, candidate texts out; nothing is run here."""
+
 from __future__ import annotations
 
 import ast
@@ -61,8 +62,12 @@ def _single_return_functions(tree: ast.Module) -> dict:
         if isinstance(node, ast.FunctionDef) and not node.decorator_list:
             body = [b for b in node.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
             a = node.args
-            if (len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
-                    and not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs)):
+            if (
+                len(body) == 1
+                and isinstance(body[0], ast.Return)
+                and body[0].value is not None
+                and not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs)
+            ):
                 out[node.name] = ([x.arg for x in a.args], body[0].value)
     return out
 
@@ -76,15 +81,19 @@ def inline_candidates(source: str) -> list:
         class Inline(ast.NodeTransformer):
             def visit_Call(self, node):
                 self.generic_visit(node)
-                if isinstance(node.func, ast.Name) and node.func.id == name and len(node.args) == len(params) \
-                        and not node.keywords:
-                    mapping = dict(zip(params, node.args))
+                if (
+                    isinstance(node.func, ast.Name)
+                    and node.func.id == name  # noqa: B023 (called at once, in the loop)
+                    and len(node.args) == len(params)  # noqa: B023 (called at once, in the loop)
+                    and not node.keywords
+                ):
+                    mapping = dict(zip(params, node.args))  # noqa: B023 (called at once, in the loop)
 
                     class Subst(ast.NodeTransformer):
                         def visit_Name(self, n):
                             return copy.deepcopy(mapping[n.id]) if n.id in mapping else n
 
-                    return Subst().visit(copy.deepcopy(expr))
+                    return Subst().visit(copy.deepcopy(expr))  # noqa: B023 (called at once, in the loop)
                 return node
 
         new = Inline().visit(copy.deepcopy(tree))
@@ -101,13 +110,18 @@ def simplify_candidates(source: str, limit: int = 60) -> list:
     spots = []
     for node in ast.walk(tree):
         for field, value in ast.iter_fields(node):
-            if isinstance(value, ast.expr) and not isinstance(value, (ast.Name, ast.Constant)) and field not in (
-                    "func", "targets", "target", "annotation", "returns"):
+            if (
+                isinstance(value, ast.expr)
+                and not isinstance(value, (ast.Name, ast.Constant))
+                and field not in ("func", "targets", "target", "annotation", "returns")
+            ):
                 for child in ast.iter_child_nodes(value):
                     # A slice (`1:`) or a starred item is no expression on its own.
-                    if isinstance(child, ast.expr) and not isinstance(child, (ast.Load, ast.Store, ast.Slice,
-                                                                              ast.Starred)) and (
-                            not isinstance(value, ast.Call) or child is not value.func):
+                    if (
+                        isinstance(child, ast.expr)
+                        and not isinstance(child, (ast.Load, ast.Store, ast.Slice, ast.Starred))
+                        and (not isinstance(value, ast.Call) or child is not value.func)
+                    ):
                         spots.append((node, field, value, child))
     out = []
     for node, field, value, child in spots[:limit]:
@@ -128,9 +142,20 @@ def _parses(source: str) -> bool:
 
 
 # Names a script can read without binding them: builtins and the module attributes Python sets for __main__.
-_PROVIDED = set(dir(builtins)) | {"__name__", "__file__", "__doc__", "__spec__", "__loader__", "__package__",
-                                  "__builtins__", "__annotations__", "__cached__", "__module__", "__qualname__",
-                                  "__class__"}
+_PROVIDED = set(dir(builtins)) | {
+    "__name__",
+    "__file__",
+    "__doc__",
+    "__spec__",
+    "__loader__",
+    "__package__",
+    "__builtins__",
+    "__annotations__",
+    "__cached__",
+    "__module__",
+    "__qualname__",
+    "__class__",
+}
 # A script that reaches its namespace another way may bind names no statement shows.
 _DYNAMIC = {"exec", "eval", "globals", "locals", "vars"}
 
@@ -189,8 +214,10 @@ def checks(source: str) -> collections.Counter:
         if isinstance(node, ast.Assert):
             found[ast.dump(node.test)] += 1
         elif isinstance(node, ast.If) and any(
-                isinstance(n, ast.Raise) or isinstance(n, ast.Call) and ast.unparse(n.func) in _EXITS
-                for stmt in node.body for n in ast.walk(stmt)):
+            isinstance(n, ast.Raise) or isinstance(n, ast.Call) and ast.unparse(n.func) in _EXITS
+            for stmt in node.body
+            for n in ast.walk(stmt)
+        ):
             found[ast.dump(node.test)] += 1
     return found
 
@@ -198,5 +225,8 @@ def checks(source: str) -> collections.Counter:
 def graph_breaks(source: str) -> int:
     """Calls of torch._dynamo.graph_break(): where the script splits what Dynamo compiles. A cut without one showed
     another bug (pytorch/pytorch#192872's list append is lost across a graph break; without it, #151251's)."""
-    return sum(1 for node in ast.walk(ast.parse(source))
-               if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("graph_break"))
+    return sum(
+        1
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("graph_break")
+    )

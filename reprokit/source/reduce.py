@@ -1,4 +1,5 @@
 """Dynamo-stage failures have no graph to cut: reduce the user's script itself, keeping the signature."""
+
 from __future__ import annotations
 
 import ast
@@ -10,23 +11,37 @@ from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import Pass, Problem, Share, ddmin, run_passes, verified_back, walk_back_order
-from reprokit.source.edits import (checks, graph_breaks, inline_candidates, seeds, simplify_candidates, statements,
-                                   unbound_names, without)
+from reprokit.source.edits import (
+    checks,
+    graph_breaks,
+    inline_candidates,
+    seeds,
+    simplify_candidates,
+    statements,
+    unbound_names,
+    without,
+)
 
 # Inlining a helper may make the script longer before deleting its now-unused def makes it shorter:
 # candidates up to this many characters longer than the best are still tried.
 INLINE_SLACK = 200
 
 
-def source_problem(run_dir: RunDir, v: Verdict, runner, start: str, stage: str = "eager", same=None,
-                   share: Share | None = None) -> Problem:
+def source_problem(
+    run_dir: RunDir, v: Verdict, runner, start: str, stage: str = "eager", same=None, share: Share | None = None
+) -> Problem:
     """The reduction problem over texts of the script: each is run as a trial under `stage` ("eager" for a
     Dynamo-stage failure, "user" for the script's own compile, an export stage); every improvement is repro.py.
     same(outcome), when given, must hold too (an export failure's guard). A batch of candidates runs side by side,
     each from a file of its own (candidates/<hash>.py)."""
     oracle = SourceOracle(run_dir, v, runner, stage, same, share or source_share())
-    return Problem(start, oracle.fails_same, size=len, first_failing=oracle.first_failing,
-                   on_improve=lambda source: run_dir.write_text("repro.py", source))
+    return Problem(
+        start,
+        oracle.fails_same,
+        size=len,
+        first_failing=oracle.first_failing,
+        on_improve=lambda source: run_dir.write_text("repro.py", source),
+    )
 
 
 class SourceOracle:
@@ -51,15 +66,26 @@ class SourceOracle:
         digest = text_hash(source)
         name = os.path.join("candidates", f"{digest[:16]}.py")
         self.run_dir.write_text(name, source)
-        return TrialSpec(mode="script", stage=self.stage, script=self.run_dir.file(name), argv=tuple(self.v.argv),
-                         cwd=self.cwd, label=f"source-{len(source.splitlines())}l",
-                         path_dirs=(os.path.dirname(self.v.script),), script_hash=digest)
+        return TrialSpec(
+            mode="script",
+            stage=self.stage,
+            script=self.run_dir.file(name),
+            argv=tuple(self.v.argv),
+            cwd=self.cwd,
+            label=f"source-{len(source.splitlines())}l",
+            path_dirs=(os.path.dirname(self.v.script),),
+            script_hash=digest,
+        )
 
     def runnable(self, source: str | None) -> bool:
         # A candidate without the script's seeding call draws new inputs each run: it may fail in its trial and
         # pass for the user (#194347's 19-line repro failed 2 of 2 checks, then passed 6 of 6 plain runs).
-        return source is not None and not (self.name_check and unbound_names(source)) and not (
-            self.seeded and not seeds(source)) and self.keeps_checks(source)
+        return (
+            source is not None
+            and not (self.name_check and unbound_names(source))
+            and not (self.seeded and not seeds(source))
+            and self.keeps_checks(source)
+        )
 
     def keeps_checks(self, source: str) -> bool:
         # A candidate that changed what a check compares, or where Dynamo splits the script, may fail the same way
@@ -70,15 +96,17 @@ class SourceOracle:
         return all(mine[c] <= self.kept[0][c] for c in mine) and graph_breaks(source) == self.kept[1]
 
     def matches(self, compiled) -> bool:
-        return compiled is not None and self.target.matches(compiled.signature) and (
-            self.same is None or self.same(compiled))
+        return (
+            compiled is not None
+            and self.target.matches(compiled.signature)
+            and (self.same is None or self.same(compiled))
+        )
 
     def passes_plain(self, spec: TrialSpec) -> bool:
         # Failing the same way is not enough: a candidate that also fails with compile off has lost the bug (the
         # user's assert kept, the compiled call cut; or the script broken in a way that happens to match). Asked
         # only now: most candidates fail otherwise, and their no-compile trial would be wasted.
-        plain = self.runner(dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile"),
-                            limit=self.limit)
+        plain = self.runner(dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile"), limit=self.limit)
         return plain is not None and plain.kind == "pass"
 
     def fails_same(self, source: str | None) -> bool:
@@ -109,7 +137,7 @@ class SourceOracle:
                 return None
             if self.passes_plain(specs[hit]):
                 return asked[hit][0]
-            asked = asked[hit + 1:]
+            asked = asked[hit + 1 :]
         return None
 
 
@@ -125,8 +153,11 @@ def delete_statements(problem: Problem, source: str) -> str:
     def text(kept):
         return without(source, set(paths) - set(kept))
 
-    keep = ddmin(paths, lambda kept: problem.test(text(kept)),
-                 first_failing_of=lambda parts: problem.first_failing([text(k) for k in parts]))
+    keep = ddmin(
+        paths,
+        lambda kept: problem.test(text(kept)),
+        first_failing_of=lambda parts: problem.first_failing([text(k) for k in parts]),
+    )
     return without(source, set(paths) - set(keep)) or source
 
 
@@ -158,8 +189,11 @@ def simplify_expressions(problem: Problem, source: str) -> str:
     return _each_that_fails(problem, source, simplify_candidates, lambda c: len(c) < len(problem.best))
 
 
-SOURCE_PASSES = [Pass("delete_statements", delete_statements), Pass("inline_helpers", inline_helpers),
-                 Pass("simplify_expressions", simplify_expressions)]
+SOURCE_PASSES = [
+    Pass("delete_statements", delete_statements),
+    Pass("inline_helpers", inline_helpers),
+    Pass("simplify_expressions", simplify_expressions),
+]
 
 
 def reduction_share(script_seconds: float) -> float:
@@ -173,8 +207,9 @@ def candidate_limit(script_seconds: float) -> float:
     return max(30.0, 3 * script_seconds)
 
 
-def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, before: int,
-                  stage: str = "eager", same=None) -> Verdict:
+def minify_source(
+    run_dir: RunDir, v: Verdict, runner, emit, started: float, before: int, stage: str = "eager", same=None
+) -> Verdict:
     """Reduce the script with the source passes while it fails the same way, then verify repro.py twice; fills in
     the repro fields of `v`, minify's working verdict."""
     with open(v.script) as f:
@@ -203,23 +238,34 @@ def minify_source(run_dir: RunDir, v: Verdict, runner, emit, started: float, bef
     # repro.py is the one verified, or else the last one checked (the smallest, unless the walk went back)
     result = problem.accepted[at if at is not None else walk_back_order(problem.accepted, most)[-1]]
     if at is not None and at != len(problem.accepted) - 1:
-        said = walked_back_note(f"a script of {len(result.strip().splitlines())} lines",
-                                f"{len(smallest.strip().splitlines())} lines")
+        said = walked_back_note(
+            f"a script of {len(result.strip().splitlines())} lines", f"{len(smallest.strip().splitlines())} lines"
+        )
         emit("note", text=said)
         v.message = "; ".join(x for x in (v.message, said) if x)
     _record_size(v, runner, original, result, before, started)
     if share.ran_out:
-        said = (f"the source reduction stopped at its share of time ({share.given:.0f} s): "
-                "repro.py is the smallest script so far that fails the same way, not a minimal one")
+        said = (
+            f"the source reduction stopped at its share of time ({share.given:.0f} s): "
+            "repro.py is the smallest script so far that fails the same way, not a minimal one"
+        )
         emit("note", text=said)
         v.message = "; ".join(x for x in (v.message, said) if x)
-    emit("minified", before=v.nodes["original"], after=v.nodes["minified"], unit="lines", trials=v.minify_trials,
-         seconds=v.minify_seconds, verified=v.repro_verified)
+    emit(
+        "minified",
+        before=v.nodes["original"],
+        after=v.nodes["minified"],
+        unit="lines",
+        trials=v.minify_trials,
+        seconds=v.minify_seconds,
+        verified=v.repro_verified,
+    )
     return v
 
 
-def _unreduced(run_dir: RunDir, v: Verdict, runner, text: str, original: str, same, emit, before: int,
-               started: float) -> Verdict:
+def _unreduced(
+    run_dir: RunDir, v: Verdict, runner, text: str, original: str, same, emit, before: int, started: float
+) -> Verdict:
     """The run's budget was spent before the first candidate: the script itself, re-printed, is checked as repro.py
     (a repro's checks run past the budget), and the verdict says it is not reduced."""
     run_dir.write_text("repro.py", text)
@@ -228,15 +274,25 @@ def _unreduced(run_dir: RunDir, v: Verdict, runner, text: str, original: str, sa
     emit("note", text=said)
     v.message = "; ".join(x for x in (v.message, said) if x)
     _record_size(v, runner, original, text, before, started)
-    emit("minified", before=v.nodes["original"], after=v.nodes["minified"], unit="lines", trials=v.minify_trials,
-         seconds=v.minify_seconds, verified=v.repro_verified)
+    emit(
+        "minified",
+        before=v.nodes["original"],
+        after=v.nodes["minified"],
+        unit="lines",
+        trials=v.minify_trials,
+        seconds=v.minify_seconds,
+        verified=v.repro_verified,
+    )
     return v
 
 
 def _record_size(v: Verdict, runner, original: str, result: str, before: int, started: float) -> None:
     """The repro's size in lines against the script's, and the reduction's trials and seconds."""
-    v.nodes = {"original": len(original.strip().splitlines()), "minified": len(result.strip().splitlines()),
-               "unit": "lines"}
+    v.nodes = {
+        "original": len(original.strip().splitlines()),
+        "minified": len(result.strip().splitlines()),
+        "unit": "lines",
+    }
     v.minify_trials, v.minify_seconds = runner.executed - before, round(time.monotonic() - started, 2)
 
 
@@ -244,14 +300,25 @@ def _verify(run_dir: RunDir, v: Verdict, runner, result: str, same=None) -> None
     """Run repro.py twice in fresh interpreters: verified when both fail the same way."""
     target = Signature.from_dict(v.signature)
     opts = run_dir.read_json("run.json")["options"]
-    specs = [TrialSpec(mode="script", stage="user", script=run_dir.file("repro.py"), cwd=opts["cwd"],
-                       argv=tuple(v.argv), attempt=i, label=f"verify-repro-{i}",
-                       path_dirs=(os.path.dirname(v.script),), script_hash=text_hash(result),
-                       fresh_interpreter=True) for i in range(2)]
+    specs = [
+        TrialSpec(
+            mode="script",
+            stage="user",
+            script=run_dir.file("repro.py"),
+            cwd=opts["cwd"],
+            argv=tuple(v.argv),
+            attempt=i,
+            label=f"verify-repro-{i}",
+            path_dirs=(os.path.dirname(v.script),),
+            script_hash=text_hash(result),
+            fresh_interpreter=True,
+        )
+        for i in range(2)
+    ]
     *checks, plain = runner.map(specs + [dataclasses.replace(specs[0], stage="none", label="verify-repro-no-compile")])
     v.repro = run_dir.file("repro.py")
     v.repro_fresh_runs = len(checks)
-    v.repro_verified = all(c is not None and target.matches(c.signature) and (same is None or same(c))
-                           for c in checks) and (
-        plain is not None and plain.kind == "pass")
+    v.repro_verified = all(
+        c is not None and target.matches(c.signature) and (same is None or same(c)) for c in checks
+    ) and (plain is not None and plain.kind == "pass")
     v.repro_signature = checks[0].signature.to_dict() if checks[0] else None

@@ -9,6 +9,7 @@ checks of which vector ISAs the CPU runs, and on a GPU Triton's binaries (also k
 choices (a remembered choice still runs the chosen kernel). torch's headers are not part of that hash, so each torch install gets a
 folder of its own.
 """
+
 from __future__ import annotations
 
 import functools
@@ -32,10 +33,11 @@ def compile_cache_root(run_cache: str) -> str:
 def cache_base() -> str:
     """reprokit's per-machine cache folder: REPROKIT_CACHE_DIR, else ~/.cache/reprokit (XDG_CACHE_HOME honoured)."""
     return os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "reprokit")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "reprokit"
+    )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def torch_has_bytecode() -> bool:
     """Whether the torch install has its compiled .pyc files beside its sources (pip writes them; uv does not)."""
     spec = importlib.util.find_spec("torch")

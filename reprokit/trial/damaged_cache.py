@@ -14,23 +14,25 @@ the shared cache, or the script's own package_path): a trial loading it while an
 run beside it, rewrites it fails to open the archive (half_written_package). It is run again; nothing is removed,
 the writer finishes it.
 """
+
 from __future__ import annotations
 
 import os
 import re
 import struct
 import time
-from typing import Optional
 
 from reprokit.data.records import Outcome
 
 # What the dynamic loader says of a file that is not a whole shared object.
-_UNLOADABLE = re.compile(r"(/[^\s:'\"]+?\.so): (?:file too short|invalid ELF header|"
-                         r"ELF load command (?:past end of file|address/offset not page-aligned)|"
-                         r"cannot read file data)")
+_UNLOADABLE = re.compile(
+    r"(/[^\s:'\"]+?\.so): (?:file too short|invalid ELF header|"
+    r"ELF load command (?:past end of file|address/offset not page-aligned)|"
+    r"cannot read file data)"
+)
 
 
-def damaged_binary(outcome: Outcome, cache_root: str) -> Optional[str]:
+def damaged_binary(outcome: Outcome, cache_root: str) -> str | None:
     """The cache's binary this trial failed to load because it is not whole, or None."""
     if not outcome.failed or not cache_root:
         return None
@@ -43,8 +45,10 @@ def damaged_binary(outcome: Outcome, cache_root: str) -> Optional[str]:
 
 
 # What aoti_load_package says of an archive another process is writing.
-_UNREADABLE_ARCHIVE = re.compile(r"Failed to initialize zip archive|Failed to extract zip file|"
-                                 r"PytorchStreamReader failed")
+_UNREADABLE_ARCHIVE = re.compile(
+    r"Failed to initialize zip archive|Failed to extract zip file|"
+    r"PytorchStreamReader failed"
+)
 
 
 def half_written_package(outcome: Outcome) -> bool:
@@ -95,7 +99,13 @@ def _whole_elf(path: str, settled_before: float) -> bool:
     if head[4] == 2:  # 64-bit: e_shoff at 0x28, e_shentsize and e_shnum at 0x3A
         if len(head) < 64:
             return False
-        (shoff,), (shentsize, shnum) = struct.unpack_from(end + "Q", head, 0x28), struct.unpack_from(end + "HH", head, 0x3A)
+        (shoff,), (shentsize, shnum) = (
+            struct.unpack_from(end + "Q", head, 0x28),
+            struct.unpack_from(end + "HH", head, 0x3A),
+        )
     else:  # 32-bit: e_shoff at 0x20, e_shentsize and e_shnum at 0x2E
-        (shoff,), (shentsize, shnum) = struct.unpack_from(end + "I", head, 0x20), struct.unpack_from(end + "HH", head, 0x2E)
+        (shoff,), (shentsize, shnum) = (
+            struct.unpack_from(end + "I", head, 0x20),
+            struct.unpack_from(end + "HH", head, 0x2E),
+        )
     return st.st_size >= shoff + shentsize * shnum

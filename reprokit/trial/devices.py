@@ -1,16 +1,18 @@
 """The machine's CUDA devices, seen without importing torch in the parent, and a health check after a fault."""
+
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
 import sys
-from typing import Optional
 
 # A fault (device-side assert, illegal memory access) poisons the CUDA context of the process that hit it; the
 # next trial on that GPU must find the device itself working.
-_PROBE = ("import torch; x = torch.arange(4, device='cuda'); torch.cuda.synchronize(); "
-          "assert int(x.sum()) == 6, 'wrong result'; print(torch.cuda.get_device_name())")
+_PROBE = (
+    "import torch; x = torch.arange(4, device='cuda'); torch.cuda.synchronize(); "
+    "assert int(x.sum()) == 6, 'wrong result'; print(torch.cuda.get_device_name())"
+)
 
 
 def cuda_devices() -> list[str]:
@@ -28,7 +30,7 @@ def cuda_devices() -> list[str]:
     return [str(i) for i, line in enumerate(l for l in out.splitlines() if l.startswith("GPU "))]
 
 
-def device_healthy(device: Optional[str], timeout: float = 120.0) -> tuple[bool, str]:
+def device_healthy(device: str | None, timeout: float = 120.0) -> tuple[bool, str]:
     """(healthy, what the probe said): a fresh process allocates, computes and synchronises on the device."""
     env = dict(os.environ)
     if device is not None:

@@ -1,8 +1,8 @@
 """A trial's environment: the user's, scrubbed of reprokit's and torch's switches, with the stage's own set."""
+
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from reprokit.data.ranks import free_port
 from reprokit.data.records import TrialSpec
@@ -12,13 +12,22 @@ from reprokit.trial.cache import torch_has_bytecode
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Variables a trial must never inherit: they would silently change what is compiled or where caches go.
-_SCRUBBED_ENV = ("TORCHDYNAMO_DISABLE", "TORCH_BISECT_BACKEND", "TORCH_BISECT_SUBSYSTEM", "TORCH_BISECT_MAX",
-                 "TORCH_COMPILE_BACKEND", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",
-                 "TORCHDYNAMO_REPRO_AFTER", "TORCHDYNAMO_REPRO_LEVEL")
+_SCRUBBED_ENV = (
+    "TORCHDYNAMO_DISABLE",
+    "TORCH_BISECT_BACKEND",
+    "TORCH_BISECT_SUBSYSTEM",
+    "TORCH_BISECT_MAX",
+    "TORCH_COMPILE_BACKEND",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "TRITON_CACHE_DIR",
+    "TORCHDYNAMO_REPRO_AFTER",
+    "TORCHDYNAMO_REPRO_LEVEL",
+)
 
 
-def trial_env(spec: TrialSpec, cache_root: str, trial_dir: str, base: Optional[dict] = None,
-              compile_errors: Optional[str] = None) -> dict:
+def trial_env(
+    spec: TrialSpec, cache_root: str, trial_dir: str, base: dict | None = None, compile_errors: str | None = None
+) -> dict:
     """The environment of one trial: the user's, with reprokit's caches and the stage's switches; compile_errors:
     the run's folder of C++ compile errors a trial may replay (child/compile_errors.py)."""
     env = {k: v for k, v in (base if base is not None else os.environ).items() if k not in _SCRUBBED_ENV}
@@ -51,7 +60,7 @@ def trial_env(spec: TrialSpec, cache_root: str, trial_dir: str, base: Optional[d
     return env
 
 
-def with_device(env: dict, device: Optional[str]) -> dict:
+def with_device(env: dict, device: str | None) -> dict:
     """The environment pinned to `device` (CUDA_VISIBLE_DEVICES) on a machine with several GPUs."""
     if device is not None:
         env["CUDA_VISIBLE_DEVICES"] = device

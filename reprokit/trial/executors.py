@@ -1,19 +1,19 @@
 """Where a trial runs, behind one seam: local (this machine's processes, the Runner's own launcher) or slurm (a job
 per trial, trial.slurm). The search never sees which."""
+
 from __future__ import annotations
 
 import os
 import shutil
 import time
 import uuid
-from typing import Optional
 
 from reprokit.data.executor import ExecutorSettings
 from reprokit.errors import ReprokitError
 from reprokit.trial.slurm_state import ENDED, check_scheduler, job_state
 
 
-def remote_executor(settings: Optional[ExecutorSettings], run_path: str):
+def remote_executor(settings: ExecutorSettings | None, run_path: str):
     """None for the local executor (the Runner launches trials itself), else the cluster's, its job logs in the
     run folder's slurm/."""
     if settings is None or settings.name == "local":
@@ -23,7 +23,7 @@ def remote_executor(settings: Optional[ExecutorSettings], run_path: str):
     return make_slurm(settings, os.path.join(run_path, "slurm"))
 
 
-def check_executor(settings: Optional[ExecutorSettings], output_dir: str) -> None:
+def check_executor(settings: ExecutorSettings | None, output_dir: str) -> None:
     """Bad input before any trial: no sbatch, no such partition, or an output folder the nodes cannot see (a first
     tiny job writes a file there; this process must read it back)."""
     if settings is None or settings.name == "local":
@@ -48,11 +48,13 @@ def check_executor(settings: Optional[ExecutorSettings], output_dir: str) -> Non
     finally:
         shutil.rmtree(probe_dir, ignore_errors=True)
     if seen != token:
-        raise ReprokitError(f"--output-dir {output_dir}: the cluster's nodes cannot see it (a first job, "
-                            f"{job.job_id}, ended {state} without writing there); name a shared folder")
+        raise ReprokitError(
+            f"--output-dir {output_dir}: the cluster's nodes cannot see it (a first job, "
+            f"{job.job_id}, ended {state} without writing there); name a shared folder"
+        )
 
 
-def _read(path: str) -> Optional[str]:
+def _read(path: str) -> str | None:
     try:
         with open(path) as f:
             return f.read().strip()

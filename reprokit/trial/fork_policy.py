@@ -1,4 +1,5 @@
 """Which trials may fork from the warm worker, and the worker itself, started on the first trial that may."""
+
 from __future__ import annotations
 
 import atexit
@@ -11,9 +12,18 @@ from reprokit.trial.environment import ranks_of, trial_env
 # Read when used (CUDA's at its first use, which the worker never makes; TORCHDYNAMO_DISABLE at each compile),
 # or read again when a warm trial starts (compat.reread_env_switches): a forked trial may differ from its worker
 # in these and no others.
-_REREAD_IN_CHILD = ("CUDA_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "TORCHDYNAMO_DISABLE", "TORCH_BISECT_BACKEND",
-                    "TORCH_BISECT_SUBSYSTEM", "TORCH_BISECT_MAX", "TORCH_LOGS", "TORCH_TRACE", "MASTER_PORT",
-                    COMPILE_ERRORS)
+_REREAD_IN_CHILD = (
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_LAUNCH_BLOCKING",
+    "TORCHDYNAMO_DISABLE",
+    "TORCH_BISECT_BACKEND",
+    "TORCH_BISECT_SUBSYSTEM",
+    "TORCH_BISECT_MAX",
+    "TORCH_LOGS",
+    "TORCH_TRACE",
+    "MASTER_PORT",
+    COMPILE_ERRORS,
+)
 
 
 def warm_eligible(spec: TrialSpec, scripts: bool = False) -> bool:

@@ -11,6 +11,7 @@ Protocol, one JSON line each way per connection: the runner sends {"argv", "env"
 signal N). A fork that cannot make the worker's torch fit its trial (a compat call failed) writes why to the
 "setup_error" path and exits SETUP_FAILED before the trial starts: the runner then runs the trial cold.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,6 +44,7 @@ def preload(cpu: bool = False) -> None:
     # graph trial's 2.4 s on 2 cores, paid once here instead.
     import sympy.physics.units  # noqa: F401
     import sympy.tensor.tensor  # noqa: F401
+
     probed()
 
 

@@ -1,4 +1,5 @@
 """Launch one trial, warm fork or fresh interpreter, in its own process group; kill it at its limit."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,31 +8,37 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Callable, Optional, Union
+from collections.abc import Callable
 
 from reprokit.data.records import Outcome, TrialSpec
 from reprokit.data.rundir import private_opener, write_json_atomic
+from reprokit.trial import reaper
 from reprokit.trial.damaged_cache import damaged_binary, half_written_package, remove
 from reprokit.trial.environment import ranks_of, trial_env, with_device
 from reprokit.trial.fork_policy import comparable
 from reprokit.trial.outcome import answered, classify
-from reprokit.trial import reaper
 from reprokit.trial.scratch import scratch
-
 
 DAMAGED_RERUNS = 3  # re-runs of a trial that met a half-written kernel binary (a fourth meeting is its outcome)
 
 
-def run_trial(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[float, Callable[[], float]],
-              python: str = sys.executable, device: Optional[str] = None, warm=None,
-              compile_errors: Optional[str] = None) -> Outcome:
+def run_trial(
+    spec: TrialSpec,
+    trial_dir: str,
+    cache_root: str,
+    timeout: float | Callable[[], float],
+    python: str = sys.executable,
+    device: str | None = None,
+    warm=None,
+    compile_errors: str | None = None,
+) -> Outcome:
     """Run one trial to completion or timeout and classify what happened. A callable timeout is asked again
-    while the trial runs (the first trials start before the baseline has set the run's limit). warm: the worker
-    to fork the trial from, when the caller found the trial eligible (warm_eligible); it is used only while
-    alive and started with the trial's environment. compile_errors: the run's folder of C++ compile errors its
-    trials replay (trial_env). A trial that could not load a kernel binary another trial,
-    killed mid-link, left half-written in the shared cache runs once more with that binary removed; one that
-could not open an AOTInductor package another trial was writing runs once more."""
+        while the trial runs (the first trials start before the baseline has set the run's limit). warm: the worker
+        to fork the trial from, when the caller found the trial eligible (warm_eligible); it is used only while
+        alive and started with the trial's environment. compile_errors: the run's folder of C++ compile errors its
+        trials replay (trial_env). A trial that could not load a kernel binary another trial,
+        killed mid-link, left half-written in the shared cache runs once more with that binary removed; one that
+    could not open an AOTInductor package another trial was writing runs once more."""
     outcome = _run_once(spec, trial_dir, cache_root, timeout, python, device, warm, compile_errors)
     said = []
     for _ in range(DAMAGED_RERUNS):
@@ -40,8 +47,9 @@ could not open an AOTInductor package another trial was writing runs once more."
         damaged = damaged_binary(outcome, cache_root)
         if damaged is not None:
             remove(damaged)
-            said.append(f"run again: a killed trial had left {os.path.basename(damaged)} half-written in the "
-                        "compile cache")
+            said.append(
+                f"run again: a killed trial had left {os.path.basename(damaged)} half-written in the compile cache"
+            )
         elif half_written_package(outcome):
             # CI at 75fdd9a: a repro's check loaded the package while a trial beside it rewrote the same file.
             said.append("run again: the AOTInductor package it loaded was being written by another trial")
@@ -51,8 +59,16 @@ could not open an AOTInductor package another trial was writing runs once more."
     return dataclasses.replace(outcome, note="; ".join(n for n in (outcome.note, *said) if n)) if said else outcome
 
 
-def _run_once(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[float, Callable[[], float]],
-              python: str, device: Optional[str], warm, compile_errors: Optional[str]) -> Outcome:
+def _run_once(
+    spec: TrialSpec,
+    trial_dir: str,
+    cache_root: str,
+    timeout: float | Callable[[], float],
+    python: str,
+    device: str | None,
+    warm,
+    compile_errors: str | None,
+) -> Outcome:
     """One try of the trial, forked from the warm worker where it can be, else cold."""
     spec_path = prepare_trial(spec, trial_dir)
     env = with_device(trial_env(spec, cache_root, trial_dir, compile_errors=compile_errors), device)
@@ -64,8 +80,14 @@ def _run_once(spec: TrialSpec, trial_dir: str, cache_root: str, timeout: Union[f
         try:
             with scratch(env) as forked_env:
                 returncode, timed_out = warm.fork_trial(
-                    [spec_path, trial_dir], forked_env, spec.cwd or trial_dir, os.path.join(trial_dir, "stdout.txt"),
-                    os.path.join(trial_dir, "stderr.txt"), lambda: limit_of(timeout), on_timeout=_dump_stacks_and_kill)
+                    [spec_path, trial_dir],
+                    forked_env,
+                    spec.cwd or trial_dir,
+                    os.path.join(trial_dir, "stdout.txt"),
+                    os.path.join(trial_dir, "stderr.txt"),
+                    lambda: limit_of(timeout),
+                    on_timeout=_dump_stacks_and_kill,
+                )
             return classify(trial_dir, returncode, timed_out, time.monotonic() - started)
         except ForkSetupFailed as e:
             cold_note = f"started cold: the warm worker's fork could not prepare torch ({e})"
@@ -88,26 +110,58 @@ def prepare_trial(spec: TrialSpec, trial_dir: str) -> str:
     return spec_path
 
 
-def _run_cold(spec: TrialSpec, spec_path: str, trial_dir: str, env: dict, python: str,
-              timeout: Union[float, Callable[[], float]], started: float) -> Outcome:
+def _run_cold(
+    spec: TrialSpec,
+    spec_path: str,
+    trial_dir: str,
+    env: dict,
+    python: str,
+    timeout: float | Callable[[], float],
+    started: float,
+) -> Outcome:
     """The trial in a fresh interpreter (or under torchrun), cut at the limit with a stack dump."""
     ranks = ranks_of(spec)
-    returncode, timed_out = run_process(child_command(spec, spec_path, trial_dir, python), spec.cwd or trial_dir,
-                                        env, trial_dir, timeout, ranks, started)
+    returncode, timed_out = run_process(
+        child_command(spec, spec_path, trial_dir, python),
+        spec.cwd or trial_dir,
+        env,
+        trial_dir,
+        timeout,
+        ranks,
+        started,
+    )
     return classify(trial_dir, returncode, timed_out, time.monotonic() - started, torchrun=ranks > 1)
 
 
-def run_process(command: list, cwd: str, env: dict, trial_dir: str, timeout: Union[float, Callable[[], float]],
-                ranks: int, started: float, logs: Optional[str] = None) -> tuple:
+def run_process(
+    command: list,
+    cwd: str,
+    env: dict,
+    trial_dir: str,
+    timeout: float | Callable[[], float],
+    ranks: int,
+    started: float,
+    logs: str | None = None,
+) -> tuple:
     """(returncode, timed_out) of the trial's command in its own process group, its output in the trial folder (or
     `logs`: another node of the same trial writes beside it); here or on a cluster node (trial/slurm.py), the same
     way. Its temporary files go with it (trial/scratch.py)."""
     logs = logs or trial_dir
-    with scratch(env) as env, open(os.path.join(logs, "stdout.txt"), "wb", opener=private_opener) as out, \
-            open(os.path.join(logs, "stderr.txt"), "wb", opener=private_opener) as err:
-        proc = subprocess.Popen(command, cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
-                                preexec_fn=reaper.die_with_parent)
+    with (
+        scratch(env) as env,
+        open(os.path.join(logs, "stdout.txt"), "wb", opener=private_opener) as out,
+        open(os.path.join(logs, "stderr.txt"), "wb", opener=private_opener) as err,
+    ):
+        proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+            preexec_fn=reaper.die_with_parent,
+        )
         reaper.watch(proc.pid)  # its group dies with reprokit (or the cluster job running it), however that ends
         timed_out = False
         answered_at = None
@@ -145,7 +199,7 @@ def exit_grace(seconds_to_answer: float) -> float:
     return max(30.0, seconds_to_answer / 2)
 
 
-def limit_of(timeout: Union[float, Callable[[], float]]) -> float:
+def limit_of(timeout: float | Callable[[], float]) -> float:
     """Seconds a trial may run, as of now."""
     return timeout() if callable(timeout) else timeout
 

@@ -1,16 +1,23 @@
 """An ordered parallel map that can stop early: results in input order, later items skipped once told to stop."""
+
 from __future__ import annotations
 
 import concurrent.futures as cf
 import threading
-from typing import Callable, Optional, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
-def ordered_map(call: Callable[[T], R], items: Sequence[T], width: int,
-                stop: Optional[Callable[[int, R], bool]] = None, abort: Optional[Callable[[], None]] = None) -> list:
+def ordered_map(
+    call: Callable[[T], R],
+    items: Sequence[T],
+    width: int,
+    stop: Callable[[int, R], bool] | None = None,
+    abort: Callable[[], None] | None = None,
+) -> list:
     """call() over items, up to `width` at a time; results in order. Once stop(i, result) is true for the i-th
     item, items after i that have not started are skipped (None). On Ctrl-C or an error no further item starts and
     abort() is called before the running ones are waited for (a cluster's jobs are cancelled, not waited out)."""

@@ -1,15 +1,14 @@
 """What happened to a finished trial, as an Outcome: its result.json, or how its process ended."""
+
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Optional
 
 from reprokit.data import signature as sig
 from reprokit.data.ranks import merge_ranks, rank_dirs, rank_stacks, torchrun_exits
 from reprokit.data.records import Outcome, Signature
 from reprokit.data.rundir import read_json
-
 
 # The note of a trial that hung after every process wrote its result (bisect/steady.py reports it).
 EXIT_HANG_NOTE = "hung at exit after writing its result (counted by the result; where it hung: stacks.txt)"
@@ -35,16 +34,21 @@ def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, t
         data.setdefault("kind", "pass")  # every rank passed; only the exit hung
         data.setdefault("signature", sig.PASS.to_dict())
         data["note"] = "; ".join(x for x in (data.get("note"), EXIT_HANG_NOTE) if x)
-    extra = {k: data.get(k) for k in ("graphs", "compiled", "user_backend", "compile_args", "bisect_detail",
-                                      "failed_graph", "failed_ranks") if data.get(k) is not None}
+    extra = {
+        k: data.get(k)
+        for k in ("graphs", "compiled", "user_backend", "compile_args", "bisect_detail", "failed_graph", "failed_ranks")
+        if data.get(k) is not None
+    }
     extra["counters"] = data.get("counters") or {}
     note = data.get("note") or ""
     if timed_out:
         signature = sig.HANG
         kind = "hang"
         # Where a rank waits says more than where the process that started the ranks does (mp.spawn's join).
-        frame = next(filter(None, (_hang_frame(os.path.join(trial_dir, d, "stacks.txt"))
-                                   for d in [*rank_dirs(trial_dir), ""])), None)
+        frame = next(
+            filter(None, (_hang_frame(os.path.join(trial_dir, d, "stacks.txt")) for d in [*rank_dirs(trial_dir), ""])),
+            None,
+        )
         if frame:
             signature = dataclasses.replace(signature, frame=frame)
         note = note or "timed out; every thread's stack is in stacks.txt"
@@ -66,12 +70,19 @@ def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, t
     else:
         kind = "crash"
         signature = Signature("crash", None, f"trial process exited {returncode} without a result", None)
-    return Outcome(kind=kind, signature=signature, seconds=round(seconds, 3), returncode=returncode,
-                   trial_dir=trial_dir, traceback=data.get("traceback", "") if "kind" in data or timed_out else "",
-                   note=note, **extra)
+    return Outcome(
+        kind=kind,
+        signature=signature,
+        seconds=round(seconds, 3),
+        returncode=returncode,
+        trial_dir=trial_dir,
+        traceback=data.get("traceback", "") if "kind" in data or timed_out else "",
+        note=note,
+        **extra,
+    )
 
 
-def _killed_rank(trial_dir: str) -> Optional[tuple]:
+def _killed_rank(trial_dir: str) -> tuple | None:
     """(rank, its negative exit code, every failed rank) when torchrun reports its first failed rank killed by a
     signal; None otherwise."""
     try:
@@ -94,7 +105,7 @@ def answered(trial_dir: str) -> bool:
     return bool(ranks) and all(os.path.exists(os.path.join(trial_dir, r, "result.json")) for r in ranks)
 
 
-def _hang_frame(stacks_path: str) -> Optional[str]:
+def _hang_frame(stacks_path: str) -> str | None:
     """The innermost frame of the main thread in a faulthandler dump, for the hang's report."""
     try:
         with open(stacks_path) as f:

@@ -2,6 +2,7 @@
 asked about each cut before a trial is spent on it. It may never make a wrong answer, only a cheaper one: a cut it
 cannot run on fakes is one no trial could fail the original's way with, and when the checker cannot check this
 graph, dies, or takes too long, every cut gets its trial as before."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Optional
 
 from reprokit.data.records import TrialSpec
 from reprokit.trial import reaper
@@ -27,12 +27,12 @@ class FakeCheck:
 
     def __init__(self, case: str, cache_root: str, folder: str):
         self.case, self.cache_root, self.folder = os.path.abspath(case), cache_root, folder
-        self.proc: Optional[subprocess.Popen] = None
-        self.unusable: Optional[str] = None  # why no cut is checked (said once, in the run's notes)
+        self.proc: subprocess.Popen | None = None
+        self.unusable: str | None = None  # why no cut is checked (said once, in the run's notes)
         self.asked = self.refused = 0
         self._lock = threading.Lock()
 
-    def refusal(self, edit: dict) -> Optional[str]:
+    def refusal(self, edit: dict) -> str | None:
         with self._lock:
             if self.unusable is None and self.proc is None:
                 self._start()
@@ -51,9 +51,16 @@ class FakeCheck:
         os.makedirs(self.folder, exist_ok=True)
         env = trial_env(TrialSpec(mode="graph", stage="eager", case=self.case), self.cache_root, self.folder)
         with open(os.path.join(self.folder, "stderr.txt"), "wb") as err:
-            self.proc = subprocess.Popen([sys.executable, "-m", "reprokit.child.precheck", self.case], env=env,
-                                         cwd=self.folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                         start_new_session=True, preexec_fn=reaper.die_with_parent)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "reprokit.child.precheck", self.case],
+                env=env,
+                cwd=self.folder,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                start_new_session=True,
+                preexec_fn=reaper.die_with_parent,
+            )
         reaper.watch(self.proc.pid)  # it dies with reprokit, however that ends
         first = self._read(START_SECONDS)
         if first is None:
@@ -61,7 +68,7 @@ class FakeCheck:
         elif not first.get("ready"):
             self._stop(f"the whole graph does not run on fake tensors ({first.get('why')})")
 
-    def _ask(self, line: str) -> Optional[dict]:
+    def _ask(self, line: str) -> dict | None:
         try:
             self.proc.stdin.write(line.encode() + b"\n")
             self.proc.stdin.flush()
@@ -73,7 +80,7 @@ class FakeCheck:
             self._stop(f"a check took over {CHECK_SECONDS:.0f} s, or the checker died")
         return reply
 
-    def _read(self, seconds: float) -> Optional[dict]:
+    def _read(self, seconds: float) -> dict | None:
         """One JSON line from the checker within `seconds`, else None."""
         deadline = time.monotonic() + seconds
         out = self.proc.stdout

@@ -6,6 +6,7 @@ is gone, and "+/PATH", "-/PATH" for a trial's temporary folder; when reading hit
 exited) the reaper SIGKILLs every group still listed, then removes every folder still listed.
 Run as `python -m reprokit.trial.reaper`; stdlib only, so it starts in a few milliseconds.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -14,12 +15,11 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Optional
 
 _PR_SET_PDEATHSIG = 1
 
 _lock = threading.Lock()
-_proc: Optional[subprocess.Popen] = None
+_proc: subprocess.Popen | None = None
 _owner = 0  # the pid that started _proc: a fork of reprokit must start its own
 _groups: set = set()  # the groups this process told the reaper of, still running (kill_all)
 
@@ -80,8 +80,14 @@ def _start() -> subprocess.Popen:
     # The package's folder on the path: reprokit may run from a checkout that is not installed.
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
-    return subprocess.Popen([sys.executable, "-m", "reprokit.trial.reaper"], stdin=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "reprokit.trial.reaper"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def die_with_parent() -> None:

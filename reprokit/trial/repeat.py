@@ -1,11 +1,12 @@
 """Trials of a flaky failure (issue #32): each question is asked until the failure shows or it has been asked
 `tries` times. A trial counts as failing after one reproduction and as passing only after none in `tries` runs
 (shrinkray's rule), with `tries` chosen from the original's measured rate so that a chance pass is rare."""
+
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
 
 from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.trial.runner import BUDGET_SPENT
@@ -44,7 +45,7 @@ class UntilItFails:
     def __setattr__(self, name, value):  # runner.env = ..., runner.timeout = ...: the wrapped runner's
         setattr(self._inner, name, value)
 
-    def _shows(self, outcome: Optional[Outcome]) -> bool:
+    def _shows(self, outcome: Outcome | None) -> bool:
         return outcome is None or outcome is BUDGET_SPENT or self.target.matches(outcome.signature)
 
     def __call__(self, spec: TrialSpec, *args, **kwargs) -> Outcome:
@@ -55,8 +56,9 @@ class UntilItFails:
             outs.append(self._inner(_again(spec, i), *args, **kwargs))
         return _answer(outs, self._shows)
 
-    def map(self, specs: Iterable[TrialSpec], stop: Optional[Callable[[int, Outcome], bool]] = None,
-            limit: Optional[float] = None) -> list:
+    def map(
+        self, specs: Iterable[TrialSpec], stop: Callable[[int, Outcome], bool] | None = None, limit: float | None = None
+    ) -> list:
         """The first round as the wrapped runner asks it; then each that has not shown the failure, again, all at
         once, until it does or its tries are spent."""
         specs = list(specs)
@@ -76,7 +78,7 @@ def _a_question(spec: TrialSpec) -> bool:
     return spec.mode != "repro" and spec.capture is None
 
 
-def _answer(outs: list, shows: Callable) -> Optional[Outcome]:
+def _answer(outs: list, shows: Callable) -> Outcome | None:
     """The run that showed the failure; else the first that failed some other way (a check of its own that
     tripped, a different error); else the last pass."""
     shown = [o for o in outs if shows(o)]

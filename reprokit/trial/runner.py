@@ -1,5 +1,6 @@
 """The journal-backed Runner: answers a trial from journal.jsonl when it has seen its key, else schedules and runs it
 (slots per process, a GPU per rank on a multi-GPU machine) and records the answer."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,7 +8,7 @@ import os
 import queue
 import threading
 import time
-from typing import Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
 
 from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.data.rundir import RunDir
@@ -38,11 +39,18 @@ class Runner:
     on_trial(spec, outcome, cached) after each answer; on_start(spec) when a trial's process is about to start
     (never for an answer from the journal)."""
 
-    def __init__(self, run_dir: RunDir, timeout: float, jobs: int = 1,
-                 on_trial: Optional[Callable[[TrialSpec, Outcome, bool], None]] = None,
-                 judge: Optional[Callable[[TrialSpec, Outcome], Outcome]] = None,
-                 devices: Optional[list] = None, warm_scripts: bool = False,
-                 on_start: Callable[[TrialSpec], None] = _no_start, remote=None):
+    def __init__(
+        self,
+        run_dir: RunDir,
+        timeout: float,
+        jobs: int = 1,
+        on_trial: Callable[[TrialSpec, Outcome, bool], None] | None = None,
+        judge: Callable[[TrialSpec, Outcome], Outcome] | None = None,
+        devices: list | None = None,
+        warm_scripts: bool = False,
+        on_start: Callable[[TrialSpec], None] = _no_start,
+        remote=None,
+    ):
         self.run_dir = run_dir
         # A cluster's executor (trial.executors.remote_executor) runs the trials as jobs; None: this machine.
         self.remote = remote
@@ -74,7 +82,7 @@ class Runner:
         self.executed = 0
         # --budget: past this time (time.monotonic) no search trial starts (over_budget counts them); a repro's
         # own checks still run, so the smallest repro found so far can be verified and written.
-        self.deadline: Optional[float] = None
+        self.deadline: float | None = None
         self.over_budget = 0
         self._cancels = 0  # cancel() calls so far: a trial that ran across one has no answer
         self._lock = threading.Lock()
@@ -85,7 +93,7 @@ class Runner:
         for entry in run_dir.journal():
             self.cache[entry["key"]] = Outcome.from_dict(entry["outcome"])
 
-    def __call__(self, spec: TrialSpec, limit: Optional[float] = None) -> Outcome:
+    def __call__(self, spec: TrialSpec, limit: float | None = None) -> Outcome:
         """The trial's outcome, from the journal when asked before; `limit`: seconds it may run, when less than the
         run's limit (a reduced script's candidate: bounded by the original's time, not by the run's limit)."""
         spec, cached = self._cached(spec)
@@ -110,8 +118,16 @@ class Runner:
             self.executed += 1
         # kind: a graph trial (a captured graph), or a run of a script (the user's, a reduced copy, repro.py);
         # round: the parallel batch it ran in (reprokit plan)
-        self.run_dir.journal_append({"key": key, "label": spec.label, "kind": spec.mode, "spec": spec.to_dict(),
-                                     "outcome": outcome.to_dict(), "round": self._round_of(spec)})
+        self.run_dir.journal_append(
+            {
+                "key": key,
+                "label": spec.label,
+                "kind": spec.mode,
+                "spec": spec.to_dict(),
+                "outcome": outcome.to_dict(),
+                "round": self._round_of(spec),
+            }
+        )
         if self.on_trial:
             self.on_trial(spec, outcome, False)
         return outcome
@@ -126,15 +142,16 @@ class Runner:
                 cached = self.cache.get(spec.key())
         return spec, cached
 
-    def _limit(self, limit: Optional[float], cancels: Optional[int] = None):
+    def _limit(self, limit: float | None, cancels: int | None = None):
         """The trial's time limit, asked while it runs: the run's, or `limit` when lower; none left once cancel()
         was called after the trial was asked (one that was still starting, its warm worker killed, is cut as it
         starts)."""
         base = (lambda: self.timeout) if limit is None else (lambda: min(self.timeout, limit))
         return base if cancels is None else (lambda: 0.0 if self._cancels != cancels else base())
 
-    def _run_scheduled(self, spec: TrialSpec, key: str, limit: Optional[float] = None,
-                       cancels: Optional[int] = None) -> Outcome:
+    def _run_scheduled(
+        self, spec: TrialSpec, key: str, limit: float | None = None, cancels: int | None = None
+    ) -> Outcome:
         """The trial once it has its slots (and GPUs); the GPUs go back unless the trial broke one."""
         taken = self._take(ranks_of(spec))
         # A trial of N ranks gets N GPUs of its own (CUDA_VISIBLE_DEVICES "a,b"): four 2-rank trials on 8 GPUs.
@@ -145,8 +162,15 @@ class Runner:
             self.on_start(spec)
             if self.remote is not None:
                 return self.remote.run(spec, trial_dir, self.cache_root, self._limit(limit))
-            outcome = run_trial(spec, trial_dir, self.cache_root, self._limit(limit, cancels), device=device,
-                                warm=self.forks.for_trial(spec, trial_dir), compile_errors=self.compile_errors)
+            outcome = run_trial(
+                spec,
+                trial_dir,
+                self.cache_root,
+                self._limit(limit, cancels),
+                device=device,
+                warm=self.forks.for_trial(spec, trial_dir),
+                compile_errors=self.compile_errors,
+            )
             if device is not None:
                 outcome = dataclasses.replace(outcome, device=device)
             if outcome.kind == "cuda_fault":
@@ -194,8 +218,9 @@ class Runner:
         if self.remote is not None:
             self.remote.cancel_all()
 
-    def map(self, specs: Iterable[TrialSpec], stop: Optional[Callable[[int, Outcome], bool]] = None,
-            limit: Optional[float] = None) -> list[Optional[Outcome]]:
+    def map(
+        self, specs: Iterable[TrialSpec], stop: Callable[[int, Outcome], bool] | None = None, limit: float | None = None
+    ) -> list[Outcome | None]:
         """Run specs in parallel (up to `jobs`); results in order. Once stop(i, outcome) is true for the
         i-th spec, specs after i that have not started are skipped (None). `limit` as for one trial."""
         specs = list(specs)
@@ -213,8 +238,15 @@ class Runner:
         for spec in specs:
             spec, cached = self._cached(spec)
             if cached is None:  # the same question twice in a round is one job
-                fresh.setdefault(spec.key(), (spec, self.run_dir.trial_dir(spec.key(), spec.label or spec.stage),
-                                              self.cache_root, lambda: self.timeout))
+                fresh.setdefault(
+                    spec.key(),
+                    (
+                        spec,
+                        self.run_dir.trial_dir(spec.key(), spec.label or spec.stage),
+                        self.cache_root,
+                        lambda: self.timeout,
+                    ),
+                )
         self.remote.submit_round(list(fresh.values()))
         try:
             return ordered_map(lambda spec: self(spec, limit), specs, self.jobs, stop, abort=self.cancel)

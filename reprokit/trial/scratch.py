@@ -11,6 +11,7 @@ Inductor also derives a cache from the temporary folder: its precompiled C++ hea
 (read at import, whatever TORCHINDUCTOR_CACHE_DIR says). That name in the trial's folder links to the one the user's
 own runs use, so a cold trial does not build the headers again.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -20,7 +21,7 @@ import os
 import re
 import shutil
 import tempfile
-from typing import Iterator
+from collections.abc import Iterator
 
 from reprokit.trial import reaper
 
@@ -51,7 +52,7 @@ def scratch(env: dict) -> Iterator[dict]:
         reaper.unwatch_folder(path)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _inductor_default_name() -> str:
     """The folder inductor's default cache takes in the temporary folder (torch's cache_dir_utils names it so)."""
     try:

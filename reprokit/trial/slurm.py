@@ -1,6 +1,7 @@
 """Trials as SLURM jobs through submitit: a round's trials as one job array, each job running the same child
 command the local launcher runs, in the trial folder on the shared filesystem; every job still queued or running
 is cancelled when the search ends, fails or is interrupted."""
+
 from __future__ import annotations
 
 import itertools
@@ -12,7 +13,7 @@ import sys
 import threading
 import time
 import uuid
-from typing import Callable, Optional, Union
+from collections.abc import Callable
 
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.records import Outcome, Signature, TrialSpec
@@ -49,13 +50,17 @@ def across_nodes(command: list, job_env, host_of: Callable[[str], str]) -> list:
     nodes = int(job_env.get("SLURM_JOB_NUM_NODES") or job_env.get("SLURM_NNODES") or 1)
     if nodes <= 1 or "torch.distributed.run" not in command or "--standalone" not in command:
         return command
-    job = int(str(job_env.get("SLURM_ARRAY_JOB_ID") or job_env.get("SLURM_JOB_ID") or 0)) + \
-        int(job_env.get("SLURM_ARRAY_TASK_ID") or 0)
+    job = int(str(job_env.get("SLURM_ARRAY_JOB_ID") or job_env.get("SLURM_JOB_ID") or 0)) + int(
+        job_env.get("SLURM_ARRAY_TASK_ID") or 0
+    )
     i = command.index("--standalone")
-    joined = [f"--nnodes={nodes}", f"--node-rank={node_rank(job_env)}",
-              f"--master-addr={host_of(job_env.get('SLURM_JOB_NODELIST') or 'localhost')}",
-              f"--master-port={20000 + job % 20000}"]
-    return command[:i] + joined + command[i + 1:]
+    joined = [
+        f"--nnodes={nodes}",
+        f"--node-rank={node_rank(job_env)}",
+        f"--master-addr={host_of(job_env.get('SLURM_JOB_NODELIST') or 'localhost')}",
+        f"--master-port={20000 + job % 20000}",
+    ]
+    return command[:i] + joined + command[i + 1 :]
 
 
 def node_rank(job_env) -> int:
@@ -86,8 +91,9 @@ class SlurmExecutor:
         # A trial of several ranks takes --slurm-nodes-per-trial nodes; a one-process trial (a graph, a repro)
         # takes one, whatever that setting says.
         self.executor = _executor(submitit, settings, jobs_dir, settings.nodes_per_trial, self.comment)
-        self.single = self.executor if settings.nodes_per_trial == 1 else \
-            _executor(submitit, settings, jobs_dir, 1, self.comment)
+        self.single = (
+            self.executor if settings.nodes_per_trial == 1 else _executor(submitit, settings, jobs_dir, 1, self.comment)
+        )
         self._lock = threading.Lock()
         self._live: dict = {}  # job id -> job not yet seen to end
         self._queued: dict = {}  # trial folder -> (job, args), submitted with its round, not yet waited for
@@ -111,8 +117,7 @@ class SlurmExecutor:
         """The executor for a trial's job: several nodes for a trial of several ranks, else one."""
         return self.executor if args[-1] > 1 else self.single
 
-    def run(self, spec: TrialSpec, trial_dir: str, cache_root: str,
-            timeout: Union[float, Callable[[], float]]) -> Outcome:
+    def run(self, spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float | Callable[[], float]) -> Outcome:
         """The trial as a job, retried once if the scheduler killed it; its Outcome from what it left behind."""
         with self._lock:
             queued = self._queued.pop(trial_dir, None)
@@ -137,8 +142,14 @@ class SlurmExecutor:
     def _args(self, spec: TrialSpec, trial_dir: str, cache_root: str, timeout) -> tuple:
         spec_path = prepare_trial(spec, trial_dir)
         env = trial_env(spec, cache_root, trial_dir)
-        return (child_command(spec, spec_path, trial_dir, self.python), spec.cwd or trial_dir, env, trial_dir,
-                limit_of(timeout), ranks_of(spec))
+        return (
+            child_command(spec, spec_path, trial_dir, self.python),
+            spec.cwd or trial_dir,
+            env,
+            trial_dir,
+            limit_of(timeout),
+            ranks_of(spec),
+        )
 
     def _submit(self, args: tuple):
         self._refuse_if_cancelled()
@@ -146,7 +157,7 @@ class SlurmExecutor:
         self._register([job])
         return job
 
-    def _register(self, jobs: list, queued: Optional[dict] = None) -> None:
+    def _register(self, jobs: list, queued: dict | None = None) -> None:
         """Jobs just submitted become known to cancel_all; if it ran meanwhile (another thread's sbatch was under
         way), they are cancelled at once instead."""
         with self._lock:
@@ -225,13 +236,18 @@ class SlurmExecutor:
 def _executor(submitit, settings: ExecutorSettings, jobs_dir: str, nodes: int, comment: str):
     """A submitit executor for jobs of `nodes` nodes, one task each, on the settings' partition."""
     executor = submitit.AutoExecutor(folder=os.path.join(jobs_dir, "%j"), cluster="slurm")
-    params = {"slurm_time": settings.time, "nodes": nodes, "tasks_per_node": 1,
-              "slurm_array_parallelism": settings.max_jobs, "name": "reprokit-trial",
-              # submitit warns the job this long before its limit (default 90 s, more than a 1-minute job has)
-              "slurm_signal_delay_s": min(90, settings.time * 60 // 4),
-              # The node imports this reprokit whatever the submitting shell's PYTHONPATH was.
-              "slurm_setup": [f"export PYTHONPATH={PACKAGE_PARENT}${{PYTHONPATH:+:$PYTHONPATH}}"],
-              "slurm_additional_parameters": {"comment": comment}}
+    params = {
+        "slurm_time": settings.time,
+        "nodes": nodes,
+        "tasks_per_node": 1,
+        "slurm_array_parallelism": settings.max_jobs,
+        "name": "reprokit-trial",
+        # submitit warns the job this long before its limit (default 90 s, more than a 1-minute job has)
+        "slurm_signal_delay_s": min(90, settings.time * 60 // 4),
+        # The node imports this reprokit whatever the submitting shell's PYTHONPATH was.
+        "slurm_setup": [f"export PYTHONPATH={PACKAGE_PARENT}${{PYTHONPATH:+:$PYTHONPATH}}"],
+        "slurm_additional_parameters": {"comment": comment},
+    }
     if settings.partition:
         params["slurm_partition"] = settings.partition
     if settings.account:
@@ -245,8 +261,14 @@ def _executor(submitit, settings: ExecutorSettings, jobs_dir: str, nodes: int, c
 def _killed(trial_dir: str, states: list) -> Outcome:
     """A job the scheduler (or a crash of the job itself) ended without an answer: never the bug."""
     note = "the scheduler ended the trial's job: " + ", then ".join(states) + "; not the failure"
-    return Outcome(kind="skip", signature=Signature("skip", None, note, None), seconds=0.0, returncode=None,
-                   trial_dir=trial_dir, note=note)
+    return Outcome(
+        kind="skip",
+        signature=Signature("skip", None, note, None),
+        seconds=0.0,
+        returncode=None,
+        trial_dir=trial_dir,
+        note=note,
+    )
 
 
 def _said(error: str) -> str:

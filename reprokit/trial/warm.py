@@ -1,4 +1,5 @@
 """The runner's side of the warm worker (reprokit.trial.forkserver): start it once, run trials as forks of it."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ import tempfile
 import threading
 import time
 import uuid
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from reprokit.trial import reaper
 
@@ -35,10 +36,14 @@ class WarmPool:
         # Inductor asks torch.cuda.is_available() at import; answered through the driver, that poisons every fork
         # for CUDA ("Cannot re-initialize CUDA in forked subprocess"). NVML answers it without that.
         server_env = {**env, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
-        self.proc = subprocess.Popen([python, "-m", "reprokit.trial.forkserver", self.path, *(["--cpu"] if cpu else [])],
-                                     env=server_env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [python, "-m", "reprokit.trial.forkserver", self.path, *(["--cpu"] if cpu else [])],
+            env=server_env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         reaper.watch(self.proc.pid)
         self.ready = self.proc.stdout.readline().strip() == b"ready"
         self._lock = threading.Lock()
@@ -46,19 +51,24 @@ class WarmPool:
     def alive(self) -> bool:
         return self.ready and self.proc.poll() is None
 
-    def fork_trial(self, argv: list, env: dict, cwd: str, stdout: str, stderr: str,
-            limit: Callable[[], float], on_timeout) -> tuple[Optional[int], bool]:
+    def fork_trial(
+        self, argv: list, env: dict, cwd: str, stdout: str, stderr: str, limit: Callable[[], float], on_timeout
+    ) -> tuple[int | None, bool]:
         """(returncode, timed_out) of one forked trial. limit() is the seconds it may run, asked again while it
         runs; on_timeout(pid) dumps stacks and kills its group. Raises ForkSetupFailed when the fork could not
         prepare torch for the trial (nothing of the trial ran)."""
         setup_error = os.path.join(self._dir, f"setup-{uuid.uuid4().hex}.txt")
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(self.path)
-        conn.sendall(json.dumps({"argv": argv, "env": env, "cwd": cwd, "stdout": stdout, "stderr": stderr,
-                                 "setup_error": setup_error}).encode() + b"\n")
+        conn.sendall(
+            json.dumps(
+                {"argv": argv, "env": env, "cwd": cwd, "stdout": stdout, "stderr": stderr, "setup_error": setup_error}
+            ).encode()
+            + b"\n"
+        )
         buf = bytearray()
 
-        def read_line(deadline: Callable[[], float]) -> Optional[bytes]:
+        def read_line(deadline: Callable[[], float]) -> bytes | None:
             """One reply line, or None when the deadline passes first (a makefile() cannot resume after that)."""
             while b"\n" not in buf:
                 left = deadline() - time.monotonic()
@@ -67,7 +77,7 @@ class WarmPool:
                 conn.settimeout(min(left, 1.0))
                 try:
                     chunk = conn.recv(4096)
-                except (socket.timeout, TimeoutError):
+                except TimeoutError:
                     continue  # the deadline may have moved meanwhile
                 if not chunk:
                     return b""

@@ -1,10 +1,11 @@
 """Run one run folder's failure under another torch: its verified repro.py, or, without one, the original script
 without torch.compile and then as written. Judge it with the same-signature check bisect uses."""
+
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict, file_hash
 from reprokit.data.rundir import RunDir
@@ -14,25 +15,40 @@ RunOne = Callable[[TrialSpec, str, str], Outcome]
 _CANNOT_IMPORT = ("ImportError", "ModuleNotFoundError")
 
 
-def repro_spec(run: RunDir, v: Verdict) -> Optional[TrialSpec]:
+def repro_spec(run: RunDir, v: Verdict) -> TrialSpec | None:
     """The spec minify verified repro.py with (from the journal), pointed at this folder's repro.py."""
     if not (v.repro_verified and run.exists("repro.py")):
         return None
     recorded = [e["spec"] for e in run.journal() if e.get("spec") and e.get("label") == "verify-repro-0"]
     base = TrialSpec.from_dict(recorded[-1]) if recorded else TrialSpec(mode="script", stage="user")
-    return dataclasses.replace(base, script=run.file("repro.py"), cwd=run.path, script_hash=file_hash(
-        run.file("repro.py")), fresh_interpreter=True, attempt=0, label="versions-repro")
+    return dataclasses.replace(
+        base,
+        script=run.file("repro.py"),
+        cwd=run.path,
+        script_hash=file_hash(run.file("repro.py")),
+        fresh_interpreter=True,
+        attempt=0,
+        label="versions-repro",
+    )
 
 
 def script_specs(v: Verdict, cwd: str) -> tuple[TrialSpec, TrialSpec]:
     """The original script without torch.compile, then as written."""
-    common = dict(mode="script", script=v.script, argv=tuple(v.argv or ()), cwd=cwd, script_hash=file_hash(v.script),
-                  fresh_interpreter=True)
-    return (TrialSpec(stage="none", label="versions-no-compile", **common),
-            TrialSpec(stage="user", label="versions-compiled", **common))
+    common = dict(
+        mode="script",
+        script=v.script,
+        argv=tuple(v.argv or ()),
+        cwd=cwd,
+        script_hash=file_hash(v.script),
+        fresh_interpreter=True,
+    )
+    return (
+        TrialSpec(stage="none", label="versions-no-compile", **common),
+        TrialSpec(stage="user", label="versions-compiled", **common),
+    )
 
 
-def target_of(v: Verdict, repro: bool) -> Optional[Signature]:
+def target_of(v: Verdict, repro: bool) -> Signature | None:
     """The failure to recognise: repro.py's own signature when it is the check, else the run's."""
     data = v.repro_signature if repro and v.repro_signature else v.signature
     return Signature.from_dict(data) if data else None
@@ -43,7 +59,7 @@ def _own_check_failed(sig: Signature) -> bool:
     return sig.kind == "accuracy" or (sig.kind == "exception" and sig.exc_type == "AssertionError")
 
 
-def judge(outcome: Outcome, target: Optional[Signature]) -> tuple[str, str]:
+def judge(outcome: Outcome, target: Signature | None) -> tuple[str, str]:
     """(status, detail): same | passes | different | cannot_run, as bisect's same-signature check sees it."""
     sig = outcome.signature
     if not outcome.failed:
@@ -67,12 +83,16 @@ def check_release(run: RunDir, v: Verdict, python: str, trial_root: str, run_one
         step, row = decide(v, **done)
         if row is not None:
             return row
-        done[step] = run_one(no_compile if step == "plain" else compiled, os.path.join(
-            trial_root, "no-compile" if step == "plain" else "compiled"), python)
+        done[step] = run_one(
+            no_compile if step == "plain" else compiled,
+            os.path.join(trial_root, "no-compile" if step == "plain" else "compiled"),
+            python,
+        )
 
 
-def decide(v: Verdict, repro: Optional[Outcome] = None, plain: Optional[Outcome] = None,
-           compiled: Optional[Outcome] = None) -> tuple[Optional[str], Optional[dict]]:
+def decide(
+    v: Verdict, repro: Outcome | None = None, plain: Outcome | None = None, compiled: Outcome | None = None
+) -> tuple[str | None, dict | None]:
     """(the run to make next, "plain" or "compiled"; None) or (None, the release's row), from the runs made so far.
     A repro that fails differently cannot speak for the release (its cut graph may not be valid there): then the
     script judges it, without compile and then as written."""
@@ -86,9 +106,12 @@ def decide(v: Verdict, repro: Optional[Outcome] = None, plain: Optional[Outcome]
     if plain is None:
         return "plain", None
     if plain.failed:
-        return None, {"status": "cannot_run", "detail": _joined("the script fails without torch.compile: "
-                                                                  + plain.signature.short(), said),
-                      "seconds": round(spent, 1), "mode": "script"}
+        return None, {
+            "status": "cannot_run",
+            "detail": _joined("the script fails without torch.compile: " + plain.signature.short(), said),
+            "seconds": round(spent, 1),
+            "mode": "script",
+        }
     if compiled is None:
         return "compiled", None
     status, detail = judge(compiled, target_of(v, False))

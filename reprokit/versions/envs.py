@@ -1,5 +1,6 @@
 """One virtual environment per torch release, made by uv with a shared cache and hard links, under a cache
 folder (default ~/.cache/reprokit/torch-envs): created once, reused, measured, removed by --clean."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Optional
 
 from reprokit.errors import ReprokitError
 
@@ -22,8 +22,9 @@ EXTRA_PACKAGES = ("numpy",)
 
 def default_cache_dir() -> str:
     """$REPROKIT_TORCH_ENVS, else ~/.cache/reprokit/torch-envs."""
-    return os.environ.get("REPROKIT_TORCH_ENVS") or os.path.join(os.path.expanduser("~"), ".cache", "reprokit",
-                                                                   "torch-envs")
+    return os.environ.get("REPROKIT_TORCH_ENVS") or os.path.join(
+        os.path.expanduser("~"), ".cache", "reprokit", "torch-envs"
+    )
 
 
 def uv_binary() -> str:
@@ -78,11 +79,13 @@ def check_space(cache_dir: str, missing: list) -> None:
     os.makedirs(cache_dir, exist_ok=True)
     free = shutil.disk_usage(cache_dir).free
     if free < NEEDED_BYTES * len(missing):
-        raise ReprokitError(f"no disk space: torch {', '.join(missing)} need(s) about "
-                            f"{(NEEDED_BYTES * len(missing)) >> 30} GiB in {cache_dir}, {free / 2**30:.1f} GiB free")
+        raise ReprokitError(
+            f"no disk space: torch {', '.join(missing)} need(s) about "
+            f"{(NEEDED_BYTES * len(missing)) >> 30} GiB in {cache_dir}, {free / 2**30:.1f} GiB free"
+        )
 
 
-def ensure_env(release: str, cache_dir: str, index_url: Optional[str] = None) -> dict:
+def ensure_env(release: str, cache_dir: str, index_url: str | None = None) -> dict:
     """The environment of one release, made when missing: {release, python, created, seconds, bytes}. seconds is
     this call's creation time, or the recorded one of a reused environment."""
     env_dir = os.path.join(cache_dir, f"torch-{release}")
@@ -96,16 +99,23 @@ def ensure_env(release: str, cache_dir: str, index_url: Optional[str] = None) ->
     env = {**os.environ, "UV_CACHE_DIR": os.path.join(cache_dir, "uv-cache"), "UV_LINK_MODE": "hardlink"}
     shutil.rmtree(env_dir, ignore_errors=True)
     started = time.monotonic()
-    steps = [[uv, "venv", "-q", "--python", sys.executable, env_dir],
-             [uv, "pip", "install", "-q", "--python", env_python(env_dir), f"torch=={release}", *EXTRA_PACKAGES]
-             + (["--index-url", index_url] if index_url else [])]
+    steps = [
+        [uv, "venv", "-q", "--python", sys.executable, env_dir],
+        [uv, "pip", "install", "-q", "--python", env_python(env_dir), f"torch=={release}", *EXTRA_PACKAGES]
+        + (["--index-url", index_url] if index_url else []),
+    ]
     for cmd in steps:
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             shutil.rmtree(env_dir, ignore_errors=True)
             raise _uv_failure(release, done.stderr + done.stdout)
-    info = {"release": release, "seconds": round(time.monotonic() - started, 1), "bytes": tree_bytes(env_dir),
-            "index_url": index_url, "made_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    info = {
+        "release": release,
+        "seconds": round(time.monotonic() - started, 1),
+        "bytes": tree_bytes(env_dir),
+        "index_url": index_url,
+        "made_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     with open(marker, "w") as f:
         json.dump(info, f)
     return {**info, "python": env_python(env_dir), "created": True}

@@ -1,19 +1,23 @@
 """torch release numbers: parsing, the index's list of releases, the default set, and what a table of results
 says (fixed in, regression since). Pure: no processes, no torch."""
+
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
-from typing import Optional
 
 from reprokit.errors import ReprokitError
 
 _RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 
 # How each release ran, as the table says it.
-STATUS_TEXT = {"same": "fails the same way", "passes": "passes", "different": "fails differently",
-               "cannot_run": "cannot run"}
+STATUS_TEXT = {
+    "same": "fails the same way",
+    "passes": "passes",
+    "different": "fails differently",
+    "cannot_run": "cannot run",
+}
 
 
 def key(release: str) -> tuple:
@@ -29,7 +33,7 @@ def base(release: str) -> str:
     return release.split("+")[0]
 
 
-def index_releases(index_url: Optional[str] = None, timeout: float = 60.0) -> list:
+def index_releases(index_url: str | None = None, timeout: float = 60.0) -> list:
     """Final torch releases the package index offers, oldest first (pip's own index query: it honours the
     user's pip configuration). A ReprokitError that says "no network" when the index cannot be reached."""
     cmd = [sys.executable, "-m", "pip", "index", "versions", "torch", "--timeout", "15", "--retries", "1"]
@@ -38,7 +42,7 @@ def index_releases(index_url: Optional[str] = None, timeout: float = 60.0) -> li
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise ReprokitError("no network: the package index did not answer in time (torch's releases unknown)")
+        raise ReprokitError("no network: the package index did not answer in time (torch's releases unknown)") from None
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("Available versions:")), None)
     if line is None:
         where = index_url or "the package index"
@@ -62,7 +66,7 @@ def default_set(user: str, releases: list) -> list:
     return sorted(picked, key=key)
 
 
-def choose(user: str, releases: list, torch_list: Optional[str], newest: bool, between: Optional[tuple]) -> list:
+def choose(user: str, releases: list, torch_list: str | None, newest: bool, between: tuple | None) -> list:
     """The releases to try, oldest first; an unknown release is a ReprokitError naming it."""
     if torch_list:
         asked = [r.strip() for r in torch_list.split(",") if r.strip()]
@@ -78,8 +82,7 @@ def choose(user: str, releases: list, torch_list: Optional[str], newest: bool, b
         lo, hi = sorted((base(between[0]), base(between[1])), key=key)
         for r in (lo, hi):
             if r not in releases and r != base(user):
-                raise ReprokitError(f"unknown torch release {r}: the index offers {', '.join(releases[-4:])} "
-                                    "and older")
+                raise ReprokitError(f"unknown torch release {r}: the index offers {', '.join(releases[-4:])} and older")
         picked = {r for r in newest_per_minor(releases) if key(lo) <= key(r) <= key(hi)} | {lo, hi, base(user)}
     else:
         picked = set(default_set(user, releases))
@@ -106,8 +109,9 @@ def conclusions(rows: list, user: str) -> dict:
         return out
     if newer and newer[-1]["status"] == "passes":
         last_fail = max((r for r in rows if r["status"] == "same"), key=lambda r: key(r["release"]))
-        fixed = next(r["release"] for r in newer if key(r["release"]) > key(last_fail["release"])
-                     and r["status"] == "passes")
+        fixed = next(
+            r["release"] for r in newer if key(r["release"]) > key(last_fail["release"]) and r["status"] == "passes"
+        )
         out["fixed_in"] = fixed
         failing = [r["release"] for r in rows if r["status"] == "same"]
         fails = failing[0] if len(failing) == 1 else ", ".join(failing[:-1]) + " and " + failing[-1]
@@ -116,8 +120,10 @@ def conclusions(rows: list, user: str) -> dict:
         out["summary"] = f"still fails the same way on torch {newer[-1]['release']}, the newest tried"
     if older and any(r["status"] == "passes" for r in older):
         last_pass = max((r for r in older if r["status"] == "passes"), key=lambda r: key(r["release"]))
-        first_fail = min((r for r in rows if key(r["release"]) > key(last_pass["release"]) and r["status"] == "same"),
-                         key=lambda r: key(r["release"]))
+        first_fail = min(
+            (r for r in rows if key(r["release"]) > key(last_pass["release"]) and r["status"] == "same"),
+            key=lambda r: key(r["release"]),
+        )
         out["regression_since"] = first_fail["release"]
         out["regression_after"] = last_pass["release"]
         note = f"regression since torch {first_fail['release']} (passes on {last_pass['release']})"
@@ -144,4 +150,3 @@ def first_change(lo: str, hi: str, offered: list, status_of) -> tuple:
         else:
             break
     return left, right
-

@@ -3,6 +3,7 @@ PYTHONPATH): a rank the script starts with torch.multiprocessing.spawn, or a pyt
 subprocess, gets the trial's router; with REPROKIT_CAPTURE=DIR, every python process of a job gets the
 recorder (reprokit/capture). Elsewhere it
 does nothing but hand over to the sitecustomize this one shadows."""
+
 import os
 import sys
 
@@ -25,8 +26,9 @@ try:
 except Exception as e:  # the user's hook failing is theirs to see, not a reason to lose the trial
     print(f"reprokit: the environment's sitecustomize failed: {type(e).__name__}: {e}", file=sys.stderr)
 
-if os.environ.get("REPROKIT_TRIAL_SPEC") and any("multiprocessing.spawn" in a or "multiprocessing.forkserver" in a
-                                                  for a in getattr(sys, "orig_argv", ())):
+if os.environ.get("REPROKIT_TRIAL_SPEC") and any(
+    "multiprocessing.spawn" in a or "multiprocessing.forkserver" in a for a in getattr(sys, "orig_argv", ())
+):
     from reprokit.child.spawned import install_in_spawned
 
     install_in_spawned()
