@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+from reprokit.app import guards
 from reprokit.app import minify as minify_case
 from reprokit.app import versions as versions_case
 from reprokit.app.common import (
@@ -69,8 +70,10 @@ def bisect_script(
     spent)."""
     started = time.monotonic()
     script = check_script(script)
-    if ranks < 1:
-        raise ReprokitError(f"--nproc-per-node takes a number of ranks, 1 or more (got {ranks})")
+    guards.trial_options(jobs, timeout, ranks)
+    guards.at_least_one("--repeat", repeat, "a number of runs")
+    guards.not_negative("--max-input-bytes", max_input_bytes, "a size in bytes")
+    guards.not_negative("--slow-threshold", round(slow_threshold * 100, 6), "a percent")
     if versions:
         emit("note", text="after the bisect, " + versions_case.cost_line(versions_case.plan(None)))
     cwd = os.getcwd()
