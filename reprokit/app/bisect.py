@@ -70,10 +70,7 @@ def bisect_script(
     spent)."""
     started = time.monotonic()
     script = check_script(script)
-    guards.trial_options(jobs, timeout, ranks)
-    guards.at_least_one("--repeat", repeat, "a number of runs")
-    guards.not_negative("--max-input-bytes", max_input_bytes, "a size in bytes")
-    guards.not_negative("--slow-threshold", round(slow_threshold * 100, 6), "a percent")
+    guards.bisect_options(jobs, timeout, ranks, repeat, max_input_bytes, slow_threshold)
     if versions:
         emit("note", text="after the bisect, " + versions_case.cost_line(versions_case.plan(None)))
     cwd = os.getcwd()

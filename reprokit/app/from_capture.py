@@ -40,12 +40,7 @@ def bisect_from_capture(
 ) -> Verdict:
     """Ladder, subsystems and lowerings, minify and pack, all on the captured graph: zero runs of the job."""
     root = _capture_folder(capture_dir)
-    guards.trial_options(jobs, timeout)
-    if ranks != 1:  # the capture holds the failing rank's graph: its trials need no launcher and no other rank
-        raise ReprokitError(
-            "--from-capture replays the failing rank's graph in one process: drop --nproc-per-node "
-            f"{ranks} (torchrun's job was captured already)"
-        )
+    _check_options(jobs, timeout, ranks)
     from reprokit import compat  # torch, imported by the command that needs it (capture's CLI start stays light)
 
     captured = read_capture(root, compat.TORCH_VERSION)
@@ -77,7 +72,7 @@ def bisect_from_capture(
             "capture": {"from": root, "rank": captured.rank, "case": case, "phase": captured.failure.get("phase")},
         },
     )
-    emit("run_dir", path=run_dir.path)
+    emit("run_dir", path=run_dir.path, phase="capture")  # no script runs first: its phase is named for what it does
     runner = Runner(
         run_dir,
         timeout=timeout or 600.0,
@@ -118,6 +113,15 @@ def _capture_folder(capture_dir: str) -> str:
             f"--output-dir {capture_dir} -- CMD"
         )
     return root
+
+
+def _check_options(jobs: int | None, timeout: float | None, ranks: int) -> None:
+    guards.trial_options(jobs, timeout)
+    if ranks != 1:  # the capture holds the failing rank's graph: its trials need no launcher and no other rank
+        raise ReprokitError(
+            "--from-capture replays the failing rank's graph in one process: drop --nproc-per-node "
+            f"{ranks} (torchrun's job was captured already)"
+        )
 
 
 def _copy_capture(captured: CapturedFailure, run_dir: RunDir) -> str:

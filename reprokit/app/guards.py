@@ -30,3 +30,11 @@ def trial_options(jobs: int | None = None, timeout: float | None = None, ranks: 
     at_least_one("--jobs", jobs, "a number of trials at once")
     above_zero("--timeout", timeout, "seconds per trial")
     at_least_one("--nproc-per-node", ranks, "a number of ranks")
+
+
+def bisect_options(jobs, timeout, ranks, repeat: int, max_input_bytes: int, slow_threshold: float) -> None:
+    """A script bisect's numbers (slow_threshold a fraction, said as the percent the user typed)."""
+    trial_options(jobs, timeout, ranks)
+    at_least_one("--repeat", repeat, "a number of runs")
+    not_negative("--max-input-bytes", max_input_bytes, "a size in bytes")
+    not_negative("--slow-threshold", round(slow_threshold * 100, 6), "a percent")
