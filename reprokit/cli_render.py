@@ -51,8 +51,8 @@ class Printer:
 
 def phase_line(tally: Tally) -> str:
     """A new phase, with the time since the command started: "· ladder: which compiler stage fails (at 0:41)"."""
-    name = tally.current.name
-    return f"· {name}: {PHASES.get(name, name)} (at {clock(tally.elapsed())})"
+    name = tally.current.name  # "at": when it began (the first, with the command, is said once its folder is)
+    return f"· {name}: {PHASES.get(name, name)} (at {clock(tally.current.started - tally.started)})"
 
 
 def trial_line(d: dict) -> str:

@@ -138,15 +138,16 @@ def trial(printer, label, seconds, cached=False, kind="crash", question=None):
 def test_the_first_phase_of_a_bisect_from_a_capture_is_named_for_what_it_does():
     """No script runs before the ladder of a capture: its first phase is not "the script as written..."."""
     printer, lines, clock = printer_with_clock()
+    clock.now += 7.0  # torch imported, the capture read and copied: the phase began with the command
     printer("run_dir", path="/r", phase="capture")
     clock.now += 2.0
     printer("ladder_start", stages=["inductor"])
     assert lines == [
         "run folder /r",
         "· capture: reading the captured graph and its failure (the job is not run) (at 0:00)",
-        "· ladder: which compiler stage fails (at 0:02)",
+        "· ladder: which compiler stage fails (at 0:09)",
     ]
-    assert tally_table(printer.tally).splitlines()[2] == "capture       0       0      2.0"
+    assert tally_table(printer.tally).splitlines()[2] == "capture       0       0      9.0"
 
 
 def test_a_trial_answered_from_the_journal_is_listed_and_counted_once():
