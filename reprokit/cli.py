@@ -235,6 +235,7 @@ def bisect(
                 output_dir=output_dir,
                 timeout=timeout,
                 jobs=jobs,
+                ranks=nproc,
                 subsystems=not no_subsystems,
                 configs=not no_configs,
                 minify=not no_minify,

@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.spinner import Spinner
 from rich.table import Table
@@ -21,30 +22,36 @@ from reprokit.cli_tally import PHASES, Tally, clock
 
 # Often enough that the elapsed time moves every second and no terminal waits 2 s for a byte (issue #28).
 REFRESH_PER_SECOND = 4
+SPINNER_CELLS = 2  # the "dots" spinner's one cell and the grid's padding after it
 
 
 class Status:
-    """The status line, rendered afresh at each redraw from the tally: spinner, phase, trials, elapsed time."""
+    """The status line, rendered afresh at each redraw from the tally: spinner, phase, trials, elapsed time. At
+    any width the trials and the elapsed time stay whole: the phase's words are cut to make room (before, rich
+    cut the line's end, so an 80-column terminal lost the trial count and the time)."""
 
     def __init__(self, tally: Tally):
         self.tally = tally
         self.spinner = Spinner("dots", style="cyan")
 
-    def text(self) -> Text:
+    def text(self, width: int = 200) -> Text:
         t = self.tally
-        phase = t.current.name
         done = t.trials()
-        parts = [f"{phase}: {PHASES.get(phase, phase)}"]
-        if t.running:  # known only where the runner reports trial starts
-            parts.append(f"{t.running} running")
-        parts.append(f"{done} trial{'' if done == 1 else 's'} done")
-        parts.append(f"{clock(t.elapsed())} elapsed")
-        return Text(" · ".join(parts), no_wrap=True, overflow="ellipsis")
+        counts = ([f"{t.running} running"] if t.running else []) + [  # known only where the runner reports starts
+            f"{done} trial{'' if done == 1 else 's'} done",
+            f"{clock(t.elapsed())} elapsed",
+        ]
+        tail = " · ".join(counts)
+        phase = f"{t.current.name}: {PHASES.get(t.current.name, t.current.name)}"
+        room = width - cell_len(tail) - len(" · ")
+        if cell_len(phase) > room:
+            phase = phase[: max(0, room - 1)].rstrip() + "…"
+        return Text(f"{phase} · {tail}", no_wrap=True, overflow="ellipsis")
 
-    def __rich__(self) -> Table:
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         grid = Table.grid(padding=(0, 1))
-        grid.add_row(self.spinner, self.text())
-        return grid
+        grid.add_row(self.spinner, self.text(options.max_width - SPINNER_CELLS))
+        yield grid
 
 
 def terminal() -> Console:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import click
 
-from reprokit.cli_tally import PHASES, Tally, clock, tally_table
+from reprokit.cli_tally import PHASES, Tally, clock, phase_trials, tally_table
 from reprokit.data.budget import said
 from reprokit.data.stages import STAGE_TITLES
 
@@ -36,11 +36,13 @@ class Printer:
 
     def __call__(self, event: str, **d) -> None:
         with self.lock:
+            if event == "trial" and self.tally.answered_before(d):
+                return  # listed and counted where it was first asked
             if self.tally.event(event, d):
                 self.line(phase_line(self.tally))
             if event == "trial" and not self.trial_lines or event == "minify_step" and not self.verbose:
                 return
-            text = event_text(event, d)
+            text = minified_line(d, self.tally) if event == "minified" else event_text(event, d)
             if text is not None:
                 self.line(text)
             if event == "run_dir":  # the first phase began with the command: said once its folder is named
@@ -49,8 +51,8 @@ class Printer:
 
 def phase_line(tally: Tally) -> str:
     """A new phase, with the time since the command started: "· ladder: which compiler stage fails (at 0:41)"."""
-    name = tally.current.name
-    return f"· {name}: {PHASES.get(name, name)} (at {clock(tally.elapsed())})"
+    name = tally.current.name  # "at": when it began (the first, with the command, is said once its folder is)
+    return f"· {name}: {PHASES.get(name, name)} (at {clock(tally.current.started - tally.started)})"
 
 
 def trial_line(d: dict) -> str:
@@ -101,16 +103,19 @@ def mode_line(r: dict) -> str:
     return f"  {mark} mode={r['mode'] or 'default'} dynamic={r['dynamic']}: {what}"
 
 
-def minified_line(d: dict) -> str:
+def minified_line(d: dict, tally: Tally) -> str:
+    """The repro's line, its trials counted as the phase table counts them (before, the verdict's count of both
+    phases without the journal's: "in 10 trials" above a table of 8 and 2)."""
+    trials = phase_trials(tally, ("minify", "repro"))
     if d.get("unit") == "warm":
         return (
             f"  repro.py: the script, run cold then warm on one new inductor cache (not reduced: a cut costs two "
-            f"runs), {d['trials']} trials, {d['seconds']:.1f} s; "
+            f"runs), {d['seconds']:.1f} s: {trials}; "
             f"{'verified in fresh processes' if d['verified'] else 'NOT verified'}"
         )
     what = ("reduced the script's source", "lines") if d.get("unit") == "lines" else ("minified graph", "nodes")
     return (
-        f"  {what[0]} {d['before']} → {d['after']} {what[1]} in {d['trials']} trials, {d['seconds']:.1f} s; "
+        f"  {what[0]} {d['before']} → {d['after']} {what[1]}, {d['seconds']:.1f} s: {trials}; "
         f"repro.py {'verified in a fresh process' if d['verified'] else 'NOT verified'}"
     )
 
@@ -140,7 +145,6 @@ LINES = {
         else f"  minifying graph {d['graph']} ({d['nodes']} nodes) ..."
     ),
     "minify_step": lambda d: f"    minify: {d['what']} → {d['nodes']} nodes",
-    "minified": minified_line,
     "note": lambda d: f"  {d['text']}",
     "packed": lambda d: f"wrote {d['path']}",
     "version": lambda d: "  " + version_line(d["row"]),

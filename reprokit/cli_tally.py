@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 # What each phase does, as the live display and the plain lines say it.
 PHASES = {
     "start": "the script as written and without compile, side by side",
+    "capture": "reading the captured graph and its failure (the job is not run)",
     "warm-cache": "the script twice on one inductor cache, cold then warm",
     "ladder": "which compiler stage fails",
     "graph": "which graph fails",
@@ -51,7 +52,7 @@ class PhaseCount:
     seconds: float = 0.0
     trials: int = 0
     scripts: int = 0  # of the trials, runs of the whole script (the rest ran a graph, a repro or a model)
-    reused: int = 0  # questions the journal answered (asked before in this run, or by the run resumed): no process
+    journal: int = 0  # trials the journal answered, run by the run resumed: no process
 
 
 @dataclass
@@ -63,6 +64,7 @@ class Tally:
     started: float = 0.0
     ended: float | None = None  # set by close(): the summary's seconds stop there
     running: int = 0  # trials started and not finished, known only from "trial_start" events
+    said: set = field(default_factory=set)  # the keys of the trials counted, so a question asked again is once
 
     def __post_init__(self):
         self.started = self.now()
@@ -97,15 +99,28 @@ class Tally:
             self.running += 1
             return False
         if event == "trial":
+            self.said.add(d["spec"].key())
             if d.get("cached"):
-                self.current.reused += 1
+                self.current.journal += 1
             else:
                 self.current.trials += 1
                 self.current.scripts += runs_the_script(d.get("spec"))
                 self.running = max(0, self.running - 1)
             return False
+        if event == "run_dir" and d.get("phase"):  # the first phase, begun with the command, named by its use case
+            self.current.name = d["phase"]
+            return False
         name = d.get("name") if event == "phase" else PHASE_OF_EVENT.get(event)
         return self.enter(name) if name else False
+
+    def answered_before(self, d: dict) -> bool:
+        """A trial event that is the journal's answer to a question this run counted already (the bisect asks
+        some twice, a resumed run asks its earlier trials again): listed and counted once, where first asked."""
+        return bool(d.get("cached")) and d["spec"].key() in self.said
+
+    def count(self, name: str) -> PhaseCount | None:
+        """The phase's row so far (merged), or None when the run never entered it."""
+        return next((r for r in self.merged() if r.name == name), None)
 
     def close(self) -> None:
         if self.ended is None:
@@ -121,32 +136,43 @@ class Tally:
             row.seconds += p.seconds if p is not self.current else self.now() - p.started
             row.trials += p.trials
             row.scripts += p.scripts
-            row.reused += p.reused
-        return [r for r in rows.values() if r.trials or r.reused or r.seconds >= 0.05]
+            row.journal += p.journal
+        return [r for r in rows.values() if r.trials or r.journal or r.seconds >= 0.05]
 
 
 def tally_table(tally: Tally) -> str:
     """Every trial and every second of the run, phase by phase, with the total; "script": the trials that ran the
-    whole script (what a long job pays for). "reused": questions the journal answered without a process, shown
-    when there were any."""
+    whole script (what a long job pays for). "journal": trials of the run resumed that its journal answered, without
+    a process, shown when there were any (apart from "trials": those ran)."""
     tally.close()
     rows = tally.merged()
-    reused = any(r.reused for r in rows)
+    journal = any(r.journal for r in rows)
     total = PhaseCount(
         "all",
         tally.started,
         tally.elapsed(),
         sum(r.trials for r in rows),
         sum(r.scripts for r in rows),
-        sum(r.reused for r in rows),
+        sum(r.journal for r in rows),
     )
-    cells = [["phase", "trials", "script"] + (["reused"] if reused else []) + ["seconds"]]
+    cells = [["phase", "trials", "script"] + (["journal"] if journal else []) + ["seconds"]]
     cells += [
-        [r.name, str(r.trials), str(r.scripts)] + ([str(r.reused)] if reused else []) + [f"{r.seconds:.1f}"]
+        [r.name, str(r.trials), str(r.scripts)] + ([str(r.journal)] if journal else []) + [f"{r.seconds:.1f}"]
         for r in rows + [total]
     ]
     width = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
     cells.insert(1, ["-" * w for w in width])
     return "\n".join(
         "  ".join(c.ljust(width[0]) if i == 0 else c.rjust(width[i]) for i, c in enumerate(r)) for r in cells
+    )
+
+
+def phase_trials(tally: Tally, names: tuple) -> str:
+    """ "minify 8 trials (and 2 from the journal), repro 2 trials": the phases' rows as the table counts them."""
+    rows = [(name, tally.count(name)) for name in names]
+    return ", ".join(
+        f"{name} {row.trials} trial{'' if row.trials == 1 else 's'}"
+        + (f" (and {row.journal} from the journal)" if row.journal else "")
+        for name, row in rows
+        if row is not None
     )

@@ -118,11 +118,11 @@ failure                    exception
 verdict after              6 trials, <s> s
 every stock stage passes; the user's backend 'relu_compile_error_TESTING_ONLY' fails
 
-phase   trials  script  reused  seconds
-------  ------  ------  ------  -------
-start        3       3       0  <s>
-ladder       3       3       1  <s>
-all          6       6       1  <s>
+phase   trials  script  seconds
+------  ------  ------  -------
+start        3       3  <s>
+ladder       3       3  <s>
+all          6       6  <s>
 """
 
 # What that run says on stderr off a terminal, one line per event (the original row's signature is cut at 60).

@@ -32,7 +32,7 @@ def passing(seconds):
 def trial(printer, label, seconds, cached=False, mode="script", script="train.py"):
     printer(
         "trial",
-        spec=TrialSpec(mode=mode, stage="user", script=script, label=label),
+        spec=TrialSpec(mode=mode, stage="user", script=script, argv=(label,), label=label),  # one question a label
         outcome=passing(seconds),
         cached=cached,
     )
@@ -47,7 +47,7 @@ def printer_with_clock(verbose=False):
 
 def test_every_trial_and_second_is_counted_by_phase():
     """Trials after the verdict count too (minify, the repro's checks, the evidence after it); a question the
-    journal answered is counted apart; seconds run from the command's start to the summary."""
+    journal answered (a resumed run's) is counted apart; seconds run from the command's start to the summary."""
     printer, lines, clock = printer_with_clock()
     printer("run_dir", path="/r")
     trial(printer, "baseline-no-compile", 1.0)
@@ -90,16 +90,16 @@ def test_every_trial_and_second_is_counted_by_phase():
         "· pack: the tarball (at 3:10)",
     ]
     assert tally_table(printer.tally).splitlines() == [
-        "phase       trials  script  reused  seconds",
-        "----------  ------  ------  ------  -------",
-        "start            2       2       0     40.0",
-        "ladder           1       1       1      5.0",
-        "subsystems       4       0       0     20.0",
-        "minify          12       1       0     85.0",
-        "repro            3       0       0     30.5",
-        "evidence         2       2       0     10.0",
-        "pack             0       0       0      1.2",
-        "all             24       6       1    191.7",
+        "phase       trials  script  journal  seconds",
+        "----------  ------  ------  -------  -------",
+        "start            2       2        0     40.0",
+        "ladder           1       1        1      5.0",
+        "subsystems       4       0        0     20.0",
+        "minify          12       1        0     85.0",
+        "repro            3       0        0     30.5",
+        "evidence         2       2        0     10.0",
+        "pack             0       0        0      1.2",
+        "all             24       6        1    191.7",
     ]
 
 

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+from reprokit.app import guards
 from reprokit.app import minify as minify_case
 from reprokit.app import versions as versions_case
 from reprokit.app.common import (
@@ -69,8 +70,7 @@ def bisect_script(
     spent)."""
     started = time.monotonic()
     script = check_script(script)
-    if ranks < 1:
-        raise ReprokitError(f"--nproc-per-node takes a number of ranks, 1 or more (got {ranks})")
+    guards.bisect_options(jobs, timeout, ranks, repeat, max_input_bytes, slow_threshold)
     if versions:
         emit("note", text="after the bisect, " + versions_case.cost_line(versions_case.plan(None)))
     cwd = os.getcwd()

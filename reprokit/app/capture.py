@@ -8,6 +8,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
+from reprokit.app import guards
 from reprokit.bisect.capture_folder import crashed_ranks, failing_ranks
 from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
 from reprokit.capture.files import CAPTURE_VAR, MAX_BYTES_VAR, SUMMARY
@@ -33,6 +34,7 @@ def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFA
         raise ReprokitError(
             "pass the command to capture after --: reprokit capture --output-dir DIR -- python train.py"
         )
+    guards.not_negative("--max-input-bytes", max_input_bytes, "a size in bytes")
     root = os.path.abspath(output_dir)
     try:
         os.makedirs(root, 0o700, exist_ok=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from reprokit.app import guards
 from reprokit.app.common import Emit, check_script, noop, record_secrets, recorded_environment
 from reprokit.data.doctor import DoctorReport
 from reprokit.data.ranks import needs_launcher
@@ -83,8 +84,8 @@ def doctor_script(
     """Run the script once eager and once compiled (isolated), and explain what Dynamo did: breaks,
     recompilations, fall-backs and speed, each finding with a fix. Writes doctor.json and DOCTOR.md."""
     script = check_script(script)
-    if ranks < 1:
-        raise ReprokitError(f"--nproc-per-node takes a number of ranks, 1 or more (got {ranks})")
+    guards.above_zero("--timeout", timeout, "seconds per run")
+    guards.at_least_one("--nproc-per-node", ranks, "a number of ranks")
     cwd = os.getcwd()
     run_dir = RunDir.create(
         output_dir or os.path.join(cwd, "artifacts"), "doctor-" + os.path.splitext(os.path.basename(script))[0]

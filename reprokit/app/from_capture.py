@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 
+from reprokit.app import guards
 from reprokit.app import minify as minify_case
 from reprokit.app.common import Emit, default_jobs, noop, record_secrets, recorded_environment
 from reprokit.app.pack import packed
@@ -15,6 +16,7 @@ from reprokit.app.verdict_file import isolated, with_evidence
 from reprokit.bisect.capture_folder import CapturedFailure, read_capture
 from reprokit.bisect.from_capture import GraphBisector
 from reprokit.bisect.session import BisectOptions
+from reprokit.capture.files import SUMMARY
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir, write_json_atomic
 from reprokit.errors import NothingToIsolate, ReprokitError
@@ -28,6 +30,7 @@ def bisect_from_capture(
     output_dir: str | None = None,
     timeout: float | None = None,
     jobs: int | None = None,
+    ranks: int = 1,
     subsystems: bool = True,
     configs: bool = True,
     minify: bool = True,
@@ -36,12 +39,8 @@ def bisect_from_capture(
     emit: Emit = noop,
 ) -> Verdict:
     """Ladder, subsystems and lowerings, minify and pack, all on the captured graph: zero runs of the job."""
-    root = os.path.abspath(capture_dir)
-    if not os.path.isdir(root):
-        raise ReprokitError(
-            f"no such capture folder: {capture_dir}; capture the job first: reprokit capture "
-            f"--output-dir {capture_dir} -- CMD"
-        )
+    root = _capture_folder(capture_dir)
+    _check_options(jobs, timeout, ranks)
     from reprokit import compat  # torch, imported by the command that needs it (capture's CLI start stays light)
 
     captured = read_capture(root, compat.TORCH_VERSION)
@@ -73,7 +72,7 @@ def bisect_from_capture(
             "capture": {"from": root, "rank": captured.rank, "case": case, "phase": captured.failure.get("phase")},
         },
     )
-    emit("run_dir", path=run_dir.path)
+    emit("run_dir", path=run_dir.path, phase="capture")  # no script runs first: its phase is named for what it does
     runner = Runner(
         run_dir,
         timeout=timeout or 600.0,
@@ -95,6 +94,34 @@ def bisect_from_capture(
     if pack:
         verdict = packed(run_dir, verdict, emit)
     return verdict
+
+
+def _capture_folder(capture_dir: str) -> str:
+    """The capture folder's absolute path; a file (its capture.json or failure.json, say) or a missing path is
+    one line saying what to pass."""
+    root = os.path.abspath(capture_dir)
+    if os.path.isfile(root):
+        above = os.path.dirname(root)
+        holder = next((d for d in (above, os.path.dirname(above)) if os.path.isfile(os.path.join(d, SUMMARY))), None)
+        raise ReprokitError(
+            f"{capture_dir} is a file, not a capture folder; pass the folder reprokit capture wrote"
+            + (f": reprokit bisect --from-capture {holder}" if holder else " (its --output-dir)")
+        )
+    if not os.path.isdir(root):
+        raise ReprokitError(
+            f"no such capture folder: {capture_dir}; capture the job first: reprokit capture "
+            f"--output-dir {capture_dir} -- CMD"
+        )
+    return root
+
+
+def _check_options(jobs: int | None, timeout: float | None, ranks: int) -> None:
+    guards.trial_options(jobs, timeout)
+    if ranks != 1:  # the capture holds the failing rank's graph: its trials need no launcher and no other rank
+        raise ReprokitError(
+            "--from-capture replays the failing rank's graph in one process: drop --nproc-per-node "
+            f"{ranks} (torchrun's job was captured already)"
+        )
 
 
 def _copy_capture(captured: CapturedFailure, run_dir: RunDir) -> str:

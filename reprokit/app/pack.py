@@ -10,6 +10,7 @@ import os
 import sys
 import time
 
+from reprokit.app import guards
 from reprokit.app.common import Emit, noop, record_secrets, run_kind
 from reprokit.app.verdict_file import with_fields, write_verdict
 from reprokit.data.ranks import rank_dirs
@@ -150,6 +151,11 @@ def ranks_note(req: ModelRequest, device: str, gpus: int, ranks: int) -> str:
 
 def plan_attempt(req: ModelRequest) -> Attempt:
     """Resolve the model, size it on the meta device, and fit the attempt to the machine (saying how)."""
+    guards.at_least_one("--layers", req.layers, "a number of layers")
+    guards.at_least_one("--sequence-length", req.sequence_length, "a number of tokens")
+    guards.at_least_one("--batch-size", req.batch_size, "a batch size")
+    guards.at_least_one("--tensor-parallel-gpus", req.tensor_parallel_gpus, "a number of GPUs")
+    guards.above_zero("--timeout", req.timeout, "seconds for the compile attempt")
     name, fields, factory = registry.resolve(req.model, req.config_path)
     gpus = len(cuda_devices())
     device = req.device or ("cuda" if gpus else "cpu")
