@@ -54,6 +54,9 @@ def ending_on_signals(stop: Callable[[], None]) -> Iterator[None]:
         state["stopper"].start()
         raise Interrupted(signum)
 
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
     before = {s: signal.getsignal(s) for s in SIGNALS}
     for s, old in before.items():
         if old is not signal.SIG_IGN:

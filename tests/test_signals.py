@@ -5,6 +5,7 @@ kills every trial within seconds, prints one line naming the run folder and the 
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -165,3 +166,73 @@ def test_a_resumed_run_interrupted_again_says_the_same(tmp_path):
     assert (returncode, err.splitlines()[-1]) == (143, resume_line("SIGTERM", run)), err
     assert took < 5 and not left, (took, left)
     finish(tmp_path, run)
+
+
+@pytest.fixture
+def slurm(request):
+    """The cluster when one answers here already; else test_slurm's fixture (scripts/slurm-up, or a skip)."""
+    if subprocess.run(["sinfo", "-h"], capture_output=True).returncode if shutil.which("sinfo") else 1:
+        request.getfixturevalue("slurm_cluster")
+
+
+@pytest.mark.slow
+def test_sigterm_cancels_the_runs_slurm_jobs(tmp_path, slurm):
+    """A scheduler's time limit or `scancel` of the driver sends SIGTERM: none of the run's jobs is left in squeue 5
+    s after it (they ran on to COMPLETED before), and the line says how to resume."""
+    from test_slurm import our_jobs, project
+
+    work = project(tmp_path, "relu_compile_error.py", "_blocks.py")
+    shared = tmp_path / "shared"
+    proc = start(work, "bisect", "relu_compile_error.py", *QUICK, "--executor", "slurm", "-o", str(shared))
+    try:
+        deadline = time.monotonic() + 180
+        while not (our_jobs(tmp_path) and list(shared.glob("*-relu_compile_error"))) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        assert our_jobs(tmp_path), "no trial job was ever queued"
+        os.kill(proc.pid, signal.SIGTERM)
+        sent = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        while our_jobs(tmp_path) and time.monotonic() < sent + 5:  # scancel's CANCELLING shows for a moment
+            time.sleep(0.2)
+        left = our_jobs(tmp_path)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    (run,) = shared.glob("*-relu_compile_error")
+    assert (proc.returncode, err.splitlines()[-1]) == (143, resume_line("SIGTERM", run)), err
+    assert left == [], left
+
+
+def test_each_command_names_what_goes_on_from_where_it_stopped():
+    from reprokit.cli_signals import Interrupted, interrupted_line
+
+    def said(signum, command, run_dir=None, **kwargs):
+        e = Interrupted(signum)
+        e.run_dir = run_dir
+        return interrupted_line(e, command, kwargs)
+
+    assert said(signal.SIGTERM, "minify", run_dir="/runs/a b") == (
+        "interrupted (SIGTERM): what was found is in /runs/a b; resume with: reprokit minify '/runs/a b' --resume"
+    )
+    assert said(signal.SIGINT, "bisect", "/runs/c", capture_dir="/cap") == (
+        "interrupted (SIGINT): what was found is in /runs/c; start it again with: reprokit bisect --from-capture /cap"
+    )
+    assert said(signal.SIGHUP, "doctor", "/runs/d") == "interrupted (SIGHUP): what was found is in /runs/d"
+    assert said(signal.SIGINT, "bisect") == "interrupted (SIGINT)"  # before its run folder was made
+    assert Interrupted(signal.SIGHUP).exit_code == 129
+
+
+def test_a_signal_started_ignored_stays_ignored():
+    """Under nohup SIGHUP is ignored, and `cmd &` ignores SIGINT: reprokit must not end on them there."""
+    from reprokit.cli_signals import ending_on_signals
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with ending_on_signals(lambda: None):
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_IGN, signal.SIG_DFL)
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGHUP, before)
