@@ -14,8 +14,8 @@ import time
 import pytest
 from test_reaper import _descendants, _processes, _run_env
 
-# Its first two runs (the first round: the script as written and without compile) end at once; every later one
-# waits while HOLD exists, so the signal finds the ladder's trials running and two answers in the journal. Under
+# Its first `free` runs (two: the first round, the script as written and without compile) end at once; every later
+# one waits while HOLD exists, so the signal finds the ladder's trials running and two answers in the journal. Under
 # compile it fails the same way in every stage: the fake kernel Dynamo calls raises.
 HELD = """import os
 import time
@@ -26,7 +26,7 @@ import torch
 RUNS, HOLD = {runs!r}, {hold!r}
 os.makedirs(RUNS, exist_ok=True)
 open(os.path.join(RUNS, uuid.uuid4().hex), "w").close()
-if len(os.listdir(RUNS)) > 2 and os.path.exists(HOLD):
+if len(os.listdir(RUNS)) > {free} and os.path.exists(HOLD):
     print("holding", flush=True)
     while os.path.exists(HOLD):
         time.sleep(0.1)
@@ -52,9 +52,11 @@ print(f(torch.randn(4)))
 QUICK = ["--no-configs", "--no-subsystems", "--no-minify", "--no-pack"]
 
 
-def held_project(tmp_path) -> pathlib.Path:
+def held_project(tmp_path, free: int = 2) -> pathlib.Path:
+    """held.py in tmp_path: its first `free` runs end at once, the later ones wait while tmp_path / "hold" exists."""
     (tmp_path / "hold").touch()
-    (tmp_path / "held.py").write_text(HELD.format(runs=str(tmp_path / "runs"), hold=str(tmp_path / "hold")))
+    runs, hold = str(tmp_path / "runs"), str(tmp_path / "hold")
+    (tmp_path / "held.py").write_text(HELD.format(runs=runs, hold=hold, free=free))
     return tmp_path
 
 
@@ -166,6 +168,24 @@ def test_a_resumed_run_interrupted_again_says_the_same(tmp_path):
     assert (returncode, err.splitlines()[-1]) == (143, resume_line("SIGTERM", run)), err
     assert took < 5 and not left, (took, left)
     finish(tmp_path, run)
+
+
+@pytest.mark.slow
+def test_sigterm_ends_doctor_and_its_runs(tmp_path):
+    """doctor has no resume: the same exit code, the line names its folder, and no run of the script is left."""
+    held_project(tmp_path, free=0)
+    artifacts = tmp_path / "artifacts"
+    proc = start(tmp_path, "doctor", "held.py", "--timeout", "600", "-o", str(artifacts))
+    try:
+        wait_for_held_trial(artifacts, proc)
+        returncode, err, took, left = interrupt(proc, signal.SIGTERM)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    (run,) = artifacts.glob("*-held")
+    assert (returncode, err.splitlines()[-1]) == (143, f"reprokit: interrupted (SIGTERM): what was found is in {run}")
+    assert took < 5 and not left, (took, left)
 
 
 @pytest.fixture
