@@ -60,11 +60,11 @@ def progress(verbose: bool, quiet: bool = False) -> Iterator[Printer]:
     signal that ends the command leaves with the run folder named so far (Interrupted.run_dir)."""
     console = terminal()
     if quiet or not console.is_terminal or console.is_dumb_terminal:
-        printer = Printer(verbose, quiet)
+        printer = RunPrinter(verbose, quiet)
         with _naming_the_run(printer):
             yield printer
         return
-    printer = Printer(verbose, quiet, sink=lambda text: console.print(Text(text), soft_wrap=True), trial_lines=True)
+    printer = RunPrinter(verbose, quiet, sink=lambda text: console.print(Text(text), soft_wrap=True), trial_lines=True)
     # Anything else written to stdout or stderr meanwhile (a library's warning) goes above the status line, on
     # stderr: stdout is kept for the summary, or --json's one object.
     with (
@@ -81,10 +81,21 @@ def progress(verbose: bool, quiet: bool = False) -> Iterator[Printer]:
         yield printer
 
 
+class RunPrinter(Printer):
+    """A Printer that keeps the run folder once the use case names it: an interrupted command says where it is."""
+
+    run_dir: str | None = None
+
+    def __call__(self, event: str, **d) -> None:
+        if event == "run_dir":
+            self.run_dir = d.get("path")
+        super().__call__(event, **d)
+
+
 @contextlib.contextmanager
-def _naming_the_run(printer: Printer) -> Iterator[None]:
+def _naming_the_run(printer: RunPrinter) -> Iterator[None]:
     try:
         yield
     except Interrupted as e:
-        e.run_dir = printer.tally.run_dir
+        e.run_dir = printer.run_dir
         raise

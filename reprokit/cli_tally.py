@@ -63,7 +63,6 @@ class Tally:
     started: float = 0.0
     ended: float | None = None  # set by close(): the summary's seconds stop there
     running: int = 0  # trials started and not finished, known only from "trial_start" events
-    run_dir: str | None = None  # the run folder, once named: an interrupted command says where it is
 
     def __post_init__(self):
         self.started = self.now()
@@ -94,8 +93,6 @@ class Tally:
 
     def event(self, event: str, d: dict) -> bool:
         """Count one event; True when it started a new phase."""
-        if event == "run_dir":
-            self.run_dir = d.get("path")
         if event == "trial_start":  # the runner's on_start, where the app passes it on
             self.running += 1
             return False
