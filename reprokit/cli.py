@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import shlex
@@ -20,6 +21,7 @@ from reprokit.app import models as models_case
 from reprokit.app import pack as pack_case
 from reprokit.app import plan as plan_case
 from reprokit.app import versions as versions_case
+from reprokit.app.common import stop_trials
 from reprokit.cli_live import progress
 from reprokit.cli_render import (
     doctor_table,
@@ -30,6 +32,7 @@ from reprokit.cli_render import (
     verdict_json,
     versions_table,
 )
+from reprokit.cli_signals import Interrupted, ending_on_signals, interrupted_line
 from reprokit.data.budget import parse_budget
 from reprokit.data.executor import load_settings
 from reprokit.errors import NothingToIsolate, ReprokitError
@@ -90,21 +93,28 @@ def executor_settings(kwargs: dict):
     return load_settings(config, {"name" if k == "executor" else k.removeprefix("slurm_"): v for k, v in given.items()})
 
 
-def one_line_errors(empty_key: str):
+def one_line_errors(empty_key: str, signals: bool = True):
     """Bad input exits 2 and "nothing to isolate" exits 3, each with one line on stderr (and with --json, one
-    JSON object on stdout whose empty_key is null). Every command wears this."""
+    JSON object on stdout whose empty_key is null). Every command wears this. With `signals`, SIGINT, SIGTERM and
+    SIGHUP stop the command's trials and exit 130, 143, 129 with one line saying how to go on (cli_signals)."""
 
     def wrap(command):
         @functools.wraps(command)
         def guarded(*args, **kwargs):
             try:
-                return command(*args, **kwargs)
+                with ending_on_signals(stop_trials) if signals else contextlib.nullcontext():
+                    return command(*args, **kwargs)
             except ReprokitError as e:
                 fail(str(e), EXIT_BAD_INPUT)
             except NothingToIsolate as e:
                 if kwargs.get("as_json"):
                     click.echo(json.dumps({empty_key: None, "message": str(e), "exit_code": EXIT_NOTHING}))
                 fail(str(e), EXIT_NOTHING)
+            except Interrupted as e:
+                said = interrupted_line(e, command.__name__, kwargs)
+                if kwargs.get("as_json"):
+                    echo_json({empty_key: None, "message": said, "exit_code": e.exit_code, "run_dir": e.run_dir})
+                fail(said, e.exit_code)
 
         return guarded
 
@@ -541,7 +551,7 @@ def plan(run_dir, nodes, as_json):
 @click.option("--output-dir", "-o", required=True, help="The capture folder (graphs, inputs, the failure).")
 @click.option("--max-input-bytes", type=int, default=64 << 20, help="Budget for saved real graph inputs.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@one_line_errors("exit_status")
+@one_line_errors("exit_status", signals=False)  # the job's own signals are its to handle, and its exit status
 def capture(output_dir, max_input_bytes, command):
     """Run a job once as you run it, recording the failing graph where it fails.
 

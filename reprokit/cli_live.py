@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reprokit.cli_render import Printer
+from reprokit.cli_signals import Interrupted
 from reprokit.cli_tally import PHASES, Tally, clock
 
 # Often enough that the elapsed time moves every second and no terminal waits 2 s for a byte (issue #28).
@@ -62,20 +63,46 @@ def terminal() -> Console:
 @contextlib.contextmanager
 def progress(verbose: bool, quiet: bool = False) -> Iterator[Printer]:
     """A Printer for the use case's events: on a terminal with the live display around it (a line for each
-    finished trial too), elsewhere plain lines. The display is gone when the block ends, before the summary."""
+    finished trial too), elsewhere plain lines. The display is gone when the block ends, before the summary. A
+    signal that ends the command leaves with the run folder named so far (Interrupted.run_dir)."""
     console = terminal()
     if quiet or not console.is_terminal or console.is_dumb_terminal:
-        yield Printer(verbose, quiet)
+        printer = RunPrinter(verbose, quiet)
+        with _naming_the_run(printer):
+            yield printer
         return
-    printer = Printer(verbose, quiet, sink=lambda text: console.print(Text(text), soft_wrap=True), trial_lines=True)
+    printer = RunPrinter(verbose, quiet, sink=lambda text: console.print(Text(text), soft_wrap=True), trial_lines=True)
     # Anything else written to stdout or stderr meanwhile (a library's warning) goes above the status line, on
     # stderr: stdout is kept for the summary, or --json's one object.
-    with Live(
-        Status(printer.tally),
-        console=console,
-        refresh_per_second=REFRESH_PER_SECOND,
-        transient=True,
-        redirect_stdout=True,
-        redirect_stderr=True,
+    with (
+        Live(
+            Status(printer.tally),
+            console=console,
+            refresh_per_second=REFRESH_PER_SECOND,
+            transient=True,
+            redirect_stdout=True,
+            redirect_stderr=True,
+        ),
+        _naming_the_run(printer),
     ):
         yield printer
+
+
+class RunPrinter(Printer):
+    """A Printer that keeps the run folder once the use case names it: an interrupted command says where it is."""
+
+    run_dir: str | None = None
+
+    def __call__(self, event: str, **d) -> None:
+        if event == "run_dir":
+            self.run_dir = d.get("path")
+        super().__call__(event, **d)
+
+
+@contextlib.contextmanager
+def _naming_the_run(printer: RunPrinter) -> Iterator[None]:
+    try:
+        yield
+    except Interrupted as e:
+        e.run_dir = printer.run_dir
+        raise

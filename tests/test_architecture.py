@@ -36,6 +36,7 @@ LAYERS = {
     "reprokit.cli_render": 8,
     "reprokit.cli_tally": 8,
     "reprokit.cli_live": 8,
+    "reprokit.cli_signals": 8,
     "reprokit.__main__": 8,
 }
 COMPAT = "reprokit.compat"  # the only module that may name torch._anything

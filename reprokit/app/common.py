@@ -13,7 +13,7 @@ from reprokit.report import keyed
 from reprokit.report.env import allowed_env
 from reprokit.report.redact import SECRET_NAME, live_identity
 from reprokit.trial.executors import remote_executor
-from reprokit.trial.runner import Runner
+from reprokit.trial.runner import Runner, stop_all
 
 # Use cases report progress as events (name, keyword data) and never print; the CLI renders them.
 Emit = Callable[..., None]
@@ -103,3 +103,8 @@ def trial_runner(
         on_start=lambda s: emit("trial_start", spec=s),
         **kwargs,
     )
+
+
+def stop_trials() -> None:
+    """A signal ends the command: every trial it runs is killed, every cluster job cancelled, and none starts after."""
+    stop_all()

@@ -8,6 +8,7 @@ import os
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
 
 from reprokit.data.records import Outcome, Signature, TrialSpec
@@ -32,6 +33,18 @@ BUDGET_SPENT = Outcome(kind="skip", signature=Signature(kind="skip"), seconds=0.
 def _checks_a_repro(spec: TrialSpec) -> bool:
     """A repro.py being written or checked in a fresh interpreter: run even past the budget."""
     return spec.mode == "repro" or spec.fresh_interpreter
+
+
+# Every Runner of this process, so a signal that ends the run reaches the trials of each (stop_all).
+_runners: weakref.WeakSet = weakref.WeakSet()
+
+
+def stop_all() -> None:
+    """A signal ends the run: every Runner stops for good (its trials killed or their jobs cancelled, none
+    started after), and every trial group this process still knows of is killed (one run outside a Runner too)."""
+    for runner in list(_runners):
+        runner.stop()
+    reaper.kill_all()
 
 
 class Runner:
@@ -85,6 +98,7 @@ class Runner:
         self.deadline: float | None = None
         self.over_budget = 0
         self._cancels = 0  # cancel() calls so far: a trial that ran across one has no answer
+        self.stopped = False  # stop(): the run is ending, no trial starts any more
         self._lock = threading.Lock()
         self._rounds: dict = {}
         # The scheduler counts processes, not trials: a trial of N ranks takes N of the `jobs` slots.
@@ -92,6 +106,7 @@ class Runner:
         self._free = self.jobs
         for entry in run_dir.journal():
             self.cache[entry["key"]] = Outcome.from_dict(entry["outcome"])
+        _runners.add(self)
 
     def __call__(self, spec: TrialSpec, limit: float | None = None) -> Outcome:
         """The trial's outcome, from the journal when asked before; `limit`: seconds it may run, when less than the
@@ -106,6 +121,8 @@ class Runner:
             with self._lock:
                 self.over_budget += 1
             return BUDGET_SPENT  # not journaled: a resumed run asks it again
+        if self.stopped:  # a thread still asking once a signal ended the run: no new trial
+            raise TrialsCancelled(f"{spec.label or spec.stage} not started: the run is stopping")
         key = spec.key()
         cancels = self._cancels
         outcome = self._run_scheduled(spec, key, limit, cancels)
@@ -211,6 +228,11 @@ class Runner:
         if self.remote is not None:
             self.remote.cancel_all()
         reaper.kill_all()
+
+    def stop(self) -> None:
+        """The run ends (a signal): cancel() now, and no trial starts after it, unlike after a cancel() alone."""
+        self.stopped = True
+        self.cancel()
 
     def close(self) -> None:
         """The warm worker stopped; every job still queued or running on the cluster cancelled."""
