@@ -53,3 +53,11 @@ def test_the_plain_run_names_the_exception_a_crash_an_exit_and_a_hang(tmp_path):
         "hangs": ("hang", "hang: timed out"),
     }
     assert "assert 2 == 3" in run_plain(str(tmp_path / "raises.py"), (), "", str(tmp_path / "again"), 30).traceback
+
+
+def test_a_job_of_several_ranks_runs_as_written_under_torchrun(tmp_path):
+    (tmp_path / "ranks.py").write_text("import os\nprint('rank', os.environ['RANK'], 'of', os.environ['WORLD_SIZE'])\n")
+    torchrun = ("-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2")
+    out = run_plain(str(tmp_path / "ranks.py"), (), str(tmp_path), str(tmp_path / "run"), 120, launcher=torchrun)
+    assert out.kind == "pass", (tmp_path / "run" / "stderr.txt").read_text()[-2000:]
+    assert sorted((tmp_path / "run" / "stdout.txt").read_text().splitlines()) == ["rank 0 of 2", "rank 1 of 2"]

@@ -37,9 +37,22 @@ def stage_env(stage: str) -> dict:
     return {"TORCHDYNAMO_DISABLE": "1"} if stage == "none" else {"TORCH_BISECT_BACKEND": stage}
 
 
+def launcher(s: Session) -> tuple:
+    """What starts the script: python itself, or torchrun's module for a job of several ranks."""
+    ranks = s.opts.ranks
+    return ("-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}") if ranks > 1 else ()
+
+
 def command_line(s: Session) -> str:
     """The user's command, as the plain run ran it."""
-    return shlex.join(["python", os.path.relpath(s.opts.script, s.opts.cwd or None), *s.opts.argv])
+    start = ["torchrun", *launcher(s)[3:]] if s.opts.ranks > 1 else ["python"]
+    return shlex.join([*start, os.path.relpath(s.opts.script, s.opts.cwd or None), *s.opts.argv])
+
+
+def runs_here(s: Session) -> bool:
+    """Whether the script can run as written here: not where the trials run on a cluster's nodes (its GPUs are
+    there, not on the machine that submits them)."""
+    return s.runner.remote is None
 
 
 def plain_run(s: Session, label: str = "as-written", extra_env: dict | None = None) -> Outcome:
@@ -47,11 +60,14 @@ def plain_run(s: Session, label: str = "as-written", extra_env: dict | None = No
     o = s.opts
     folder = s.runner.run_dir.file(os.path.join("plain", label))
     limit = s.runner.timeout if s.baseline is not None else PLAIN_LIMIT
-    return run_plain(o.script, tuple(o.argv), o.cwd, folder, limit, extra_env, python=sys.executable)
+    return run_plain(o.script, tuple(o.argv), o.cwd, folder, limit, extra_env, sys.executable, launcher(s))
 
 
 def hidden_failure(s: Session, original: Outcome) -> Outcome | None:
-    """The script run once as written; its failure (the instrumented original passed), or None when it passes too."""
+    """The script run once as written; its failure (the instrumented original passed), or None when it passes too
+    or cannot run here."""
+    if not runs_here(s):
+        return None
     plain = plain_run(s)
     s.emit("note", text=f"the script run as written ({command_line(s)}): {plain.signature.short()}")
     if plain.kind == "pass":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from reprokit.bisect.ladder import dynamo_hang
-from reprokit.bisect.plain import hidden_failure
+from reprokit.bisect.plain import hidden_failure, runs_here
 from reprokit.bisect.session import TORCH_LOGS_ENV, Beside, Session
 from reprokit.bisect.steady import count_same, more_runs, settle
 from reprokit.bisect.warm import warm_rung
@@ -141,11 +141,12 @@ def passing_original(s: Session, baseline: Outcome, original: Outcome, originals
         return s.plain
     hint = "" if o.check_accuracy else " (add --check-accuracy to compare every compiled graph with eager)"
     runs = sum(1 for x in originals if x is not None) + len(s.warm_cache_runs)
+    plainly = ", and once as written, outside reprokit" if runs_here(s) else ""
     # A flaky failure can pass every run by chance (one failing half the time passes 3 in 8 times): said, with
     # what measures it.
     raise NothingToIsolate(
         f"the script passes compiled ({runs} of {runs} runs, on a cold and a warm inductor "
-        f"cache, and once as written, outside reprokit) and uncompiled: nothing to isolate; if it fails only now and then, "
+        f"cache{plainly}) and uncompiled: nothing to isolate; if it fails only now and then, "
         f"--repeat 10 measures how often{hint}"
     )
 

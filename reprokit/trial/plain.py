@@ -47,14 +47,16 @@ def run_plain(
     timeout: float,
     extra_env: dict | None = None,
     python: str = sys.executable,
+    launcher: tuple = (),
 ) -> Outcome:
-    """One plain run of the script, its output in `folder`, killed (its whole group) at `timeout` seconds."""
+    """One plain run of the script (`python [launcher] script argv`: torchrun's module for several ranks), its output
+    in `folder`, killed (its whole group) at `timeout` seconds."""
     os.makedirs(folder, exist_ok=True)
     out_path, err_path = os.path.join(folder, "stdout.txt"), os.path.join(folder, "stderr.txt")
     started = time.monotonic()
     with open(out_path, "wb", opener=private_opener) as out, open(err_path, "wb", opener=private_opener) as err:
         proc = subprocess.Popen(
-            [python, script, *argv],
+            [python, *launcher, script, *argv],
             cwd=cwd or None,
             env=plain_env(extra=extra_env),
             stdin=subprocess.DEVNULL,
