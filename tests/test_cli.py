@@ -224,9 +224,9 @@ def test_passing_script_has_nothing_to_isolate_exit_3(in_tmp):
     shutil.copy(CASES / "passes.py", in_tmp / "passes.py")
     code, out, err = reprokit("bisect", "passes.py", "--json", "--no-pack", "-o", str(in_tmp / "artifacts"))
     message = (
-        "the script passes compiled (3 of 3 runs, on a cold and a warm inductor cache) and uncompiled: nothing "
-        "to isolate; if it fails only now and then, --repeat 10 measures how often (add --check-accuracy to "
-        "compare every compiled graph with eager)"
+        "the script passes compiled (3 of 3 runs, on a cold and a warm inductor cache, and once as written, "
+        "outside reprokit) and uncompiled: nothing to isolate; if it fails only now and then, --repeat 10 measures "
+        "how often (add --check-accuracy to compare every compiled graph with eager)"
     )
     assert code == 3
     assert err.splitlines()[-1] == f"reprokit: {message}" and "Traceback" not in err

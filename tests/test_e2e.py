@@ -531,6 +531,41 @@ def test_a_failure_only_a_warm_cache_shows_is_named_and_its_repro_fails_on_its_w
 
 
 @pytest.mark.slow
+def test_a_failure_reprokits_router_hides_is_bisected_from_plain_runs_never_exit_3(workdir):
+    """Two closures of one factory share a code object; run as written, the second reuses the first one's graph and
+    the script's check fails, while under reprokit's router every run passes (issue 45, item 6). Instead of
+    "nothing to isolate", one plain run shows the failure, and the stages come from plain runs with torch's own
+    backend switch (TORCH_BISECT_BACKEND)."""
+    p, data = bisect(workdir, "shared_code_closures.py", "--no-pack", "--no-configs")
+    assert p.returncode == 0, p.stderr[-3000:]
+    check_verdict(data, expect("shared_code_closures.py"))
+    assert data["signature"]["exc_type"] == "AssertionError", data["signature"]
+    plain = data["plain_run"]
+    assert plain["command"] == "python shared_code_closures.py"
+    assert (plain["failing_stage"], plain["last_passing_stage"]) == ("eager", "none")
+    assert [(r["stage"], r["kind"], r["same"]) for r in data["ladder"]] == [
+        ("none", "pass", False),
+        ("eager", "exception", True),
+        ("aot_eager", "exception", True),
+        ("aot_eager_decomp_partition", "exception", True),
+        ("inductor", "exception", True),
+    ], data["ladder"]
+    assert data["message"] == (
+        "reprokit's instrumentation hides the failure: the script fails run as written (python "
+        "shared_code_closures.py) and passes under reprokit's router; bisected by plain runs of the script with "
+        "torch.compile's backend swapped by torch itself (TORCH_BISECT_BACKEND): it fails from dynamo "
+        "(backend=eager) on and passes with eager (no compile); not asked: which graph fails, graph capture and a "
+        "minified repro.py, inductor config flips, torch's pass and lowering counters (each needs reprokit's "
+        "router, which hides the failure)"
+    ), data["message"]
+    assert data["repro"] is None  # every cut would run under the router: the script itself is the repro
+    assert "not minified: the failure shows only in the script run as written" in p.stderr
+    # The plain run's own output, in the run folder: the script's traceback as the user sees it.
+    stderr = pathlib.Path(data["run_dir"], "plain", "as-written", "stderr.txt").read_text()
+    assert "AssertionError: tensor([2., 2., 2., 2.])" in stderr
+
+
+@pytest.mark.slow
 def test_lowering_counted_on_the_graph_with_the_scripts_compile_options(workdir):
     """The planted bug is in torch.compile's options. The counters' trials on the saved graph set
     TORCH_BISECT_BACKEND, and torch then swapped reprokit's backend for its bare inductor, options dropped: they

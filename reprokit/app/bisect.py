@@ -215,7 +215,7 @@ def _phases(
             verdict = minify_case.minify_verdict(
                 run_dir, verdict, runner=runner, emit=emit, command=f"reprokit bisect {os.path.basename(opts.script)}"
             )
-        elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON):
+        elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON, minify_case.PLAIN_REASON):
             emit("note", text="not minified: " + reason)
     if isolation.deferred and budget and budget.spent():
         not_asked += list(isolation.deferred)

@@ -24,6 +24,11 @@ from reprokit.trial.runner import Runner
 SLOW_REASON = "minify cuts graphs that fail; a slowdown is reported with its stage, config and mode"
 # An out-of-memory depends on all the process holds: a graph cut out of it would not run out alone.
 MEMORY_REASON = "an out-of-memory is reported with its stage and both peaks; a graph alone would not run out"
+# Every cut runs under reprokit's router, which hides this failure (bisect/plain.py).
+PLAIN_REASON = (
+    "the failure shows only in the script run as written, and every cut runs under reprokit's instrumentation, "
+    "which hides it: the script itself is the repro"
+)
 
 
 def refusal(v: Verdict) -> str | None:
@@ -38,6 +43,8 @@ def refusal(v: Verdict) -> str | None:
         return SLOW_REASON
     if v.memory is not None:
         return MEMORY_REASON
+    if v.plain_run is not None:
+        return PLAIN_REASON
     return None
 
 

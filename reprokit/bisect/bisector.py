@@ -17,6 +17,7 @@ from reprokit.bisect.cuda import launch_blocking
 from reprokit.bisect.findings import dynamo_message, memory_finding, meta_kernel_finding, pieces_finding, say
 from reprokit.bisect.graph import failing_graph, graph_code
 from reprokit.bisect.ladder import meta_mismatch, previous_stage, run_ladder
+from reprokit.bisect.plain import plain_verdict
 from reprokit.bisect.session import TORCH_LOGS_ENV, BisectOptions, Emit, Session
 from reprokit.bisect.speed import SLOW_STAGE_MEANING, SpeedJudge, modes
 from reprokit.bisect.start import record_original, reference_run, start_round
@@ -74,6 +75,8 @@ class Bisector(Session):
             v.ladder = [dataclasses.asdict(r) for r in warm_ladder(self.warm_cache_runs, self.target)]
             v.message = "; ".join(x for x in (describe_warm(self.warm_cache), v.message) if x)
             return self.finish(v, decisive={"first_failing": original.trial_dir})
+        if self.plain is not None:  # only the script run as written fails: reprokit's router hides it
+            return self.finish(v, decisive=plain_verdict(self, v, original))
         if fails < len(originals) and not self.ask_until_it_fails(v, fails, len(originals)):
             return self.finish(v, decisive={"first_failing": original.trial_dir})
 

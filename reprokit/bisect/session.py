@@ -87,6 +87,8 @@ class Session:
         # The script fails only with inductor's caches on (bisect/warm.py): which, and how it was shown
         self.warm_cache: dict | None = None
         self.warm_cache_runs: list = []  # (title, Outcome) of each of its runs, in order
+        # The script run as written, failing where every instrumented run passed (bisect/plain.py)
+        self.plain: Outcome | None = None
         self.reruns: tuple = ()  # more runs of the script as written, when a failure showed only once (flaky)
         self.baseline_again: Beside | None = None  # the baseline asked again, when it failed another way
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from reprokit.bisect.ladder import dynamo_hang
+from reprokit.bisect.plain import hidden_failure, runs_here
 from reprokit.bisect.session import TORCH_LOGS_ENV, Beside, Session
 from reprokit.bisect.steady import count_same, more_runs, settle
 from reprokit.bisect.warm import warm_rung
@@ -108,33 +109,46 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
             "nothing about the compiler: shrink the inputs or free the device, then run again"
         )
     if not original.failed:
-        if baseline.failed:
-            raise NothingToIsolate(
-                f"the script fails without compile ({baseline.signature.short()}) but passes "
-                "compiled: nothing compiler-specific to isolate"
-            )
-        if o.kind == "slow":
-            raise NothingToIsolate(
-                f"compiled is not slower than eager by more than {o.slow_threshold:.0%} "
-                f"({original.note or 'speed not measured'}): nothing to isolate"
-            )
-        s.warm_cache, warm = warm_rung(s)
-        if warm is not None and flaky_not_cached(s, original, warm):
-            s.warm_cache = None
-            return warm
-        if warm is not None:
-            s.emit("note", text=describe_warm(s.warm_cache))
-            return warm
-        hint = "" if o.check_accuracy else " (add --check-accuracy to compare every compiled graph with eager)"
-        runs = sum(1 for x in originals if x is not None) + len(s.warm_cache_runs)
-        # A flaky failure can pass every run by chance (one failing half the time passes 3 in 8 times): said, with
-        # what measures it.
-        raise NothingToIsolate(
-            f"the script passes compiled ({runs} of {runs} runs, on a cold and a warm inductor "
-            f"cache) and uncompiled: nothing to isolate; if it fails only now and then, "
-            f"--repeat 10 measures how often{hint}"
-        )
+        return passing_original(s, baseline, original, originals)
     return original
+
+
+def passing_original(s: Session, baseline: Outcome, original: Outcome, originals: list) -> Outcome:
+    """The run to chase when the instrumented original passed: a warm cache's failure, or the script's run as
+    written; raises NothingToIsolate when neither fails."""
+    o = s.opts
+    if baseline.failed:
+        raise NothingToIsolate(
+            f"the script fails without compile ({baseline.signature.short()}) but passes "
+            "compiled: nothing compiler-specific to isolate"
+        )
+    if o.kind == "slow":
+        raise NothingToIsolate(
+            f"compiled is not slower than eager by more than {o.slow_threshold:.0%} "
+            f"({original.note or 'speed not measured'}): nothing to isolate"
+        )
+    s.warm_cache, warm = warm_rung(s)
+    if warm is not None and flaky_not_cached(s, original, warm):
+        s.warm_cache = None
+        return warm
+    if warm is not None:
+        s.emit("note", text=describe_warm(s.warm_cache))
+        return warm
+    # Reprokit's own instrumentation can hide a failure (issue 45): before "nothing to isolate", the script
+    # runs once exactly as the user runs it, nothing of reprokit's in the process.
+    s.plain = hidden_failure(s, original)
+    if s.plain is not None:
+        return s.plain
+    hint = "" if o.check_accuracy else " (add --check-accuracy to compare every compiled graph with eager)"
+    runs = sum(1 for x in originals if x is not None) + len(s.warm_cache_runs)
+    plainly = ", and once as written, outside reprokit" if runs_here(s) else ""
+    # A flaky failure can pass every run by chance (one failing half the time passes 3 in 8 times): said, with
+    # what measures it.
+    raise NothingToIsolate(
+        f"the script passes compiled ({runs} of {runs} runs, on a cold and a warm inductor "
+        f"cache{plainly}) and uncompiled: nothing to isolate; if it fails only now and then, "
+        f"--repeat 10 measures how often{hint}"
+    )
 
 
 RERUNS = 2  # runs of the script as written (caches off) that must all pass before a cache is blamed

@@ -38,6 +38,7 @@ def install_router(state: TrialState, observer: Observer | None = None) -> None:
                 inside[0] -= 1
         backend = kwargs.pop("backend", None) or "inductor"
         mode, options = kwargs.pop("mode", None), kwargs.pop("options", None)
+        options = dynamo_options(options, kwargs)
         state.record_compile(
             backend_name(backend), mode, options, kwargs.get("dynamic"), kwargs.get("fullgraph", False)
         )
@@ -76,6 +77,16 @@ def install_router(state: TrialState, observer: Observer | None = None) -> None:
 
     torch.compile = compile
     compat.wrap_dynamo_optimize(wrap_optimize)
+
+
+def dynamo_options(options, kwargs: dict):
+    """The options left for the stage's backend; guard_filter_fn, which torch.compile takes out of options for
+    Dynamo itself, goes to torch.compile in kwargs (given to inductor's config it raised, and dropped it let
+    Dynamo keep guards the script turned off)."""
+    if not isinstance(options, dict) or "guard_filter_fn" not in options:
+        return options
+    kwargs["options"] = {"guard_filter_fn": options["guard_filter_fn"]}
+    return {k: v for k, v in options.items() if k != "guard_filter_fn"} or None
 
 
 def from_higher_order_op(frame) -> bool:

@@ -32,6 +32,7 @@ class Isolation(JsonData):
     flaky_tries: int | None = None  # flaky: each question asked up to this many times (trial/repeat.py)
     unsteady: str = ""  # the baseline or a stage that failed another way, asked again: flaky or broken that way
     warm_cache: dict | None = None  # it fails only with inductor's caches on: which, and how (bisect/warm.py)
+    plain_run: dict | None = None  # only the script run as written fails: how it was bisected (bisect/plain.py)
     trials: int = 0
     seconds: float = 0.0
     other_failures: tuple = ()

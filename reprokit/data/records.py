@@ -250,6 +250,9 @@ class Verdict(JsonData):
     unsteady: str = ""
     # The script fails only with inductor's caches on (bisect/warm.py): {"caches", "when", "env", "cold", "warm"}
     warm_cache: dict | None = None
+    # The instrumented runs pass and the script run as written fails (bisect/plain.py): the command, the plain
+    # ladder's answer, how it was asked and what it could not ask
+    plain_run: dict | None = None
     trials: int = 0
     seconds: float = 0.0
     run_dir: str = ""

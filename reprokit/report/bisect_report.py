@@ -61,6 +61,8 @@ def summary(v: Verdict, brief: bool = False) -> str:
     }.get(v.kind or "", "fails")
     tool = "torch.export.export" if v.export else "torch.compile"  # export() itself raised (#20)
     parts = [f"`{tool}` {what} ({sig.short() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
+    if v.plain_run:  # reprokit's instrumentation hid it: how it was bisected instead (bisect/plain.py)
+        parts.append(v.plain_run["paragraph"])
     if v.warm_cache:
         said = describe_warm(v.warm_cache)
         parts.append(said[0].upper() + said[1:] + ".")
