@@ -189,7 +189,7 @@ CUDA_LAUNCH_BLOCKING = Setting(
     "0, 1",
     "unset",
     f"{USER}; {REPROKIT} in its launch-blocking trials",
-    "1: a CUDA fault's signature names the kernel that raised it",
+    "1: a CUDA fault's signature names the kernel the traceback names (launches were synchronous)",
 )
 TORCH_LOGS = Setting(
     "TORCH_LOGS",
@@ -258,7 +258,11 @@ PYTHONDONTWRITEBYTECODE = Setting(
     "set, with no PYTHONPYCACHEPREFIX and a torch without .pyc files: trials write bytecode under reprokit's cache",
 )
 PYTHONPYCACHEPREFIX = Setting(
-    "PYTHONPYCACHEPREFIX", "a folder", "unset", f"{USER}; {REPROKIT} in trials", "set: kept as the user set it"
+    "PYTHONPYCACHEPREFIX",
+    "a folder",
+    "unset",
+    f"{USER}; {REPROKIT} in trials",
+    "set: trials keep it, and their bytecode is not moved under reprokit's cache",
 )
 
 SETTINGS = tuple(v for v in list(globals().values()) if isinstance(v, Setting))

@@ -32,7 +32,7 @@ MODULES = parsed()
 
 
 def at(path: Path, node: ast.AST) -> str:
-    return f"{path.relative_to(ROOT)}:{node.lineno}"
+    return f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
 
 
 def is_environ(node: ast.AST) -> bool:
