@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from reprokit import settings
 from reprokit.data.values import is_plain
 
 TORCH_ROOT = os.path.dirname(os.path.abspath(torch.__file__))
@@ -378,14 +379,14 @@ def reread_env_switches() -> None:
     clear_cached_env_reads()
     from torch._inductor import compiler_bisector
 
-    if os.environ.get("TORCH_LOGS") or os.environ.get("TORCH_TRACE"):
+    if settings.TORCH_LOGS.get() or settings.TORCH_TRACE.get():
         from torch._logging import _internal as logging_internal
 
         logging_internal.LOG_TRACE_HANDLER = None  # made once, with the worker's (empty) TORCH_TRACE
         logging_internal._init_logs()
     again = getattr(compiler_bisector, "get_is_bisection_enabled", None)
     compiler_bisector.CompilerBisector.bisection_enabled = bool(
-        again() if again else (os.environ.get("TORCH_BISECT_SUBSYSTEM") or os.environ.get("TORCH_BISECT_BACKEND"))
+        again() if again else (settings.TORCH_BISECT_SUBSYSTEM.get() or settings.TORCH_BISECT_BACKEND.get())
     )
 
 

@@ -17,6 +17,7 @@ LAYERS = {
     "reprokit": 0,
     "reprokit.errors": 0,
     "reprokit.compat": 0,
+    "reprokit.settings": 0,
     "reprokit.data": 0,
     "reprokit.search": 1,
     "reprokit.fx": 2,

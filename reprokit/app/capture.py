@@ -8,6 +8,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
+from reprokit import settings
 from reprokit.app import guards
 from reprokit.bisect.capture_folder import crashed_ranks, failing_ranks
 from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
@@ -40,7 +41,7 @@ def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFA
         os.makedirs(root, 0o700, exist_ok=True)
     except OSError as e:
         raise ReprokitError(f"cannot write to {root}: {e.strerror}; pass --output-dir to a writable folder") from None
-    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != HOOK_DIR]
+    paths = [p for p in settings.PYTHONPATH.get("").split(os.pathsep) if p and p != HOOK_DIR]
     env = {
         **os.environ,
         CAPTURE_VAR: root,

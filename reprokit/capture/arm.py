@@ -8,7 +8,7 @@ import importlib.util
 import os
 import sys
 
-from reprokit.capture import files
+from reprokit import settings
 
 DEFAULT_MAX_INPUT_BYTES = 64 << 20  # as bisect's --max-input-bytes
 
@@ -24,8 +24,8 @@ def arm() -> None:
 def _install() -> None:
     from reprokit.capture.recorder import Recorder, install
 
-    root = os.path.abspath(os.environ[files.CAPTURE_VAR])
-    limit = os.environ.get(files.MAX_BYTES_VAR, "")
+    root = os.path.abspath(settings.CAPTURE.required())
+    limit = settings.CAPTURE_MAX_INPUT_BYTES.get() or ""
     install(Recorder(root, int(limit) if limit.isdigit() else DEFAULT_MAX_INPUT_BYTES))
 
 

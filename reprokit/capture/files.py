@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 
-CAPTURE_VAR = "REPROKIT_CAPTURE"  # the folder: set, every python process of the job records into it
-MAX_BYTES_VAR = "REPROKIT_CAPTURE_MAX_INPUT_BYTES"  # real input values are saved up to this size
+from reprokit import settings
+
+CAPTURE_VAR = settings.CAPTURE.name  # the folder: set, every python process of the job records into it
+MAX_BYTES_VAR = settings.CAPTURE_MAX_INPUT_BYTES.name  # real input values are saved up to this size
 SUMMARY = "capture.json"  # what every capture writes: graphs seen per rank, seconds
 FAILURE = "failure.json"  # per failing rank: signature, traceback, rank, torch version, graph index
 CASE = "case"  # per failing rank: the failing graph as capture_graph writes it in a trial
@@ -23,5 +25,5 @@ def rank_dir(root: str, rank: str) -> str:
 
 def current_rank() -> str:
     """This process's rank as the launcher set it (RANK, else LOCAL_RANK), "0" for a one-process job."""
-    rank = os.environ.get("RANK") or os.environ.get("LOCAL_RANK") or "0"
+    rank = settings.RANK.get() or settings.LOCAL_RANK.get() or "0"
     return rank if rank.isdigit() else "0"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import traceback
 
+from reprokit import settings
 from reprokit.child.accuracy import AccuracyFailure
 from reprokit.child.comparisons import mismatch_reported
 from reprokit.child.state import TrialState
@@ -71,6 +71,6 @@ def classify_exception(state: TrialState, exc: BaseException) -> dict:
     if any(m in text for m in sig.CUDA_FAULTS):
         # A device-side assert or illegal access poisons the CUDA context: its own kind, named by the fault.
         told = text + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        blocking = os.environ.get("CUDA_LAUNCH_BLOCKING") == "1"
+        blocking = settings.CUDA_LAUNCH_BLOCKING.on()
         return {"kind": "cuda_fault", "signature": sig.for_cuda_fault(type(exc).__name__, told, blocking).to_dict()}
     return {"kind": "exception", "signature": s.to_dict()}

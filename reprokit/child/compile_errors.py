@@ -18,8 +18,8 @@ import re
 import shlex
 from collections.abc import Callable
 
+from reprokit import settings
 from reprokit.data.rundir import write_json_atomic
-from reprokit.data.warm_cache import COMPILE_ERRORS
 
 _DIAGNOSTIC = re.compile(r":\d+:\d+: (?:fatal )?error:")
 _NOT_THE_SOURCE = ("internal compiler error", "Killed", "terminated", "No space left", "Bad address")
@@ -45,7 +45,7 @@ def install(on_replay: Callable[[str], None]) -> bool:
     """Replay kept errors in this process when the trial was given a folder for them (REPROKIT_COMPILE_ERRORS)."""
     from reprokit import compat
 
-    folder = os.environ.get(COMPILE_ERRORS)
+    folder = settings.COMPILE_ERRORS.get()
     return bool(folder) and compat.wrap_cpp_compile(replaying(folder, on_replay))
 
 

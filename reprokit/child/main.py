@@ -16,12 +16,12 @@ import sys
 import time
 import traceback
 
+from reprokit import settings
 from reprokit.child.accuracy import AccuracyFailure
 from reprokit.child.classify import classify_exception, classify_exit, passed
 from reprokit.child.state import TrialState, peak_memory
 from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import private_opener, write_json_atomic
-from reprokit.data.warm_cache import PER_RANK
 
 # Importing torch is deliberately deferred until after faulthandler is armed: a hang in import is a hang too.
 
@@ -65,17 +65,16 @@ def main(argv: list[str]) -> int:
 def per_rank_cache() -> None:
     """With REPROKIT_CACHE_PER_RANK=1 each rank of a launch gets an inductor cache folder of its own, under the one the
     trial was given (bisect/warm.py asks whether a failure needs the ranks to share one)."""
-    if os.environ.get(PER_RANK) == "1" and os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(
-            os.environ["TORCHINDUCTOR_CACHE_DIR"], f"rank{os.environ.get('RANK', '0')}"
-        )
+    folder = settings.TORCHINDUCTOR_CACHE_DIR.get()
+    if settings.CACHE_PER_RANK.on() and folder:
+        os.environ[settings.TORCHINDUCTOR_CACHE_DIR.name] = os.path.join(folder, f"rank{settings.RANK.get('0')}")
 
 
 def read_spec(spec_path: str, trial_dir: str) -> tuple[TrialSpec, str]:
     """The spec, and the folder this process answers in: under torchrun, ranks other than 0 answer beside it."""
     with open(spec_path) as f:
         spec = TrialSpec.from_dict(json.load(f))
-    rank = os.environ.get("RANK", "0") if int(os.environ.get("WORLD_SIZE", "1")) > 1 else "0"
+    rank = settings.RANK.get("0") if int(settings.WORLD_SIZE.get("1")) > 1 else "0"
     if rank != "0":
         trial_dir = os.path.join(trial_dir, f"rank{rank}")
         os.makedirs(trial_dir, exist_ok=True)

@@ -13,14 +13,14 @@ import sys
 import time
 import traceback
 
-from reprokit.child.ranks import DIR_VAR, PID_VAR, PORT_VAR, SPEC_VAR
+from reprokit import settings
 from reprokit.data.rundir import private_opener
 
 
 def is_script_rank() -> bool:
     """A python script (not torch's compile workers, nothing installed) that the trial process started itself."""
     script = sys.argv[0] if sys.argv else ""
-    if os.environ.get(PID_VAR) != str(os.getppid()) or not script.endswith(".py") or not os.path.isfile(script):
+    if settings.TRIAL_PID.get() != str(os.getppid()) or not script.endswith(".py") or not os.path.isfile(script):
         return False
     import importlib.util
     import sysconfig
@@ -40,7 +40,7 @@ def install_in_spawned() -> None:
     entry (fn, i, args, ...) is rank i; a plain multiprocessing target is numbered by its process identity."""
     import multiprocessing.process as mpp
 
-    if os.environ.get(PID_VAR) != str(os.getppid()):
+    if settings.TRIAL_PID.get() != str(os.getppid()):
         return
 
     original_run = mpp.BaseProcess.run
@@ -60,8 +60,8 @@ def run_script_rank() -> None:
     """In a python script the trial process started itself (subprocess): the script runs here, as a rank of the
     trial, and the process ends when it does. Rank i: the RANK the script gave it, else the next free number."""
     script = sys.argv[0]
-    root = os.environ[DIR_VAR]
-    rank = os.environ.get("RANK") or os.environ.get("LOCAL_RANK")
+    root = settings.TRIAL_DIR.required()
+    rank = settings.RANK.get() or settings.LOCAL_RANK.get()
     i = int(rank) if rank and rank.isdigit() else _next_free_rank(root)
 
     def run_path():
@@ -104,7 +104,7 @@ def _rank_function(fn, i: int):
     from reprokit.child.router import install_router
     from reprokit.child.state import TrialState
 
-    spec, root = read_spec(os.environ[SPEC_VAR], os.environ[DIR_VAR])
+    spec, root = read_spec(settings.TRIAL_SPEC.required(), settings.TRIAL_DIR.required())
     rank_dir = os.path.join(root, f"rank{i}")
     os.makedirs(rank_dir, exist_ok=True)
     arm_faulthandler(rank_dir)
@@ -150,7 +150,7 @@ def bound_teardown(rank_dir: str) -> None:
 def pin_rendezvous_port() -> None:
     """init_process_group meets at the trial's own port, whatever port the script wrote: trials running side by
     side would otherwise meet at one port and fail with EADDRINUSE."""
-    port = os.environ.get(PORT_VAR)
+    port = settings.MASTER_PORT_PINNED.get()
     if not port:
         return
     import torch.distributed as dist
@@ -162,7 +162,7 @@ def pin_rendezvous_port() -> None:
         if method and method.startswith("tcp://"):
             kwargs["init_method"] = method.rsplit(":", 1)[0] + ":" + port
         else:
-            os.environ["MASTER_PORT"] = port
+            os.environ[settings.MASTER_PORT.name] = port
         return original(*args, **kwargs)
 
     dist.init_process_group = init_process_group

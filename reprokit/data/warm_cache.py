@@ -3,12 +3,14 @@ data: bisect/warm.py finds one, minify/warm_repro.py writes its repro)."""
 
 from __future__ import annotations
 
+from reprokit import settings
+
 # A run of the script with inductor's caches on: the variable names torch reads at import, and the value for each.
 CACHES = {"fx_graph_cache": "TORCHINDUCTOR_FX_GRAPH_CACHE", "autograd_cache": "TORCHINDUCTOR_AUTOGRAD_CACHE"}
 
 
-PER_RANK = "REPROKIT_CACHE_PER_RANK"  # child/main.py: each rank of a launch its own folder under the cache folder
-COMPILE_ERRORS = "REPROKIT_COMPILE_ERRORS"  # child/compile_errors.py: the run's C++ compile errors, replayed
+PER_RANK = settings.CACHE_PER_RANK.name  # child/main.py: each rank of a launch its own folder under the cache folder
+COMPILE_ERRORS = settings.COMPILE_ERRORS.name  # child/compile_errors.py: the run's C++ compile errors, replayed
 
 
 def caches_on(caches) -> tuple:

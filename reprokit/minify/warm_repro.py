@@ -10,12 +10,13 @@ import dataclasses
 import os
 import time
 
+from reprokit import settings
 from reprokit.data.phases import Repro
 from reprokit.data.records import ReproAttempt, Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
 from reprokit.data.warm_cache import CACHES, cache_env, caches_on, describe
 
-RUN_VAR = "REPRO_CACHE_RUN"  # set in the two runs the driver starts: the script proper runs, not the driver
+RUN_VAR = settings.REPRO_CACHE_RUN.name  # set in the two runs the driver starts: the script proper runs, not the driver
 
 DRIVER = """\
 # {why}

@@ -8,6 +8,8 @@ import resource
 import sys
 import time
 
+from reprokit import settings
+
 
 def _sync(torch, device):
     if device.startswith("cuda"):
@@ -38,7 +40,7 @@ def build(c: dict):
 
     cfg = LlamaConfig(**{**c["fields"], "layers": c["layers"]})
     launched = _world_size() > 1
-    rank = int(os.environ.get("RANK", "0")) if launched else 0
+    rank = int(settings.RANK.get("0")) if launched else 0
     torch.manual_seed(rank)  # each rank its own shard of (random) weights
     with torch.device("meta"):
         model = Llama(cfg, tp=c["tp"], all_reduce=tp_all_reduce if launched else None, rank=rank)
@@ -52,7 +54,7 @@ def build(c: dict):
 
 
 def _world_size() -> int:
-    return int(os.environ.get("WORLD_SIZE", "1"))
+    return int(settings.WORLD_SIZE.get("1"))
 
 
 def init_ranks(c: dict) -> dict:
@@ -63,7 +65,7 @@ def init_ranks(c: dict) -> dict:
     if _world_size() <= 1:
         return c
     if c["device"].startswith("cuda"):
-        local = int(os.environ.get("LOCAL_RANK", "0"))
+        local = int(settings.LOCAL_RANK.get("0"))
         torch.cuda.set_device(local)
         c = {**c, "device": f"cuda:{local}"}
     dist.init_process_group("nccl" if c["device"].startswith("cuda") else "gloo")

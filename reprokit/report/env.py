@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+from reprokit import settings
 from reprokit.data.rundir import write_json_atomic
 from reprokit.trial.cache import cache_base
 
@@ -125,9 +126,9 @@ def install_key(python: str) -> str | None:
     import platform
     import sysconfig
 
-    if os.path.realpath(python) != os.path.realpath(sys.executable) or os.environ.get("REPROKIT_CACHE_DIR") == "run":
+    if os.path.realpath(python) != os.path.realpath(sys.executable) or settings.CACHE_DIR.get() == "run":
         return None
-    parts = [os.path.realpath(python), platform.release(), repr(os.environ.get("CUDA_VISIBLE_DEVICES"))]
+    parts = [os.path.realpath(python), platform.release(), repr(settings.CUDA_VISIBLE_DEVICES.get())]
     for folder in sorted({sysconfig.get_paths()[k] for k in ("purelib", "platlib")}):
         try:
             parts.append(f"{folder}:{os.stat(folder).st_mtime_ns}")

@@ -18,6 +18,7 @@ import sysconfig
 import tempfile
 from collections.abc import Iterable
 
+from reprokit import settings
 from reprokit.data.rundir import VERDICT_FILE
 from reprokit.trial.cache import compile_cache_root
 
@@ -29,7 +30,7 @@ SYSTEM_PREFIXES = ("/", "/usr", "/usr/local")
 def live_places() -> dict:
     """{placeholder: [paths]} of this interpreter and shell: what bisect records for the pack."""
     home = os.path.expanduser("~")
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    cache = settings.XDG_CACHE_HOME.get() or os.path.join(home, ".cache")
     tmp = tempfile.gettempdir()
     compiled = compile_cache_root("")
     paths = sysconfig.get_paths()
@@ -46,18 +47,18 @@ def live_places() -> dict:
             "<python-prefix>": [p for p in (sys.prefix, sys.base_prefix, sys.exec_prefix) if p not in SYSTEM_PREFIXES],
             "<reprokit>": [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))],
             "<inductor-cache>": [
-                os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
+                settings.TORCHINDUCTOR_CACHE_DIR.get(),
                 compiled and os.path.join(compiled, "inductor"),
                 os.path.join(tmp, "torchinductor_" + _user()),
             ],
             "<triton-cache>": [
-                os.environ.get("TRITON_CACHE_DIR"),
+                settings.TRITON_CACHE_DIR.get(),
                 compiled and os.path.join(compiled, "triton"),
                 os.path.join(home, ".triton"),
             ],
             "<reprokit-cache>": [compiled],
             "<cache>": [cache],
-            "<tmp>": [tmp, os.environ.get("TMPDIR"), "/tmp", "/var/tmp"],
+            "<tmp>": [tmp, settings.TMPDIR.get(), "/tmp", "/var/tmp"],
             "<home>": [home],
         }
     )

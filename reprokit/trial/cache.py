@@ -18,8 +18,10 @@ import importlib.metadata
 import importlib.util
 import os
 
+from reprokit import settings
+
 # REPROKIT_CACHE_DIR=run keeps the old behaviour: a cold cache inside each run folder (the benchmark's cold row).
-CACHE_ENV = "REPROKIT_CACHE_DIR"
+CACHE_ENV = settings.CACHE_DIR.name
 
 
 def compile_cache_root(run_cache: str) -> str:
@@ -32,8 +34,8 @@ def compile_cache_root(run_cache: str) -> str:
 
 def cache_base() -> str:
     """reprokit's per-machine cache folder: REPROKIT_CACHE_DIR, else ~/.cache/reprokit (XDG_CACHE_HOME honoured)."""
-    return os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "reprokit"
+    return settings.CACHE_DIR.get() or os.path.join(
+        settings.XDG_CACHE_HOME.get() or os.path.join(os.path.expanduser("~"), ".cache"), "reprokit"
     )
 
 

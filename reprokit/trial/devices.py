@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 
+from reprokit import settings
+
 # A fault (device-side assert, illegal memory access) poisons the CUDA context of the process that hit it; the
 # next trial on that GPU must find the device itself working.
 _PROBE = (
@@ -17,7 +19,7 @@ _PROBE = (
 
 def cuda_devices() -> list[str]:
     """Device ids a trial may be pinned to: the user's CUDA_VISIBLE_DEVICES when set, else nvidia-smi's list."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    visible = settings.CUDA_VISIBLE_DEVICES.get()
     if visible is not None:
         return [d.strip() for d in visible.split(",") if d.strip() and d.strip() != "-1"]
     exe = shutil.which("nvidia-smi")
@@ -34,7 +36,7 @@ def device_healthy(device: str | None, timeout: float = 120.0) -> tuple[bool, st
     """(healthy, what the probe said): a fresh process allocates, computes and synchronises on the device."""
     env = dict(os.environ)
     if device is not None:
-        env["CUDA_VISIBLE_DEVICES"] = device
+        env[settings.CUDA_VISIBLE_DEVICES.name] = device
     try:
         p = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:

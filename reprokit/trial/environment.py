@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from reprokit import settings
 from reprokit.data.ranks import free_port
 from reprokit.data.records import TrialSpec
 from reprokit.data.warm_cache import CACHES, COMPILE_ERRORS
@@ -38,9 +39,10 @@ def trial_env(
     env.pop(COMPILE_ERRORS, None)
     if compile_errors:
         env[COMPILE_ERRORS] = compile_errors
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, settings.PYTHONPATH.get(env=env)) if p)
     env["PYTHONUNBUFFERED"] = "1"
-    if env.get("PYTHONDONTWRITEBYTECODE") and not env.get("PYTHONPYCACHEPREFIX") and not torch_has_bytecode():
+    bytecode_off = settings.PYTHONDONTWRITEBYTECODE.get(env=env)
+    if bytecode_off and not settings.PYTHONPYCACHEPREFIX.get(env=env) and not torch_has_bytecode():
         # Bytecode writing off (container images often set this) and a torch installed without .pyc files (uv's
         # default): every fresh interpreter compiles torch's 1,500 modules from source again, 7.4 s of the warm
         # worker's 13.2 s start on torch 2.15, 2 cores. Written under reprokit's cache instead: the same code runs,

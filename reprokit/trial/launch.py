@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from reprokit import settings
 from reprokit.data.records import Outcome, TrialSpec
 from reprokit.data.rundir import private_opener, write_json_atomic
 from reprokit.trial import reaper
@@ -208,7 +209,7 @@ def child_command(spec: TrialSpec, spec_path: str, trial_dir: str, python: str) 
     """The trial's command line: one child process, or N ranks of it under torchrun (pack --model --launch)."""
     ranks = ranks_of(spec)
     child = ["-m", "reprokit.child.main", spec_path, trial_dir]
-    sanitizer = (spec.env or {}).get("REPROKIT_SANITIZER")  # export/aoti_debug.py: the trial under compute-sanitizer
+    sanitizer = settings.SANITIZER.get(env=spec.env or {})  # export/aoti_debug.py: the trial under compute-sanitizer
     if sanitizer and ranks == 1:
         return [sanitizer, "--tool", "memcheck", python, *child]
     if ranks > 1:

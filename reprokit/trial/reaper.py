@@ -16,6 +16,8 @@ import subprocess
 import sys
 import threading
 
+from reprokit import settings
+
 _PR_SET_PDEATHSIG = 1
 
 _lock = threading.Lock()
@@ -79,7 +81,7 @@ def _start() -> subprocess.Popen:
     # Its own session: Ctrl-C at the terminal reaches reprokit's group, never the reaper, which must outlive it.
     # The package's folder on the path: reprokit may run from a checkout that is not installed.
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (here, settings.PYTHONPATH.get()) if p)}
     return subprocess.Popen(
         [sys.executable, "-m", "reprokit.trial.reaper"],
         stdin=subprocess.PIPE,

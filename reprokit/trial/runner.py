@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import queue
 import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable
 
+from reprokit import settings
 from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.data.rundir import RunDir
 from reprokit.trial import damaged_cache, reaper
@@ -73,7 +73,7 @@ class Runner:
         # This run's C++ compile errors, replayed to its later trials that compile the same kernel source
         # (child/compile_errors.py); a run of its own, so an environment fixed between runs compiles afresh.
         # REPROKIT_REPLAY_COMPILE_ERRORS=0: every trial runs the compiler (the benchmark's other row).
-        replay = os.environ.get("REPROKIT_REPLAY_COMPILE_ERRORS", "1") != "0"
+        replay = settings.REPLAY_COMPILE_ERRORS.not_off()
         self.compile_errors = run_dir.file("compile_errors") if replay else None
         # On a machine with several GPUs each running trial has one to itself (CUDA_VISIBLE_DEVICES).
         self.devices = queue.Queue()
@@ -82,7 +82,7 @@ class Runner:
         self.pinned = bool(devices)
         # Eligible trials fork from a worker that has imported torch already (REPROKIT_WARM=0: never); whole
         # scripts too when the caller has read the script and found it safe to fork (app.forks_cleanly).
-        self.forks = WarmWorker(self.cache_root, os.environ.get("REPROKIT_WARM", "1") != "0", warm_scripts)
+        self.forks = WarmWorker(self.cache_root, settings.WARM.not_off(), warm_scripts)
         # Re-judges a finished trial (bisect --kind slow: a passing run that is too slow is the failure)
         self.judge = judge
         self.timeout = timeout

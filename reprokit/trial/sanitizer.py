@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import re
 
+from reprokit import settings
 from reprokit.data.records import Outcome
 from reprokit.data.trial_files import read_tail
 
-SANITIZER_ENV, SANITIZER_TOOL = "REPROKIT_SANITIZER", "memcheck"
+SANITIZER_ENV, SANITIZER_TOOL = settings.SANITIZER.name, "memcheck"
 # The device frame it names ("at triton_poi_fused_relu_0+0x1b0"); a device assert's own frame (__assertfail) is
 # CUDA's, no kernel of the package.
 _SANITIZER_FRAME = re.compile(r"^=+\s+at (?:0x[0-9a-f]+ in )?([A-Za-z][\w:]*)", re.M)

@@ -23,6 +23,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 
+from reprokit import settings
 from reprokit.trial import reaper
 
 PREFIX = "reprokit-tmp-"
@@ -31,7 +32,7 @@ PREFIX = "reprokit-tmp-"
 @contextlib.contextmanager
 def scratch(env: dict) -> Iterator[dict]:
     """`env` with TMPDIR set to a new folder for the block's processes; the folder is removed after the block."""
-    base = env.get("TMPDIR") or tempfile.gettempdir()
+    base = settings.TMPDIR.get(env=env) or tempfile.gettempdir()
     try:
         path = tempfile.mkdtemp(prefix=PREFIX, dir=base)
     except OSError:

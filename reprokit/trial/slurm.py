@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable
 
+from reprokit import settings
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.errors import ReprokitError
@@ -47,17 +48,17 @@ def across_nodes(command: list, job_env, host_of: Callable[[str], str]) -> list:
     """A torchrun command made for one node, joined to the job's other nodes when the job has several: the same
     ranks per node, node ranks from SLURM_NODEID, and a static rendezvous on the job's first node (a port from the
     job id, so two trials on one node do not meet). One node, or no torchrun: the command as it is."""
-    nodes = int(job_env.get("SLURM_JOB_NUM_NODES") or job_env.get("SLURM_NNODES") or 1)
+    nodes = int(settings.SLURM_JOB_NUM_NODES.get(env=job_env) or settings.SLURM_NNODES.get(env=job_env) or 1)
     if nodes <= 1 or "torch.distributed.run" not in command or "--standalone" not in command:
         return command
-    job = int(str(job_env.get("SLURM_ARRAY_JOB_ID") or job_env.get("SLURM_JOB_ID") or 0)) + int(
-        job_env.get("SLURM_ARRAY_TASK_ID") or 0
+    job = int(str(settings.SLURM_ARRAY_JOB_ID.get(env=job_env) or settings.SLURM_JOB_ID.get(env=job_env) or 0)) + int(
+        settings.SLURM_ARRAY_TASK_ID.get(env=job_env) or 0
     )
     i = command.index("--standalone")
     joined = [
         f"--nnodes={nodes}",
         f"--node-rank={node_rank(job_env)}",
-        f"--master-addr={host_of(job_env.get('SLURM_JOB_NODELIST') or 'localhost')}",
+        f"--master-addr={host_of(settings.SLURM_JOB_NODELIST.get(env=job_env) or 'localhost')}",
         f"--master-port={20000 + job % 20000}",
     ]
     return command[:i] + joined + command[i + 1 :]
@@ -65,7 +66,7 @@ def across_nodes(command: list, job_env, host_of: Callable[[str], str]) -> list:
 
 def node_rank(job_env) -> int:
     """This node's index in its job (0 outside a job of several nodes)."""
-    return int(job_env.get("SLURM_NODEID") or 0)
+    return int(settings.SLURM_NODEID.get(env=job_env) or 0)
 
 
 def first_host(nodelist: str) -> str:

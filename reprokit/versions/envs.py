@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+from reprokit import settings
 from reprokit.errors import ReprokitError
 
 # A torch wheel from PyPI with its CUDA libraries is about 5 GB unpacked; a CPU-only index needs far less.
@@ -22,9 +23,7 @@ EXTRA_PACKAGES = ("numpy",)
 
 def default_cache_dir() -> str:
     """$REPROKIT_TORCH_ENVS, else ~/.cache/reprokit/torch-envs."""
-    return os.environ.get("REPROKIT_TORCH_ENVS") or os.path.join(
-        os.path.expanduser("~"), ".cache", "reprokit", "torch-envs"
-    )
+    return settings.TORCH_ENVS.get() or os.path.join(os.path.expanduser("~"), ".cache", "reprokit", "torch-envs")
 
 
 def uv_binary() -> str:

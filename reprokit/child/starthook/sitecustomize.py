@@ -26,21 +26,32 @@ try:
 except Exception as e:  # the user's hook failing is theirs to see, not a reason to lose the trial
     print(f"reprokit: the environment's sitecustomize failed: {type(e).__name__}: {e}", file=sys.stderr)
 
-if os.environ.get("REPROKIT_TRIAL_SPEC") and any(
-    "multiprocessing.spawn" in a or "multiprocessing.forkserver" in a for a in getattr(sys, "orig_argv", ())
-):
-    from reprokit.child.spawned import install_in_spawned
 
-    install_in_spawned()
-elif os.environ.get("REPROKIT_TRIAL_SPEC"):
-    from reprokit.child.spawned import is_script_rank, run_script_rank
-
-    if is_script_rank():  # a python script the trial started with subprocess: it runs here and exits
-        run_script_rank()
-elif os.environ.get("REPROKIT_CAPTURE"):  # reprokit capture, or the user's own switch under any launcher
+def _hand_over() -> None:
+    """A rank of a trial gets the trial's router; a process of a capture, the recorder; any other, nothing."""
     try:
-        from reprokit.capture.arm import arm
+        from reprokit import settings
+    except ImportError as e:  # this interpreter cannot import reprokit: no trial's rank, no recorder
+        print(f"reprokit: the start-up hook on PYTHONPATH does nothing here: {type(e).__name__}: {e}", file=sys.stderr)
+        return
+    if settings.TRIAL_SPEC.get() and any(
+        "multiprocessing.spawn" in a or "multiprocessing.forkserver" in a for a in getattr(sys, "orig_argv", ())
+    ):
+        from reprokit.child.spawned import install_in_spawned
 
-        arm()
-    except Exception as e:  # no capture is better than a job that does not start
-        print(f"reprokit capture: not recording: {type(e).__name__}: {e}", file=sys.stderr)
+        install_in_spawned()
+    elif settings.TRIAL_SPEC.get():
+        from reprokit.child.spawned import is_script_rank, run_script_rank
+
+        if is_script_rank():  # a python script the trial started with subprocess: it runs here and exits
+            run_script_rank()
+    elif settings.CAPTURE.get():  # reprokit capture, or the user's own switch under any launcher
+        try:
+            from reprokit.capture.arm import arm
+
+            arm()
+        except Exception as e:  # no capture is better than a job that does not start
+            print(f"reprokit capture: not recording: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+_hand_over()
