@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 
+from reprokit import settings
 from reprokit.child.ranks import HOOK_DIR
 from reprokit.data import signature as sig
 from reprokit.data.records import Outcome, Signature
@@ -30,11 +31,11 @@ def plain_env(environ: dict | None = None, extra: dict | None = None) -> dict:
     """The user's environment without reprokit's variables, plus `extra` (a stage switch torch itself reads)."""
     env = {k: v for k, v in (os.environ if environ is None else environ).items() if not k.startswith("REPROKIT_")}
     # reprokit's start-up hook, on the path where reprokit itself was started by one (a capture, a trial's rank)
-    path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.abspath(p) != HOOK_DIR]
+    path = [p for p in settings.PYTHONPATH.get("", env=env).split(os.pathsep) if p and os.path.abspath(p) != HOOK_DIR]
     if path:
-        env["PYTHONPATH"] = os.pathsep.join(path)
+        env[settings.PYTHONPATH.name] = os.pathsep.join(path)
     else:
-        env.pop("PYTHONPATH", None)
+        env.pop(settings.PYTHONPATH.name, None)
     env.update(extra or {})
     return env
 
