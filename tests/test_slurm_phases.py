@@ -35,7 +35,7 @@ def check_relu_bug_verdict(b: dict) -> None:
 
 
 @pytest.mark.slow
-def test_default_bisect_through_slurm_runs_its_evidence_phase_on_two_threads(tmp_path, slurm_cluster):
+def test_default_bisect_through_slurm_holds_through_its_evidence_phase(tmp_path, slurm_cluster):
     """Every phase with its defaults (issue 45: the boundary's re-run, in a thread, and the config flips, in the
     main one, each submit a job array through one executor; that ended in a traceback, exit 1, no tarball)."""
     work = relu_bug_project(tmp_path)
