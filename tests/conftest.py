@@ -70,26 +70,66 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=weight)  # stable: file order within each weight
 
 
+SCRIPTS = pathlib.Path(__file__).resolve().parent.parent / "scripts"
+# The file scripts/slurm-up names the daemons it started in (SLURM_UP_STARTED), one per pytest session: its main
+# process sets it before xdist starts the workers, which inherit it; that process alone stops them at the end.
+STARTED = "REPROKIT_SLURM_STARTED"
+_SLURM_DOWN = pytest.StashKey[str]()  # what scripts/slurm-down said, for the summary
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):
+        os.environ[STARTED] = os.path.join(tempfile.gettempdir(), f"reprokit-slurm-started-{os.getpid()}")
+
+
+def pytest_sessionfinish(session):
+    """The SLURM daemons this session started (none that ran before it) stopped: the machine as it was found."""
+    started = os.environ.get(STARTED)
+    if hasattr(session.config, "workerinput") or not started or not os.path.exists(started):
+        return
+    p = subprocess.run([str(SCRIPTS / "slurm-down"), started], capture_output=True, text=True, timeout=120)
+    session.config.stash[_SLURM_DOWN] = (p.stdout or p.stderr).strip()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    said = config.stash.get(_SLURM_DOWN, None)
+    if said:
+        terminalreporter.write_line(said)
+
+
+def _which(name: str) -> str | None:
+    """A command on PATH or in the sbin folders (SLURM's daemons live there; a user's PATH may lack them)."""
+    return shutil.which(name, path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"]))
+
+
+def _slurm_missing() -> str | None:
+    """Why no SLURM cluster can be had here, or None once scripts/slurm-up has it running (never apt unless
+    REPROKIT_INSTALL_SLURM=1)."""
+    install = os.environ.get("REPROKIT_INSTALL_SLURM") == "1"
+    how = "run scripts/slurm-up as root (it installs slurm-wlm and munge with apt and starts them)"
+    if not (_which("slurmctld") and _which("munged") and _which("sbatch")) and not install:
+        return f"SLURM is not installed: {how}, or set REPROKIT_INSTALL_SLURM=1 to let the tests do it"
+    if os.geteuid() != 0:
+        up = subprocess.run(["scontrol", "ping"], capture_output=True, text=True).stdout if _which("scontrol") else ""
+        return None if " is UP" in up else f"SLURM's daemons are not running and only root can start them: {how}"
+    if install and not shutil.which("apt-get") and not _which("slurmctld"):
+        return "no SLURM here and no apt-get to install slurm-wlm"
+    env = {**os.environ, "SLURM_UP_NO_INSTALL": "0" if install else "1", "SLURM_UP_STARTED": os.environ[STARTED]}
+    # xdist's workers share one cluster: one of them at a time brings it up.
+    with open(os.path.join(tempfile.gettempdir(), "reprokit-slurm-up.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        p = subprocess.run([str(SCRIPTS / "slurm-up")], capture_output=True, text=True, timeout=900, env=env)
+    return f"scripts/slurm-up failed: {(p.stderr or p.stdout).strip()[-400:]}" if p.returncode else None
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster():
-    """A SLURM cluster on this machine (scripts/slurm-up: installs, configures, starts; idempotent). Skips
-    only where it cannot be had (no apt, not root); with REPROKIT_REQUIRE_SLURM=1 (CI) that fails instead."""
-    script = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "slurm-up"
-    required = os.environ.get("REPROKIT_REQUIRE_SLURM") == "1"
-    reason = None
-    if os.geteuid() != 0 and not shutil.which("sbatch"):
-        reason = "a SLURM cluster needs root to install and start (scripts/slurm-up)"
-    elif not shutil.which("sbatch") and not shutil.which("apt-get"):
-        reason = "no SLURM here and no apt-get to install slurm-wlm"
-    else:
-        # xdist's workers share one cluster: one of them at a time brings it up.
-        with open(os.path.join(tempfile.gettempdir(), "reprokit-slurm-up.lock"), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            p = subprocess.run([str(script)], capture_output=True, text=True, timeout=900)
-        if p.returncode != 0:
-            reason = f"scripts/slurm-up failed: {(p.stderr or p.stdout).strip()[-400:]}"
+    """A SLURM cluster on this machine (scripts/slurm-up: configures and starts what is not running; the daemons
+    it started stop at the session's end). Skips, saying how to get one, where SLURM is not installed (apt only
+    with REPROKIT_INSTALL_SLURM=1) or cannot be started; with REPROKIT_REQUIRE_SLURM=1 (CI) that fails instead."""
+    reason = _slurm_missing()
     if reason:
-        if required:
+        if os.environ.get("REPROKIT_REQUIRE_SLURM") == "1":
             pytest.fail(f"REPROKIT_REQUIRE_SLURM=1 but {reason}")
         pytest.skip(reason)
     return subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip()

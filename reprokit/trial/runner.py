@@ -248,14 +248,24 @@ class Runner:
         specs = list(specs)
         with self._lock:
             self.round += 1
-            self._rounds = {s.key(): self.round for s in specs}
+            number = self.round
         # A trial runs with the switches set so far (self.env): its round is found under that key too.
-        switched = {self._cached(s)[0].key(): self._rounds[s.key()] for s in specs}
+        mine = {k: number for s in specs for k in (s.key(), self._cached(s)[0].key())}
+        # Two threads map at once (the evidence phase): each round's keys are its own, added and then taken back.
         with self._lock:
-            self._rounds.update(switched)
-        if self.remote is None:
-            return ordered_map(lambda spec: self(spec, limit), specs, self.jobs, stop, abort=self.cancel)
-        # On a cluster the round's trials not in the journal go as one job array, submitted at once.
+            self._rounds.update(mine)
+        try:
+            if self.remote is None:
+                return ordered_map(lambda spec: self(spec, limit), specs, self.jobs, stop, abort=self.cancel)
+            return self._map_remote(specs, stop, limit)
+        finally:
+            with self._lock:
+                for key in mine:
+                    if self._rounds.get(key) == number:
+                        del self._rounds[key]
+
+    def _map_remote(self, specs: list, stop, limit: float | None) -> list[Outcome | None]:
+        """map on a cluster: the round's trials not in the journal go as one job array, submitted at once."""
         fresh: dict = {}
         for spec in specs:
             spec, cached = self._cached(spec)
@@ -273,7 +283,8 @@ class Runner:
         try:
             return ordered_map(lambda spec: self(spec, limit), specs, self.jobs, stop, abort=self.cancel)
         finally:
-            self.remote.cancel_unused()
+            # only this round's unused jobs: another thread's round, submitted meanwhile, is still to be asked
+            self.remote.cancel_unused([t[1] for t in fresh.values()])
 
     def _round_of(self, spec: TrialSpec) -> int:
         """The round of a trial asked in a map, else a round of its own."""

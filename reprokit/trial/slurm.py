@@ -96,6 +96,11 @@ class SlurmExecutor:
             self.executor if settings.nodes_per_trial == 1 else _executor(submitit, settings, jobs_dir, 1, self.comment)
         )
         self._lock = threading.Lock()
+        # submitit keeps an open batch on the executor itself: a second thread's batch raised "Nesting with
+        # executor.batch()" (issue 45: the evidence phase's boundary re-run beside its config flips), and its
+        # single submit would join the other's array. Every submission holds this lock, only for its sbatch call;
+        # one executor stays, so cancel_all finds every job by this run's comment. cancel_all never takes it.
+        self._submitting = threading.Lock()
         self._live: dict = {}  # job id -> job not yet seen to end
         self._queued: dict = {}  # trial folder -> (job, args), submitted with its round, not yet waited for
         self._cancelled = threading.Event()
@@ -109,7 +114,7 @@ class SlurmExecutor:
         jobs: dict = {}
         for executor in {id(self._for(a)): self._for(a) for a in args}.values():
             mine = [i for i, a in enumerate(args) if self._for(a) is executor]
-            with executor.batch():
+            with self._submitting, executor.batch():
                 jobs.update((i, executor.submit(on_node, *args[i])) for i in mine)
         ordered = [jobs[i] for i in range(len(args))]
         self._register(ordered, queued={t[1]: (job, a) for t, job, a in zip(trials, ordered, args)})
@@ -154,7 +159,8 @@ class SlurmExecutor:
 
     def _submit(self, args: tuple):
         self._refuse_if_cancelled()
-        job = self._for(args).submit(on_node, *args)
+        with self._submitting:
+            job = self._for(args).submit(on_node, *args)
         self._register([job])
         return job
 
@@ -225,10 +231,11 @@ class SlurmExecutor:
                 pass
         return ids
 
-    def cancel_unused(self) -> None:
-        """Jobs of a round the search stopped before asking (ordered_map's skipped items): cancelled."""
+    def cancel_unused(self, trial_dirs: list) -> None:
+        """Jobs of a round the search stopped before asking (ordered_map's skipped items): cancelled. Only that
+        round's (its trial folders): another thread's round, submitted meanwhile, is still to be waited for."""
         with self._lock:
-            unused, self._queued = list(self._queued.values()), {}
+            unused = [self._queued.pop(d) for d in trial_dirs if d in self._queued]
         for job, _ in unused:
             job.cancel(check=False)
             self._forget(job)
