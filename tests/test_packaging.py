@@ -16,6 +16,8 @@ import zipfile
 import pytest
 
 import reprokit
+from reprokit.trial.environment import _package_alone as package_alone
+from reprokit.trial.environment import import_root
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -84,3 +86,15 @@ def test_version_prints_the_installed_version():
     assert (run.returncode, run.stdout, run.stderr) == (0, f"reprokit, version {VERSION}\n", "")
     # what the repro.py header and ISSUE.md say: the installed distribution's, which is pyproject.toml's
     assert reprokit.__version__ == importlib.metadata.version("reprokit") == VERSION
+
+
+def test_an_installed_reprokit_reaches_another_interpreter_alone(tmp_path):
+    """Installed, reprokit's parent is site-packages: a trial under another release's interpreter (reprokit versions)
+    gets a folder holding reprokit alone on its PYTHONPATH, never this environment's torch; a checkout is its own."""
+    site = tmp_path / "site-packages"
+    for name in ("reprokit", "torch"):
+        (site / name).mkdir(parents=True)
+    root = pathlib.Path(package_alone(str(site / "reprokit"), str(tmp_path / "cache")))
+    assert [p.name for p in root.iterdir()] == ["reprokit"]
+    assert (root / "reprokit").resolve() == site / "reprokit"
+    assert import_root("/opt/torch-2.15/bin/python") == import_root() == str(ROOT)
