@@ -132,7 +132,7 @@ def echo_json(data) -> None:
 
 
 @click.group()
-@click.version_option(package_name="reprokit")
+@click.version_option(package_name="reprokit", prog_name="reprokit")
 def main():
     """Turn a torch.compile failure into a minimal repro and an upstream-ready report."""
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import sys
 
 from reprokit import settings
 from reprokit.data.ranks import free_port
 from reprokit.data.records import TrialSpec
 from reprokit.data.warm_cache import CACHES, COMPILE_ERRORS
-from reprokit.trial.cache import torch_has_bytecode
+from reprokit.trial.cache import cache_base, torch_has_bytecode
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -26,11 +29,39 @@ _SCRUBBED_ENV = (
 )
 
 
+def import_root(python: str | None = None) -> str:
+    """The folder a trial's PYTHONPATH starts with, for it to import this reprokit. Installed from a wheel,
+    reprokit's parent is site-packages, torch beside it: under another interpreter (`reprokit versions` runs each
+    release's own) it would come before that interpreter's torch, and the release asked would be this one. There a
+    folder of reprokit's cache that holds a link to the package alone stands in."""
+    if python in (None, sys.executable) or os.path.isfile(os.path.join(PACKAGE_PARENT, "pyproject.toml")):
+        return PACKAGE_PARENT  # this interpreter, or a checkout: the folder holds no other installed package
+    return _package_alone(os.path.join(PACKAGE_PARENT, "reprokit"), cache_base())
+
+
+@functools.cache
+def _package_alone(package: str, cache: str) -> str:
+    root = os.path.join(cache, "import", hashlib.sha256(package.encode()).hexdigest()[:16])
+    link = os.path.join(root, "reprokit")
+    if os.path.realpath(link) != os.path.realpath(package):
+        os.makedirs(root, exist_ok=True)
+        made = f"{link}.{os.getpid()}"
+        os.symlink(package, made)
+        os.replace(made, link)  # at once: a trial starting beside this one never meets a half-made link
+    return root
+
+
 def trial_env(
-    spec: TrialSpec, cache_root: str, trial_dir: str, base: dict | None = None, compile_errors: str | None = None
+    spec: TrialSpec,
+    cache_root: str,
+    trial_dir: str,
+    base: dict | None = None,
+    compile_errors: str | None = None,
+    python: str | None = None,
 ) -> dict:
     """The environment of one trial: the user's, with reprokit's caches and the stage's switches; compile_errors:
-    the run's folder of C++ compile errors a trial may replay (child/compile_errors.py)."""
+    the run's folder of C++ compile errors a trial may replay (child/compile_errors.py); python: the trial's
+    interpreter, when not this one."""
     env = {k: v for k, v in (base if base is not None else os.environ).items() if k not in _SCRUBBED_ENV}
     env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache_root, "inductor")
     env["TRITON_CACHE_DIR"] = os.path.join(cache_root, "triton")
@@ -39,7 +70,7 @@ def trial_env(
     env.pop(COMPILE_ERRORS, None)
     if compile_errors:
         env[COMPILE_ERRORS] = compile_errors
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, settings.PYTHONPATH.get(env=env)) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (import_root(python), settings.PYTHONPATH.get(env=env)) if p)
     env["PYTHONUNBUFFERED"] = "1"
     bytecode_off = settings.PYTHONDONTWRITEBYTECODE.get(env=env)
     if bytecode_off and not settings.PYTHONPYCACHEPREFIX.get(env=env) and not torch_has_bytecode():

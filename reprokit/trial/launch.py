@@ -72,7 +72,7 @@ def _run_once(
 ) -> Outcome:
     """One try of the trial, forked from the warm worker where it can be, else cold."""
     spec_path = prepare_trial(spec, trial_dir)
-    env = with_device(trial_env(spec, cache_root, trial_dir, compile_errors=compile_errors), device)
+    env = with_device(trial_env(spec, cache_root, trial_dir, compile_errors=compile_errors, python=python), device)
     started = time.monotonic()
     cold_note = ""
     if warm is not None and comparable(env) == warm.env and warm.alive():
