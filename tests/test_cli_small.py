@@ -37,6 +37,8 @@ def test_numbers_no_run_can_use_are_one_line_and_exit_2(in_tmp):
         (["bisect", "s.py", "--jobs", "0"], "--jobs takes a number of trials at once, 1 or more (got 0)"),
         (["bisect", "s.py", "-j", "-2"], "--jobs takes a number of trials at once, 1 or more (got -2)"),
         (["bisect", "s.py", "--timeout", "0"], "--timeout takes seconds per trial, more than 0 (got 0)"),
+        (["bisect", "s.py", "--timeout", "nan"], "--timeout takes seconds per trial, more than 0 (got nan)"),
+        (["bisect", "s.py", "--timeout", "inf"], "--timeout takes seconds per trial, more than 0 (got inf)"),
         (["bisect", "s.py", "--repeat", "0"], "--repeat takes a number of runs, 1 or more (got 0)"),
         (["bisect", "s.py", "--max-input-bytes", "-1"], "--max-input-bytes takes a size in bytes, 0 or more (got -1)"),
         (["bisect", "s.py", "--slow-threshold", "-5"], "--slow-threshold takes a percent, 0 or more (got -5)"),

@@ -88,6 +88,9 @@ def direct_reads(path: Path, tree: ast.AST) -> list:
             found.append(read_at(path, node, node.slice))
         elif isinstance(node, ast.Compare) and any(is_environ(c) for c in node.comparators):
             found.append(read_at(path, node, node.left))
+        elif isinstance(node, ast.Compare) and any(is_env_mapping(c) for c in node.comparators):
+            if literal_name(node.left):  # "REPROKIT_X" in env: a read of a trial's or the job's environment
+                found.append(read_at(path, node, node.left))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Setting":
             found.append(f"{at(path, node)}: a Setting made outside settings.py")
     return found

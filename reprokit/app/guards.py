@@ -4,6 +4,8 @@ taken silently (0 trials at once; 0 read as "no limit given")."""
 
 from __future__ import annotations
 
+import math
+
 from reprokit.errors import ReprokitError
 
 
@@ -14,14 +16,14 @@ def at_least_one(option: str, value: int | None, what: str) -> None:
 
 
 def above_zero(option: str, value: float | None, what: str) -> None:
-    """A limit in seconds, when given, is more than 0."""
-    if value is not None and value <= 0:
+    """A limit in seconds, when given, is more than 0 and finite (nan and inf would mean no limit at all)."""
+    if value is not None and not (math.isfinite(value) and value > 0):
         raise ReprokitError(f"{option} takes {what}, more than 0 (got {value:g})")
 
 
 def not_negative(option: str, value: float | None, what: str) -> None:
     """A size or a threshold, when given, is 0 or more (0 is a choice: no real inputs saved, any slowdown counts)."""
-    if value is not None and value < 0:
+    if value is not None and not (math.isfinite(value) and value >= 0):
         raise ReprokitError(f"{option} takes {what}, 0 or more (got {value:g})")
 
 
