@@ -23,16 +23,9 @@ from reprokit.app import plan as plan_case
 from reprokit.app import versions as versions_case
 from reprokit.app.common import stop_trials
 from reprokit.cli_live import progress
-from reprokit.cli_render import (
-    doctor_table,
-    models_table,
-    pack_show,
-    plan_table,
-    summary_table,
-    verdict_json,
-    versions_table,
-)
+from reprokit.cli_render import doctor_table, models_table, pack_show, plan_table, verdict_json, versions_table
 from reprokit.cli_signals import Interrupted, ending_on_signals, interrupted_line
+from reprokit.cli_summary import summary_table
 from reprokit.data.budget import parse_budget
 from reprokit.data.executor import load_settings
 from reprokit.errors import NothingToIsolate, ReprokitError

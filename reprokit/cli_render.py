@@ -1,16 +1,14 @@
-"""How the CLI shows things: progress lines, the bisect summary table, the doctor table, the models table."""
+"""How the CLI shows things: progress lines, the doctor table, the models, versions and plan tables."""
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable
 
 import click
 
-from reprokit.cli_tally import PHASES, Tally, clock, phase_trials, tally_table
-from reprokit.data.budget import said
+from reprokit.cli_tally import PHASES, Tally, clock, phase_trials
 from reprokit.data.stages import STAGE_TITLES
 
 
@@ -156,135 +154,6 @@ def verdict_json(v) -> dict:
     d = v.to_dict()
     d.pop("graph_code", None)
     return d
-
-
-def summary_table(v, tally: Tally | None = None) -> str:
-    """The ladder as a table, then what the bisect isolated, one fact a line; then, given the CLI's tally, every
-    trial and second of the run by phase (the verdict's own count stops at the verdict)."""
-    rows = [("stage", "result", "seconds")]
-    for r in v.ladder:
-        rows.append((STAGE_TITLES.get(r["stage"], r["stage"]), _stage_result(v, r), f"{r['seconds']:.1f}"))
-    width = [max(len(r[i]) for r in rows) for i in range(3)]
-    lines = ["  ".join(c.ljust(width[i]) for i, c in enumerate(r)) for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in width))
-    facts = [
-        ("failing stage", v.failing_stage),
-        ("failure", v.kind or (v.signature or {}).get("kind")),
-        ("graph", None if v.graph is None else f"{v.graph} of {v.graph_count}"),
-        ("config that makes it pass", json.dumps(v.config) if v.config else None),
-        (
-            "subsystem",
-            None
-            if not v.subsystem
-            else f"{v.subsystem['name']} #{v.subsystem['application']}: {v.subsystem['detail']}",
-        ),
-        (
-            "fake kernel",
-            None
-            if not v.meta_kernel
-            else f"{v.meta_kernel['op'] or '?'}: {v.meta_kernel['mismatch'] or 'fake and real kernels disagree'}",
-        ),
-        (
-            "memory",
-            None
-            if not v.memory
-            else f"compiled peak {_mib(v.memory['compiled_peak_mib'])}, eager "
-            f"peak {_mib(v.memory['eager_peak_mib'])} ({v.memory['measure']})",
-        ),
-        ("inductor pieces", _pieces(v.inductor_pieces)),
-        ("export guard", v.export and v.export.get("guard")),
-        ("user line", v.export and v.export.get("line") and f"{v.export['line']}: {v.export['code']}"),
-        (
-            "cuda fault",
-            None
-            if not v.cuda_fault
-            else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel'] or 'no named kernel'}; "
-            f"device afterwards: {v.cuda_fault.get('device_check') or 'not checked'}",
-        ),
-        ("aoti kernel", v.aoti_kernel and f"{v.aoti_kernel['kernel']} (launched, never finished)"),
-        ("speed", (v.speed or {}).get("original")),
-        (
-            "modes that pass",
-            None
-            if v.modes is None
-            else ", ".join(
-                f"mode={r['mode'] or 'default'} dynamic={r['dynamic']}" for r in v.modes if r["kind"] == "pass"
-            )
-            or "none",
-        ),
-        ("repro", v.repro and f"{v.repro} ({v.repro_kind or 'not verified'})"),
-        (
-            "no repro because",
-            None
-            if v.repro_verified or not v.repro_attempts
-            else "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts),
-        ),
-        ("tarball", v.tarball),
-        ("budget", _budget(v.budget)),
-        ("verdict after", f"{v.trials} trials, {v.seconds:.1f} s"),
-    ]
-    lines.append("")
-    lines += [f"{k:<26} {val}" for k, val in facts if val is not None]
-    if v.other_failures:
-        lines.append(
-            f"{'other failures seen':<26} "
-            + "; ".join(
-                f"{o['signature'].get('exc_type') or o['signature']['kind']}: {o['signature'].get('message', '')[:50]}"
-                for o in v.other_failures
-            )
-        )
-    if v.unsteady:
-        lines.append(f"{'runs that failed otherwise':<26} {v.unsteady}")
-    if v.message:
-        lines.append(v.message)
-    if v.versions:  # reprokit versions: the news that matters most goes first
-        lines.insert(0, f"{v.versions['summary']}\n" if v.versions.get("fixed_in") else "")
-        lines.append(f"{'torch releases':<26} {v.versions['summary']}")
-    if tally is not None:
-        lines += ["", tally_table(tally)]
-        if v.test_repro_seconds and any(p.name == "repro" for p in tally.phases):
-            # Not a trial (a plain interpreter run once), so no row of its own: its seconds are the repro phase's.
-            lines.append(f"repro's seconds include one run of test_repro.py: {v.test_repro_seconds:.1f} s")
-    return "\n".join(lines).lstrip("\n")
-
-
-def _stage_result(v, r: dict) -> str:
-    """A ladder row's result: pass, the same failure as the original, the crossref check's own (a wrong fake
-    kernel, chased in its place), or a different failure."""
-    if r["kind"] == "pass":
-        return "pass"
-    if r["same"]:
-        return "FAIL (same)"
-    if v.meta_kernel and r["stage"] == v.failing_stage:
-        return "FAIL (fake kernel)"
-    return f"fail ({r['kind']}, different)"
-
-
-def _budget(budget) -> str | None:
-    """ "20 min, spent: not asked: minify" for a run given --budget."""
-    if not budget:
-        return None
-    head = f"{said(budget['seconds'])}, {'spent' if budget['spent'] else 'not spent'}"
-    missed = [
-        f"not asked: {', '.join(budget['not_asked'])}" if budget["not_asked"] else "",
-        f"{budget['trials_not_run']} search trials not run" if budget["trials_not_run"] else "",
-    ]
-    return "; ".join([head] + [m for m in missed if m])
-
-
-def _mib(value) -> str:
-    return "?" if value is None else f"{value:.0f} MiB"
-
-
-def _pieces(pieces) -> str | None:
-    """ "piece 2 of 2 failed: 3 nodes (relu, add)" for a user backend that had inductor compile pieces."""
-    if not pieces:
-        return None
-    failed = pieces.get("failed")
-    if not failed:
-        return f"{pieces['count']} compiled, none failed"
-    ops = ", ".join(op.split(".")[1] if op.startswith("aten.") else op for op in failed["ops"][:6])
-    return f"piece {failed['piece']} of {pieces['count']} failed: {failed['nodes']} nodes ({ops})"
 
 
 def doctor_table(r, verbose: bool = False) -> str:

@@ -35,6 +35,7 @@ LAYERS = {
     "reprokit.app": 7,
     "reprokit.cli": 8,
     "reprokit.cli_render": 8,
+    "reprokit.cli_summary": 8,
     "reprokit.cli_tally": 8,
     "reprokit.cli_live": 8,
     "reprokit.cli_signals": 8,

@@ -180,7 +180,7 @@ def test_the_quick_start_under_a_terminal_is_never_silent_for_more_than_2_s(tmp_
 def test_the_summary_says_where_test_repro_py_went():
     """test_repro.py runs once in a plain interpreter, not as a trial: the summary says its seconds are the repro
     phase's."""
-    from reprokit.cli_render import summary_table
+    from reprokit.cli_summary import summary_table
     from reprokit.data.records import Verdict
 
     printer, _, clock = printer_with_clock()

@@ -11,7 +11,7 @@ import time
 import pytest
 from test_e2e import CASES, bisect, check_repro, check_verdict, expect  # noqa: F401 (CASES: the workdir fixture copies it)
 
-from reprokit.cli_render import summary_table
+from reprokit.cli_summary import summary_table
 from reprokit.data.records import Verdict
 
 
