@@ -357,29 +357,7 @@ def analyze(
     findings += recompile_findings(compiled, sites)
     findings += fallback_findings(compiled, script_lines, compiled_outcome.get("user_backend"))
     speed = measure_speed(eager, compiled)
-    if speed.speedup is not None and speed.speedup < WORTH_IT:
-        causes = [f for f in findings if f.kind != "compiled_failure"]
-        owner = "user" if causes else "compiler"
-        fix = (
-            "fix the findings above first (each break or recompile costs time), then measure again"
-            if causes
-            else 'keep this code eager (drop torch.compile here), or try `mode="max-autotune"`; with no graph break '
-            "or recompile, the slowdown is torch.compile's own: worth an issue with `reprokit issue`"
-        )
-        site = sites[0] if sites else {"file": None, "line": None}
-        findings.append(
-            Finding(
-                kind="speed",
-                title=speed.verdict,
-                file=site["file"],
-                line=site["line"],
-                owner=owner,
-                fix=fix,
-                detail=f"eager {speed.eager_step_seconds * 1e3:.3f} ms/call, compiled "
-                f"{speed.compiled_step_seconds * 1e3:.3f} ms/call over {speed.steps_timed} "
-                f"calls; compile {speed.compile_seconds:.1f} s",
-            )
-        )
+    findings += speed_findings(speed, findings, sites)
     counters = compiled.get("counters") or {}
     graphs = sum(1 for m in compiled.get("metrics") or [] if (m.get("graph_op_count") or 0) > 0)
     return DoctorReport(
@@ -393,3 +371,31 @@ def analyze(
         compiled_outcome=kind,
         unobserved=list(compiled.get("unattached") or []),
     )
+
+
+def speed_findings(speed, findings: list, sites: list) -> list:
+    """A compiled run slower than eager is a finding: the user's to fix when other findings explain it."""
+    if speed.speedup is None or speed.speedup >= WORTH_IT:
+        return []
+    causes = [f for f in findings if f.kind != "compiled_failure"]
+    owner = "user" if causes else "compiler"
+    fix = (
+        "fix the findings above first (each break or recompile costs time), then measure again"
+        if causes
+        else 'keep this code eager (drop torch.compile here), or try `mode="max-autotune"`; with no graph break '
+        "or recompile, the slowdown is torch.compile's own: worth an issue with `reprokit issue`"
+    )
+    site = sites[0] if sites else {"file": None, "line": None}
+    return [
+        Finding(
+            kind="speed",
+            title=speed.verdict,
+            file=site["file"],
+            line=site["line"],
+            owner=owner,
+            fix=fix,
+            detail=f"eager {speed.eager_step_seconds * 1e3:.3f} ms/call, compiled "
+            f"{speed.compiled_step_seconds * 1e3:.3f} ms/call over {speed.steps_timed} "
+            f"calls; compile {speed.compile_seconds:.1f} s",
+        )
+    ]
