@@ -92,20 +92,8 @@ def minify_warm(run_dir: RunDir, v: Verdict, runner, emit, started: float, befor
         fresh_interpreter=True,
         label="verify-repro-cold",
     )
-    target = Signature.from_dict(v.signature)
-    cold = runner(base)
-    warm = runner(dataclasses.replace(base, attempt=1, label="verify-repro-warm"))
-    plain = runner(dataclasses.replace(base, stage="none", label="verify-repro-no-compile", env={RUN_VAR: "1"}))
-    shows = warm if finding["when"] == "warm" else cold
+    shows, v.repro_verified = verify_warm(runner, base, Signature.from_dict(v.signature), finding["when"])
     v.repro, v.repro_kind = run_dir.file("repro.py"), "warm_cache"
-    cold_passed = cold is not None and cold.kind == "pass"
-    v.repro_verified = bool(
-        shows is not None
-        and target.matches(shows.signature)
-        and plain is not None
-        and plain.kind == "pass"
-        and (finding["when"] == "cold" or cold_passed)
-    )
     v.repro_signature = shows.signature.to_dict() if shows is not None else None
     lines = len(original.strip().splitlines())
     v.nodes = {"original": lines, "minified": lines, "unit": "lines"}
@@ -129,3 +117,21 @@ def minify_warm(run_dir: RunDir, v: Verdict, runner, emit, started: float, befor
         verified=v.repro_verified,
     )
     return Repro.of(v)
+
+
+def verify_warm(runner, base: TrialSpec, target: Signature, when: str) -> tuple:
+    """repro.py run cold, warm and without compile: (the run that should show the failure, verified). Verified when
+    that run fails the same way, the run without compile passes and, for a warm failure, the cold run passes."""
+    cold = runner(base)
+    warm = runner(dataclasses.replace(base, attempt=1, label="verify-repro-warm"))
+    plain = runner(dataclasses.replace(base, stage="none", label="verify-repro-no-compile", env={RUN_VAR: "1"}))
+    shows = warm if when == "warm" else cold
+    cold_passed = cold is not None and cold.kind == "pass"
+    verified = bool(
+        shows is not None
+        and target.matches(shows.signature)
+        and plain is not None
+        and plain.kind == "pass"
+        and (when == "cold" or cold_passed)
+    )
+    return shows, verified
