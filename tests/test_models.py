@@ -224,7 +224,11 @@ def test_hf_config_two_ranks_under_torchrun_with_gloo(tmp_path):
     # each rank's own figures, read from its own record
     assert [r["rank"] for r in v["per_rank"]] == [0, 1]
     assert all(
-        r["compile_seconds"] > 0 and r["peak_memory_bytes"] > 0 and r["collectives_in_graph"] == 5
+        r["compile_seconds"] > 0
+        and r["peak_memory_bytes"] > 0
+        and r["collectives_in_graph"] == 5
+        and r["eager_step_seconds"] > 0
+        and r["compiled_step_seconds"] > 0
         for r in v["per_rank"]
     ), v["per_rank"]
     with tarfile.open(v["tarball"]) as tar:
@@ -232,4 +236,7 @@ def test_hf_config_two_ranks_under_torchrun_with_gloo(tmp_path):
         issue = tar.extractfile([m for m in tar.getmembers() if m.name.endswith("/ISSUE.md")][0]).read().decode()
     assert "logs/compile_attempt/rank1/stderr.txt" in names or "logs/compile_attempt/rank1/model.json" in names
     assert "All-reduces in the compiled graph(s): 5" in issue
-    assert "| rank | compile s | peak memory | all-reduces in its graphs |" in issue and "\n| 1 | " in issue
+    assert (
+        "| rank | compile s | peak memory | all-reduces in its graphs | eager step | compiled step |" in issue
+        and "\n| 1 | " in issue
+    )

@@ -260,7 +260,7 @@ def compile_attempts(runner: Runner, req: ModelRequest, a: Attempt, emit: Emit):
 
 
 def per_rank(trial_dir: str) -> list:
-    """Each rank's own compile time, peak memory and all-reduces (rank 0 answers in the trial folder, rank N in
+    """Each rank's own compile time, peak memory, all-reduces and step times (rank 0 answers in the trial folder, rank N in
     rankN/); one row for a one-process attempt."""
     rows = []
     for sub in ["", *rank_dirs(trial_dir)] if trial_dir else []:
@@ -273,6 +273,9 @@ def per_rank(trial_dir: str) -> list:
                     "compile_seconds": rec.get("compile_seconds"),
                     "peak_memory_bytes": rec.get("peak_memory_bytes"),
                     "collectives_in_graph": rec.get("collectives_in_graph"),
+                    # each rank times its own steps: a slow rank (a straggler, a collective waiting) shows here
+                    "eager_step_seconds": rec.get("eager_step_seconds"),
+                    "compiled_step_seconds": rec.get("compiled_step_seconds"),
                 }
             )
     return rows
