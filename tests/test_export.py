@@ -139,6 +139,7 @@ def test_second_call_with_another_input_is_replayed(workdir):
 
 
 @pytest.mark.slow
+@pytest.mark.newest_smoke
 def test_a_guard_is_quoted_whole_in_the_finding_and_the_issue(workdir):
     """pytorch/pytorch#181097: the program's guard `x.size()[0] // 5 != 1` rejects a batch its Dim allows. The
     verdict's message and ISSUE.md quote it as torch said it: its `//` once read as a path (`<path>`), its digits

@@ -2,6 +2,8 @@
 
 import dataclasses
 
+import pytest
+
 from reprokit.data import signature as sig
 from reprokit.data.records import Signature, TrialSpec
 from reprokit.report.pack import deterministic_tar
@@ -14,6 +16,7 @@ def test_messages_normalise_numbers_paths_and_addresses():
     assert a == b
 
 
+@pytest.mark.newest_smoke
 def test_an_operator_or_a_url_is_no_path_and_a_signature_quotes_the_message_as_said():
     """pytorch/pytorch#181097's guard lost its division: `x.size()[0] // 5 != 1` normalised to
     `x.size()[N] <path> N != N`. Numbers still go for matching; the report quotes the text torch wrote."""
