@@ -4,7 +4,9 @@ Each script there reproduces an open pytorch/pytorch issue on torch 2.13 CPU (it
 class and why it fails) and states on its first line what reprokit should find (# EXPECT = {...}): the first
 failing stage, the failure kinds, the repro kinds that are acceptable for it ("graph", "graph_in_context",
 "graph_in_script", "source"), loose upper bounds on the repro's size, and, where the verdict should name it, the
-op. tests/real_bugs/BASELINE.md has the seconds and the result of each case.
+op. tests/real_bugs/BASELINE.md has the seconds and the result of each case. A bug fixed in the installed torch
+skips and says so: by its EXPECT's "fixed_in" (the release where it no longer reproduces), or when the bisect finds
+nothing to isolate and the script passes alone (issue #45: the README's test command on what pip installs).
 
 CI runs 12 of the 29; seventeen are opt-in with REPROKIT_ALL_REAL_BUGS=1, to keep CI under 45 minutes on two cores
 (the fresh-clone CI at 84b6f5f took 48 min 50 s with all but one; BASELINE.md has each case's seconds):
