@@ -101,3 +101,26 @@ CORPUS = [
     ("quoted literal in code", 'db_secret = "' + "codeLiteralSecret1" + '"', "codeLiteralSecret1"),
     ("TOKEN assignment", "MY_SERVICE_TOKEN=" + "tokenVal-5555", "tokenVal-5555"),
 ]
+
+# Code and torch's words a scrubber must leave whole: operators (`//` is no path), URLs that name no machine,
+# torch's own relative paths. The export guard is pytorch/pytorch#181097's, as ep.module() raises it.
+CODE_KEPT = [
+    "AssertionError: Guard failed: x.size()[0] // 5 != 1",
+    "n_blocks = x.shape[0] // 5 + total // block; half = (s0 + 1)/2; a/b//c",
+    "see https://github.com/pytorch/pytorch/issues/181097 and https://pytorch.org/docs/stable/export.html",
+    "torch/_inductor/codegen/cpp.py:1234 in codegen_kernel; ../third_party/gloo/gloo/transport/tcp/pair.cc:534",
+    "Suggested fixes:\n  batch = Dim('batch', max=16) // 2",
+]
+# A home, a temp folder and a virtual environment: this machine's places, as a run records them (report/places.py).
+MACHINE_PLACES = [
+    ("/home/alice/venvs/t/lib/python3.11/site-packages", "<site-packages>"),
+    ("/home/alice", "<home>"),
+    ("/tmp", "<tmp>"),
+]
+# (line, the machine's path in it): the path is replaced, and the code beside it stays whole.
+PATHS_REPLACED = [
+    ('File "/home/alice/proj/serve.py", line 26: Guard failed: x.size()[0] // 5 != 1', "/home/alice/proj"),
+    ("/tmp/torchinductor_alice/ab/cabcd.cpp:12:3: error: x // 5", "/tmp/torchinductor_alice"),
+    ("/home/alice/venvs/t/lib/python3.11/site-packages/torch/export/_trace.py:1077", "/home/alice/venvs"),
+    ("written to /work/checkout/artifacts/run/repro.py (see https://github.com/pytorch/pytorch)", "/work/checkout"),
+]

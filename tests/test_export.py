@@ -126,7 +126,7 @@ def test_second_call_with_another_input_is_replayed(workdir):
     ], data["ladder"]
     assert data["other_failures"], data
     assert data["message"].startswith(
-        "the exported program rejects a call the script makes (AssertionError: Guard failed: x.size()[N] == N)"
+        "the exported program rejects a call the script makes (AssertionError: Guard failed: x.size()[0] == 4)"
     ), data["message"]
     assert [a["kind"] for a in data["repro_attempts"]] == ["export_graph", "source"], data["repro_attempts"]
     assert data["repro_attempts"][1]["result"] == "verified" and data["repro_verified"] is True
@@ -136,6 +136,30 @@ def test_second_call_with_another_input_is_replayed(workdir):
     assert "for batch in (4, 6):" in text and "aoti_load_package" in text, text
     p = subprocess.run([sys.executable, data["repro"]], capture_output=True, text=True, timeout=600, cwd=workdir)
     assert p.returncode != 0 and "Tensor-likes are not close" in p.stderr, p.stderr[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.newest_smoke
+def test_a_guard_is_quoted_whole_in_the_finding_and_the_issue(workdir):
+    """pytorch/pytorch#181097: the program's guard `x.size()[0] // 5 != 1` rejects a batch its Dim allows. The
+    verdict's message and ISSUE.md quote it as torch said it: its `//` once read as a path (`<path>`), its digits
+    as N."""
+    exp = expect("guard_floor_div.py")
+    p, data = bisect(workdir, "guard_floor_div.py", "--no-subsystems", "--no-configs", "--no-minify")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert (data["failing_stage"], data["last_passing_stage"]) == (exp["failing_stage"], exp["last_passing_stage"])
+    said = f"AssertionError: Guard failed: {exp['guard']}"
+    assert data["message"].startswith(f"the exported program fails on a call the script makes ({said}), "), data
+    issue = subprocess.run(
+        [sys.executable, "-m", "reprokit", "issue", data["run_dir"]],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert issue.returncode == 0, issue.stderr
+    assert f"raises ({said}) in `guard_floor_div.py`" in issue.stdout, issue.stdout
+    assert "<path>" not in issue.stdout and "x.size()[N]" not in issue.stdout, issue.stdout
 
 
 @pytest.mark.slow

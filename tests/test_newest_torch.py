@@ -19,6 +19,7 @@ NEWEST = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) >
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.newest_smoke,
     pytest.mark.skipif(
         not NEWEST,
         reason=f"smoke set for torch >= 2.15 (this is {torch.__version__}): .ci/run runs it in its second environment",

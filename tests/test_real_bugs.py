@@ -4,7 +4,9 @@ Each script there reproduces an open pytorch/pytorch issue on torch 2.13 CPU (it
 class and why it fails) and states on its first line what reprokit should find (# EXPECT = {...}): the first
 failing stage, the failure kinds, the repro kinds that are acceptable for it ("graph", "graph_in_context",
 "graph_in_script", "source"), loose upper bounds on the repro's size, and, where the verdict should name it, the
-op. tests/real_bugs/BASELINE.md has the seconds and the result of each case.
+op. tests/real_bugs/BASELINE.md has the seconds and the result of each case. A bug fixed in the installed torch
+skips and says so: by its EXPECT's "fixed_in" (the release where it no longer reproduces), or when the bisect finds
+nothing to isolate and the script passes alone (issue #45: the README's test command on what pip installs).
 
 CI runs 12 of the 29; seventeen are opt-in with REPROKIT_ALL_REAL_BUGS=1, to keep CI under 45 minutes on two cores
 (the fresh-clone CI at 84b6f5f took 48 min 50 s with all but one; BASELINE.md has each case's seconds):
@@ -38,8 +40,11 @@ import pathlib
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 
 import pytest
+
+from reprokit.versions import releases
 
 CASES = pathlib.Path(__file__).parent / "real_bugs"
 REPO = pathlib.Path(__file__).parent.parent
@@ -100,17 +105,44 @@ def cpu_flags() -> set:
     return {flag for line in text.splitlines() if line.startswith("flags") for flag in line.split(":", 1)[1].split()}
 
 
+# The cases the README's test command runs on the newest torch too (.ci/run, `-m newest_smoke`): one fixed there.
+NEWEST_SMOKE = {"attention_softmax_nonlast_dim.py"}
+TORCH = metadata.version("torch")
+
+
+def fixed_here(exp: dict) -> str | None:
+    """Why the case cannot fail on the installed torch, when its EXPECT line says the bug is fixed in it."""
+    fixed = exp.get("fixed_in")
+    if fixed and releases.key(TORCH) >= releases.key(fixed):
+        return f"pytorch/pytorch#{exp['issue']} is fixed in torch {fixed}: it does not reproduce on torch {TORCH}"
+    return None
+
+
 def params():
-    """One parameter per script; the ones in OPT_IN skip unless REPROKIT_ALL_REAL_BUGS=1."""
+    """One parameter per script; the ones in OPT_IN skip unless REPROKIT_ALL_REAL_BUGS=1, the ones fixed in the
+    installed torch skip and say so."""
     everything = os.environ.get("REPROKIT_ALL_REAL_BUGS") == "1"
     for path in sorted(CASES.glob("*.py")):
-        marks = []
+        marks = [pytest.mark.newest_smoke] if path.name in NEWEST_SMOKE else []
         if not everything and path.name in OPT_IN:
             marks.append(pytest.mark.skip(reason="opt-in: REPROKIT_ALL_REAL_BUGS=1 runs every real bug"))
-        isa = expect(path.name).get("isa")
+        exp = expect(path.name)
+        if fixed_here(exp):
+            marks.append(pytest.mark.skip(reason=fixed_here(exp)))
+        isa = exp.get("isa")
         if isa and not set(isa) & cpu_flags():
             marks.append(pytest.mark.skip(reason=f"needs a vector ISA ({' or '.join(isa)}) for the bug's codegen"))
         yield pytest.param(path.name, marks=marks, id=path.stem)
+
+
+def skip_if_fixed(workdir: pathlib.Path, case: str, exp: dict, p) -> None:
+    """Nothing to isolate (exit 3) because the script itself passes on this torch: the bug is fixed here, not
+    missed by reprokit, so the case skips naming the release and the issue (its EXPECT line may say fixed_in)."""
+    if p.returncode != 3:
+        return
+    alone = subprocess.run([sys.executable, case], cwd=workdir, capture_output=True, text=True, timeout=REPRO_TIMEOUT)
+    if alone.returncode == 0:
+        pytest.skip(f"pytorch/pytorch#{exp['issue']} does not reproduce on torch {TORCH}: the script passes compiled")
 
 
 def bisect(workdir: pathlib.Path, case: str):
@@ -203,6 +235,7 @@ def check_repro(data: dict, exp: dict, elsewhere: pathlib.Path) -> None:
 def test_real_bug_is_bisected_and_reproduced(workdir, tmp_path, case):
     exp = expect(case)
     p, data = bisect(workdir, case)
+    skip_if_fixed(workdir, case, exp, p)
     assert p.returncode == 0, p.stderr[-3000:]
     check_verdict(data, exp)
     check_repro(data, exp, tmp_path / "elsewhere")

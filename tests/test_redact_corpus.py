@@ -6,7 +6,7 @@ import os
 import stat
 
 import pytest
-from secret_corpus import CORPUS
+from secret_corpus import CODE_KEPT, CORPUS, MACHINE_PLACES, PATHS_REPLACED
 
 from reprokit.report import keyed
 from reprokit.report.redact import Redactor
@@ -88,6 +88,29 @@ def test_code_in_a_repro_is_left_alone():
     )
     r = _redactor()
     assert r.scrub(code, "repro.py") == code and r.redactions == []
+
+
+@pytest.mark.parametrize("place", sorted(PLACES))
+def test_code_and_urls_in_a_message_stay_whole(place):
+    """A message's operators (the #181097 guard's `//`) and URLs that name no machine are no paths: nothing is
+    replaced, nothing is noted."""
+    for line in CODE_KEPT:
+        r = _redactor(places=MACHINE_PLACES)
+        assert r.scrub(PLACES[place](line), place) == PLACES[place](line), line
+        assert r.redactions == [], line
+
+
+@pytest.mark.parametrize("place", sorted(PLACES))
+def test_the_machines_paths_go_and_the_code_beside_them_stays(place):
+    for line, path in PATHS_REPLACED:
+        r = _redactor(places=MACHINE_PLACES)
+        out = r.scrub(PLACES[place](line), place)
+        assert path not in out and "/alice" not in out, out
+        code = [
+            part for part in ("x.size()[0] // 5 != 1", "x // 5", "https://github.com/pytorch/pytorch") if part in line
+        ]
+        assert all(part in out for part in code), out
+        assert any(x["kind"].endswith(" path") for x in r.redactions), out
 
 
 def test_values_recorded_at_bisect_time_are_redacted_from_a_shell_without_them(tmp_path):

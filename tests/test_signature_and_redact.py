@@ -1,5 +1,9 @@
 """Signatures compare failures; the redactor keeps secrets out of the pack."""
 
+import dataclasses
+
+import pytest
+
 from reprokit.data import signature as sig
 from reprokit.data.records import Signature, TrialSpec
 from reprokit.report.pack import deterministic_tar
@@ -10,6 +14,29 @@ def test_messages_normalise_numbers_paths_and_addresses():
     a = sig.normalise_message("Expected size 128 but got 64 at 0x7f00aa in /tmp/tmpab12cd/x.py")
     b = sig.normalise_message("Expected size 256 but got 32 at 0x7fffbb in /tmp/tmpzz99/x.py")
     assert a == b
+
+
+@pytest.mark.newest_smoke
+def test_an_operator_or_a_url_is_no_path_and_a_signature_quotes_the_message_as_said():
+    """pytorch/pytorch#181097's guard lost its division: `x.size()[0] // 5 != 1` normalised to
+    `x.size()[N] <path> N != N`. Numbers still go for matching; the report quotes the text torch wrote."""
+    guard = "Guard failed: x.size()[0] // 5 != 1"
+    assert sig.normalise_message(guard) == "Guard failed: x.size()[N] // N != N"
+    assert sig.normalise_message("see https://github.com/pytorch/pytorch/issues/181097") == (
+        "see https://github.com/pytorch/pytorch/issues/N"
+    )
+    assert (
+        sig.normalise_message("(s0 + 1)/2 vs a/b in torch/_inductor/ir.py")
+        == "(sN + N)/N vs a/b in torch/_inductor/ir.py"
+    )
+    assert sig.normalise_message('File "/home/u/p/x.py" and C:/Users/u/y.py') == 'File "<path>" and <path>'
+    one = sig.for_exception("AssertionError", guard + "\nmore", [], "/site/torch")
+    other = sig.for_exception("AssertionError", guard.replace("//", "%"), [], "/site/torch")
+    assert one.said() == "AssertionError: " + guard and one.short() == "AssertionError: " + one.message
+    assert one.matches(Signature.from_dict(one.to_dict())) and one == dataclasses.replace(one, text="x")
+    assert not one.matches(other)  # another operator, another guard (before, both were `<path> N`)
+    assert one.matches(sig.for_exception("AssertionError", guard.replace("5", "7"), [], "/site/torch"))
+    assert Signature("exception", "RuntimeError", "boom").said() == "RuntimeError: boom"  # a record without text
 
 
 def test_signature_matching_uses_kind_type_message_frame():

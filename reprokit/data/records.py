@@ -48,6 +48,9 @@ class Signature(JsonData):
     # "Type: message @ frame" of the root cause behind Dynamo's and inductor's wrappers (signature.root_cause):
     # when both sides have one, it alone decides, so one bug seen through different wrappers is one bug.
     cause: str | None = None
+    # The message's first line as torch wrote it, digits and operators kept (`x.size()[0] // 5 != 1`): what a
+    # report quotes (said). Never compared: two runs of one bug differ in their numbers and paths.
+    text: str = field(default="", compare=False)
 
     def matches(self, other: Signature | None) -> bool:
         if other is not None and self.reports_mismatch() and other.reports_mismatch():
@@ -76,6 +79,12 @@ class Signature(JsonData):
             return "passes"
         head = self.exc_type or self.kind
         return f"{head}: {self.message}" if self.message else head
+
+    def said(self) -> str:
+        """The failure as torch said it, for a reader: short() with the message's original text where kept."""
+        if self.kind == "pass" or not self.text:
+            return self.short()
+        return f"{self.exc_type or self.kind}: {self.text}"
 
 
 # Words of fused kernel names that many unrelated kernels share (threshold_backward, convolution_backward).

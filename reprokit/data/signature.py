@@ -10,7 +10,9 @@ from reprokit.data.records import Signature
 
 _PATTERNS = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
-    (re.compile(r"(?:[A-Za-z]:)?(?:/[^\s'\"():,]+)+"), "<path>"),
+    # A path starts a word (not `a/b`, `(n + 1)/2`, a URL's `//host/...`), each part without a slash, so an
+    # operator stays: the export guard `x.size()[0] // 5 != 1` (pytorch/pytorch#181097) kept its `//`.
+    (re.compile(r"(?<![\w/.:)\]])(?:[A-Za-z]:)?/[A-Za-z_.~][^\s'\"():,/]*(?:/[^\s'\"():,/]+)*"), "<path>"),
     (re.compile(r"\b(?:tmp|temp)[A-Za-z0-9_]+"), "<tmp>"),
     # A hash has letters and digits; a run of digits alone is a number (e.g. a float's fraction).
     (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{12,}\b"), "<hash>"),
@@ -27,14 +29,18 @@ _PATTERNS = [
 ]
 
 
-def normalise_message(message: str, limit: int = 200) -> str:
-    """First meaningful line of an error message with numbers, addresses, paths and temp names removed."""
-    line = ""
+def first_line(message: str) -> str:
+    """The first meaningful line of an error message, as torch wrote it."""
     for candidate in (message or "").splitlines():
         candidate = candidate.strip()
         if candidate and not candidate.startswith(("Set TORCHDYNAMO_VERBOSE", "from user code")):
-            line = candidate
-            break
+            return candidate
+    return ""
+
+
+def normalise_message(message: str, limit: int = 200) -> str:
+    """First meaningful line of an error message with numbers, addresses, paths and temp names removed."""
+    line = first_line(message)
     for pattern, repl in _PATTERNS:
         line = pattern.sub(repl, line)
     return line.strip()[:limit]
@@ -53,8 +59,13 @@ def innermost_torch_frame(frames: Sequence[tuple[str, str]], torch_root: str) ->
     return None
 
 
+# How much of the message's first line a signature keeps as torch wrote it, to quote (Signature.said).
+QUOTED = 400
+
+
 def for_exception(exc_type: str, message: str, frames: Sequence[tuple[str, str]], torch_root: str) -> Signature:
-    return Signature("exception", exc_type, normalise_message(message), innermost_torch_frame(frames, torch_root))
+    frame = innermost_torch_frame(frames, torch_root)
+    return Signature("exception", exc_type, normalise_message(message), frame, text=first_line(message)[:QUOTED])
 
 
 def for_signal(signum: int) -> Signature:

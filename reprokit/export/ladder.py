@@ -81,7 +81,8 @@ def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
     v.failing_stage = stage_name(failing.stage, export_record(outcome))
     v.last_passing_stage = last
     v.graph_count = (export_record(outcome) or {}).get("nodes") or 0
-    guard = next((r.summary for r in ladder[: ladder.index(failing)] if "Guard failed" in r.summary), None)
+    before = [s.stage_outcomes[r.stage].signature.said() for r in ladder[: ladder.index(failing)]]
+    guard = next((said for said in before if "Guard failed" in said), None)
     if guard:  # the program would have refused the call the compiled package answered
         v.message = (
             f"the exported program rejects a call the script makes ({guard}); AOTInductor's package, "
@@ -107,7 +108,7 @@ def narrow_export(s: Session, v: Verdict, failing: Outcome) -> None:
     record = export_record(failing) or {}
     if record.get("phase") == "export_run":
         v.message = (
-            f"the exported program fails on a call the script makes ({failing.signature.short()[:120]}), "
+            f"the exported program fails on a call the script makes ({failing.signature.said()[:300]}), "
             "though export passed: a guard of the program rejects an input other than the example, or "
             "the program differs. Fix: dynamic_shapes with Dim ranges for the sizes that vary"
         )

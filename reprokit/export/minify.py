@@ -124,7 +124,7 @@ class CandidateMaker:
                 reprokit_version=__version__,
                 command=self.command,
                 stage=self.v.failing_stage,
-                expected=Signature.from_dict(self.v.signature).short()[:150],
+                expected=Signature.from_dict(self.v.signature).said()[:150],
                 nodes=len(kept),
                 original_nodes=len(self.graph["nodes"]),
                 config_lines=self.config_lines,

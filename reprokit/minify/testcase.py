@@ -48,7 +48,7 @@ def test_text(repro_text: str, v: Verdict, stage: str, target: Signature, backwa
             reprokit_version=__version__,
             torch_version=torch_version.group(1) if torch_version else "?",
             stage_title=STAGE_TITLES.get(stage, stage),
-            expected=target.short(),
+            expected=target.said(),
             definitions=definitions,
             body=body,
             graph=v.graph,

@@ -60,7 +60,7 @@ def summary(v: Verdict, brief: bool = False) -> str:
         "exit": "makes the script's own check fail",
     }.get(v.kind or "", "fails")
     tool = "torch.export.export" if v.export else "torch.compile"  # export() itself raised (#20)
-    parts = [f"`{tool}` {what} ({sig.short() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
+    parts = [f"`{tool}` {what} ({sig.said() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
     if v.plain_run:  # reprokit's instrumentation hid it: how it was bisected instead (bisect/plain.py)
         parts.append(v.plain_run["paragraph"])
     if v.warm_cache:
@@ -424,7 +424,7 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Verdict | None
             has_inputs="repro_inputs.pt" in plan.blobs,
             verified=v.repro_verified,
             has_test="test_repro.py" in plan.texts,
-            expected=Signature.from_dict(v.signature).short() if v.signature else "a failure",
+            expected=Signature.from_dict(v.signature).said() if v.signature else "a failure",
             no_repro_reason=v.message or "minify did not run",
         )
     )

@@ -90,7 +90,7 @@ def render_repro(
             torch_version=parts["torch_version"],
             command=portable_command(command),
             stage_title=STAGE_TITLES.get(stage, stage),
-            expected=target.short(),
+            expected=target.said(),
             nodes=parts["nodes"],
             original_nodes=original_nodes,
             graph=verdict.graph,

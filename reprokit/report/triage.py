@@ -62,6 +62,8 @@ def what_fails(v: Verdict, sig: Signature | None) -> str:
     if v.kind == "exit":
         return "the script's own check fails"
     cause = (sig.cause or "").split(" @ ", 1)[0] if sig else ""
+    if sig and sig.text and (not cause or cause == sig.short()):  # the cause is the exception itself: as it was said
+        cause = sig.said()
     text = cause or (sig.short() if sig else "failure")
     if "CppCompileError" in text:
         return "C++ compile error"
@@ -82,7 +84,7 @@ def title(v: Verdict, cuda: bool = False) -> str:
     stage = v.failing_stage or ""
     if v.export and v.export.get("kind"):  # export() itself raised (#20): what failed, and where in the user's code
         at = f" at {v.export['line']}" if v.export.get("line") else ""
-        return f"[torch.export] {v.export['kind']}{at}: `{v.export.get('guard') or sig and sig.short()}`"
+        return f"[torch.export] {v.export['kind']}{at}: `{v.export.get('guard') or sig and sig.said()}`"
     if stage in COMPONENT:
         head = f"[{COMPONENT[stage]}]" + (device_of(v, cuda) if stage == "inductor" else "")
     elif stage:

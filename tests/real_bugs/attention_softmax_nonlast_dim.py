@@ -1,4 +1,4 @@
-# EXPECT = {"failing_stage": "inductor", "kinds": ["exception"], "class": "accuracy", "issue": 196468, "repro_kinds": ["graph", "graph_in_context", "graph_in_script"], "max_nodes": 12, "max_lines": 35}
+# EXPECT = {"failing_stage": "inductor", "kinds": ["exception"], "class": "accuracy", "issue": 196468, "fixed_in": "2.15.0", "repro_kinds": ["graph", "graph_in_context", "graph_in_script"], "max_nodes": 12, "max_lines": 35}
 # pytorch/pytorch#196468: [inductor] Attention-shaped pattern rewrite ignores the softmax dim, silently computing attention over the last axis
 # CLASS: accuracy
 # WHY: inductor's SDPA pattern matcher rewrites matmul->div->softmax->dropout->matmul into fused attention even when softmax is over a non-last dim (slot-attention style), so it normalizes over the wrong axis
