@@ -9,6 +9,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import overload
 
 from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.data.rundir import RunDir
@@ -63,7 +64,7 @@ class Runner:
         replay = os.environ.get("REPROKIT_REPLAY_COMPILE_ERRORS", "1") != "0"
         self.compile_errors = run_dir.file("compile_errors") if replay else None
         # On a machine with several GPUs each running trial has one to itself (CUDA_VISIBLE_DEVICES).
-        self.devices = queue.Queue()
+        self.devices: queue.Queue[str] = queue.Queue()
         for d in devices or ():
             self.devices.put(d)
         self.pinned = bool(devices)
@@ -218,6 +219,13 @@ class Runner:
         if self.remote is not None:
             self.remote.cancel_all()
 
+    # Without `stop` every spec runs: no None in the list.
+    @overload
+    def map(self, specs: Iterable[TrialSpec], stop: None = None, limit: float | None = None) -> list[Outcome]: ...
+    @overload
+    def map(
+        self, specs: Iterable[TrialSpec], stop: Callable[[int, Outcome], bool], limit: float | None = None
+    ) -> list[Outcome | None]: ...
     def map(
         self, specs: Iterable[TrialSpec], stop: Callable[[int, Outcome], bool] | None = None, limit: float | None = None
     ) -> list[Outcome | None]:
