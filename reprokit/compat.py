@@ -293,7 +293,7 @@ def dynamo_counters() -> dict:
 def recompile_limit() -> int:
     import torch._dynamo.config as dcfg
 
-    limit: int = getattr(dcfg, "recompile_limit", None) or getattr(dcfg, "cache_size_limit", 8)
+    limit = getattr(dcfg, "recompile_limit", None) or getattr(dcfg, "cache_size_limit", None) or 8
     return int(limit)
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 import signal as _signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from reprokit.data.records import Signature
 
-_PATTERNS = [
+_PATTERNS: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
     (re.compile(r"(?:[A-Za-z]:)?(?:/[^\s'\"():,]+)+"), "<path>"),
     (re.compile(r"\b(?:tmp|temp)[A-Za-z0-9_]+"), "<tmp>"),
@@ -174,4 +174,4 @@ def remote_frames(exc: BaseException) -> list[tuple[str, str]]:
 
 def text_frames(exc: BaseException) -> list[tuple[str, str]]:
     """(filename, function) of the frames a worker's traceback text names, outermost first (SubprocException)."""
-    return [m.groups() for m in map(_TEXT_FRAME.match, (getattr(exc, "details", None) or str(exc)).splitlines()) if m]
+    return [(m[1], m[2]) for m in map(_TEXT_FRAME.match, (getattr(exc, "details", None) or str(exc)).splitlines()) if m]

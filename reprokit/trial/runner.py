@@ -228,7 +228,7 @@ class Runner:
     ) -> list[Outcome | None]: ...
     def map(
         self, specs: Iterable[TrialSpec], stop: Callable[[int, Outcome], bool] | None = None, limit: float | None = None
-    ) -> list[Outcome | None]:
+    ) -> list:
         """Run specs in parallel (up to `jobs`); results in order. Once stop(i, outcome) is true for the
         i-th spec, specs after i that have not started are skipped (None). `limit` as for one trial."""
         specs = list(specs)
