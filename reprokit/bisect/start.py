@@ -118,14 +118,12 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
                 f"compiled is not slower than eager by more than {o.slow_threshold:.0%} "
                 f"({original.note or 'speed not measured'}): nothing to isolate"
             )
-        cache, warm = warm_rung(s)
-        s.warm_cache = cache
+        s.warm_cache, warm = warm_rung(s)
         if warm is not None and flaky_not_cached(s, original, warm):
             s.warm_cache = None
             return warm
-        if warm is not None:
-            if cache is not None:  # always, beside a warm run
-                s.emit("note", text=describe_warm(cache))
+        if warm is not None and s.warm_cache is not None:  # (a warm run comes with its finding)
+            s.emit("note", text=describe_warm(s.warm_cache))
             return warm
         hint = "" if o.check_accuracy else " (add --check-accuracy to compare every compiled graph with eager)"
         runs = sum(1 for x in originals if x is not None) + len(s.warm_cache_runs)
