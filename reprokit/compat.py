@@ -197,8 +197,7 @@ def probe_bisect_counters(on_call: Callable[[str, str, int, Callable[[], str] | 
             return True
         return original(cls, backend, subsystem, debug_info)
 
-    # Patching torch's classes and modules is how reprokit watches them: mypy's method-assign and assignment
-    # checks are for code that means to keep a class's methods, so each such line names them.
+    # Patching torch is how reprokit watches it: each such line names the mypy checks it sets aside.
     CompilerBisector.disable_subsystem = classmethod(disable_subsystem)  # type: ignore[method-assign, assignment]
 
 
@@ -293,8 +292,7 @@ def dynamo_counters() -> dict:
 def recompile_limit() -> int:
     import torch._dynamo.config as dcfg
 
-    limit = getattr(dcfg, "recompile_limit", None) or getattr(dcfg, "cache_size_limit", None) or 8
-    return int(limit)
+    return int(getattr(dcfg, "recompile_limit", None) or getattr(dcfg, "cache_size_limit", None) or 8)
 
 
 def frames_compiled() -> int:

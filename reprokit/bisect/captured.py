@@ -80,7 +80,10 @@ def graph_ladder(s: Session, v: Verdict, original: Outcome) -> list | None:
     outcomes = s.runner.map(
         [TrialSpec(mode="graph", stage=st, case=case, label=f"graph-stage-{st}") for st in GRAPH_STAGES]
     )
-    first = next((i for i, x in enumerate(outcomes) if s.target is not None and s.target.matches(x.signature)), None)
+    first = next(
+        (i for i, x in enumerate(outcomes) if x is not None and s.target is not None and s.target.matches(x.signature)),
+        None,
+    )
     if first is None:
         s.emit(
             "note",
