@@ -108,6 +108,23 @@ def test_aoti_accuracy_checked_by_sys_exit_gets_the_same_graph_repro(tmp_path_fa
 
 
 @pytest.mark.slow
+def test_a_program_whose_last_value_has_a_data_dependent_size_is_reduced_at_source(tmp_path_factory):
+    """relu of a boolean-mask selection: no cut of the exported program can be written (its last value's size has
+    no hint to make an input from). The graph attempt says so, and the script is reduced at source instead; before,
+    the minify raised TypeError writing None as repro.py (found by mypy, issue #44)."""
+    data = bisect_case(tmp_path_factory, "aoti_unbacked_last_value.py", *FAST)
+    assert (data["failing_stage"], data["last_passing_stage"]) == ("aoti_compile", "decompose")
+    assert data["repro_attempts"] == [
+        {
+            "kind": "export_graph",
+            "result": "no cut of the program can be written: a value it needs has no shape to make an input from",
+        },
+        {"kind": "source", "result": "verified"},
+    ]
+    assert (data["repro_kind"], data["repro_verified"]) == ("source", True)
+
+
+@pytest.mark.slow
 def test_genuine_sliced_example_input_pytorch_153992(sliced):
     """pytorch#153992: exported from a slice, the package silently answers wrong for a newly created input of
     the same shape. Stage aoti_run; AOTI's input checks, switched on, name the stride it was compiled for; the

@@ -97,7 +97,7 @@ def trial_runner(
     return Runner(
         run_dir,
         timeout=timeout,
-        jobs=settings.max_jobs if remote is not None else jobs,
+        jobs=settings.max_jobs if remote is not None and settings is not None else jobs,
         remote=remote,
         on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
         on_start=lambda s: emit("trial_start", spec=s),

@@ -94,7 +94,8 @@ def minify_verdict(
         emit("phase", name="minify")
     if verdict.flaky_tries and not isinstance(runner, UntilItFails):
         # A flaky failure: each cut asked until it fails that way, as the bisect asked each question.
-        runner = UntilItFails(
+        # A Runner in all but name: what it does not do itself it forwards to the wrapped one.
+        runner = UntilItFails(  # type: ignore[assignment]
             runner or make_runner(run_dir, emit), Signature.from_dict(verdict.signature), verdict.flaky_tries
         )
     try:

@@ -9,6 +9,7 @@ import dataclasses
 import os
 import sys
 import time
+from typing import Any
 
 from reprokit.app import guards
 from reprokit.app.common import Emit, noop, record_secrets, run_kind
@@ -184,7 +185,7 @@ def plan_attempt(req: ModelRequest) -> Attempt:
         )
     # Every rank for real when the machine has a GPU per rank, or when asked (--launch: gloo on a CPU).
     ranks = tp if tp > 1 and factory is None and (req.launch or (device.startswith("cuda") and gpus >= tp)) else 1
-    ran = {
+    ran: dict[str, Any] = {
         **requested,
         "layers": layers,
         "sequence_length": seq,

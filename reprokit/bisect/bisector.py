@@ -165,7 +165,9 @@ class Bisector(Session):
                 f"would need more than {MAX_TRIES} runs)"
             )
             return False
-        self.runner = UntilItFails(self.runner, self.target, tries)
+        assert self.target is not None  # the rate measured is of the original's failure
+        # A Runner in all but name: what it does not do itself it forwards to the wrapped one.
+        self.runner = UntilItFails(self.runner, self.target, tries)  # type: ignore[assignment]
         v.flaky_tries = tries
         v.message = (
             f"flaky: the original {rate_line(fails, runs)}{'; ' + why if why else ''}; each question was "
@@ -186,6 +188,7 @@ class Bisector(Session):
         self.emit("phase", name="evidence")
         started, executed = time.monotonic(), self.runner.executed
         stage, found = isolation.failing_stage, isolation.subsystem
+        assert stage is not None  # a stage failed: else nothing was deferred
         config = confirmed = torch_logs = None
         with cf.ThreadPoolExecutor(max_workers=2) as pool:
             logs = pool.submit(self.torch_logs, stage) if "torch_logs" in asked else None
@@ -194,7 +197,7 @@ class Bisector(Session):
                 config = config_flips(self, stage, self.stage_outcomes[stage])
             if stable is not None:
                 confirmed = stable.result()
-                if not confirmed:
+                if not confirmed and found is not None:
                     self.emit(
                         "note",
                         text=f"{found['name']} application #{found['application']}: "
@@ -221,18 +224,19 @@ class Bisector(Session):
             return meta
         if failing is not None and failing.stage == CROSSREF:
             say(v, "the crossref stage fails first: a fake (meta) kernel disagrees with its real kernel")
-        elif failing is not None and failing.stage == "eager" and dynamo_message(original):
-            say(v, dynamo_message(original))
+        elif failing is not None and failing.stage == "eager" and (message := dynamo_message(original)):
+            say(v, message)
         return failing
 
     def narrow(self, v: Verdict, original: Outcome, failing: Outcome) -> None:
         """Within the failing stage: which graph, which config flips, which subsystem, which compile modes."""
-        o, stage = self.opts, v.failing_stage
+        o, stage, passing = self.opts, v.failing_stage, v.last_passing_stage
+        assert stage is not None and passing is not None  # set from the ladder just before
         self.emit("phase", name="graph")
         # The original saved the graph that raised: when it fails alone the same way, it is the failing graph, and
         # the stage's later questions are asked of it (graph trials, counted in that graph alone).
         alone = adopt_saved_graph(self, v, original, stage) if v.memory is None else None
-        graph = v.graph if alone is not None else failing_graph(self, stage, v.last_passing_stage, failing)
+        graph = v.graph if alone is not None else failing_graph(self, stage, passing, failing)
         if graph is not None:
             v.graph = graph
             code = graph_code(failing, graph) or graph_code(original, graph)

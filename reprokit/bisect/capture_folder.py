@@ -59,8 +59,9 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
             f"--output-dir {root} -- CMD"
         )
     if not ranks and not crashes:
-        seen = sum(int(r.get("graphs") or 0) for r in (summary.get("ranks") or {}).values())
+        seen = sum(int(r.get("graphs") or 0) for r in ((summary or {}).get("ranks") or {}).values())
         raise NothingToIsolate(f"the captured job did not fail ({seen} graphs compiled): nothing to bisect")
+    failure: dict | None
     if crashes:
         rank = min(crashes, key=lambda r: crashes[r]["at"])
         failure = {k: v for k, v in crashes[rank].items() if k not in ("case", "at")}

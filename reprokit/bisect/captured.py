@@ -38,9 +38,9 @@ def saved_case(original: Outcome) -> tuple[str | None, int | None]:
     for folder in ["", *ranks]:
         for ahead in crash.ahead_folders(os.path.join(original.trial_dir, folder)):
             k = crash.marked(ahead)[1]
-            case = crash.graph_case(ahead, k)
-            if case is not None:
-                return case, k
+            ahead_case = crash.graph_case(ahead, k)
+            if ahead_case is not None:
+                return ahead_case, k
     return None, None
 
 
@@ -80,7 +80,10 @@ def graph_ladder(s: Session, v: Verdict, original: Outcome) -> list | None:
     outcomes = s.runner.map(
         [TrialSpec(mode="graph", stage=st, case=case, label=f"graph-stage-{st}") for st in GRAPH_STAGES]
     )
-    first = next((i for i, x in enumerate(outcomes) if x is not None and s.target.matches(x.signature)), None)
+    first = next(
+        (i for i, x in enumerate(outcomes) if x is not None and s.target is not None and s.target.matches(x.signature)),
+        None,
+    )
     if first is None:
         s.emit(
             "note",
@@ -105,6 +108,6 @@ def graph_ladder(s: Session, v: Verdict, original: Outcome) -> list | None:
             )
         )
         s.emit("stage", stage=stage, outcome=outcome, same=same)
-    s.stage_outcomes["none"] = s.baseline
+    s.stage_outcomes["none"] = s.baseline or s.runner(s.spec("none", "baseline-no-compile"))  # as the ladder
     s.ladder_from_graph = True
     return out

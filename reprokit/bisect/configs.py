@@ -23,7 +23,7 @@ def candidate_flips(stage: str, state: dict) -> dict:
         flips.update({name: _default_of(name, value, state) for name, value in script_settings(state).items()})
     else:
         for row in STAGE_CONFIG_FLIPS.get(stage, ()):
-            flips["functorch." + row["name"]] = row["value"]
+            flips[f"functorch.{row['name']}"] = row["value"]
     return flips
 
 

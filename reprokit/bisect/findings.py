@@ -29,7 +29,7 @@ def meta_kernel_finding(s: Session, v: Verdict, original: Outcome) -> None:
         "compiled_failure": original.signature.short(),
         "trial": outcome.trial_dir,
     }
-    if not s.target.matches(outcome.signature):
+    if s.target is None or not s.target.matches(outcome.signature):
         s.others.pop(outcome.signature.short(), None)  # no longer another failure: the one chased
         s.target = outcome.signature
         v.signature = outcome.signature.to_dict()

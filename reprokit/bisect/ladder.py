@@ -7,7 +7,7 @@ import re
 
 from reprokit.bisect.session import Session
 from reprokit.bisect.steady import describe, differs, settle
-from reprokit.data.records import Outcome, StageResult
+from reprokit.data.records import Outcome, StageResult, TrialSpec
 from reprokit.data.stages import CROSSREF, STAGES
 
 # An operator outside torch's own namespaces, as Dynamo writes it into a graph's code: the crossref stage checks
@@ -51,7 +51,7 @@ def run_ladder(s: Session, original: Outcome) -> list[StageResult]:
     s.stage_outcomes = {}
     s.stage_outcomes["eager"] = s.runner(s.spec("eager", "stage-eager"))  # answered by the first round
     stages = ladder_stages(s, original)
-    specs = []
+    specs: list[TrialSpec | None] = []
     for stage in stages:
         if stage == "inductor" and original.user_backend == "inductor":
             # The original run *is* the inductor stage: same backend, mode and options.

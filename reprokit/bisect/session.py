@@ -152,7 +152,7 @@ class Session:
         self.baseline = baseline
         if "none" in self.stage_outcomes:
             self.stage_outcomes["none"] = baseline
-        if self.target.matches(baseline.signature):
+        if self.target is not None and self.target.matches(baseline.signature):
             raise NothingToIsolate("the script fails without compile too in the same way: that is not a compiler bug")
         self.unsteady.insert(0, describe("the run without compile", runs, self.target))
         self.emit("note", text=self.unsteady[0])

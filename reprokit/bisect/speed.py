@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from reprokit.bisect.session import Session
 from reprokit.data.records import Outcome, Signature, TrialSpec
@@ -49,7 +50,9 @@ class SpeedJudge:
 def modes(s: Session, original: Outcome) -> list:
     """The script under each torch.compile mode and dynamic setting, with its speed."""
     args = original.compile_args or {}
-    variants = [{"mode": m} for m in (None, "reduce-overhead", "max-autotune") if m != args.get("mode")]
+    variants: list[dict[str, Any]] = [
+        {"mode": m} for m in (None, "reduce-overhead", "max-autotune") if m != args.get("mode")
+    ]
     variants += [{"dynamic": d} for d in (True, False) if d != args.get("dynamic")]
     outcomes = s.runner.map(
         [s.spec("user", "mode-" + "-".join(f"{k}={v}" for k, v in c.items()), compile_overrides=c) for c in variants]

@@ -131,7 +131,7 @@ def passing_original(s: Session, baseline: Outcome, original: Outcome, originals
     if warm is not None and flaky_not_cached(s, original, warm):
         s.warm_cache = None
         return warm
-    if warm is not None:
+    if warm is not None and s.warm_cache is not None:  # (a warm run comes with its finding)
         s.emit("note", text=describe_warm(s.warm_cache))
         return warm
     # Reprokit's own instrumentation can hide a failure (issue 45): before "nothing to isolate", the script

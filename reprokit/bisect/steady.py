@@ -24,9 +24,9 @@ def more_runs(s, label: str, first_attempt: int, n: int, **kw) -> list:
     ]
 
 
-def count_same(target: Signature, runs: list) -> int:
+def count_same(target: Signature | None, runs: list) -> int:
     """How many of the runs failed the target's way."""
-    return sum(1 for x in runs if x is not None and target.matches(x.signature))
+    return sum(1 for x in runs if x is not None and target is not None and target.matches(x.signature))
 
 
 def differs(target: Signature | None, outcome: Outcome | None) -> bool:
@@ -35,7 +35,7 @@ def differs(target: Signature | None, outcome: Outcome | None) -> bool:
 
 
 def settle(
-    run: Callable[[TrialSpec], Outcome], spec: Callable[[int], TrialSpec], target: Signature, first: Outcome
+    run: Callable[[TrialSpec], Outcome], spec: Callable[[int], TrialSpec], target: Signature | None, first: Outcome
 ) -> tuple[Outcome, list]:
     """(the outcome that counts, every outcome) once `first`, which failed another way, is asked again: up to
     RERUNS more runs, ending at the first that passes or fails the original's way, or that fails exactly as the
@@ -49,7 +49,7 @@ def settle(
     return runs[-1], runs
 
 
-def describe(what: str, runs: list, target: Signature) -> str:
+def describe(what: str, runs: list, target: Signature | None) -> str:
     """One line on a run that failed another way: flaky (it came right) or broken that way (it stayed)."""
     other = [r for r in runs if differs(target, r)]
     how = _how(other[0])

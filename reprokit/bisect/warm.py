@@ -23,7 +23,7 @@ def cold_then_warm(s, name: str, caches: tuple, per_rank: bool = False, warm: bo
     if not per_rank:  # (a cache per rank asks whether one rank loads what another stored: nothing shared there)
         seed_with_kernels(folder, os.path.join(s.runner.cache_root, "inductor"))
     env = cache_env(folder, caches, per_rank)
-    runs = []
+    runs: list[tuple[str, Outcome]] = []
     for when in ("cold", "warm") if warm else ("cold",):
         outcome = s.runner(s.spec("user", f"cache-{when}-{name}", env=env, attempt=len(runs)))
         title = f"{when} cache, {TITLES[name]}"

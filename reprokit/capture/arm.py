@@ -49,5 +49,5 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
             except Exception as e:  # never the job's failure
                 print(f"reprokit capture: not recording: {type(e).__name__}: {e}", file=sys.stderr)
 
-        loader.exec_module = exec_module
+        loader.exec_module = exec_module  # type: ignore[method-assign]  # the module's loader, wrapped
         return spec

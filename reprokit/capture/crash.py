@@ -54,13 +54,13 @@ class Ahead:
     """One process's writing ahead of a crash, in parent/ahead-<pid>/."""
 
     def __init__(self, parent: str, facts: dict, own_faulthandler: bool):
-        self.folder = os.path.join(parent, f"{AHEAD}-{os.getpid()}")
+        self.folder: str | None = os.path.join(parent, f"{AHEAD}-{os.getpid()}")  # None: forked, or finished
         shutil.rmtree(self.folder, ignore_errors=True)  # an earlier process's of the same pid, in a reused folder
         os.makedirs(os.path.join(self.folder, files.GRAPHS))
         try:
             with open(os.path.join(self.folder, files.PROCESS), "w") as f:
                 json.dump(facts, f)
-            self.marker = Marker(os.path.join(self.folder, files.INFLIGHT))
+            self.marker: Marker | _NoMarker = Marker(os.path.join(self.folder, files.INFLIGHT))
             self.fault = None
             if own_faulthandler:
                 # Taken over even when the job enabled it (torchrun's @record does): `reprokit capture` prints
@@ -78,8 +78,8 @@ class Ahead:
             faulthandler.disable()
         self.marker, self.fault, self.folder = _NoMarker(), None, None
 
-    def graph_dir(self, k: int) -> str:
-        return os.path.join(self.folder, files.GRAPHS, f"g{k}")
+    def graph_dir(self, folder: str, k: int) -> str:
+        return os.path.join(folder, files.GRAPHS, f"g{k}")
 
     def write(self, k: int, gm, example_inputs, max_input_bytes: int, **kw) -> None:
         """Graph k before it compiles; the marker says "compile k" once it is written (and nothing before: a
@@ -92,7 +92,7 @@ class Ahead:
         capture_graph(
             gm,
             list(example_inputs),
-            self.graph_dir(k),
+            self.graph_dir(self.folder, k),
             max_input_bytes=min(max_input_bytes, PREWRITE_MAX_INPUT_BYTES),
             run_eagerly=False,
             stats_max_bytes=STATS_MAX_BYTES,

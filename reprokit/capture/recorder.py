@@ -12,10 +12,17 @@ import sys
 import time
 import traceback
 import weakref
+from typing import TYPE_CHECKING, Any
 
 from reprokit.capture import files
 from reprokit.capture.summary import merge_summary
 from reprokit.data.rundir import write_json_atomic
+
+if TYPE_CHECKING:
+    from reprokit.capture.crash import Ahead
+
+# (k, gm, args, ctx, compile_args) of one compiled call: its five fields by name, so `failed_at(*call, ...)` checks.
+Call = tuple[int | None, Any, tuple, Any, Any]
 
 
 class Recorder:
@@ -28,9 +35,9 @@ class Recorder:
         self.graphs: list = []  # per graph: node count and input shapes, nothing heavier (the 5% budget)
         self.compiles = 0
         self.failed = False
-        self.last_call: tuple | None = None  # (k, gm, args, ctx, compile_args) of the latest compiled call
-        self.backward_call: tuple | None = None  # the same, of the graph whose backward started last
-        self.ahead = None  # capture.crash.Ahead, once this process compiles
+        self.last_call: Call | None = None  # the latest compiled call
+        self.backward_call: Call | None = None  # the same, of the graph whose backward started last
+        self.ahead: Ahead | None = None  # once this process compiles
 
     def graph_seen(self, gm, example_inputs) -> int:
         """Note a graph Dynamo handed the backend; its index in this process."""
@@ -68,7 +75,7 @@ class Recorder:
         if self.ahead is not None:
             self.ahead.marker.set(text)
 
-    def watch_backward(self, call: tuple, out) -> None:
+    def watch_backward(self, call: Call, out) -> None:
         """Note when graph call[0]'s backward runs: hooks on the autograd node of its outputs fire just before and
         after it. Its arguments are held weakly until then (a job that frees its activations keeps that memory),
         and strongly only from then on, replacing the graph before."""

@@ -230,7 +230,7 @@ def float_numbers(r, o, r64) -> dict:
     wr, wo = wide(r), wide(o)
     diff = error(wo, wr)
     finfo = torch.finfo(r.real.dtype if r.is_complex() else r.dtype)
-    nums = {
+    nums: dict[str, Any] = {
         "max_abs": top(diff),
         "max_rel": top(diff / (wr.abs() + finfo.tiny)),
         "compiled_vs_fp64": None,
@@ -317,7 +317,7 @@ def worst_across_zero(m: dict) -> bool:
 def verdict(measures: list | None, level: str = DEFAULT) -> tuple:
     """(mismatch, note): the judge's mismatch, unless compiled is the more accurate one; then (None, note)."""
     mismatch = judge(measures, level) if measures else None
-    if mismatch and compiled_more_accurate(measures):
+    if mismatch and measures and compiled_more_accurate(measures):
         return None, MORE_ACCURATE
     return mismatch, None
 

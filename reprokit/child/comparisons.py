@@ -35,7 +35,7 @@ def _watched_bool(compare):
             _last["failed"] = same is False
         return same
 
-    watched._reprokit_watched = True
+    watched._reprokit_watched = True  # type: ignore[attr-defined]  # marks it ours: never wrapped twice
     return watched
 
 

@@ -46,7 +46,9 @@ def install(on_replay: Callable[[str], None]) -> bool:
     from reprokit import compat
 
     folder = settings.COMPILE_ERRORS.get()
-    return bool(folder) and compat.wrap_cpp_compile(replaying(folder, on_replay))
+    if not folder:
+        return False
+    return compat.wrap_cpp_compile(replaying(folder, on_replay))
 
 
 def replaying(folder: str, on_replay: Callable[[str], None]) -> Callable[[Callable, Callable], Callable]:

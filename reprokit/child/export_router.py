@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from reprokit.child.state import TrialState
 
@@ -63,7 +64,7 @@ class ExportRouter:
 
     def note(self, phase: str | None, entry: str | None = None) -> None:
         """The phase now running (None: the last one finished); saved at once, a crash keeps it."""
-        record = self.state.export or {"entries": [], "phase": None, "level": self.level}
+        record: dict[str, Any] = self.state.export or {"entries": [], "phase": None, "level": self.level}
         if entry and entry not in record["entries"]:
             record["entries"].append(entry)
         record["phase"] = phase
@@ -103,6 +104,7 @@ class ExportRouter:
         """The exported program's graph size, for the verdict."""
         try:
             nodes = sum(1 for n in program.graph.nodes if n.op == "call_function")
+            assert self.state.export is not None  # note("export") made it
             self.state.export["nodes"] = nodes
         except Exception:  # a nicety only
             pass
@@ -210,6 +212,7 @@ class ExportRouter:
         self.note(None)
         mismatch = compare_outputs(reference, out) if reference is not None else None
         if mismatch:
+            assert self.state.export is not None  # note() made it
             self.state.export["phase"] = self.state.export["last_phase"] = phase
             self.state.fail(0, accuracy=f"{phase}: {mismatch}")
             raise AccuracyFailure(self.state.accuracy_failure)
@@ -265,7 +268,7 @@ def install_export_router(state: TrialState) -> ExportRouter:
             return original_module(self, *args, **kwargs)
         return router.module_of(self, lambda p: original_module(p, *args, **kwargs))
 
-    program_class.module = module
+    program_class.module = module  # type: ignore[method-assign]  # watched where the user's script calls it
     aoti = compat.aoti_entry_module()
     for name, method in (
         ("aoti_compile_and_package", "aoti_package"),

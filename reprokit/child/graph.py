@@ -47,6 +47,7 @@ def run_graph(state: TrialState) -> None:
     from reprokit.fx.materialize import load_case
 
     spec = state.spec
+    assert spec.case is not None  # a graph trial names its case folder
     state.compiled = True
     run_prelude(spec.case)  # before loading: the graph may call ops the prelude registers
     gm, inputs, meta = load_case(spec.case)

@@ -124,11 +124,13 @@ def dispatch(state: TrialState, observer) -> None:
 
         state.compiled = True
         os.chdir(spec.cwd or os.getcwd())
+        assert spec.model is not None  # a model trial names its model
         run_model_trial(spec.model, state.dir)
     elif spec.mode == "repro":
         from reprokit.child.graph import run_prelude
         from reprokit.fx.materialize import repro_parts
 
+        assert spec.case is not None  # a repro trial names its case folder
         run_prelude(spec.case)  # the graph may call ops the script registered
 
         write_json_atomic(os.path.join(state.dir, "repro_parts.json"), repro_parts(spec.case, spec.edit, state.dir))

@@ -95,7 +95,7 @@ def main(case_dir: str) -> None:
     for line in sys.stdin:
         try:
             checker.check(json.loads(line))
-            reply = {"ok": True}
+            reply: dict[str, bool | str] = {"ok": True}
         except Exception as e:
             reply = {"ok": False, "why": _why(e)}
         print(json.dumps(reply), flush=True)

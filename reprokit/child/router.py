@@ -162,6 +162,7 @@ class GraphRouter:
         from reprokit.child.splice import spliced
 
         backend = backend_for(stage, self.args, self.state.spec.config, self.user_backend)
+        assert self.state.spec.edit is not None  # a splice trial names its edit
         return spliced(gm, self.state.spec.edit, lambda sub, inputs: backend(sub, inputs))
 
     def capturing_backward(self):

@@ -53,7 +53,7 @@ def install_in_spawned() -> None:
             self._target = _rank_function(target, (self._identity or (1,))[-1] - 1)
         return original_run(self)
 
-    mpp.BaseProcess.run = run
+    mpp.BaseProcess.run = run  # type: ignore[method-assign]  # every process the script starts, watched
 
 
 def run_script_rank() -> None:

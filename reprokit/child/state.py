@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING, Any
 
 from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import write_json_atomic
+
+if TYPE_CHECKING:
+    from reprokit.capture.crash import Ahead
 
 
 class TrialState:
@@ -20,23 +24,25 @@ class TrialState:
         self.spec_path = ""  # the spec's file: processes the script starts read it again (child.ranks)
         self.graphs = 0
         self.compiled = False
-        self.user_backend = None
-        self.compile_args = None
+        self.user_backend: str | None = None
+        self.compile_args: dict[str, Any] | None = None
         self.counters: dict = {}
-        self.bisect_detail = None
+        self.bisect_detail: str | None = None
         self.lowering_ops: list = []  # the op each inductor lowering application lowered, in order
-        self.failed_graph = None
+        self.failed_graph: int | None = None
         self.failing_saved = False  # spec.capture_failing: the first graph that raised is saved, once
-        self.accuracy_failure = None
-        self.flag_values = None
-        self.user_configs = None
-        self.config_defaults = None
+        self.accuracy_failure: str | None = None
+        self.flag_values: dict | None = None
+        self.user_configs: dict | None = None
+        self.config_defaults: dict | None = None
         self.note = ""
         self.replayed: list = []  # C++ compile errors replayed from this run's identical compiles (child/compile_errors)
-        self.backward_ran = set()
+        self.backward_ran: set[int] = set()
         self.pieces: list = []  # inductor compiles the user's own backend asked for, in order
-        self.export = None  # the deployment path (child.export_router): entry points called, phase that failed
-        self.ahead = None  # spec.capture_failing: graphs written ahead of a crash (capture.crash.Ahead)
+        self.export: dict[str, Any] | None = (
+            None  # the deployment path (child.export_router): entry points called, phase that failed
+        )
+        self.ahead: Ahead | None = None  # spec.capture_failing: graphs written ahead of a crash (capture.crash.Ahead)
 
     def mark(self, text: str) -> None:
         """Say which graph is compiling or running ("" for none), where a crash leaves it (capture/crash.py)."""

@@ -63,11 +63,12 @@ def _filled():
     import torch
 
     was, warn_only = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
-    fill = torch.utils.deterministic.fill_uninitialized_memory
+    # The module's class holds this switch as a property (torch/utils/deterministic.py): unseen by mypy.
+    fill = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
     torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True
+    torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
     try:
         yield
     finally:
-        torch.utils.deterministic.fill_uninitialized_memory = fill
+        torch.utils.deterministic.fill_uninitialized_memory = fill  # type: ignore[attr-defined]
         torch.use_deterministic_algorithms(was, warn_only=warn_only)

@@ -75,7 +75,7 @@ def merge_ranks(trial_dir: str, data: dict, torchrun: bool) -> dict:
     out["compiled"] = any(d.get("compiled") for d in [data, *ranks.values()])
     out["graphs"] = max([d.get("graphs") or 0 for d in [data, *ranks.values()]])
     out["failed_ranks"] = failed
-    if failed:
+    if failed and chosen is not None:
         said = f"rank {chosen} failed" + (f" (ranks {', '.join(map(str, failed))} failed)" if len(failed) > 1 else "")
         out["note"] = "; ".join(x for x in (said, out.get("note")) if x)
         _link_case(trial_dir, chosen)

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 # Outcome kinds. "pass" is the only non-failure; "invalid" marks a trial that could not be set up
 # (e.g. a graph edit that does not type-check) and never counts as the bug.
@@ -21,6 +22,8 @@ def _from_dict(cls, data):
 
 class JsonData:
     """Mixin: dict / JSON round-trip for frozen dataclasses of plain values."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # every subclass is a dataclass: asdict() takes it
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 import signal as _signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from reprokit.data.records import Signature
 
-_PATTERNS = [
+_PATTERNS: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
     # A path starts a word (not `a/b`, `(n + 1)/2`, a URL's `//host/...`), each part without a slash, so an
     # operator stays: the export guard `x.size()[0] // 5 != 1` (pytorch/pytorch#181097) kept its `//`.
@@ -185,4 +185,4 @@ def remote_frames(exc: BaseException) -> list[tuple[str, str]]:
 
 def text_frames(exc: BaseException) -> list[tuple[str, str]]:
     """(filename, function) of the frames a worker's traceback text names, outermost first (SubprocException)."""
-    return [m.groups() for m in map(_TEXT_FRAME.match, (getattr(exc, "details", None) or str(exc)).splitlines()) if m]
+    return [(m[1], m[2]) for m in map(_TEXT_FRAME.match, (getattr(exc, "details", None) or str(exc)).splitlines()) if m]

@@ -40,12 +40,12 @@ def measure_speed(eager: dict, compiled: dict) -> Speed:
     # Medians, not sums: one call slowed by the machine must not decide the verdict.
     ratio = s.eager_step_seconds / s.compiled_step_seconds if s.compiled_step_seconds > 0 else None
     # A step of microseconds against a compiled one of milliseconds rounds to 0.000 (CI at 647d4da divided by it).
-    s.speedup = (round(ratio, 3) or float(f"{ratio:.3g}")) if ratio is not None else None
-    if not ratio:
+    s.speedup = speedup = (round(ratio, 3) or float(f"{ratio:.3g}")) if ratio is not None else None
+    if not ratio or speedup is None:
         s.verdict = "not measured: a step took no measurable time"
     elif ratio < 1.0:
         s.verdict = f"compiled is {1 / ratio:.2f}x slower than eager: compiling is not worth it here"
-    elif s.speedup < WORTH_IT:
+    elif speedup < WORTH_IT:
         s.verdict = f"compiled is only {s.speedup:.2f}x eager (under 5% gain): compiling is not worth it here"
     else:
         s.verdict = f"compiled is {s.speedup:.2f}x faster than eager"
@@ -394,8 +394,8 @@ def speed_findings(speed, findings: list, sites: list) -> list:
             line=site["line"],
             owner=owner,
             fix=fix,
-            detail=f"eager {speed.eager_step_seconds * 1e3:.3f} ms/call, compiled "
-            f"{speed.compiled_step_seconds * 1e3:.3f} ms/call over {speed.steps_timed} "
+            detail=f"eager {(speed.eager_step_seconds or 0.0) * 1e3:.3f} ms/call, compiled "
+            f"{(speed.compiled_step_seconds or 0.0) * 1e3:.3f} ms/call over {speed.steps_timed} "
             f"calls; compile {speed.compile_seconds:.1f} s",
         )
     ]

@@ -124,7 +124,7 @@ def user_line(traceback_text: str, script: str) -> tuple:
     """The last frame of the user's own code in the text ("script.py:11", source) - the line export traced
     when it failed, named in the error's own "user code" section after the traceback's frames."""
     root = os.path.dirname(os.path.abspath(script))
-    found = (None, None)
+    found: tuple[str | None, str | None] = (None, None)
     for path, lineno, _func, code in _FRAME.findall(traceback_text):
         if not path.startswith("<") and os.path.abspath(path).startswith(root + os.sep) and "site-packages" not in path:
             found = (f"{os.path.relpath(path, root)}:{lineno}", code.strip())

@@ -127,7 +127,7 @@ def narrow_export(s: Session, v: Verdict, failing: Outcome) -> None:
 def narrow_aoti(s: Session, v: Verdict, failing: Outcome) -> None:
     """AOTInductor's failure: the config flips, then the lowering whose application breaks it, then inductor's
     counted passes, all asked of AOTI."""
-    aoti = AotiSession(s)
+    aoti: Session = AotiSession(s)  # type: ignore[assignment]  # a Session in all but name: it forwards the rest
     error = cpp_compile_error(read_tail(os.path.join(failing.trial_dir, "stderr.txt")) or "")
     if error:  # g++'s output is hundreds of kilobytes of warnings around this one line
         v.message = error
@@ -159,7 +159,7 @@ def aoti_run_switches(s: Session, v: Verdict, failing: Outcome) -> None:
         )
     if aoti_debug.names_no_kernel(failing):  # "Unknown exception", or a CUDA fault the loader hid: which kernel
         # compute-sanitizer ran already where the launch-blocking re-run named no kernel (bisect/cuda.py)
-        sanitize = bool(v.cuda_fault) and not v.cuda_fault.get("sanitizer")
+        sanitize = bool(v.cuda_fault and not v.cuda_fault.get("sanitizer"))
         v.aoti_kernel = aoti_debug.name_aoti_kernel(s, "user", failing, sanitize=sanitize)
         if v.aoti_kernel:
             v.message = "; ".join(filter(None, (v.message, aoti_debug.describe(v.aoti_kernel))))
@@ -167,7 +167,7 @@ def aoti_run_switches(s: Session, v: Verdict, failing: Outcome) -> None:
                 v.cuda_fault["kernel"] = v.aoti_kernel["kernel"]
 
 
-def lowering_boundary(s: AotiSession, failing: Outcome) -> dict | None:
+def lowering_boundary(s: Session, failing: Outcome) -> dict | None:
     """The first lowering application that, lowered, fails the same way while the ones before it do not.
 
     Searched directly, not after "every lowering off": AOTInductor with every op a fallback kernel often fails

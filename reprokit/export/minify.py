@@ -21,6 +21,7 @@ from reprokit.fx.prelude import prelude_for
 from reprokit.report.render import environment
 from reprokit.search import find_boundary
 
+NO_SHAPE = "a value it needs has no shape to make an input from"
 _DTYPES_INT = ("torch.int", "torch.uint", "torch.long", "torch.short")
 # Config a trial's environment sets (trial.environment.trial_env), not the script: not the repro's to carry.
 _SET_BY_REPROKIT = ("fx_graph_cache", "autograd_cache")
@@ -58,6 +59,9 @@ def minify_export(s: Session, run_dir: RunDir, v: Verdict, command: str = "") ->
         fails_many=lambda ks: maker.fails([(end - k, end) for k in ks]),
     )
     text = maker.text(end - width, end)
+    if text is None:  # no cut failed alone, and the whole program (the search's fall-back) cannot be written
+        v.repro_attempts = [ReproAttempt("export_graph", "no cut of the program can be written: " + NO_SHAPE)]
+        return v
     final = os.path.join(run_dir.path, "repro.py")
     with open(final, "w") as f:
         f.write(text)
@@ -164,6 +168,7 @@ class CandidateMaker:
     def same(self, outcome) -> bool:
         """The original's failure; a wrong result counts whichever check saw it (the script's, the repro's)."""
         target = self.s.target
+        assert target is not None  # the original's failure, known before any repro is cut
         if target.matches(outcome.signature):
             return True
         wrong = ("accuracy", "AssertionError")

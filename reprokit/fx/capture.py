@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+from typing import Any
 
 import torch
 import torch.fx
@@ -34,7 +35,7 @@ def tensor_meta(t, stats_max_bytes: int | None = None) -> dict:
     from reprokit import compat
 
     fake = compat.is_fake(t)
-    meta = {
+    meta: dict[str, Any] = {
         "kind": "tensor",
         "shape": list(t.shape),
         "stride": list(t.stride()),

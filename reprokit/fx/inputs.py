@@ -4,6 +4,7 @@ the expressions repro.py writes (synthetic by default, the real values inline wh
 from __future__ import annotations
 
 import math
+from typing import Any
 
 # torch is imported inside the functions that need it: report/render writes repro.py's expressions without it.
 INLINE_MAX_ELEMENTS = 64  # real values up to this many elements in all are written into repro.py itself
@@ -21,7 +22,7 @@ def value_stats(t) -> dict:
         return {"min": float(d.min()), "max": float(d.max())}
     f = d.float()
     finite = f[torch.isfinite(f)]
-    stats = {
+    stats: dict[str, Any] = {
         "mean": float(finite.mean()) if finite.numel() else 0.0,
         "std": float(finite.std()) if finite.numel() > 1 else 0.0,
         "nonfinite": int((~torch.isfinite(f)).sum()),
@@ -155,9 +156,11 @@ def _clamped(expr: str, meta: dict) -> str:
     if not (low or high):
         return expr
     wrapped = _atom(expr)
+    lo_text = _bound(lo, True) if lo is not None else ""
+    hi_text = _bound(hi, False) if hi is not None else ""
     if low and high:
-        return f"{wrapped}.clamp({_bound(lo, True)}, {_bound(hi, False)})"
-    return f"{wrapped}.clamp(min={_bound(lo, True)})" if low else f"{wrapped}.clamp(max={_bound(hi, False)})"
+        return f"{wrapped}.clamp({lo_text}, {hi_text})"
+    return f"{wrapped}.clamp(min={lo_text})" if low else f"{wrapped}.clamp(max={hi_text})"
 
 
 def _atom(expr: str) -> str:

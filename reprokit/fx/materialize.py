@@ -161,17 +161,17 @@ def float64_error(gm, inputs) -> str | None:
         eager = copy.deepcopy(gm)(*fresh(False))
     except Exception:
         return None
-    for i, (e, f) in enumerate(zip(eager, fp64)):
+    for i, (a, f) in enumerate(zip(eager, fp64)):
         if (
-            isinstance(e, torch.Tensor)
-            and e.is_floating_point()
+            isinstance(a, torch.Tensor)
+            and a.is_floating_point()
             and isinstance(f, torch.Tensor)
-            and e.shape == f.shape
-            and bool(across_zero(e, f).any())
+            and a.shape == f.shape
+            and bool(across_zero(a, f).any())
         ):
-            j = int(across_zero(e, f).flatten().nonzero()[0])
+            j = int(across_zero(a, f).flatten().nonzero()[0])
             return (
-                f"float64 lands across zero from eager: output {i} eager {float(e.flatten()[j]):.9g}, float64 "
+                f"float64 lands across zero from eager: output {i} eager {float(a.flatten()[j]):.9g}, float64 "
                 f"{float(f.flatten()[j]):.9g}, a choice (a signed zero, a branch cut) rounding cannot explain"
             )
     return None

@@ -87,7 +87,7 @@ def prelude_for(source: str, hook_names: Iterable[str] = (), op_namespaces: Iter
     if not chosen:
         return None
     # Close over the module-level definitions the chosen statements use (helpers, classes, constants).
-    by_name = {}
+    by_name: dict[str, int] = {}
     for i, stmt in enumerate(body):
         if _definition_like(stmt):
             for name in _defined_names(stmt):

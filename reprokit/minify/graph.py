@@ -6,7 +6,7 @@ best edit; each pass proposes smaller edits of the graph it is given.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from reprokit.data.records import Signature, TrialSpec
 from reprokit.data.rundir import RunDir
@@ -66,7 +66,7 @@ class GraphOracle:
     def fails_same(self, edit: Edit | None) -> bool:
         return self.first_failing([edit]) == 0
 
-    def first_failing(self, edits: list) -> int | None:
+    def first_failing(self, edits: Sequence) -> int | None:
         """Index of the first edit that fails the same way; up to `jobs` of them are tried at once."""
         if self.share.spent():
             return None
@@ -81,7 +81,7 @@ class GraphOracle:
                 return i
         return None
 
-    def failing_mask(self, edits: list) -> list:
+    def failing_mask(self, edits: Sequence) -> list:
         """For a monotone search: all of them asked at once, each answer kept."""
         if self.share.spent():
             return [False] * len(edits)
@@ -164,7 +164,7 @@ def drop_outputs(problem: Problem, edit: Edit, shape: GraphShape) -> Edit:
         lambda outs: problem.test(shape.with_outputs(edit, outs)),
         first_failing_of=lambda cands: problem.first_failing([shape.with_outputs(edit, c) for c in cands]),
     )
-    return shape.with_outputs(edit, keep)
+    return shape.with_outputs(edit, keep) or edit  # (ddmin keeps one output at least)
 
 
 def nodes_to_inputs(problem: Problem, edit: Edit, shape: GraphShape, op: str | None = None) -> Edit:

@@ -134,14 +134,14 @@ def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None)
         for i in range(runs)
     ]
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        tested = (
+        testing = (
             pool.submit(write_test_repro, run, v, test[0], target, test[1], test[2], timeout=runner.timeout)
             if test
             else None
         )
         try:
             checks = runner.map(specs)
-            tested = tested.result() if tested else None
+            tested = testing.result() if testing else None
         except BaseException:
             runner.cancel()  # Ctrl-C while test_repro.py runs: kill it, or leaving `with` waits it out (12-15 s)
             raise

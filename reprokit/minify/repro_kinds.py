@@ -67,13 +67,13 @@ def minify_isolation(
 
         return minify_warm(run_dir, v, runner, emit, started, before)
     if info.get("capture"):  # bisect --from-capture: the captured graph, and no run of the job as a fall-back
-        notes = []
+        notes: list[str] = []
         if _captured_repro(run_dir, runner, v, info, emit, resume, notes):
             return _finish(v, runner, before, started, notes, emit)
         v.message = "no verified repro: " + "; ".join(f"{a.kind}: {a.result}" for a in v.repro_attempts)
         return Repro.of(v)
     if v.failing_stage != "eager" and v.graph is not None:
-        notes: list = []
+        notes = []
         if _graph_repros(run_dir, runner, v, info, emit, resume, notes):
             return _finish(v, runner, before, started, notes, emit)
     elif v.failing_stage != "eager":
@@ -294,6 +294,7 @@ def _finish(v: Verdict, runner: Runner, before: int, started: float, notes: list
     v.minify_seconds = round(time.monotonic() - started, 2)
     if notes:
         v.message = "; ".join(x for x in [v.message] + notes if x)
+    assert v.nodes is not None  # a graph's repro counts its nodes before and after
     emit(
         "minified",
         before=v.nodes["original"],

@@ -155,7 +155,7 @@ def same_exception(target: Signature, exc_type: str, message: str) -> bool:
     if exc_type == target.exc_type and normalise_message(message) == target.message:
         return True
     cause = root_cause_of_text(exc_type, message)
-    return bool(target.cause) and target.cause.split(" @ ", 1)[0] == f"{cause[0]}: {normalise_message(cause[1])}"
+    return target.cause is not None and target.cause.split(" @ ", 1)[0] == f"{cause[0]}: {normalise_message(cause[1])}"
 
 
 def root_cause_of_text(exc_type: str, message: str) -> tuple:

@@ -45,7 +45,7 @@ def warm_source(script_text: str, caches: list, why: str, ranks: int = 1, cold: 
     future_end = 0
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
-            future_end = node.end_lineno
+            future_end = node.end_lineno or 0  # (ast.parse sets it)
         elif not (
             isinstance(node, ast.Expr)
             and isinstance(node.value, ast.Constant)
@@ -69,6 +69,7 @@ def warm_source(script_text: str, caches: list, why: str, ranks: int = 1, cold: 
 def minify_warm(run_dir: RunDir, v: Verdict, runner, emit, started: float, before: int) -> Repro:
     """Write repro.py for a warm-cache failure and verify it; the Repro."""
     finding = v.warm_cache
+    assert finding is not None  # asked only for a failure that needs a warm cache
     with open(v.script) as f:
         original = f.read()
     emit("phase", name="repro")

@@ -94,7 +94,7 @@ def summary(v: Verdict, brief: bool = False) -> str:
         )
     if v.config and not brief:
         parts.append("It passes with " + ", ".join(f"`{k}={val!r}`" for k, val in v.config.items()) + ".")
-    if v.flaky:
+    if v.flaky and v.repro_rate is not None:
         parts.append(
             f"The failure is flaky: the script {rate_line(round(v.repro_rate * v.repro_runs), v.repro_runs)}."
             if v.repro_runs
@@ -164,9 +164,8 @@ def isolated_lines(v: Verdict) -> list:
     if v.config:
         isolated.append("config flips that make it pass: " + ", ".join(f"`{k}={val!r}`" for k, val in v.config.items()))
     if v.subsystem:
-        stability = {True: "", False: " (boundary not stable on re-run)"}.get(
-            v.subsystem.get("confirmed"), " (not re-run)"
-        )
+        stabilities: dict[bool | None, str] = {True: "", False: " (boundary not stable on re-run)"}
+        stability = stabilities.get(v.subsystem.get("confirmed"), " (not re-run)")
         isolated.append(
             f"subsystem: `{v.subsystem['name']}` application #{v.subsystem['application']} of "
             f"{v.subsystem.get('applications')}: `{v.subsystem.get('detail')}`{stability}"
@@ -300,7 +299,7 @@ def attached_note(v: Verdict, tlparse_at: str | None) -> str:
     if v.test_repro:
         parts.append(
             "the repro as a failing test in PyTorch's style (`TestCase`, `run_tests`: it asserts the correct "
-            "behaviour, so it passes once the bug is fixed; " + test_repro_note(v) + ")"
+            "behaviour, so it passes once the bug is fixed; " + (test_repro_note(v) or "") + ")"
         )
     parts.append("the original script, the decisive runs' full logs")
     if tlparse_at:
@@ -363,12 +362,12 @@ def add_repro(plan: PackPlan, run: RunDir, v: Verdict, include_data: bool) -> No
     data is in the pack."""
     project = os.path.dirname(v.script)
     if v.test_repro and os.path.exists(run.file("test_repro.py")):
-        plan.texts["test_repro.py"] = portable_code(read_tail(run.file("test_repro.py")), run.path, project)
+        plan.texts["test_repro.py"] = portable_code(read_tail(run.file("test_repro.py")) or "", run.path, project)
         if os.path.exists(run.file("test_repro_output.txt")):
             plan.texts["logs/test_repro/output.txt"] = read_tail(run.file("test_repro_output.txt"))
     if not (v.repro and os.path.exists(run.file("repro.py"))):
         return
-    plan.texts["repro.py"] = portable_code(read_tail(run.file("repro.py")), run.path, project)
+    plan.texts["repro.py"] = portable_code(read_tail(run.file("repro.py")) or "", run.path, project)
     has_file = v.repro_inputs == "file" or v.repro_inputs is None and os.path.exists(run.file("repro_inputs.pt"))
     if has_file and include_data and os.path.exists(run.file("repro_inputs.pt")):
         with open(run.file("repro_inputs.pt"), "rb") as f:
@@ -400,10 +399,10 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Verdict | None
     error = error_section(run, v)
     logs, tlparse_at = decisive_logs(v, error)
     plan.texts.update(logs)
-    verdict = v.to_dict()
-    verdict["run_dir"] = os.path.basename(v.run_dir or run.path)
-    verdict["tarball"] = None
-    plan.texts[VERDICT_FILE] = json.dumps(verdict, indent=2, sort_keys=True, default=str)
+    verdict_json = v.to_dict()
+    verdict_json["run_dir"] = os.path.basename(v.run_dir or run.path)
+    verdict_json["tarball"] = None
+    plan.texts[VERDICT_FILE] = json.dumps(verdict_json, indent=2, sort_keys=True, default=str)
     add_repro(plan, run, v, include_data)
     plan.texts.update(capture_texts(run, info, v))
     draft = os.path.join(first, "draft_export.txt")
@@ -433,7 +432,9 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Verdict | None
 
 def cuda_fault_line(v: Verdict) -> str:
     """The CUDA fault, its kernel where one was named, and how the trials after it launched."""
-    fault, kernel = v.cuda_fault, v.cuda_fault.get("kernel")
+    fault = v.cuda_fault
+    assert fault is not None  # said only of a verdict with a CUDA fault
+    kernel = fault.get("kernel")
     line = f"CUDA fault: {fault['fault']}" + (f" in kernel `{kernel}`" if kernel else ", named by no kernel")
     if not fault.get("launch_blocking"):
         return line

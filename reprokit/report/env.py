@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 
 from reprokit import settings
 from reprokit.data.rundir import write_json_atomic
@@ -162,7 +163,7 @@ def _collect_now(python: str, timeout: float) -> dict:
     return data
 
 
-def allowed_env(env: dict | None = None) -> dict:
+def allowed_env(env: Mapping[str, str] | None = None) -> dict:
     env = os.environ if env is None else env
     return {k: v for k, v in sorted(env.items()) if ENV_ALLOW.match(k)}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 
 
 def strip_credentials(url: str) -> str:
@@ -12,7 +13,7 @@ def strip_credentials(url: str) -> str:
     return re.sub(r"(?<=://)[^/@\s]+@", "", url)
 
 
-def git_state(script: str, imported: list, read: list = ()) -> dict | None:
+def git_state(script: str, imported: list, read: Sequence = ()) -> dict | None:
     """None when the script is not in a git work tree (or GitPython/git is unavailable).
 
     "diff" covers the script, the modules it imported and the files it read; "other_changed" names the rest of
@@ -28,6 +29,8 @@ def git_state(script: str, imported: list, read: list = ()) -> dict | None:
     except git.GitError as e:
         return {"error": str(e)}
     root = repo.working_tree_dir
+    if root is None:  # a bare repository: no work tree holds the script
+        return None
     used = sorted({os.path.relpath(os.path.abspath(p), root) for p in [script, *imported, *read]})
     used = [p for p in used if not p.startswith("..")]
     try:

@@ -15,6 +15,7 @@ import hmac
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from reprokit.report.redact_rules import SECRET_NAME
@@ -58,7 +59,7 @@ def _private_write(path: str, data: bytes) -> None:
         f.write(data)
 
 
-def record(run_path: str, env: dict | None = None, identity: dict | None = None) -> None:
+def record(run_path: str, env: Mapping[str, str] | None = None, identity: dict | None = None) -> None:
     """Write secret.key and secrets.json: names, lengths and keyed hashes of secret-named variables' values."""
     env = os.environ if env is None else env
     key = os.urandom(32)
@@ -109,7 +110,8 @@ class KeyedSecrets:
         """(start, end) of every recorded value in text, longest first where two overlap."""
         if not self.hashes:
             return []
-        found, seen = [], {}
+        found: list[tuple[int, int]] = []
+        seen: dict[str, bool] = {}
         for start, end in _candidates(text, self.lengths):
             window = text[start:end]
             hit = seen.get(window)

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from reprokit.data.rundir import RunDir, write_atomic
 from reprokit.data.trial_files import TEXT_LIMIT, read_tail  # noqa: F401 (the report modules read logs through it)
@@ -93,7 +93,7 @@ def environment_variables(info: dict, redactor: Redactor) -> str:
     return json.dumps(variables, indent=2, sort_keys=True)
 
 
-def source_texts(script: str, imported: list, read: list = (), notes: dict | None = None) -> dict:
+def source_texts(script: str, imported: list, read: Sequence = (), notes: dict | None = None) -> dict:
     """source/: the script, the local modules it imported, and its git state (credentials stripped): the diff of
     the files it imported or read, the names alone of other changed paths (said in notes, for MANIFEST.json)."""
     texts = {}

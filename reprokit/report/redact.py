@@ -7,6 +7,7 @@ import getpass
 import os
 import re
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from reprokit.report.keyed import KeyedSecrets
@@ -29,7 +30,7 @@ class Redactor:
     places: list = field(default_factory=list)  # (path, placeholder) of the machine's places, longest first
 
     @classmethod
-    def from_environment(cls, env: dict | None = None, argv=()) -> Redactor:
+    def from_environment(cls, env: Mapping[str, str] | None = None, argv=()) -> Redactor:
         """Every secret-named variable's value is a known secret, wherever it shows up later."""
         env = os.environ if env is None else env
         secrets = [v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 6]
@@ -74,7 +75,8 @@ class Redactor:
         for kind, pattern in PATTERNS:
             if kind in NEEDLES and not any(n in lowered for n in NEEDLES[kind]):
                 continue
-            text = pattern.sub(lambda m, k=kind: self._replace(m, k, place), text)
+            # (mypy infers no lambda whose default binds a loop variable)
+            text = pattern.sub(lambda m, k=kind: self._replace(m, k, place), text)  # type: ignore[misc]
         text = self._paths(text, place)
         for value, label in ((self.user, "<user>"), (self.host, "<host>")):
             if value and len(value) >= 3 and value not in ("root",) and re.search(rf"\b{re.escape(value)}\b", text):

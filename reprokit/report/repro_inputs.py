@@ -129,7 +129,7 @@ def aliased_copies(group: dict, names: list, metas: list, cast, backward: bool) 
     dtype = metas[first].get("dtype", "")
     floating = cast and dtype.startswith(("float", "bfloat")) and dtype != "float64"
     copy = f"{memory}_copy"
-    out = {}
+    out: dict[int, str] = {}
     for i, offset in sorted(zip(group["inputs"], group["offsets"])):
         how = f"{'detach().' if backward else ''}{'double' if floating else 'clone'}()"
         source = copy if out else f"({copy} := {whole}.{how})"

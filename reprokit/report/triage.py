@@ -67,7 +67,7 @@ def what_fails(v: Verdict, sig: Signature | None) -> str:
     text = cause or (sig.short() if sig else "failure")
     if "CppCompileError" in text:
         return "C++ compile error"
-    if "CompilationError" in text and "triton" in text.lower() + str(sig.frame or "").lower():
+    if "CompilationError" in text and "triton" in text.lower() + str((sig and sig.frame) or "").lower():
         return "Triton compile error"
     if sig and sig.exc_type == "AssertionError" and not sig.frame:  # the script's own check, not torch's
         return "wrong results (the script's own check fails)"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from typing import TypeVar, overload
 
 T = TypeVar("T")
 
@@ -16,6 +16,19 @@ def first_failing(items: Sequence[T], fails: Callable[[T], bool]) -> int | None:
     return None
 
 
+# With `hi` given the answer is always a number (hi itself at worst).
+@overload
+def find_boundary(
+    fails: Callable[[int], bool], lo: int, hi: int, fails_many: Callable[[list], list] | None = None, width: int = 1
+) -> int: ...
+@overload
+def find_boundary(
+    fails: Callable[[int], bool],
+    lo: int,
+    hi: None = None,
+    fails_many: Callable[[list], list] | None = None,
+    width: int = 1,
+) -> int | None: ...
 def find_boundary(
     fails: Callable[[int], bool],
     lo: int,

@@ -164,7 +164,8 @@ def unbound_names(source: str) -> set:
     """Names the script reads that no statement anywhere in it binds (nor builtins): a candidate with one raises
     NameError where it is read. Empty where that cannot be told (a star import, exec, globals())."""
     tree = ast.parse(source)
-    bound, read = set(), set()
+    bound: set[str] = set()
+    read: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
@@ -209,7 +210,7 @@ def checks(source: str) -> collections.Counter:
     """The script's checks as written: each assert's test, and each `if` test whose body raises or exits. A cut may
     drop one, never change one: `assert out_n == ref_n` made `assert out_n` still failed, and so did an `if` made
     `if '...':`, but no longer of what the script compared."""
-    found = collections.Counter()
+    found: collections.Counter[str] = collections.Counter()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Assert):
             found[ast.dump(node.test)] += 1

@@ -6,6 +6,7 @@ import ast
 import dataclasses
 import os
 import time
+from typing import TypeGuard
 
 from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
@@ -77,7 +78,7 @@ class SourceOracle:
             script_hash=digest,
         )
 
-    def runnable(self, source: str | None) -> bool:
+    def runnable(self, source: str | None) -> TypeGuard[str]:
         # A candidate without the script's seeding call draws new inputs each run: it may fail in its trial and
         # pass for the user (#194347's 19-line repro failed 2 of 2 checks, then passed 6 of 6 plain runs).
         return (
@@ -243,7 +244,7 @@ def minify_source(
         )
         emit("note", text=said)
         v.message = "; ".join(x for x in (v.message, said) if x)
-    _record_size(v, runner, original, result, before, started)
+    nodes = _record_size(v, runner, original, result, before, started)
     if share.ran_out:
         said = (
             f"the source reduction stopped at its share of time ({share.given:.0f} s): "
@@ -253,8 +254,8 @@ def minify_source(
         v.message = "; ".join(x for x in (v.message, said) if x)
     emit(
         "minified",
-        before=v.nodes["original"],
-        after=v.nodes["minified"],
+        before=nodes["original"],
+        after=nodes["minified"],
         unit="lines",
         trials=v.minify_trials,
         seconds=v.minify_seconds,
@@ -273,11 +274,11 @@ def _unreduced(
     said = "the run's budget was spent before the source reduction's first trial: repro.py is the script itself, not reduced"
     emit("note", text=said)
     v.message = "; ".join(x for x in (v.message, said) if x)
-    _record_size(v, runner, original, text, before, started)
+    nodes = _record_size(v, runner, original, text, before, started)
     emit(
         "minified",
-        before=v.nodes["original"],
-        after=v.nodes["minified"],
+        before=nodes["original"],
+        after=nodes["minified"],
         unit="lines",
         trials=v.minify_trials,
         seconds=v.minify_seconds,
@@ -286,14 +287,15 @@ def _unreduced(
     return v
 
 
-def _record_size(v: Verdict, runner, original: str, result: str, before: int, started: float) -> None:
-    """The repro's size in lines against the script's, and the reduction's trials and seconds."""
-    v.nodes = {
+def _record_size(v: Verdict, runner, original: str, result: str, before: int, started: float) -> dict:
+    """The repro's size in lines against the script's (returned), and the reduction's trials and seconds."""
+    v.nodes = nodes = {
         "original": len(original.strip().splitlines()),
         "minified": len(result.strip().splitlines()),
         "unit": "lines",
     }
     v.minify_trials, v.minify_seconds = runner.executed - before, round(time.monotonic() - started, 2)
+    return nodes
 
 
 def _verify(run_dir: RunDir, v: Verdict, runner, result: str, same=None) -> None:

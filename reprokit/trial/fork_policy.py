@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import atexit
 import threading
+from typing import TYPE_CHECKING
 
 from reprokit.data.records import TrialSpec
 from reprokit.data.warm_cache import COMPILE_ERRORS
 from reprokit.trial.environment import ranks_of, trial_env
+
+if TYPE_CHECKING:
+    from reprokit.trial.warm import WarmPool
 
 # Read when used (CUDA's at its first use, which the worker never makes; TORCHDYNAMO_DISABLE at each compile),
 # or read again when a warm trial starts (compat.reread_env_switches): a forked trial may differ from its worker
@@ -47,7 +51,7 @@ class WarmWorker:
         self.cache_root = cache_root
         self.enabled = enabled
         self.scripts = scripts
-        self.pool = None
+        self.pool: WarmPool | None = None
         self._lock = threading.Lock()
 
     def for_trial(self, spec: TrialSpec, trial_dir: str):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import Any
 
 from reprokit.data import signature as sig
 from reprokit.data.ranks import merge_ranks, rank_dirs, rank_stacks, torchrun_exits
@@ -34,7 +35,7 @@ def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, t
         data.setdefault("kind", "pass")  # every rank passed; only the exit hung
         data.setdefault("signature", sig.PASS.to_dict())
         data["note"] = "; ".join(x for x in (data.get("note"), EXIT_HANG_NOTE) if x)
-    extra = {
+    extra: dict[str, Any] = {
         k: data.get(k)
         for k in ("graphs", "compiled", "user_backend", "compile_args", "bisect_detail", "failed_graph", "failed_ranks")
         if data.get(k) is not None

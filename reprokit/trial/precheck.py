@@ -69,6 +69,7 @@ class FakeCheck:
             self._stop(f"the whole graph does not run on fake tensors ({first.get('why')})")
 
     def _ask(self, line: str) -> dict | None:
+        assert self.proc is not None and self.proc.stdin is not None  # started, with a pipe
         try:
             self.proc.stdin.write(line.encode() + b"\n")
             self.proc.stdin.flush()
@@ -83,6 +84,7 @@ class FakeCheck:
     def _read(self, seconds: float) -> dict | None:
         """One JSON line from the checker within `seconds`, else None."""
         deadline = time.monotonic() + seconds
+        assert self.proc is not None and self.proc.stdout is not None  # started, with a pipe
         out = self.proc.stdout
         while True:
             left = deadline - time.monotonic()

@@ -69,6 +69,7 @@ def _tell(line: str) -> None:
         for _ in range(2):  # a reaper that died (killed by hand) is started again once
             if _proc is None or _owner != os.getpid() or _proc.poll() is not None:
                 _proc, _owner = _start(), os.getpid()
+            assert _proc.stdin is not None  # a pipe
             try:
                 _proc.stdin.write(line.encode() + b"\n")
                 _proc.stdin.flush()

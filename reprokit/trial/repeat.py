@@ -54,7 +54,9 @@ class UntilItFails:
             if self._shows(outs[-1]):
                 break
             outs.append(self._inner(_again(spec, i), *args, **kwargs))
-        return _answer(outs, self._shows)
+        answer = _answer(outs, self._shows)
+        assert answer is not None  # one of the wrapped runner's outcomes, none of them None
+        return answer
 
     def map(
         self, specs: Iterable[TrialSpec], stop: Callable[[int, Outcome], bool] | None = None, limit: float | None = None

@@ -9,6 +9,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable
+from typing import overload
 
 from reprokit import settings
 from reprokit.data.records import Outcome, Signature, TrialSpec
@@ -76,7 +77,7 @@ class Runner:
         replay = settings.REPLAY_COMPILE_ERRORS.not_off()
         self.compile_errors = run_dir.file("compile_errors") if replay else None
         # On a machine with several GPUs each running trial has one to itself (CUDA_VISIBLE_DEVICES).
-        self.devices = queue.Queue()
+        self.devices: queue.Queue[str] = queue.Queue()
         for d in devices or ():
             self.devices.put(d)
         self.pinned = bool(devices)
@@ -240,9 +241,16 @@ class Runner:
         if self.remote is not None:
             self.remote.cancel_all()
 
+    # Without `stop` every spec runs: no None in the list.
+    @overload
+    def map(self, specs: Iterable[TrialSpec], stop: None = None, limit: float | None = None) -> list[Outcome]: ...
+    @overload
+    def map(
+        self, specs: Iterable[TrialSpec], stop: Callable[[int, Outcome], bool], limit: float | None = None
+    ) -> list[Outcome | None]: ...
     def map(
         self, specs: Iterable[TrialSpec], stop: Callable[[int, Outcome], bool] | None = None, limit: float | None = None
-    ) -> list[Outcome | None]:
+    ) -> list:
         """Run specs in parallel (up to `jobs`); results in order. Once stop(i, outcome) is true for the
         i-th spec, specs after i that have not started are skipped (None). `limit` as for one trial."""
         specs = list(specs)

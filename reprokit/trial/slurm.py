@@ -185,7 +185,7 @@ class SlurmExecutor:
             job.cancel(check=False)
         raise TrialsCancelled("cancelled with the run as it was submitted")
 
-    def _wait(self, job) -> tuple:
+    def _wait(self, job) -> tuple:  # type: ignore[return]  # an endless loop: it returns from inside
         """(the job's final state, what on_node returned or None) once the scheduler says it ended. A result is
         trusted only from a job that was not killed: at its limit SLURM's SIGTERM ends the trial first, and on_node
         returns that as if the trial had crashed. Once the run is cancelled it waits no longer: cancel_all has

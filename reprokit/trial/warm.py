@@ -45,6 +45,7 @@ class WarmPool:
             start_new_session=True,
         )
         reaper.watch(self.proc.pid)
+        assert self.proc.stdout is not None and self.proc.stdin is not None  # pipes, as asked
         self.ready = self.proc.stdout.readline().strip() == b"ready"
         self._lock = threading.Lock()
 
@@ -123,7 +124,8 @@ class WarmPool:
 
     def close(self) -> None:
         try:
-            self.proc.stdin.close()
+            if self.proc.stdin is not None:  # a pipe, as asked
+                self.proc.stdin.close()
             self.proc.wait(timeout=5)
         except Exception:
             try:

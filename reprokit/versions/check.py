@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable
+from typing import Any
 
 from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict, file_hash
 from reprokit.data.rundir import RunDir
@@ -34,7 +35,7 @@ def repro_spec(run: RunDir, v: Verdict) -> TrialSpec | None:
 
 def script_specs(v: Verdict, cwd: str) -> tuple[TrialSpec, TrialSpec]:
     """The original script without torch.compile, then as written."""
-    common = dict(
+    common: dict[str, Any] = dict(
         mode="script",
         script=v.script,
         argv=tuple(v.argv or ()),

@@ -105,7 +105,7 @@ def conclusions(rows: list, user: str) -> dict:
     newer = [r for r in rows if key(r["release"]) > key(user) and r["status"] in ("same", "passes")]
     older = [r for r in rows if key(r["release"]) < key(user) and r["status"] in ("same", "passes")]
     if by.get(user) != "same":
-        out["summary"] = f"torch {user} does not fail the same way here ({STATUS_TEXT.get(by.get(user), '?')})"
+        out["summary"] = f"torch {user} does not fail the same way here ({STATUS_TEXT.get(by.get(user) or '', '?')})"
         return out
     if newer and newer[-1]["status"] == "passes":
         last_fail = max((r for r in rows if r["status"] == "same"), key=lambda r: key(r["release"]))
