@@ -108,6 +108,14 @@ def test_aoti_accuracy_checked_by_sys_exit_gets_the_same_graph_repro(tmp_path_fa
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
+    reason=(
+        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 7.5 min on a loaded 2-core machine): the crash it guards (no cut written, "
+        "None written as repro.py) is fixed in export/minify; export source reduction runs in CI through "
+        "test_export_findings.py's test_minify_reduces_the_source_of_an_export_failure"
+    ),
+)
 def test_a_program_whose_last_value_has_a_data_dependent_size_is_reduced_at_source(tmp_path_factory):
     """relu of a boolean-mask selection: no cut of the exported program can be written (its last value's size has
     no hint to make an input from). The graph attempt says so, and the script is reduced at source instead; before,
