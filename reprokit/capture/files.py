@@ -9,6 +9,7 @@ MAX_BYTES_VAR = "REPROKIT_CAPTURE_MAX_INPUT_BYTES"  # real input values are save
 SUMMARY = "capture.json"  # what every capture writes: graphs seen per rank, seconds
 FAILURE = "failure.json"  # per failing rank: signature, traceback, rank, torch version, graph index
 CASE = "case"  # per failing rank: the failing graph as capture_graph writes it in a trial
+STACKS = "stacks.txt"  # per hung rank: every thread's stack as the signal that ended the job found them
 # Written ahead of a crash, and removed when the process exits (capture/crash.py):
 GRAPHS = "graphs"  # g0, g1, ...: each graph, light, before it compiles
 INFLIGHT = "inflight"  # which graph is compiling or running now
