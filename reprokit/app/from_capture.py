@@ -73,14 +73,7 @@ def bisect_from_capture(
         },
     )
     emit("run_dir", path=run_dir.path, phase="capture")  # no script runs first: its phase is named for what it does
-    limit = timeout or _hang_limit(captured, emit) or 600.0
-    runner = Runner(
-        run_dir,
-        timeout=limit,
-        jobs=opts.jobs,
-        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-        on_start=lambda s: emit("trial_start", spec=s),
-    )
+    runner = _runner(run_dir, timeout or _hang_limit(captured, emit) or 600.0, opts.jobs, emit)
     bisector = GraphBisector(opts, runner, emit, captured, case)
     isolation = bisector.isolate()
     verdict = isolated(run_dir, isolation)
@@ -95,6 +88,16 @@ def bisect_from_capture(
     if pack:
         verdict = packed(run_dir, verdict, emit)
     return verdict
+
+
+def _runner(run_dir: RunDir, limit: float, jobs: int, emit: Emit) -> Runner:
+    return Runner(
+        run_dir,
+        timeout=limit,
+        jobs=jobs,
+        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+        on_start=lambda s: emit("trial_start", spec=s),
+    )
 
 
 def _hang_limit(captured: CapturedFailure, emit: Emit) -> float | None:
