@@ -130,3 +130,51 @@ def test_a_job_ended_before_any_graph_compiled_has_nothing_to_blame(workdir, tmp
         "reprokit: the captured job was ended by SIGTERM before any graph compiled: there is nothing compiled "
         "to blame; capture it again and end it once it compiles (its hang, or its failure, comes after)\n"
     )
+
+
+def capture_with_limit(workdir, capture, *options) -> subprocess.CompletedProcess:
+    """`reprokit capture --compile-timeout ... -- python hang_job.py`, run to its end."""
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit.cli", "capture", "--output-dir", str(capture), *options, "--",
+         sys.executable, "hang_job.py"],
+        cwd=workdir, capture_output=True, text=True, timeout=400,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_compile_past_compile_timeout_is_a_hang_and_stops_the_job(workdir, tmp_path):
+    capture = tmp_path / "cap"
+    done = capture_with_limit(workdir, capture, "--compile-timeout", "40s")
+    assert done.returncode == 124, done.stderr
+    assert done.stdout.startswith("trained: loss ") and "tensor" not in done.stdout
+    assert (
+        f"reprokit capture: graph 1 compiled for more than 40 s: written as a hang in {capture}/rank0; the job "
+        f"stops (next: reprokit bisect --from-capture {capture})\n"
+    ) in done.stderr
+    failure = hang_failure(capture)
+    assert failure["ended_by"] == "--compile-timeout 40" and failure["seconds"] >= 40
+    assert json.loads((capture / "capture.json").read_text())["ranks"]["0"]["failed"] is True
+
+
+@pytest.mark.slow
+def test_fall_back_to_eager_runs_that_graph_eagerly_and_the_job_goes_on(workdir, tmp_path):
+    capture = tmp_path / "cap"
+    done = capture_with_limit(workdir, capture, "--compile-timeout", "40s", "--fall-back-to-eager")
+    assert done.returncode == 0, done.stderr
+    assert "tensor([[" in done.stdout  # the evaluation's result, computed eagerly
+    assert "graph 1 compiled for more than 40 s: written as a hang in" in done.stderr
+    assert "; it runs eagerly (--fall-back-to-eager)\n" in done.stderr
+    assert json.loads((capture / "capture.json").read_text())["ranks"]["0"]["fell_back"] == [1]
+    assert hang_failure(capture)["ended_by"] == "--compile-timeout 40"
+
+
+def test_fall_back_to_eager_needs_a_compile_timeout(tmp_path):
+    code, out, err = cli("capture", "--output-dir", str(tmp_path), "--fall-back-to-eager", "--", "true")
+    assert (code, out) == (2, "")
+    assert err == "reprokit: --fall-back-to-eager needs --compile-timeout DURATION: the compile it falls back from\n"
+
+
+def test_compile_timeout_takes_a_duration(tmp_path):
+    code, out, err = cli("capture", "--output-dir", str(tmp_path), "--compile-timeout", "soon", "--", "true")
+    assert (code, out) == (2, "")
+    assert err == "reprokit: --compile-timeout takes a duration like 90s, 20m or 1h30m (got 'soon')\n"

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from reprokit.app import guards
 from reprokit.bisect.capture_folder import crashed_ranks, failing_ranks, killed_ranks
 from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
-from reprokit.capture.files import CAPTURE_VAR, MAX_BYTES_VAR
+from reprokit.capture.files import CAPTURE_VAR, COMPILE_TIMEOUT_VAR, FALL_BACK_VAR, MAX_BYTES_VAR
 from reprokit.capture.summary import note_job
 from reprokit.child.ranks import HOOK_DIR
+from reprokit.data.budget import parse_budget
 from reprokit.errors import ReprokitError
 
 
@@ -29,14 +30,23 @@ class CaptureRun:
     fault_reports: tuple = ()  # faulthandler's report of each crashed rank (the capture took faulthandler over)
 
 
-def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> CaptureRun:
+def capture_command(
+    output_dir: str,
+    command: tuple,
+    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
+    compile_timeout: str | None = None,
+    fall_back: bool = False,
+) -> CaptureRun:
     """Run `command` with the recorder armed in every python process it starts; nothing of the environment is
-    written (the recorder writes graphs, inputs and the failure only)."""
+    written (the recorder writes graphs, inputs and the failure only). compile_timeout: a duration as typed."""
     if not command:
         raise ReprokitError(
             "pass the command to capture after --: reprokit capture --output-dir DIR -- python train.py"
         )
     guards.not_negative("--max-input-bytes", max_input_bytes, "a size in bytes")
+    limit = parse_budget(compile_timeout, "--compile-timeout")
+    if fall_back and limit is None:
+        raise ReprokitError("--fall-back-to-eager needs --compile-timeout DURATION: the compile it falls back from")
     root = os.path.abspath(output_dir)
     try:
         os.makedirs(root, 0o700, exist_ok=True)
@@ -47,6 +57,7 @@ def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFA
         **os.environ,
         CAPTURE_VAR: root,
         MAX_BYTES_VAR: str(max_input_bytes),
+        **({COMPILE_TIMEOUT_VAR: f"{limit:g}", FALL_BACK_VAR: "1" if fall_back else "0"} if limit else {}),
         "PYTHONPATH": os.pathsep.join([HOOK_DIR, *paths]),
     }
     note_job(root, {"command": list(command), "ended": None})  # None until it ends: a kill -9 leaves it so

@@ -26,7 +26,13 @@ def _install() -> None:
 
     root = os.path.abspath(os.environ[files.CAPTURE_VAR])
     limit = os.environ.get(files.MAX_BYTES_VAR, "")
-    install(Recorder(root, int(limit) if limit.isdigit() else DEFAULT_MAX_INPUT_BYTES))
+    rec = Recorder(root, int(limit) if limit.isdigit() else DEFAULT_MAX_INPUT_BYTES)
+    try:
+        rec.compile_timeout = float(os.environ.get(files.COMPILE_TIMEOUT_VAR, "")) or None
+    except ValueError:
+        pass
+    rec.fall_back = os.environ.get(files.FALL_BACK_VAR) == "1"
+    install(rec)
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 
 CAPTURE_VAR = "REPROKIT_CAPTURE"  # the folder: set, every python process of the job records into it
+COMPILE_TIMEOUT_VAR = "REPROKIT_CAPTURE_COMPILE_TIMEOUT"  # seconds one graph's compile may take (--compile-timeout)
+FALL_BACK_VAR = "REPROKIT_CAPTURE_FALL_BACK"  # "1": a graph past that limit runs eagerly (--fall-back-to-eager)
 MAX_BYTES_VAR = "REPROKIT_CAPTURE_MAX_INPUT_BYTES"  # real input values are saved up to this size
 SUMMARY = "capture.json"  # what every capture writes: graphs seen per rank, seconds
 FAILURE = "failure.json"  # per failing rank: signature, traceback, rank, torch version, graph index

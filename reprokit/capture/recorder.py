@@ -35,6 +35,9 @@ class Recorder:
         self.inflight: tuple | None = None  # (phase, graph, since when) while a graph compiles or runs
         self.longest_compile = 0.0  # seconds, of the graphs that compiled: a hang's offline limit is set by it
         self.ending = False  # a signal is ending the job (capture/hang.py)
+        self.compile_timeout: float | None = None  # --compile-timeout (capture/deadline.py)
+        self.fall_back = False  # --fall-back-to-eager
+        self.fell_back: list = []  # graphs that compiled past the limit and ran eagerly
 
     def graph_seen(self, gm, example_inputs) -> int:
         """Note a graph Dynamo handed the backend; its index in this process."""
@@ -156,6 +159,7 @@ class Recorder:
                     "compiles": self.compiles,
                     "failed": self.failed,
                     "seconds": round(time.monotonic() - self.started, 3),
+                    **({"fell_back": self.fell_back} if self.fell_back else {}),
                 },
             )
         except OSError as e:

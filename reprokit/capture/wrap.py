@@ -40,6 +40,7 @@ class CapturingBackend:
         self.rec, self.user_backend, self.compile_args = rec, user_backend, compile_args
 
     def __call__(self, gm, example_inputs, **_torch_kwargs):
+        from reprokit.capture import deadline
         from reprokit.child import context
         from reprokit.child.backends import backend_for
 
@@ -51,7 +52,11 @@ class CapturingBackend:
         rec.mark(f"compile {k}")  # written ahead already says so; a hang needs it even when that failed
         started = time.monotonic()
         try:
-            compiled = backend_for("user", self.compile_args, None, self.user_backend)(gm, example_inputs)
+            compiled = deadline.within(
+                rec, lambda: backend_for("user", self.compile_args, None, self.user_backend)(gm, example_inputs)
+            )
+        except deadline.CompileTimedOut:
+            return deadline.timed_out(rec, k, gm)
         except BaseException as e:
             rec.failed_at(k, gm, example_inputs, ctx, self.compile_args, e, "compile")
             raise
