@@ -178,3 +178,17 @@ def test_compile_timeout_takes_a_duration(tmp_path):
     code, out, err = cli("capture", "--output-dir", str(tmp_path), "--compile-timeout", "soon", "--", "true")
     assert (code, out) == (2, "")
     assert err == "reprokit: --compile-timeout takes a duration like 90s, 20m or 1h30m (got 'soon')\n"
+
+
+def test_a_hangs_limit_is_a_few_compiles_under_half_the_hang_and_never_below_the_floor():
+    from reprokit.bisect.from_capture import hang_limit
+
+    assert hang_limit({"longest_compile": 11.6, "seconds": 58.6}) == (
+        29.3,
+        "3x the job's longest compile (11.6 s), at most half the hang's 59 s",
+    )
+    assert hang_limit({"longest_compile": 2.0, "seconds": 600}) == (
+        20.0,
+        "3x the job's longest compile (2.0 s), at least 20 s",
+    )
+    assert hang_limit({"seconds": None}) == (120.0, "no compile ended")  # kill -9: nothing measured

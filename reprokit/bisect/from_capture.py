@@ -152,8 +152,8 @@ def hang_limit(failure: dict) -> tuple[float, str]:
     hung = failure.get("seconds")
     limit = HANG_LIMIT_FACTOR * longest if longest else HANG_LIMIT_UNKNOWN
     why = f"{HANG_LIMIT_FACTOR}x the job's longest compile ({longest:.1f} s)" if longest else "no compile ended"
-    if hung:
-        limit = min(limit, float(hung) / 2)
+    if hung and float(hung) / 2 < limit:
+        limit = float(hung) / 2
         why += f", at most half the hang's {float(hung):.0f} s"
     if limit < HANG_LIMIT_FLOOR:
         limit, why = HANG_LIMIT_FLOOR, why + f", at least {HANG_LIMIT_FLOOR:.0f} s"
