@@ -543,14 +543,27 @@ def plan(run_dir, nodes, as_json):
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--output-dir", "-o", required=True, help="The capture folder (graphs, inputs, the failure).")
 @click.option("--max-input-bytes", type=int, default=64 << 20, help="Budget for saved real graph inputs.")
+@click.option(
+    "--compile-timeout",
+    default=None,
+    metavar="DURATION",
+    help="One graph's compile past this (90s, 5m) is written as a hang, and the job stops.",
+)
+@click.option("--fall-back-to-eager", is_flag=True, help="With --compile-timeout: that graph runs eagerly instead.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @one_line_errors("exit_status", signals=False)  # the job's own signals are its to handle, and its exit status
-def capture(output_dir, max_input_bytes, command):
+def capture(output_dir, max_input_bytes, compile_timeout, fall_back_to_eager, command):
     """Run a job once as you run it, recording the failing graph where it fails.
 
     reprokit capture --output-dir DIR -- torchrun --nproc-per-node 8 train.py   (then: reprokit bisect
     --from-capture DIR). Under a launcher reprokit cannot wrap, REPROKIT_CAPTURE=DIR does the same."""
-    run = capture_case.capture_command(output_dir, tuple(command), max_input_bytes=max_input_bytes)
+    run = capture_case.capture_command(
+        output_dir,
+        tuple(command),
+        max_input_bytes=max_input_bytes,
+        compile_timeout=compile_timeout,
+        fall_back=fall_back_to_eager,
+    )
     for report in run.fault_reports:  # the job's own faulthandler report, which the capture wrote to its folder
         click.echo(report.rstrip("\n"), err=True)
     if run.failures:

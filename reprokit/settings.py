@@ -93,6 +93,20 @@ CAPTURE_MAX_INPUT_BYTES = Setting(
     f"{USER}, or `reprokit capture`",
     "the recorder saves real input values up to this size",
 )
+CAPTURE_COMPILE_TIMEOUT = Setting(
+    "REPROKIT_CAPTURE_COMPILE_TIMEOUT",
+    "seconds",
+    "unset (no limit)",
+    "`reprokit capture --compile-timeout`",
+    "one graph's compile that runs longer is written out as a hang, with its stacks",
+)
+CAPTURE_FALL_BACK = Setting(
+    "REPROKIT_CAPTURE_FALL_BACK",
+    "`1`",
+    "unset",
+    "`reprokit capture --fall-back-to-eager`",
+    "a graph past the compile limit runs eagerly and the job goes on",
+)
 
 # What reprokit writes into its trials' environment, and the trial reads back.
 CACHE_PER_RANK = Setting(

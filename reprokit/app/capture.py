@@ -4,16 +4,19 @@ of it recording into DIR through the start-up hook (REPROKIT_CAPTURE); its outpu
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
 
 from reprokit import settings
 from reprokit.app import guards
-from reprokit.bisect.capture_folder import crashed_ranks, failing_ranks
+from reprokit.bisect.capture_folder import crashed_ranks, failing_ranks, killed_ranks
 from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
-from reprokit.capture.files import CAPTURE_VAR, MAX_BYTES_VAR, SUMMARY
+from reprokit.capture.files import CAPTURE_VAR, COMPILE_TIMEOUT_VAR, FALL_BACK_VAR, MAX_BYTES_VAR
+from reprokit.capture.summary import note_job
 from reprokit.child.ranks import HOOK_DIR
+from reprokit.data.budget import parse_budget
 from reprokit.errors import ReprokitError
 
 
@@ -28,14 +31,23 @@ class CaptureRun:
     fault_reports: tuple = ()  # faulthandler's report of each crashed rank (the capture took faulthandler over)
 
 
-def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> CaptureRun:
+def capture_command(
+    output_dir: str,
+    command: tuple,
+    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
+    compile_timeout: str | None = None,
+    fall_back: bool = False,
+) -> CaptureRun:
     """Run `command` with the recorder armed in every python process it starts; nothing of the environment is
-    written (the recorder writes graphs, inputs and the failure only)."""
+    written (the recorder writes graphs, inputs and the failure only). compile_timeout: a duration as typed."""
     if not command:
         raise ReprokitError(
             "pass the command to capture after --: reprokit capture --output-dir DIR -- python train.py"
         )
     guards.not_negative("--max-input-bytes", max_input_bytes, "a size in bytes")
+    limit = parse_budget(compile_timeout, "--compile-timeout")
+    if fall_back and limit is None:
+        raise ReprokitError("--fall-back-to-eager needs --compile-timeout DURATION: the compile it falls back from")
     root = os.path.abspath(output_dir)
     try:
         os.makedirs(root, 0o700, exist_ok=True)
@@ -46,21 +58,19 @@ def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFA
         **os.environ,
         CAPTURE_VAR: root,
         MAX_BYTES_VAR: str(max_input_bytes),
+        **({COMPILE_TIMEOUT_VAR: f"{limit:g}", FALL_BACK_VAR: "1" if fall_back else "0"} if limit else {}),
         "PYTHONPATH": os.pathsep.join([HOOK_DIR, *paths]),
     }
+    note_job(root, {"command": list(command), "ended": None})  # None until it ends: a kill -9 leaves it so
     started = time.monotonic()
-    try:
-        status = subprocess.call(list(command), env=env)
-    except FileNotFoundError:
-        raise ReprokitError(f"no such command: {command[0]}") from None
+    status = _run(command, env)
     seconds = round(time.monotonic() - started, 2)
     failures = tuple(f"rank{r}" for r in failing_ranks(root))
     crashes = crashed_ranks(root)
     failures = failures or tuple(f"rank{r}" for r in crashes)  # died by a signal
-    if not os.path.exists(os.path.join(root, SUMMARY)):  # no process compiled anything: still a summary
-        from reprokit.capture.summary import merge_summary
-
-        merge_summary(root, "launcher", {"graphs": 0, "compiles": 0, "failed": False, "seconds": seconds})
+    failures = failures or tuple(f"rank{r}" for r in killed_ranks(root))  # kill -9 in a graph: a hang
+    ended = {"exit_status": status} if status >= 0 else {"signal": signal.Signals(-status).name}
+    note_job(root, {"ended": ended, "seconds": seconds})
     return CaptureRun(
         status if status >= 0 else 128 - status,
         seconds,
@@ -68,3 +78,23 @@ def capture_command(output_dir: str, command: tuple, max_input_bytes: int = DEFA
         failures,
         tuple(c["traceback"] for c in crashes.values()),
     )
+
+
+def _run(command: tuple, env: dict) -> int:
+    """The job's exit status (negative: the signal that ended it). A SIGTERM or SIGHUP sent to reprokit alone is
+    passed on to the job, whose recorder writes the graph in flight as a hang; Ctrl-C reaches the job from the
+    terminal itself (its whole process group), so reprokit waits for the job instead of killing it."""
+    try:
+        proc = subprocess.Popen(list(command), env=env)
+    except FileNotFoundError:
+        raise ReprokitError(f"no such command: {command[0]}") from None
+    forward = {signal.SIGTERM, signal.SIGHUP}
+    previous = {s: signal.getsignal(s) for s in (*forward, signal.SIGINT)}
+    for s in forward:
+        signal.signal(s, lambda sig, _frame: proc.send_signal(sig))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return proc.wait()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

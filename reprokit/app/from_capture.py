@@ -14,7 +14,7 @@ from reprokit.app.common import Emit, default_jobs, noop, record_secrets, record
 from reprokit.app.pack import packed
 from reprokit.app.verdict_file import isolated, with_evidence
 from reprokit.bisect.capture_folder import CapturedFailure, read_capture
-from reprokit.bisect.from_capture import GraphBisector
+from reprokit.bisect.from_capture import GraphBisector, hang_limit
 from reprokit.bisect.session import BisectOptions
 from reprokit.capture.files import SUMMARY
 from reprokit.data.records import Verdict
@@ -73,13 +73,7 @@ def bisect_from_capture(
         },
     )
     emit("run_dir", path=run_dir.path, phase="capture")  # no script runs first: its phase is named for what it does
-    runner = Runner(
-        run_dir,
-        timeout=timeout or 600.0,
-        jobs=opts.jobs,
-        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-        on_start=lambda s: emit("trial_start", spec=s),
-    )
+    runner = _runner(run_dir, timeout or _hang_limit(captured, emit) or 600.0, opts.jobs, emit)
     bisector = GraphBisector(opts, runner, emit, captured, case)
     isolation = bisector.isolate()
     verdict = isolated(run_dir, isolation)
@@ -94,6 +88,25 @@ def bisect_from_capture(
     if pack:
         verdict = packed(run_dir, verdict, emit)
     return verdict
+
+
+def _runner(run_dir: RunDir, limit: float, jobs: int, emit: Emit) -> Runner:
+    return Runner(
+        run_dir,
+        timeout=limit,
+        jobs=jobs,
+        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+        on_start=lambda s: emit("trial_start", spec=s),
+    )
+
+
+def _hang_limit(captured: CapturedFailure, emit: Emit) -> float | None:
+    """A captured hang's trials are judged by time: the limit the capture sets (said), None for another kind."""
+    if captured.failure.get("kind") != "hang":
+        return None
+    limit, why = hang_limit(captured.failure)
+    emit("note", text=f"a hang: each trial may take {limit:.0f} s ({why}; --timeout sets another)")
+    return limit
 
 
 def _capture_folder(capture_dir: str) -> str:

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 
 from reprokit.capture import files
-from reprokit.capture.crash import ahead_folders, crashed
+from reprokit.capture.crash import ahead_folders, crashed, killed
 from reprokit.errors import NothingToIsolate, ReprokitError
 
 CASE_FILES = ("meta.json", "graph.pt", "graph.py")  # what every case folder holds (inputs.pt is optional)
@@ -53,14 +53,15 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
     crashes = crashed_ranks(root)
     if ranks and crashes and min(c["at"] for c in crashes.values()) >= _raised_at(root, ranks):
         crashes = {}  # the first failure is the one to bisect: a rank that crashed first takes down the others
+    if not ranks and not crashes:
+        crashes = killed_ranks(root)  # kill -9 in a graph: the marker written ahead names it
     if summary is None and not ranks and not crashes:
         raise ReprokitError(
             f"{root} holds no capture (no {files.SUMMARY}); capture the job first: reprokit capture "
             f"--output-dir {root} -- CMD"
         )
     if not ranks and not crashes:
-        seen = sum(int(r.get("graphs") or 0) for r in ((summary or {}).get("ranks") or {}).values())
-        raise NothingToIsolate(f"the captured job did not fail ({seen} graphs compiled): nothing to bisect")
+        _nothing_failed(summary or {})
     failure: dict | None
     if crashes:
         rank = min(crashes, key=lambda r: crashes[r]["at"])
@@ -86,6 +87,32 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
         where = os.path.relpath(os.path.join(case, (missing or ["meta.json"])[0]), root)
         raise ReprokitError(f"{root} is truncated ({where} is missing or unreadable); {again}")
     return CapturedFailure(root, rank, case, failure, summary or {})
+
+
+def _nothing_failed(summary: dict) -> None:
+    """NothingToIsolate: the job passed, or was ended before any graph compiled (a kill -9 of reprokit itself
+    leaves the job's end unwritten)."""
+    seen = sum(int(r.get("graphs") or 0) for r in (summary.get("ranks") or {}).values())
+    job = summary.get("job")
+    ended = (job or {}).get("ended", {}) if job is not None else {}
+    if job is not None and (ended is None or ended.get("signal")) and seen == 0:
+        how = ended.get("signal") if ended else "a kill that left no record (kill -9?)"
+        raise NothingToIsolate(
+            f"the captured job was ended by {how} before any graph compiled: there is nothing compiled to blame; "
+            "capture it again and end it once it compiles (its hang, or its failure, comes after)"
+        )
+    raise NothingToIsolate(f"the captured job did not fail ({seen} graphs compiled): nothing to bisect")
+
+
+def killed_ranks(root: str) -> dict:
+    """{rank: failure record} of the ranks whose process was killed with no report (kill -9) while a graph
+    written ahead compiled or ran (capture/crash.killed), lowest rank first; of several, the first killed."""
+    found: dict = {}
+    for rank in _rank_names(root):
+        records = [r for r in (killed(a) for a in ahead_folders(files.rank_dir(root, rank))) if r is not None]
+        if records:
+            found[rank] = min(records, key=lambda r: r["at"])
+    return found
 
 
 def crashed_ranks(root: str) -> dict:

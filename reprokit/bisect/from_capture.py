@@ -38,6 +38,15 @@ class GraphBisector(Bisector):
         self.target = Signature.from_dict(captured.failure["signature"])
         self.backward = captured.failure.get("phase") == "backward"  # its failure shows when run backward too
 
+    def fails_same(self, outcome: Outcome | None) -> bool:
+        """A hang fails the same way by running past the limit in the same phase (compile or run): a hang's
+        signature is where it waits, not a traceback."""
+        hang = self.target is not None and self.target.kind == "hang"
+        if hang and outcome is not None and outcome.kind == "hang":
+            if hang_phase(outcome) == self.captured.failure.get("phase", "compile"):
+                return True
+        return super().fails_same(outcome) and not hang
+
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the captured graph under `stage` (the seam: the Bisector's steps build their specs here)."""
         kw.pop("check_accuracy", None)
@@ -124,6 +133,32 @@ class GraphBisector(Bisector):
             )
             self.emit("stage", stage=stage, outcome=outcome, same=same)
         return out
+
+
+def hang_phase(outcome: Outcome) -> str:
+    """Where a graph trial that timed out was: its state is saved once the graph compiled (child/graph.py)."""
+    return "run" if outcome.graphs else "compile"
+
+
+# A hang's offline limit (hang_limit): a few times the longest compile that ended in the job, never under the
+# floor (a graph trial's start and a compile on a loaded machine), and under half the hang's own duration.
+HANG_LIMIT_FACTOR = 3
+HANG_LIMIT_FLOOR = 20.0
+HANG_LIMIT_UNKNOWN = 120.0  # no compile ended in the job and no duration known (kill -9)
+
+
+def hang_limit(failure: dict) -> tuple[float, str]:
+    """(seconds, why) each trial of a captured hang may take before it counts as hanging the same way."""
+    longest = float(failure.get("longest_compile") or 0.0)
+    hung = failure.get("seconds")
+    limit = HANG_LIMIT_FACTOR * longest if longest else HANG_LIMIT_UNKNOWN
+    why = f"{HANG_LIMIT_FACTOR}x the job's longest compile ({longest:.1f} s)" if longest else "no compile ended"
+    if hung and float(hung) / 2 < limit:
+        limit = float(hung) / 2
+        why += f", at most half the hang's {float(hung):.0f} s"
+    if limit < HANG_LIMIT_FLOOR:
+        limit, why = HANG_LIMIT_FLOOR, why + f", at least {HANG_LIMIT_FLOOR:.0f} s"
+    return round(limit, 1), why
 
 
 def _mode_matters(compile_args: dict, meta: dict) -> bool:

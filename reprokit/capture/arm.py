@@ -26,7 +26,13 @@ def _install() -> None:
 
     root = os.path.abspath(settings.CAPTURE.required())
     limit = settings.CAPTURE_MAX_INPUT_BYTES.get() or ""
-    install(Recorder(root, int(limit) if limit.isdigit() else DEFAULT_MAX_INPUT_BYTES))
+    rec = Recorder(root, int(limit) if limit.isdigit() else DEFAULT_MAX_INPUT_BYTES)
+    try:
+        rec.compile_timeout = float(settings.CAPTURE_COMPILE_TIMEOUT.get() or "") or None
+    except ValueError:
+        pass
+    rec.fall_back = settings.CAPTURE_FALL_BACK.get() == "1"
+    install(rec)
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder):

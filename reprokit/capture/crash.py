@@ -16,7 +16,7 @@ import shutil
 import signal as _signal
 
 from reprokit.capture import files
-from reprokit.data.signature import for_signal
+from reprokit.data.signature import HANG, for_signal
 
 MARK_BYTES = 64
 AHEAD = "ahead"  # in a rank's folder (or a trial's): ahead-<pid>/ per process
@@ -190,4 +190,33 @@ def crashed(folder: str) -> dict | None:
         "at": at,
         "signature": for_signal(getattr(_signal, signal)).to_dict(),
         "traceback": fault[-20000:],
+    }
+
+
+def killed(folder: str) -> dict | None:
+    """The failure record of a process killed with no report (kill -9, the OOM killer) while the marker named a
+    graph written ahead: that graph hung in its phase, for how long nobody knows; None when the marker names none
+    or faulthandler named a fatal signal (crashed() reads that)."""
+    phase, k = marked(folder)
+    case = graph_case(folder, k)
+    if case is None or crashed(folder) is not None:
+        return None
+    try:
+        with open(os.path.join(folder, files.PROCESS)) as f:
+            facts = json.load(f)
+        at = os.path.getmtime(os.path.join(folder, files.INFLIGHT))
+    except (OSError, ValueError):
+        return None
+    return {
+        **facts,
+        "kind": "hang",
+        "phase": phase,
+        "graph": k,
+        "graphs_seen": len(os.listdir(os.path.join(folder, files.GRAPHS))),
+        "case": case,
+        "at": at,
+        "signature": HANG.to_dict(),
+        "seconds": None,
+        "note": f"killed with no report while graph {k} was in {phase} (kill -9?): read from what was written ahead",
+        "traceback": "",
     }

@@ -15,6 +15,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from reprokit.capture import files
+from reprokit.capture.facts import process_group, script_path
 from reprokit.capture.summary import merge_summary
 from reprokit.data.rundir import write_json_atomic
 
@@ -38,6 +39,12 @@ class Recorder:
         self.last_call: Call | None = None  # the latest compiled call
         self.backward_call: Call | None = None  # the same, of the graph whose backward started last
         self.ahead: Ahead | None = None  # once this process compiles
+        self.inflight: tuple | None = None  # (phase, graph, since when) while a graph compiles or runs
+        self.longest_compile = 0.0  # seconds, of the graphs that compiled: a hang's offline limit is set by it
+        self.ending = False  # a signal is ending the job (capture/hang.py)
+        self.compile_timeout: float | None = None  # --compile-timeout (capture/deadline.py)
+        self.fall_back = False  # --fall-back-to-eager
+        self.fell_back: list = []  # graphs that compiled past the limit and ran eagerly
 
     def graph_seen(self, gm, example_inputs) -> int:
         """Note a graph Dynamo handed the backend; its index in this process."""
@@ -72,6 +79,8 @@ class Recorder:
 
     def mark(self, text: str) -> None:
         """Which graph is compiling or running now ("" for none), where a crash leaves it readable."""
+        phase, _, k = text.partition(" ")
+        self.inflight = (phase, int(k), time.monotonic()) if k.isdigit() else None
         if self.ahead is not None:
             self.ahead.marker.set(text)
 
@@ -110,6 +119,11 @@ class Recorder:
     def failed_at(self, k, gm, inputs, ctx, compile_args, exc: BaseException, phase: str) -> None:
         """Write graph k's case folder and failure.json, once per process; never raises (the job's own error
         is the one the user must see)."""
+        if isinstance(exc, KeyboardInterrupt):  # Ctrl-C at a graph that would not end: a hang, not its error
+            from reprokit.capture.hang import record_hang
+
+            record_hang(self, "SIGINT")
+            return
         if self.failed:
             return
         self.failed = True
@@ -152,6 +166,7 @@ class Recorder:
                     "compiles": self.compiles,
                     "failed": self.failed,
                     "seconds": round(time.monotonic() - self.started, 3),
+                    **({"fell_back": self.fell_back} if self.fell_back else {}),
                 },
             )
         except OSError as e:
@@ -181,21 +196,6 @@ def failure_record(rec: Recorder, k, exc: BaseException, phase: str, note) -> di
     }
 
 
-def process_group() -> dict | None:
-    """The job's default process group: rank, world size, backend; None outside a distributed job."""
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()):
-        return None
-    return {"rank": dist.get_rank(), "world_size": dist.get_world_size(), "backend": str(dist.get_backend())}
-
-
-def script_path() -> str | None:
-    """The script this process runs (python script.py, torchrun's workers alike), or None."""
-    script = sys.argv[0] if sys.argv else ""
-    return os.path.abspath(script) if script.endswith(".py") and os.path.isfile(script) else None
-
-
 def _weakly(a) -> bool:
     """Whether an argument is held by a weak reference (a tensor) rather than as it is (a size, a flag)."""
     try:
@@ -215,9 +215,11 @@ def install(rec: Recorder) -> None:
     Dynamo itself (no graph reached a backend) noted as a failure with no graph."""
     import torch
 
+    from reprokit.capture import hang
     from reprokit.capture.wrap import capturing_compile
 
     torch.compile = capturing_compile(rec, torch.compile)
+    hang.install(rec)
     # loss.backward() calls torch.autograd.backward: a compiled backward's failure is seen there, before the
     # script's own except clause (a training loop that logs and exits) or another thread can hide it.
     torch.autograd.backward = _seeing_backward(rec, torch.autograd.backward)

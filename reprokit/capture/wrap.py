@@ -4,6 +4,7 @@ user's own backend and stage, so the run is the run as written, and what fails i
 from __future__ import annotations
 
 import sys
+import time
 
 
 def capturing_compile(rec, original_compile):
@@ -39,6 +40,7 @@ class CapturingBackend:
         self.rec, self.user_backend, self.compile_args = rec, user_backend, compile_args
 
     def __call__(self, gm, example_inputs, **_torch_kwargs):
+        from reprokit.capture import deadline
         from reprokit.child import context
         from reprokit.child.backends import backend_for
 
@@ -47,12 +49,19 @@ class CapturingBackend:
         k = rec.graph_seen(gm, example_inputs)
         ctx = context.capture()  # Dynamo calls the backend inside the script's call: its state is the graph's
         rec.before_compile(k, gm, example_inputs, ctx, self.compile_args)
+        rec.mark(f"compile {k}")  # written ahead already says so; a hang needs it even when that failed
+        started = time.monotonic()
         try:
-            compiled = backend_for("user", self.compile_args, None, self.user_backend)(gm, example_inputs)
+            compiled = deadline.within(
+                rec, lambda: backend_for("user", self.compile_args, None, self.user_backend)(gm, example_inputs)
+            )
+        except deadline.CompileTimedOut:
+            return deadline.timed_out(rec, k, gm)
         except BaseException as e:
             rec.failed_at(k, gm, example_inputs, ctx, self.compile_args, e, "compile")
             raise
         rec.mark("")
+        rec.longest_compile = max(rec.longest_compile, round(time.monotonic() - started, 3))
         compile_args = self.compile_args
         running = f"run {k}"
 

@@ -10,8 +10,8 @@ _PART = re.compile(r"(\d+(?:\.\d+)?)([hms])")
 _UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0}
 
 
-def parse_budget(text: str | None) -> float | None:
-    """Seconds, or None when no budget was given; one clear line for anything else."""
+def parse_budget(text: str | None, option: str = "--budget") -> float | None:
+    """Seconds, or None when no duration was given; one clear line naming `option` for anything else."""
     if text is None:
         return None
     t = text.strip().lower().replace(" ", "")
@@ -20,9 +20,9 @@ def parse_budget(text: str | None) -> float | None:
     elif t and _PART.sub("", t) == "":
         seconds = sum(float(n) * _UNIT[u] for n, u in _PART.findall(t))
     else:
-        raise ReprokitError(f"--budget takes a duration like 90s, 20m or 1h30m (got {text!r})")
+        raise ReprokitError(f"{option} takes a duration like 90s, 20m or 1h30m (got {text!r})")
     if seconds <= 0:
-        raise ReprokitError(f"--budget must be more than 0 seconds (got {text!r})")
+        raise ReprokitError(f"{option} must be more than 0 seconds (got {text!r})")
     return seconds
 
 

@@ -1,0 +1,20 @@
+# A training job whose evaluation compile never ends: three layers trained compiled for 1 s, then inductor's own
+# test hook makes the next graph's compile sleep far past any limit (as a compile that hangs would).
+import time
+
+import torch
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16), torch.nn.Tanh())
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+step = torch.compile(lambda x: model(x).square().mean())
+started = time.monotonic()
+while time.monotonic() - started < 1.0:
+    loss = step(torch.randn(8, 16))
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+print(f"trained: loss {loss.item():.3f}", flush=True)
+torch._inductor.config.sleep_sec_TESTING_ONLY = 10_000
+with torch.no_grad():
+    print(torch.compile(lambda x: model(x).sin() * 2)(torch.randn(4, 16)))
