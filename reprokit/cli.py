@@ -24,7 +24,7 @@ from reprokit.app import versions as versions_case
 from reprokit.app.common import stop_trials
 from reprokit.cli_live import progress
 from reprokit.cli_render import doctor_table, models_table, pack_show, plan_table, verdict_json, versions_table
-from reprokit.cli_signals import Interrupted, ending_on_signals, interrupted_line
+from reprokit.cli_signals import exits_on_signals
 from reprokit.cli_summary import summary_table
 from reprokit.data.budget import parse_budget
 from reprokit.data.executor import load_settings
@@ -94,8 +94,9 @@ def one_line_errors(empty_key: str, signals: bool = True):
     def wrap(command):
         @functools.wraps(command)
         def guarded(*args, **kwargs):
+            ending = exits_on_signals(stop_trials, command.__name__, kwargs, empty_key)
             try:
-                with ending_on_signals(stop_trials) if signals else contextlib.nullcontext():
+                with ending if signals else contextlib.nullcontext():
                     return command(*args, **kwargs)
             except ReprokitError as e:
                 fail(str(e), EXIT_BAD_INPUT)
@@ -103,11 +104,6 @@ def one_line_errors(empty_key: str, signals: bool = True):
                 if kwargs.get("as_json"):
                     click.echo(json.dumps({empty_key: None, "message": str(e), "exit_code": EXIT_NOTHING}))
                 fail(str(e), EXIT_NOTHING)
-            except Interrupted as e:
-                said = interrupted_line(e, command.__name__, kwargs)
-                if kwargs.get("as_json"):
-                    echo_json({empty_key: None, "message": said, "exit_code": e.exit_code, "run_dir": e.run_dir})
-                fail(said, e.exit_code)
 
         return guarded
 

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -256,3 +257,140 @@ def test_a_signal_started_ignored_stays_ignored():
         assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     finally:
         signal.signal(signal.SIGHUP, before)
+
+
+@pytest.fixture
+def in_process(monkeypatch):
+    """The signal's hard exit recorded, not taken: [(code, seconds after the fixture started)], and each call
+    releases the stop() of a test that holds it (the `release` event)."""
+    from reprokit import cli_signals
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("only the main thread may set signal handlers")
+    left, release, t0 = [], threading.Event(), time.monotonic()
+
+    def leave(code):
+        left.append((code, time.monotonic() - t0))
+        release.set()
+
+    monkeypatch.setattr(cli_signals, "_leave", leave)
+    return left, release
+
+
+def test_sigterm_stops_off_the_main_thread_and_raises_interrupted(in_process):
+    from reprokit.cli_signals import SIGNALS, Interrupted, ending_on_signals
+
+    before = {s: signal.getsignal(s) for s in SIGNALS}
+    ran = []
+    with pytest.raises(Interrupted) as e:
+        with ending_on_signals(lambda: ran.append(threading.current_thread())):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises in here
+    assert (e.value.name, e.value.exit_code) == ("SIGTERM", 143)
+    assert len(ran) == 1 and ran[0] is not threading.main_thread()
+    assert {s: signal.getsignal(s) for s in SIGNALS} == before
+    assert in_process[0] == []  # GRACE (20 s) has not passed
+
+
+def test_the_exit_is_armed_before_stop_and_waits_for_it_only_so_long(in_process, monkeypatch):
+    """stop() that never returns (a scancel that hangs): the command ends after STOP_WAIT, the process by GRACE."""
+    from reprokit import cli_signals
+
+    left, release = in_process
+    monkeypatch.setattr(cli_signals, "STOP_WAIT", 0.3)
+    monkeypatch.setattr(cli_signals, "GRACE", 1.0)
+    t0 = time.monotonic()
+    with pytest.raises(cli_signals.Interrupted):
+        with cli_signals.ending_on_signals(release.wait):
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(5)
+    assert 0.3 <= time.monotonic() - t0 < 1.0
+    assert release.wait(5)
+    assert [code for code, _ in left] == [129]
+
+
+def test_a_second_signal_while_stop_runs_ends_at_once_with_its_code(in_process, monkeypatch):
+    """The documented way out when the cancel takes long: a second Ctrl-C during the wait, not "Aborted!"."""
+    from reprokit import cli_signals
+
+    left, release = in_process
+    stopping = threading.Event()
+
+    def stop():
+        stopping.set()
+        release.wait(30)
+
+    def second():
+        stopping.wait(5)
+        time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=second, daemon=True).start()
+    t0 = time.monotonic()
+    with pytest.raises(cli_signals.Interrupted) as e:
+        with cli_signals.ending_on_signals(stop):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+    assert e.value.exit_code == 143
+    assert [code for code, _ in left] == [130]
+    assert time.monotonic() - t0 < 3  # not STOP_WAIT's 15 s
+
+
+def test_exits_on_signals_says_the_line_and_exits_with_the_code(in_process, capsys):
+    from reprokit.cli_signals import exits_on_signals
+
+    with pytest.raises(SystemExit) as e:
+        with exits_on_signals(lambda: None, "minify", {"run_dir": "/runs/a", "as_json": True}, "repro"):
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(5)
+    said = "interrupted (SIGHUP): what was found is in /runs/a; resume with: reprokit minify /runs/a --resume"
+    out, err = capsys.readouterr()
+    assert e.value.code == 129
+    assert err == f"reprokit: {said}\n"
+    assert json.loads(out) == {"repro": None, "message": said, "exit_code": 129, "run_dir": None}
+
+
+SECOND = """import sys, threading, time
+from reprokit import cli_signals
+
+cli_signals.STOP_WAIT, cli_signals.GRACE = float(sys.argv[2]), float(sys.argv[3])
+threading.Thread(target=time.sleep, args=(60,)).start()  # a thread the interpreter waits for at exit
+
+
+def stop():
+    open(sys.argv[1], "w").close()
+    time.sleep(60)
+
+
+with cli_signals.exits_on_signals(stop, "bisect", {}, "failing_stage"):
+    print("ready", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(
+    "second, code, line", [(signal.SIGINT, 130, False), (None, 143, True)], ids=["second-SIGINT", "GRACE"]
+)
+def test_the_process_ends_on_a_second_signal_or_by_grace(tmp_path, second, code, line):
+    """The real exit: at once on a second signal; else the line after STOP_WAIT, and the end by GRACE though a
+    thread the interpreter waits for still runs."""
+    marker = tmp_path / "stopping"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SECOND, str(marker), "1", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        os.kill(proc.pid, signal.SIGTERM)
+        while not marker.exists():
+            time.sleep(0.05)
+        sent = time.monotonic()
+        if second:
+            os.kill(proc.pid, second)
+        _, err = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, err
+    assert (err == "reprokit: interrupted (SIGTERM)\n") is line, err
+    assert took < 1 if second else 2 < took < 4, took

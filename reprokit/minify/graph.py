@@ -125,7 +125,7 @@ def graph_problem(oracle: GraphOracle, start: Edit, run_dir: RunDir, emit: Emit)
     shape = oracle.shape
 
     def on_improve(edit: Edit) -> None:
-        # Written at every improvement: Ctrl-C or a crash keeps the smallest failing graph.
+        # Written at every improvement: a signal or a crash keeps the smallest failing graph (minify --resume).
         run_dir.write_json("minify.json", {"case": oracle.case, "best": edit.to_dict(), "nodes": shape.size(edit)})
         emit("minify_step", what="smaller graph fails the same way", nodes=shape.size(edit))
 

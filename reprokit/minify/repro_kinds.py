@@ -191,11 +191,11 @@ def _reduce_and_write(
     shape = oracle.shape
     emit("minify_start", graph=v.graph, nodes=found.meta["node_count"])
     problem = graph_problem(oracle, _start(run_dir, shape, found.case, resume), run_dir, emit)
+    # A signal (cli_signals) ends the search for good, no trial runs after it: nothing is lost, though, since
+    # each smaller failing graph is in minify.json as it is found (`minify --resume` starts from it) and every
+    # answer is in the journal.
     try:
         best = reduce_graph(problem, shape, width=runner.jobs, op=failing_op(v))
-    except KeyboardInterrupt:
-        best = problem.best
-        notes.append("minify interrupted; repro.py is the smallest failing graph found so far")
     finally:
         if oracle.precheck is not None:
             oracle.precheck.close()

@@ -48,6 +48,10 @@ def stop_all() -> None:
     reaper.kill_all()
 
 
+def _not_started(spec: TrialSpec) -> str:
+    return f"{spec.label or spec.stage} not started: the run is stopping"
+
+
 class Runner:
     """Runs trials for one run folder: journal-backed cache, parallel batches, progress callbacks.
     on_trial(spec, outcome, cached) after each answer; on_start(spec) when a trial's process is about to start
@@ -122,10 +126,13 @@ class Runner:
             with self._lock:
                 self.over_budget += 1
             return BUDGET_SPENT  # not journaled: a resumed run asks it again
-        if self.stopped:  # a thread still asking once a signal ended the run: no new trial
-            raise TrialsCancelled(f"{spec.label or spec.stage} not started: the run is stopping")
+        # Read together, under the lock stop() sets both under: a stop() after this read changes _cancels, so the
+        # trial is cut as it starts (its limit 0) and has no answer; one before it is seen here.
+        with self._lock:
+            stopped, cancels = self.stopped, self._cancels
+        if stopped:  # a thread still asking once a signal ended the run: no new trial
+            raise TrialsCancelled(_not_started(spec))
         key = spec.key()
-        cancels = self._cancels
         outcome = self._run_scheduled(spec, key, limit, cancels)
         if self._cancels != cancels:  # killed by cancel(): no answer, and none in the journal either
             raise TrialsCancelled(f"{spec.label or spec.stage} stopped with the run")
@@ -176,6 +183,8 @@ class Runner:
         device = ",".join(self.devices.get() for _ in range(taken)) if self.pinned else None
         healthy = True
         try:
+            if self.stopped:  # stop() came while the trial waited for its slots: a cluster job would run on
+                raise TrialsCancelled(_not_started(spec))
             trial_dir = self.run_dir.trial_dir(key, spec.label or spec.stage)
             self.on_start(spec)
             if self.remote is not None:
@@ -220,20 +229,26 @@ class Runner:
         return self.forks.pool
 
     def cancel(self) -> None:
-        """Stop the trials running now (Ctrl-C, an error; ordered_map starts no more of its round): a cluster's
-        jobs are cancelled (and no more submitted) and the local ones' process groups killed, none of them
-        journaled. Local trials asked afterwards still run: minify, interrupted, verifies its best so far. Before,
-        Ctrl-C waited out the trials running (CI at 9efb38b: a SLURM round's jobs, over 120 s)."""
+        """Stop the trials running now (an error in a round; ordered_map starts no more of it): a cluster's jobs
+        are cancelled (and no more submitted) and the local ones' process groups killed, none of them journaled.
+        Local trials asked afterwards still run; a signal calls stop(), after which none does. Before, an
+        interrupted round waited out its trials (CI at 9efb38b: a SLURM round's jobs, over 120 s)."""
         with self._lock:
             self._cancels += 1
-        if self.remote is not None:
-            self.remote.cancel_all()
-        reaper.kill_all()
+        self._kill()
 
     def stop(self) -> None:
         """The run ends (a signal): cancel() now, and no trial starts after it, unlike after a cancel() alone."""
-        self.stopped = True
-        self.cancel()
+        with self._lock:
+            self.stopped = True
+            self._cancels += 1
+        self._kill()
+
+    def _kill(self) -> None:
+        """The cluster's jobs cancelled (and no more submitted), the local trials' process groups killed."""
+        if self.remote is not None:
+            self.remote.cancel_all()
+        reaper.kill_all()
 
     def close(self) -> None:
         """The warm worker stopped; every job still queued or running on the cluster cancelled."""
