@@ -273,7 +273,7 @@ def repro_for(tmp_path, fn, args, backend, strict=False):
         parts,
         types.SimpleNamespace(graph=0),
         stage=backend,
-        target=types.SimpleNamespace(short=lambda: "wrong values"),
+        target=types.SimpleNamespace(short=lambda: "wrong values", said=lambda: "wrong values"),
         accuracy=True,
         backward=False,
         use_saved=True,

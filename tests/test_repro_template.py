@@ -77,7 +77,7 @@ def render(p, accuracy=False, backward=False, strict=False, use_saved=False, inl
         p,
         verdict,
         stage="inductor",
-        target=types.SimpleNamespace(short=lambda: "SIGABRT"),
+        target=types.SimpleNamespace(short=lambda: "SIGABRT", said=lambda: "SIGABRT"),
         accuracy=accuracy,
         backward=backward,
         use_saved=use_saved,
@@ -274,7 +274,7 @@ def test_test_repro_is_the_repro_as_a_pytorch_test_of_at_most_40_lines():
             text,
             types.SimpleNamespace(graph=0),
             "inductor",
-            types.SimpleNamespace(short=lambda: "SIGABRT"),
+            types.SimpleNamespace(short=lambda: "SIGABRT", said=lambda: "SIGABRT"),
             backward=False,
         )
         compile(test, "test_repro.py", "exec")
