@@ -552,7 +552,8 @@ def test_a_failure_reprokits_router_hides_is_bisected_from_plain_runs_never_exit
     ], data["ladder"]
     assert data["message"] == (
         "reprokit's instrumentation hides the failure: the script fails run as written (python "
-        "shared_code_closures.py) and passes under reprokit's router; bisected by plain runs of the script with "
+        "shared_code_closures.py, 2 of 2 runs) and passes under reprokit's router; bisected by plain runs of the "
+        "script with "
         "torch.compile's backend swapped by torch itself (TORCH_BISECT_BACKEND): it fails from dynamo "
         "(backend=eager) on and passes with eager (no compile); not asked: which graph fails, graph capture and a "
         "minified repro.py, inductor config flips, torch's pass and lowering counters (each needs reprokit's "
