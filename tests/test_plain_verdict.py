@@ -8,15 +8,17 @@ import pytest
 
 from reprokit.bisect import plain
 from reprokit.data import signature as sig
-from reprokit.data.records import Outcome, Signature, StageResult
+from reprokit.data.records import Outcome, Signature, StageResult, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import NothingToIsolate
+from reprokit.report.bisect_report import summary
 from reprokit.trial.runner import Runner
 
 WRONG = Signature("exception", "AssertionError", "tensor([N., N.])", None)
 OTHER = Signature("exception", "RuntimeError", "out of cheese", None)
 ENDS = {"pass": sig.PASS, "wrong": WRONG, "other": OTHER, "hang": sig.HANG}
 PROBE_IGNORED = "ignored"
+SWITCH_WORDS = "torch's backend switch does not reach this script's compile calls"
 
 
 def outcome(end: str, traceback: str = "") -> Outcome:
@@ -182,3 +184,19 @@ def test_a_passing_script_runs_once_as_written(tmp_path):
     s = run_session(tmp_path, "print('ok')\n")
     assert plain.hidden_failure(s, outcome("pass")) is None
     assert (s.runner.executed, s.notes[-1]["text"]) == (1, "the script run as written (python script.py): passes")
+
+
+def test_issue_md_claims_no_stage_when_the_plain_runs_leave_a_doubt():
+    found = finding(["pass", "wrong", "wrong", "wrong", "wrong"], honoured=False)
+    v = Verdict(script="/work/train.py", argv=[], kind="exception", signature=WRONG.to_dict(), plain_run=found)
+    v.failing_stage = "inductor"
+    said = summary(v, brief=True)
+    assert said == (
+        "`torch.compile` raises (AssertionError: tensor([N., N.])) in `train.py`. Reprokit's instrumentation hides "
+        "this failure: it shows when the script runs as written (`python train.py --lr 3e-4`) and not under "
+        "reprokit's router, so the stages were asked by plain runs of the script with torch.compile's backend "
+        f"swapped by torch itself (TORCH_BISECT_BACKEND); {SWITCH_WORDS} (a run with "
+        "TORCH_BISECT_BACKEND=reprokit_no_such_backend did not fail on it): no stage is claimed. Not asked: which "
+        "graph fails, graph capture and a minified repro.py, inductor config flips, torch's pass and lowering "
+        "counters (each needs reprokit's router, which hides the failure)."
+    )

@@ -214,8 +214,8 @@ def plain_finding(s: Session, original: Outcome, ladder: list[StageResult], prob
         "not_asked": NOT_ASKED,
         # ISSUE.md's words (report/ reads the verdict, not this module)
         "paragraph": f"Reprokit's instrumentation hides this failure: it shows when the script runs as written "
-        f"(`{command_line(s)}`) and not under reprokit's router, so the stages below come from {HOW}"
-        + (f"; {doubt}" if doubt else "")
+        f"(`{command_line(s)}`) and not under reprokit's router, so "
+        + (f"the stages were asked by {HOW}; {doubt}" if doubt else f"the stages below come from {HOW}")
         + f". Not asked: {NOT_ASKED}.",
     }
 
