@@ -223,14 +223,15 @@ TORCH_BISECT_SUBSYSTEM = Setting(
     "TORCH_BISECT_SUBSYSTEM",
     "a subsystem",
     "unset",
-    f"{REPROKIT} in its pass trials (the user's is dropped)",
+    f"{REPROKIT} in its pass trials (the user's is dropped there; kept in the script's runs as written)",
     "set: a forked trial turns torch's compiler bisector on",
 )
 TORCH_BISECT_BACKEND = Setting(
     "TORCH_BISECT_BACKEND",
     "a backend",
     "unset",
-    f"{REPROKIT} in its pass trials (the user's is dropped)",
+    f"{REPROKIT} in its pass trials and the plain ladder's runs (the user's is dropped in trials; kept in the "
+    "script's runs as written)",
     "set: a forked trial turns torch's compiler bisector on",
 )
 TORCHINDUCTOR_CACHE_DIR = Setting(

@@ -543,6 +543,11 @@ def test_a_failure_reprokits_router_hides_is_bisected_from_plain_runs_never_exit
     plain = data["plain_run"]
     assert plain["command"] == "python shared_code_closures.py"
     assert (plain["failing_stage"], plain["last_passing_stage"]) == ("eager", "none")
+    # torch's backend switch reaches the script's torch.compile calls: a run with an unknown backend fails on it
+    assert (plain["backend_switch"], plain["doubt"]) == ("honoured", None)
+    # two runs as written, five stages and the probe: Runner trials, journaled (--resume reuses them) and counted
+    journal = [json.loads(line) for line in pathlib.Path(data["run_dir"], "journal.jsonl").read_text().splitlines()]
+    assert sum(1 for e in journal if e["kind"] == "plain") == 8
     assert [(r["stage"], r["kind"], r["same"]) for r in data["ladder"]] == [
         ("none", "pass", False),
         ("eager", "exception", True),
@@ -552,7 +557,8 @@ def test_a_failure_reprokits_router_hides_is_bisected_from_plain_runs_never_exit
     ], data["ladder"]
     assert data["message"] == (
         "reprokit's instrumentation hides the failure: the script fails run as written (python "
-        "shared_code_closures.py) and passes under reprokit's router; bisected by plain runs of the script with "
+        "shared_code_closures.py, 2 of 2 runs) and passes under reprokit's router; bisected by plain runs of the "
+        "script with "
         "torch.compile's backend swapped by torch itself (TORCH_BISECT_BACKEND): it fails from dynamo "
         "(backend=eager) on and passes with eager (no compile); not asked: which graph fails, graph capture and a "
         "minified repro.py, inductor config flips, torch's pass and lowering counters (each needs reprokit's "

@@ -16,8 +16,9 @@ import shlex
 import sys
 
 from reprokit.bisect.session import Session
-from reprokit.data.records import Outcome, StageResult, Verdict
+from reprokit.data.records import Outcome, StageResult, TrialSpec, Verdict
 from reprokit.data.stages import STAGE_TITLES
+from reprokit.errors import NothingToIsolate
 from reprokit.trial.ordered_map import ordered_map
 from reprokit.trial.plain import run_plain
 
@@ -30,6 +31,16 @@ NOT_ASKED = (
     "torch's pass and lowering counters (each needs reprokit's router, which hides the failure)"
 )
 PLAIN_LIMIT = 600.0  # seconds a plain run may take before the baseline sets the run's limit
+# Runs as written that must all fail the same way before the instrumentation is blamed: one failing run may be the
+# script's own chance (every instrumented run passed). Two of two, one after the other, not a majority of three: a
+# first run that passes or hangs ends it (a passing script costs one run, as before), and a failure that shows only
+# now and then has --repeat to measure it; the same bar as the cache runs' RERUNS (bisect/start.py).
+AS_WRITTEN = 2
+# A backend torch cannot know: a run with it fails on it when torch's switch reaches the script's compile calls
+# (torch._dynamo.optimize or a custom backend object may never ask torch's bisector for the backend).
+PROBE_BACKEND = "reprokit_no_such_backend"
+PLAIN_MARK = "reprokit-plain-run"  # in the journal key only (no variable of that name is ever set)
+SWITCH_IGNORED = "torch's backend switch does not reach this script's compile calls"
 
 
 def stage_env(stage: str) -> dict:
@@ -44,8 +55,8 @@ def launcher(s: Session) -> tuple:
 
 
 def command_line(s: Session) -> str:
-    """The user's command, as the plain run ran it."""
-    start = ["torchrun", *launcher(s)[3:]] if s.opts.ranks > 1 else ["python"]
+    """The user's command, exactly as the plain run ran it."""
+    start = ["torchrun", *launcher(s)[2:]] if s.opts.ranks > 1 else ["python"]
     return shlex.join([*start, os.path.relpath(s.opts.script, s.opts.cwd or None), *s.opts.argv])
 
 
@@ -55,60 +66,146 @@ def runs_here(s: Session) -> bool:
     return s.runner.remote is None
 
 
-def plain_run(s: Session, label: str = "as-written", extra_env: dict | None = None) -> Outcome:
-    """One run of the script exactly as the user runs it (plus `extra_env`), in the run folder's plain/LABEL."""
+def plain_run(s: Session, label: str, extra_env: dict | None = None, stage: str = "user") -> Outcome:
+    """One run of the script exactly as the user runs it (plus `extra_env`), in the run folder's plain/LABEL: a
+    trial of the Runner's (its slots, its GPUs, the --budget, journaled as kind "plain" so --resume reuses it)."""
     o = s.opts
+    spec = TrialSpec(
+        mode="script",
+        stage=stage,
+        script=o.script,
+        argv=tuple(o.argv),
+        cwd=o.cwd,
+        script_hash=s.script_hash,
+        ranks=o.ranks,
+        label=f"plain-{label}",
+        env={**(extra_env or {}), PLAIN_MARK: label},
+    )
     folder = s.runner.run_dir.file(os.path.join("plain", label))
-    limit = s.runner.timeout if s.baseline is not None else PLAIN_LIMIT
-    return run_plain(o.script, tuple(o.argv), o.cwd, folder, limit, extra_env, sys.executable, launcher(s))
+
+    def how(device: str | None, seconds: float) -> Outcome:
+        env = {**(extra_env or {}), **({"CUDA_VISIBLE_DEVICES": device} if device else {})}
+        return run_plain(o.script, tuple(o.argv), o.cwd, folder, seconds, env, sys.executable, launcher(s))
+
+    return s.runner(spec, None if s.baseline is not None else PLAIN_LIMIT, how=how)
+
+
+def as_written_labels() -> list[str]:
+    """The folders of the runs as written: plain/as-written, plain/as-written-2."""
+    return ["as-written"] + [f"as-written-{i}" for i in range(2, AS_WRITTEN + 1)]
 
 
 def hidden_failure(s: Session, original: Outcome) -> Outcome | None:
-    """The script run once as written; its failure (the instrumented original passed), or None when it passes too
-    or cannot run here."""
+    """The script run as written (up to AS_WRITTEN times); their failure when every one fails the same way
+    (the instrumented original passed), or None (it passes, hangs, fails now and then, or cannot run here)."""
     if not runs_here(s):
         return None
-    plain = plain_run(s)
-    s.emit("note", text=f"the script run as written ({command_line(s)}): {plain.signature.short()}")
-    if plain.kind == "pass":
+    s.as_written = []
+    for label in as_written_labels():  # one after another: a run that passes or hangs ends it (one run, one limit)
+        run = plain_run(s, label)
+        if run.kind == "skip":  # the budget was spent
+            break
+        s.as_written.append(run)
+        if not run.failed or run.kind == "hang":
+            break
+    failure = same_failure(s.as_written)
+    s.emit("note", text=f"the script run as written ({command_line(s)}): {as_written_words(s.as_written)}")
+    if failure is None:
         return None
     s.emit("note", text=hidden_line(s))
-    return dataclasses.replace(plain, user_backend=original.user_backend, compile_args=original.compile_args)
+    return dataclasses.replace(failure, user_backend=original.user_backend, compile_args=original.compile_args)
+
+
+def same_failure(runs: list) -> Outcome | None:
+    """The first run when all AS_WRITTEN runs fail the same way; a hang (killed at the limit) is not that failure."""
+    if len(runs) < AS_WRITTEN or any(not x.failed or x.kind == "hang" for x in runs):
+        return None
+    return runs[0] if all(runs[0].signature.matches(x.signature) for x in runs[1:]) else None
+
+
+def as_written_words(runs: list) -> str:
+    """How the runs as written ended, in a few words."""
+    if not runs:
+        return "not run (the budget was spent)"
+    ends = "; ".join(dict.fromkeys(x.signature.short()[:200] for x in runs))
+    failed = sum(1 for x in runs if x.failed and x.kind != "hang")
+    said = f"{ends} ({failed} of {len(runs)} failing)" if len(runs) > 1 else ends
+    if any(x.kind == "hang" for x in runs):
+        said += "; a run killed at the time limit is not counted as a failure"
+    return said
 
 
 def hidden_line(s: Session) -> str:
     """What the verdict says first: the instrumentation hid the failure, and how the bisect goes on."""
     return (
-        f"reprokit's instrumentation hides the failure: the script fails run as written ({command_line(s)}) and "
-        f"passes under reprokit's router; bisected by {HOW}"
+        f"reprokit's instrumentation hides the failure: the script fails run as written ({command_line(s)}, "
+        f"{AS_WRITTEN} of {AS_WRITTEN} runs) and passes under reprokit's router; bisected by {HOW}"
     )
 
 
-def plain_ladder(s: Session, original: Outcome) -> list[StageResult]:
-    """Each stage as a plain run, side by side; whether each fails the way the plain original did."""
-    outcomes = ordered_map(
-        lambda stage: plain_run(s, stage, stage_env(stage)), PLAIN_STAGES, s.runner.jobs, abort=s.runner.cancel
-    )
+def plain_ladder(s: Session, original: Outcome) -> tuple[list[StageResult], Outcome | None]:
+    """Each stage as a plain run, side by side, and the probe of torch's backend switch; whether each stage fails
+    the way the runs as written did."""
+    asks = [(stage, stage_env(stage), stage) for stage in PLAIN_STAGES]
+    asks.append(("backend-switch-probe", {"TORCH_BISECT_BACKEND": PROBE_BACKEND}, "user"))
+    outcomes = ordered_map(lambda a: plain_run(s, *a), asks, s.runner.jobs, abort=s.runner.cancel)
     results = []
-    for stage, outcome in zip(PLAIN_STAGES, outcomes, strict=True):
-        same = outcome is not None and outcome.failed and original.signature.matches(outcome.signature)
+    for stage, outcome in zip(PLAIN_STAGES, outcomes, strict=False):
+        ran = outcome is not None and outcome.kind != "skip"
+        same = ran and outcome.failed and original.signature.matches(outcome.signature)
         s.emit("stage", stage=stage, outcome=outcome, same=same)
         results.append(
             StageResult(stage, outcome.kind, outcome.signature.short()[:200], outcome.seconds, same)
-            if outcome is not None
+            if ran
             else StageResult(stage, "not run", "", 0.0, False)
         )
-    return results
+    probe = outcomes[-1] if outcomes[-1] is not None and outcomes[-1].kind != "skip" else None
+    return results, probe
 
 
-def plain_finding(s: Session, original: Outcome, ladder: list[StageResult]) -> dict:
-    """verdict.json's plain_run: the command, the ladder's answer, how it was asked and what it could not ask."""
-    failing = next((r.stage for r in ladder if r.same), None)
-    before = PLAIN_STAGES[PLAIN_STAGES.index(failing) - 1] if failing and failing != "none" else None
+def switch_honoured(probe: Outcome | None) -> bool | None:
+    """Whether torch's backend switch reached the script's compile calls: the probe failed on the unknown backend
+    (None: the probe did not run)."""
+    if probe is None:
+        return None
+    return probe.failed and PROBE_BACKEND in f"{probe.traceback or ''} {probe.signature.message or ''}"
+
+
+def doubt_of(ladder: list[StageResult], user_backend: str | None, honoured: bool | None) -> str | None:
+    """Why the ladder's stages cannot be trusted, or None."""
+    if honoured is False:
+        return (
+            f"{SWITCH_IGNORED} (a run with TORCH_BISECT_BACKEND={PROBE_BACKEND} did not fail on it): "
+            "no stage is claimed"
+        )
+    inductor = next((r for r in ladder if r.stage == "inductor"), None)
+    if user_backend in (None, "inductor") and inductor is not None and inductor.kind != "not run" and not inductor.same:
+        return (
+            "the plain runs contradict each other: the script fails run as written with inductor, its backend, "
+            f"but not with torch's inductor swapped in ({inductor.summary or inductor.kind}): no stage is claimed"
+        )
+    return None
+
+
+def plain_finding(s: Session, original: Outcome, ladder: list[StageResult], probe: Outcome | None = None) -> dict:
+    """verdict.json's plain_run: the command, the ladder's answer, how it was asked and what it could not ask.
+    Raises NothingToIsolate when the script fails the same way with Dynamo off."""
+    if any(r.stage == "none" and r.same for r in ladder):
+        raise NothingToIsolate(
+            "the script fails without compile too in the same way (run as written with TORCHDYNAMO_DISABLE=1): "
+            "that is not a compiler bug"
+        )
+    honoured = switch_honoured(probe)
+    doubt = doubt_of(ladder, original.user_backend, honoured)
+    failing = None if doubt else next((r.stage for r in ladder if r.same), None)
+    before = PLAIN_STAGES[PLAIN_STAGES.index(failing) - 1] if failing else None
     return {
         "command": command_line(s),
         "signature": original.signature.to_dict(),
         "folder": original.trial_dir,
+        "runs_as_written": AS_WRITTEN,
+        "backend_switch": {True: "honoured", False: "ignored", None: "not asked"}[honoured],
+        "doubt": doubt,
         "failing_stage": failing,
         "last_passing_stage": before
         if before and any(r.stage == before and r.kind == "pass" for r in ladder)
@@ -117,18 +214,19 @@ def plain_finding(s: Session, original: Outcome, ladder: list[StageResult]) -> d
         "not_asked": NOT_ASKED,
         # ISSUE.md's words (report/ reads the verdict, not this module)
         "paragraph": f"Reprokit's instrumentation hides this failure: it shows when the script runs as written "
-        f"(`{command_line(s)}`) and not under reprokit's router, so the stages below come from {HOW}. "
-        f"Not asked: {NOT_ASKED}.",
+        f"(`{command_line(s)}`) and not under reprokit's router, so "
+        + (f"the stages were asked by {HOW}; {doubt}" if doubt else f"the stages below come from {HOW}")
+        + f". Not asked: {NOT_ASKED}.",
     }
 
 
 def plain_summary(finding: dict) -> str:
     """The plain ladder's answer in one sentence."""
+    if finding.get("doubt"):
+        return finding["doubt"]
     failing = finding.get("failing_stage")
     if failing is None:
         return "no stage torch swaps in fails the same way; only the script's own backend does"
-    if failing == "none":
-        return "it fails with Dynamo off too, run as written"
     return f"it fails from {STAGE_TITLES[failing]} on" + (
         f" and passes with {STAGE_TITLES[finding['last_passing_stage']]}" if finding.get("last_passing_stage") else ""
     )
@@ -136,13 +234,14 @@ def plain_summary(finding: dict) -> str:
 
 def plain_verdict(s: Session, v: Verdict, original: Outcome) -> dict:
     """The verdict of a failure only the script run as written shows, from the plain ladder; the decisive runs."""
-    ladder = plain_ladder(s, original)
-    finding = plain_finding(s, original, ladder)
+    ladder, probe = plain_ladder(s, original)
+    finding = plain_finding(s, original, ladder, probe)
     v.plain_run = finding
     v.ladder = [dataclasses.asdict(r) for r in ladder]
     v.failing_stage = finding["failing_stage"] or original.user_backend or "user"
     v.last_passing_stage = finding["last_passing_stage"]
-    v.repro_rate, v.repro_runs = 1.0, 1  # the instrumented originals passed: the plain run is the one that counts
+    # the instrumented originals passed: the runs as written are the ones that count
+    v.repro_rate, v.repro_runs = 1.0, AS_WRITTEN
     said = f"{hidden_line(s)}: {plain_summary(finding)}; not asked: {NOT_ASKED}"
     v.message = "; ".join(x for x in (said, v.message) if x)
     folders = {r.stage: os.path.join(os.path.dirname(original.trial_dir), r.stage) for r in ladder}

@@ -89,6 +89,7 @@ class Session:
         self.warm_cache_runs: list = []  # (title, Outcome) of each of its runs, in order
         # The script run as written, failing where every instrumented run passed (bisect/plain.py)
         self.plain: Outcome | None = None
+        self.as_written: list = []  # the runs of the script as written that answered (bisect/plain.py)
         self.reruns: tuple = ()  # more runs of the script as written, when a failure showed only once (flaky)
         self.baseline_again: Beside | None = None  # the baseline asked again, when it failed another way
 

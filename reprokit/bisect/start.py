@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from reprokit.bisect.ladder import dynamo_hang
-from reprokit.bisect.plain import hidden_failure, runs_here
+from reprokit.bisect.plain import as_written_words, hidden_failure
 from reprokit.bisect.session import TORCH_LOGS_ENV, Beside, Session
 from reprokit.bisect.steady import count_same, more_runs, settle
 from reprokit.bisect.warm import warm_rung
@@ -135,13 +135,13 @@ def passing_original(s: Session, baseline: Outcome, original: Outcome, originals
         s.emit("note", text=describe_warm(s.warm_cache))
         return warm
     # Reprokit's own instrumentation can hide a failure (issue 45): before "nothing to isolate", the script
-    # runs once exactly as the user runs it, nothing of reprokit's in the process.
+    # runs exactly as the user runs it, nothing of reprokit's in the process (twice, when the first fails).
     s.plain = hidden_failure(s, original)
     if s.plain is not None:
         return s.plain
     hint = "" if o.check_accuracy else " (add --check-accuracy to compare every compiled graph with eager)"
     runs = sum(1 for x in originals if x is not None) + len(s.warm_cache_runs)
-    plainly = ", and once as written, outside reprokit" if runs_here(s) else ""
+    plainly = as_written_clause(s.as_written)
     # A flaky failure can pass every run by chance (one failing half the time passes 3 in 8 times): said, with
     # what measures it.
     raise NothingToIsolate(
@@ -149,6 +149,15 @@ def passing_original(s: Session, baseline: Outcome, original: Outcome, originals
         f"cache{plainly}) and uncompiled: nothing to isolate; if it fails only now and then, "
         f"--repeat 10 measures how often{hint}"
     )
+
+
+def as_written_clause(runs: list) -> str:
+    """The runs as written in the "nothing to isolate" line: how many, and how they ended when not all passed."""
+    if not runs:
+        return ""
+    times = {1: "once", 2: "twice"}.get(len(runs), f"{len(runs)} times")
+    ended = "" if all(x.kind == "pass" for x in runs) else f": {as_written_words(runs)}"
+    return f", and {times} as written, outside reprokit{ended}"
 
 
 RERUNS = 2  # runs of the script as written (caches off) that must all pass before a cache is blamed

@@ -66,7 +66,7 @@ def summary(v: Verdict, brief: bool = False) -> str:
     if v.warm_cache:
         said = describe_warm(v.warm_cache)
         parts.append(said[0].upper() + said[1:] + ".")
-    elif v.failing_stage:
+    elif v.failing_stage and not (v.plain_run or {}).get("doubt"):  # a doubt: no stage claimed (its paragraph)
         if v.last_passing_stage and v.failing_stage in STAGE_TITLES:
             later = passing_after(v)
             parts.append(

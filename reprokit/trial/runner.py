@@ -113,9 +113,11 @@ class Runner:
             self.cache[entry["key"]] = Outcome.from_dict(entry["outcome"])
         _runners.add(self)
 
-    def __call__(self, spec: TrialSpec, limit: float | None = None) -> Outcome:
+    def __call__(self, spec: TrialSpec, limit: float | None = None, how: Callable | None = None) -> Outcome:
         """The trial's outcome, from the journal when asked before; `limit`: seconds it may run, when less than the
-        run's limit (a reduced script's candidate: bounded by the original's time, not by the run's limit)."""
+        run's limit (a reduced script's candidate: bounded by the original's time, not by the run's limit); `how`:
+        how(device, seconds) runs it instead of a trial (the script run as written, bisect/plain.py), journaled as
+        kind "plain"."""
         spec, cached = self._cached(spec)
         if cached is not None:
             if self.on_trial:
@@ -133,7 +135,7 @@ class Runner:
         if stopped:  # a thread still asking once a signal ended the run: no new trial
             raise TrialsCancelled(_not_started(spec))
         key = spec.key()
-        outcome = self._run_scheduled(spec, key, limit, cancels)
+        outcome = self._run_scheduled(spec, key, limit, cancels, how)
         if self._cancels != cancels:  # killed by cancel(): no answer, and none in the journal either
             raise TrialsCancelled(f"{spec.label or spec.stage} stopped with the run")
         if self.judge is not None:
@@ -147,7 +149,7 @@ class Runner:
             {
                 "key": key,
                 "label": spec.label,
-                "kind": spec.mode,
+                "kind": "plain" if how is not None else spec.mode,
                 "spec": spec.to_dict(),
                 "outcome": outcome.to_dict(),
                 "round": self._round_of(spec),
@@ -175,7 +177,7 @@ class Runner:
         return base if cancels is None else (lambda: 0.0 if self._cancels != cancels else base())
 
     def _run_scheduled(
-        self, spec: TrialSpec, key: str, limit: float | None = None, cancels: int | None = None
+        self, spec: TrialSpec, key: str, limit: float | None = None, cancels: int | None = None, how=None
     ) -> Outcome:
         """The trial once it has its slots (and GPUs); the GPUs go back unless the trial broke one."""
         taken = self._take(ranks_of(spec))
@@ -185,8 +187,10 @@ class Runner:
         try:
             if self.stopped:  # stop() came while the trial waited for its slots: a cluster job would run on
                 raise TrialsCancelled(_not_started(spec))
-            trial_dir = self.run_dir.trial_dir(key, spec.label or spec.stage)
             self.on_start(spec)
+            if how is not None:
+                return how(device, self._limit(limit, cancels)())
+            trial_dir = self.run_dir.trial_dir(key, spec.label or spec.stage)
             if self.remote is not None:
                 return self.remote.run(spec, trial_dir, self.cache_root, self._limit(limit))
             outcome = run_trial(
