@@ -84,7 +84,7 @@ def test_a_skipped_dropout_bisects_to_a_repro_that_fails_when_run_alone(tmp_path
     )
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
-    assert data["stage"] == "inductor" and data["repro_verified"] is True, data
+    assert data["failing_stage"] == "inductor" and data["repro_verified"] is True, data
     folder = os.path.dirname(data["repro"])
     repro = alone(folder, "repro.py")
     assert repro.returncode == 1, repro.stdout + repro.stderr

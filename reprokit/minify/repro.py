@@ -7,10 +7,11 @@ attaches only with --include-data). The repro is scrubbed as the pack would scru
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import os
 import shutil
 
-from reprokit.data.records import TrialSpec, file_hash
+from reprokit.data.records import MISMATCH, TrialSpec, file_hash
 from reprokit.data.rundir import read_json
 from reprokit.minify.alone import alone_signature, failed, run_alone
 from reprokit.minify.testcase import discard_test_repro, judge_test, write_test_repro
@@ -139,6 +140,11 @@ def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None)
     said = [alone_signature(code, output, judge_test(target, code, output)[1]) for code, output, _ in alone]
     if judged_alone:
         same = [_fails_its_check(s) for s in said]
+        # Its own check's AssertionError is a comparison that found tensors differ: one wrong result, as a trial
+        # of the repro (versions/check.py) reports it.
+        said = [
+            dataclasses.replace(s, cause=MISMATCH) if ok and s.kind == "exception" else s for s, ok in zip(said, same)
+        ]
     else:
         same = [failed(a[0], a[1]) and c is not None and target.matches(c.signature) for a, c in zip(alone, checks)]
     v.repro = run.file("repro.py")
