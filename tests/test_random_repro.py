@@ -10,6 +10,7 @@ import sys
 import pytest
 import torch
 import torch.nn.functional as F
+from issue_checks import check_issue
 from test_repro_template import meta, parts, render, run_harness
 
 from reprokit.child.accuracy import eager_reference, measure, same_rng, verdict
@@ -75,12 +76,7 @@ def test_a_skipped_dropout_bisects_to_a_repro_that_fails_when_run_alone(tmp_path
     (tmp_path / case.name).write_text(case.read_text())
     cmd = [sys.executable, "-m", "reprokit", "bisect", case.name, "--json", "-o", "artifacts", "--no-configs"]
     p = subprocess.run(
-        [*cmd, "--no-pack"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=1500,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cmd, cwd=tmp_path, capture_output=True, text=True, timeout=1500, env={**os.environ, "PYTHONPATH": str(REPO)}
     )
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
@@ -93,3 +89,8 @@ def test_a_skipped_dropout_bisects_to_a_repro_that_fails_when_run_alone(tmp_path
     assert "seeded(compiled)" in pathlib.Path(data["repro"]).read_text()
     test = alone(folder, "test_repro.py")
     assert test.returncode == 1 and "AssertionError" in test.stderr, test.stdout + test.stderr
+    # ISSUE.md's decisive error is that run alone's own failure.
+    issue = check_issue(
+        data["run_dir"], "AssertionError: output 0: Tensor-likes are not close!", tarball=data["tarball"]
+    )
+    assert "The minimal repro's failure, re-run in a fresh interpreter:" in issue

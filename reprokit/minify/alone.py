@@ -78,3 +78,17 @@ def alone_signature(code, output: str, line: str) -> Signature:
         return Signature("crash", line.removeprefix("killed by "))
     exc_type, _, message = line.partition(": ")
     return Signature("exception", exc_type.rsplit(".", 1)[-1] or None, message[:300])
+
+
+RAN = "repro_run"  # the run folder's record of repro.py's first run alone, laid out as a trial's folder
+
+
+def keep_run(run: RunDir, code, output: str, said: Signature) -> None:
+    """repro.py's first run alone as ISSUE.md's decisive error reads a trial: its output and what it showed."""
+    folder = run.file(RAN)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "stderr.txt"), "w") as f:
+        f.write(output)
+    run.write_json(
+        os.path.join(RAN, "result.json"), {"kind": said.kind, "signature": said.to_dict(), "returncode": code}
+    )

@@ -13,7 +13,7 @@ import shutil
 
 from reprokit.data.records import MISMATCH, TrialSpec, file_hash
 from reprokit.data.rundir import read_json
-from reprokit.minify.alone import alone_signature, failed, run_alone
+from reprokit.minify.alone import alone_signature, failed, keep_run, run_alone
 from reprokit.minify.testcase import discard_test_repro, judge_test, write_test_repro
 from reprokit.report.redact import Redactor
 from reprokit.report.render import render_repro
@@ -147,6 +147,7 @@ def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None)
         ]
     else:
         same = [failed(a[0], a[1]) and c is not None and target.matches(c.signature) for a, c in zip(alone, checks)]
+    keep_run(run, alone[0][0], alone[0][1], said[0])
     v.repro = run.file("repro.py")
     v.repro_verified = all(same)
     v.repro_fresh_runs = runs
