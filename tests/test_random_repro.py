@@ -10,7 +10,7 @@ import sys
 import pytest
 import torch
 import torch.nn.functional as F
-from issue_checks import check_issue
+from issue_checks import error_block, issue_of
 from test_repro_template import meta, parts, render, run_harness
 
 from reprokit.child.accuracy import eager_reference, measure, same_rng, verdict
@@ -90,7 +90,6 @@ def test_a_skipped_dropout_bisects_to_a_repro_that_fails_when_run_alone(tmp_path
     test = alone(folder, "test_repro.py")
     assert test.returncode == 1 and "AssertionError" in test.stderr, test.stdout + test.stderr
     # ISSUE.md's decisive error is that run alone's own failure.
-    issue = check_issue(
-        data["run_dir"], "AssertionError: output 0: Tensor-likes are not close!", tarball=data["tarball"]
-    )
+    issue = issue_of(data["run_dir"])
     assert "The minimal repro's failure, re-run in a fresh interpreter:" in issue
+    assert "AssertionError: output 0: Tensor-likes are not close!" in error_block(issue)
