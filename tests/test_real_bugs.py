@@ -223,6 +223,18 @@ def check_repro(data: dict, exp: dict, elsewhere: pathlib.Path) -> None:
     assert p.returncode != 0, p.stdout + p.stderr
     if data["kind"] == "exception" and data["signature"]["exc_type"] != "AssertionError":
         assert data["signature"]["exc_type"] in p.stderr, p.stderr[-3000:]
+    # Its test_repro.py, run alone the same way, fails today too (issue 46).
+    if data.get("test_repro"):
+        shutil.copy(data["test_repro"], folder / "test_repro.py")
+        t = subprocess.run(
+            [sys.executable, "test_repro.py"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=REPRO_TIMEOUT,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        )
+        assert t.returncode != 0, t.stdout + t.stderr[-3000:]
     # ... and it is a compiler bug still: with torch.compile turned off the same file passes. (A reduction that
     # keeps only the failing assert, or breaks the user's code, fails here.)
     off = run_repro(folder, TORCHDYNAMO_DISABLE="1")

@@ -13,6 +13,7 @@ import dataclasses
 from typing import Any
 
 from reprokit.child.unwritten import hide, may_leave_unwritten, unwritten_masks
+from reprokit.fx.random_ops import draws_random
 
 DEFAULT, STRICT = "default", "strict"
 TOL = 1e-3  # the default level's tolerance, as torch's accuracy minifier uses it
@@ -78,8 +79,11 @@ def eager_reference(gm, args, run_eager=None) -> Reference | None:
             mutated = frozenset(
                 i for i, (a, v) in enumerate(zip(inputs, before)) if v is not None and a._version != v
             )  # the version counter: in-place writes
-            with same_rng(args):
-                fp64_outputs, fp64_inputs = fp64_run(gm, args)
+            # No float64 referee for random ops: it draws its own mask, and never excuses randomness (issue 46).
+            fp64_outputs, fp64_inputs = None, None
+            if not draws_random(gm):
+                with same_rng(args):
+                    fp64_outputs, fp64_inputs = fp64_run(gm, args)
             unwritten = None
             if may_leave_unwritten(gm):
 

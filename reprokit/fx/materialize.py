@@ -11,6 +11,7 @@ import torch.fx
 
 from reprokit.fx import aliases
 from reprokit.fx.inputs import inline_exprs, synthetic_inputs
+from reprokit.fx.random_ops import draws_random
 
 
 def load_case(case_dir: str):
@@ -138,6 +139,7 @@ def repro_parts(case_dir: str, edit: dict | None, out_dir: str) -> dict:
         "nodes": len(gm.graph.nodes),
         "torch_version": compat.TORCH_VERSION,
         "float64_error": float64_error(gm, inputs),
+        "random": draws_random(gm),
     }
 
 

@@ -7,12 +7,14 @@ attaches only with --include-data). The repro is scrubbed as the pack would scru
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import os
 import shutil
 
-from reprokit.data.records import TrialSpec, file_hash
+from reprokit.data.records import MISMATCH, TrialSpec, file_hash
 from reprokit.data.rundir import read_json
-from reprokit.minify.testcase import discard_test_repro, write_test_repro
+from reprokit.minify.alone import alone_signature, failed, keep_run, run_alone
+from reprokit.minify.testcase import discard_test_repro, judge_test, write_test_repro
 from reprokit.report.redact import Redactor
 from reprokit.report.render import render_repro
 
@@ -114,25 +116,13 @@ def _place_inputs(run, trial_dir: str, use_saved: bool) -> None:
 
 
 def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None):
-    """Write repro.py and run it in fresh interpreters (one; two for a flaky failure), beside test_repro.py's run
-    when `test` is (stage, backward, render). v says whether each repro.py run failed the same way. Returns the
-    first run's signature and test_repro.py's (path, seconds, verified, failure), or None."""
+    """Write repro.py and run it as the user will (minify/alone.py: one run; two for a flaky failure), beside
+    test_repro.py's run when `test` is (stage, backward, render). v says whether each run failed the same way:
+    an accuracy repro by its own check, a crash or an exception also by the trial's same-failure rules. Returns
+    the first run's signature and test_repro.py's (path, seconds, verified, failure), or None."""
     run.write_text("repro.py", text)
     runs = 2 if v.flaky else 1
-    specs = [
-        TrialSpec(
-            mode="script",
-            stage="user",
-            script=run.file("repro.py"),
-            cwd=run.path,
-            check_accuracy=accuracy and not strict,
-            attempt=i,
-            label=f"verify-repro-{i}",
-            script_hash=file_hash(run.file("repro.py")),
-            fresh_interpreter=True,
-        )
-        for i in range(runs)
-    ]
+    judged_alone = accuracy or strict or target.kind == "accuracy"
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         testing = (
             pool.submit(write_test_repro, run, v, test[0], target, test[1], test[2], timeout=runner.timeout)
@@ -140,21 +130,48 @@ def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None)
             else None
         )
         try:
-            checks = runner.map(specs)
+            alone = [run_alone(run, "repro.py", runner.timeout) for _ in range(runs)]
+            # A crash's same-failure rules read what the trial's classifier saw (root cause, frame, kernel).
+            checks = None if judged_alone else runner.map(_trial_specs(run, runs))
             tested = testing.result() if testing else None
         except BaseException:
             runner.cancel()  # Ctrl-C while test_repro.py runs: kill it, or leaving `with` waits it out (12-15 s)
             raise
-    # An accuracy repro reports through its own check (an AssertionError) or the router's: the same failure.
-    same = [
-        c is not None and (target.matches(c.signature) or (strict or accuracy) and _fails_its_check(c.signature))
-        for c in checks
-    ]
+    said = [alone_signature(code, output, judge_test(target, code, output)[1]) for code, output, _ in alone]
+    if judged_alone:
+        same = [_fails_its_check(s) for s in said]
+        # Its own check's AssertionError is a comparison that found tensors differ: one wrong result, as a trial
+        # of the repro (versions/check.py) reports it.
+        said = [
+            dataclasses.replace(s, cause=MISMATCH) if ok and s.kind == "exception" else s for s, ok in zip(said, same)
+        ]
+    else:
+        same = [
+            failed(a[0], a[1]) and c is not None and target.matches(c.signature) for a, c in zip(alone, checks or [])
+        ]
+    keep_run(run, alone[0][0], alone[0][1], said[0])
     v.repro = run.file("repro.py")
     v.repro_verified = all(same)
     v.repro_fresh_runs = runs
-    v.repro_signature = checks[0].signature.to_dict() if checks[0] else None
-    return (checks[0].signature if checks[0] else None), tested
+    v.repro_signature = said[0].to_dict()
+    return said[0], tested
+
+
+def _trial_specs(run, runs: int) -> list:
+    """repro.py as trials (the router's classifier names the failure), for a crash's same-failure rules."""
+    return [
+        TrialSpec(
+            mode="script",
+            stage="user",
+            script=run.file("repro.py"),
+            cwd=run.path,
+            attempt=i,
+            label=f"verify-repro-{i}",
+            script_hash=file_hash(run.file("repro.py")),
+            fresh_interpreter=True,
+        )
+        for i in range(runs)
+    ]
 
 
 def _why_real_data(mode: str, synthetic_gave, nbytes: int) -> str:

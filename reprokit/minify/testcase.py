@@ -10,22 +10,16 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 
 from reprokit import __version__
-from reprokit.data.records import Signature, TrialSpec, Verdict
+from reprokit.data.records import Signature, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import WRAPPERS, normalise_message
 from reprokit.data.stages import STAGE_TITLES
+from reprokit.minify.alone import run_alone
 from reprokit.report.decisive import last_chain
 from reprokit.report.render import environment
-from reprokit.trial import reaper
-from reprokit.trial.cache import compile_cache_root
-from reprokit.trial.environment import trial_env
-from reprokit.trial.scratch import scratch
 
 NO_FAILURE = 'print("no failure: the bug did not reproduce")'
 
@@ -85,35 +79,7 @@ def write_test_repro(
             *judge_test(target, recorded.get("returncode"), open(run.file("test_repro_output.txt")).read()),
         )
     run.write_text("test_repro.py", text)
-    info = run.read_json("run.json")
-    # The compile cache the trials share (trial/cache.py says why that hides no codegen bug): a cold one cost
-    # 16.8 s of the example's 74 (6.1 s shared), compiling inductor's ISA probes and the kernel again.
-    env = trial_env(TrialSpec(mode="script", stage="user"), compile_cache_root(run.file("cache")), run.path)
-    # Under CI=1 PyTorch's run_tests writes XML reports, which needs unittest-xml-reporting: the test's run here
-    # is about the bug, not the report format.
-    env.pop("CI", None)
-    started = time.monotonic()
-    with scratch(env) as env:
-        p = subprocess.Popen(
-            [info.get("python") or sys.executable, "test_repro.py"],
-            cwd=run.path,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        reaper.watch(p.pid)  # it runs beside repro.py's check: Ctrl-C (Runner.cancel) or reprokit's end kills it too
-        try:
-            out, err = p.communicate(timeout=timeout)
-            output, code = out + err, p.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            out, err = p.communicate()
-            output, code = f"{out or ''}{err or ''}\n[timed out after {timeout:.0f} s]", None
-        finally:
-            reaper.unwatch(p.pid)
-    seconds = round(time.monotonic() - started, 2)
+    code, output, seconds = run_alone(run, "test_repro.py", timeout)
     run.write_text("test_repro_output.txt", output)
     run.write_json("test_repro.json", {"returncode": code, "seconds": seconds})
     return (path, seconds, *judge_test(target, code, output))

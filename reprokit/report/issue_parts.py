@@ -27,7 +27,12 @@ def repro_trial(run: RunDir) -> str | None:
         outcome = entry.get("outcome") or {}
         if entry.get("label") == "verify-repro-0" and outcome.get("kind") not in (None, "pass"):
             found = outcome.get("trial_dir") or found
-    return found if found and os.path.isdir(found) else None
+    if found and os.path.isdir(found):
+        return found
+    # An accuracy repro is verified by its run alone, no trial (minify/alone.py): that run's record.
+    alone = run.file("repro_run")
+    kind = trial_record(alone).get("kind")
+    return alone if kind not in (None, "pass") else None
 
 
 def trial_error(trial: str, kind: str, signature: dict | None) -> str:

@@ -62,6 +62,18 @@ def said_once(prelude: str | None, hook_lines: list) -> tuple:
     return "\n".join(kept).strip("\n") or None, [h for h in hook_lines if h not in kept]
 
 
+# Inductor draws its own random numbers unless told to fall back to eager's ops: only then do eager and compiled,
+# started from one random state, draw the same ones (issue 46).
+FALLBACK_RANDOM = "fallback_random = True"
+
+
+def same_random_numbers(config_lines: list) -> list:
+    """The config lines of a repro comparing random ops: inductor's fallback_random on, unless the script set it."""
+    if any("fallback_random" in line for line in config_lines):
+        return config_lines
+    return [*config_lines, f"torch._inductor.config.{FALLBACK_RANDOM}  # compiled random ops draw what eager draws"]
+
+
 def render_repro(
     parts: dict,
     verdict,
@@ -82,6 +94,9 @@ def render_repro(
     choice = compile_choice(stage, parts.get("compile_args"))
     setup, with_items = context_parts(parts.get("context"))
     prelude, hook_lines = said_once(parts.get("prelude"), parts.get("hook_lines") or [])
+    config_lines = list(parts["config_lines"])
+    if accuracy and parts.get("random") and choice["backend"] == "inductor":
+        config_lines = same_random_numbers(config_lines)
     text = (
         environment()
         .get_template("repro.py.j2")
@@ -95,7 +110,7 @@ def render_repro(
             original_nodes=original_nodes,
             graph=verdict.graph,
             imports=parts["imports"],
-            config_lines=parts["config_lines"],
+            config_lines=config_lines,
             attributes=parts["attributes"],
             forward=parts["forward"],
             use_saved=use_saved,
@@ -115,6 +130,7 @@ def render_repro(
             context_with=with_items,
             dynamic=bool(parts.get("dynamic")),
             float64_error=parts.get("float64_error"),
+            random=bool(parts.get("random")),
             launch_blocking=bool((getattr(verdict, "cuda_fault", None) or {}).get("launch_blocking")),
             **input_parts(parts, inline=bool(inline and parts.get("inline")), backward=backward),
         )
