@@ -107,20 +107,20 @@ def _nothing_failed(summary: dict) -> None:
 def killed_ranks(root: str) -> dict:
     """{rank: failure record} of the ranks whose process was killed with no report (kill -9) while a graph
     written ahead compiled or ran (capture/crash.killed), lowest rank first; of several, the first killed."""
-    found: dict = {}
-    for rank in _rank_names(root):
-        records = [r for r in (killed(a) for a in ahead_folders(files.rank_dir(root, rank))) if r is not None]
-        if records:
-            found[rank] = min(records, key=lambda r: r["at"])
-    return found
+    return _first_per_rank(root, killed)
 
 
 def crashed_ranks(root: str) -> dict:
     """{rank: failure record} of the ranks whose process died by a fatal signal in a compiled graph
     (capture/crash.py), lowest rank first; of several processes of one rank, the first to crash."""
+    return _first_per_rank(root, crashed)
+
+
+def _first_per_rank(root: str, read) -> dict:
+    """{rank: the earliest record `read` finds in that rank's written-ahead folders}, lowest rank first."""
     found: dict = {}
     for rank in _rank_names(root):
-        records = [r for r in (crashed(a) for a in ahead_folders(files.rank_dir(root, rank))) if r is not None]
+        records = [r for r in (read(a) for a in ahead_folders(files.rank_dir(root, rank))) if r is not None]
         if records:
             found[rank] = min(records, key=lambda r: r["at"])
     return found

@@ -185,11 +185,11 @@ def run_process(
                     pass
         except BaseException:
             # Ctrl-C or a crash of reprokit: the trial's whole group goes with it.
-            _kill_group(proc)
+            kill_group(proc)
             raise
         finally:
             # Children the script left behind (compile workers) must not outlive the trial.
-            _kill_group(proc)
+            kill_group(proc)
             reaper.unwatch(proc.pid)
     return proc.returncode, timed_out
 
@@ -218,7 +218,8 @@ def child_command(spec: TrialSpec, spec_path: str, trial_dir: str, python: str) 
     return [python, *child]
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to the process's whole group, then a bounded wait for it."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from reprokit.data import signature as sig
 from reprokit.data.records import Outcome, Signature
 from reprokit.data.rundir import private_opener
 from reprokit.trial import reaper
+from reprokit.trial.launch import kill_group
 
 # The last line of a Python traceback: "module.Type: message" or "Type" alone.
 _EXCEPTION_LINE = re.compile(
@@ -73,7 +73,7 @@ def run_plain(
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            _kill_group(proc)  # on a timeout, Ctrl-C, or children the script left behind
+            kill_group(proc)  # on a timeout, Ctrl-C, or children the script left behind
             reaper.unwatch(proc.pid)
     with open(err_path, errors="replace") as f:
         stderr = f.read()[-200_000:]
@@ -117,14 +117,3 @@ def exception_of(traceback: str) -> tuple[str, str] | None:
         if m and not line.startswith(" "):
             return m.group(1).rsplit(".", 1)[-1], m.group(2) or ""
     return None
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
