@@ -39,6 +39,14 @@ LAYERS = {
     "reprokit.cli_tally": 8,
     "reprokit.cli_live": 8,
     "reprokit.cli_signals": 8,
+    "reprokit.cli_bisect": 8,
+    "reprokit.cli_capture": 8,
+    "reprokit.cli_pack": 8,
+    "reprokit.cli_reports": 8,
+    "reprokit.cli_rerun": 8,
+    "reprokit.cli_errors": 8,
+    "reprokit.cli_executor": 8,
+    "reprokit.cli_output": 8,
     "reprokit.__main__": 8,
 }
 COMPAT = "reprokit.compat"  # the only module that may name torch._anything
