@@ -23,6 +23,7 @@ LAYERS = {
     "reprokit.fx": 2,
     "reprokit.models": 2,
     "reprokit.child": 3,
+    "reprokit.child.tensor_numbers": 3,
     "reprokit.capture": 3,
     "reprokit.trial": 4,
     "reprokit.report": 5,

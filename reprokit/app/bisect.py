@@ -75,16 +75,9 @@ def bisect_script(
         emit("note", text="after the bisect, " + versions_case.cost_line(versions_case.plan(None)))
     cwd = os.getcwd()
     output_dir = output_dir or os.path.join(cwd, "artifacts")
-    check_executor(executor, output_dir)  # no sbatch, no such partition, a folder the nodes cannot see: exit 2
-    run_dir = RunDir.create(output_dir, os.path.splitext(os.path.basename(script))[0])
-    record_secrets(run_dir)
+    run_dir = new_run_dir(script, output_dir, executor)
     devices = pinned_devices()
-    if jobs is None:
-        jobs = len(devices) if devices else default_jobs()
-    if kind == "slow" and jobs > 1:
-        # Trials side by side would slow each other down and make the timings lie.
-        jobs = 1
-        emit("note", text="--kind slow runs one trial at a time: parallel trials would distort the timings")
+    jobs = trial_jobs(jobs, devices, kind, emit)
     opts = BisectOptions(
         script=script,
         argv=tuple(argv),
@@ -99,19 +92,7 @@ def bisect_script(
         slow_threshold=slow_threshold,
         ranks=ranks,
     )
-    # steps: what --resume does after the verdict, as this run was asked to.
-    run_dir.write_json(
-        "run.json",
-        {
-            "command": command,
-            "options": dataclasses.asdict(opts),
-            "python": sys.executable,
-            "max_input_bytes": max_input_bytes,
-            "environment": recorded_environment(),
-            "steps": {"minify": minify, "pack": pack, "budget": budget},
-            "executor": executor.to_dict() if executor else None,
-        },
-    )
+    record_run(run_dir, opts, command, max_input_bytes, {"minify": minify, "pack": pack, "budget": budget}, executor)
     emit("run_dir", path=run_dir.path)
     verdict = bisect_in(
         run_dir, opts, devices, minify=minify, pack=pack, emit=emit, budget=Budget(budget, started) if budget else None
@@ -120,6 +101,42 @@ def bisect_script(
         emit("phase", name="versions")
         verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
     return verdict
+
+
+def new_run_dir(script: str, output_dir: str, executor: ExecutorSettings | None) -> RunDir:
+    """The run's folder under output_dir, named for the script, once the executor is known to work there."""
+    check_executor(executor, output_dir)  # no sbatch, no such partition, a folder the nodes cannot see: exit 2
+    run_dir = RunDir.create(output_dir, os.path.splitext(os.path.basename(script))[0])
+    record_secrets(run_dir)
+    return run_dir
+
+
+def trial_jobs(jobs: int | None, devices: list | None, kind: str, emit: Emit) -> int:
+    """Trials at a time: as asked, else one per pinned GPU or the CPU cores' default; one for --kind slow."""
+    if jobs is None:
+        jobs = len(devices) if devices else default_jobs()
+    if kind == "slow" and jobs > 1:
+        # Trials side by side would slow each other down and make the timings lie.
+        jobs = 1
+        emit("note", text="--kind slow runs one trial at a time: parallel trials would distort the timings")
+    return jobs
+
+
+def record_run(run_dir, opts, command: str, max_input_bytes: int, steps: dict, executor) -> None:
+    """run.json: the command, options and environment of the run. steps: what --resume does after the verdict,
+    as this run was asked to."""
+    run_dir.write_json(
+        "run.json",
+        {
+            "command": command,
+            "options": dataclasses.asdict(opts),
+            "python": sys.executable,
+            "max_input_bytes": max_input_bytes,
+            "environment": recorded_environment(),
+            "steps": steps,
+            "executor": executor.to_dict() if executor else None,
+        },
+    )
 
 
 def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit: Emit = noop) -> Verdict:

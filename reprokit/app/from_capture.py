@@ -41,14 +41,7 @@ def bisect_from_capture(
     """Ladder, subsystems and lowerings, minify and pack, all on the captured graph: zero runs of the job."""
     root = _capture_folder(capture_dir)
     _check_options(jobs, timeout, ranks)
-    from reprokit import compat  # torch, imported by the command that needs it (capture's CLI start stays light)
-
-    captured = read_capture(root, compat.TORCH_VERSION)
-    if captured.on_cuda and not cuda_devices():
-        raise ReprokitError(
-            "the capture was made on CUDA and this machine has no GPU: run reprokit bisect "
-            "--from-capture on a machine with one"
-        )
+    captured = _read_capture(root)
     name = os.path.splitext(os.path.basename(captured.script))[0]
     run_dir = RunDir.create(output_dir or os.path.join(os.getcwd(), "artifacts"), f"{name}-capture")
     record_secrets(run_dir)
@@ -88,6 +81,19 @@ def bisect_from_capture(
     if pack:
         verdict = packed(run_dir, verdict, emit)
     return verdict
+
+
+def _read_capture(root: str) -> CapturedFailure:
+    """The capture in root, refused (exit 2) when it was made on CUDA and this machine has no GPU."""
+    from reprokit import compat  # torch, imported by the command that needs it (capture's CLI start stays light)
+
+    captured = read_capture(root, compat.TORCH_VERSION)
+    if captured.on_cuda and not cuda_devices():
+        raise ReprokitError(
+            "the capture was made on CUDA and this machine has no GPU: run reprokit bisect "
+            "--from-capture on a machine with one"
+        )
+    return captured
 
 
 def _runner(run_dir: RunDir, limit: float, jobs: int, emit: Emit) -> Runner:

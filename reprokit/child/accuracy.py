@@ -12,12 +12,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from reprokit.child.tensor_numbers import dtype_name, exactly_equal, float_numbers
 from reprokit.child.unwritten import hide, may_leave_unwritten, unwritten_masks
 from reprokit.fx.random_ops import draws_random
 
 DEFAULT, STRICT = "default", "strict"
 TOL = 1e-3  # the default level's tolerance, as torch's accuracy minifier uses it
-ULPS = 64  # strict level: a difference under this many ulp of the output's magnitude is rounding, never a bug
 WORSE = 2.0  # strict level: compiled's float64 error must exceed eager's by this factor (torch's multiplier)
 MORE_ACCURATE = "compiled is more accurate than eager here (float64 reference): not a compiler bug"
 
@@ -227,41 +227,6 @@ def tensor_measure(name: str, kind: str, index: int, r, o, r64) -> dict:
     return m
 
 
-def float_numbers(r, o, r64) -> dict:
-    """The numbers of a float measure (see tensor_measure)."""
-    import torch
-
-    wr, wo = wide(r), wide(o)
-    diff = error(wo, wr)
-    finfo = torch.finfo(r.real.dtype if r.is_complex() else r.dtype)
-    nums: dict[str, Any] = {
-        "max_abs": top(diff),
-        "max_rel": top(diff / (wr.abs() + finfo.tiny)),
-        "compiled_vs_fp64": None,
-        "eager_vs_fp64": None,
-    }
-    if r64 is not None:
-        w64 = wide(r64)
-        ec, ee = error(wo, w64), error(wr, w64)
-        nums.update(
-            compiled_vs_fp64=top(ec), eager_vs_fp64=top(ee), compiled_rms_vs_fp64=rms(ec), eager_rms_vs_fp64=rms(ee)
-        )
-    base = wide(r64) if r64 is not None else wr
-    finite = base.abs()[torch.isfinite(base.abs())]
-    nums["magnitude"] = top(finite)
-    nums["noise_floor"] = ULPS * finfo.eps * max(nums["magnitude"], finfo.tiny)
-    if diff.numel():
-        j = int(diff.flatten().argmax())
-        at = [int(x) for x in torch.unravel_index(torch.tensor(j), tuple(r.shape))] if r.dim() else []
-        nums["worst"] = {
-            "at": at,
-            "eager": number(r.flatten()[j]),
-            "compiled": number(o.flatten()[j]),
-            "fp64": number(r64.flatten()[j]) if r64 is not None else None,
-        }
-    return nums
-
-
 def judge(measures: list, level: str = DEFAULT) -> str | None:
     """A one-line description of the first mismatch, or None when compiled agrees with eager.
 
@@ -381,51 +346,3 @@ def write_measures(path: str, measures: list) -> None:
 def as_list(out) -> list:
     """A graph's outputs as a list (a single tensor is one output)."""
     return list(out) if isinstance(out, (list, tuple)) else [out]
-
-
-def wide(t):
-    """t in float64 (complex128 for complex): differences without rounding of their own."""
-    import torch
-
-    return t.to(torch.complex128 if t.is_complex() else torch.float64)
-
-
-def error(x, ref):
-    """|x - ref| per element: 0 where both are the same infinity or both NaN, inf where only one is NaN."""
-    import torch
-
-    e = (x - ref).abs()
-    agree = (x == ref) | (torch.isnan(x) & torch.isnan(ref))
-    return torch.nan_to_num(torch.where(agree, torch.zeros_like(e), e), nan=float("inf"))
-
-
-def top(t) -> float:
-    """The largest element as a float (0.0 for an empty tensor)."""
-    return float(t.max()) if t.numel() else 0.0
-
-
-def rms(t) -> float:
-    """Root mean square of the elements (0.0 for an empty tensor)."""
-    return float(t.square().mean().sqrt()) if t.numel() else 0.0
-
-
-def exactly_equal(a, b) -> bool:
-    """Same dtype, shape and values (NaN equal to NaN)."""
-    import torch
-
-    if a.dtype != b.dtype or a.shape != b.shape:
-        return False
-    if torch.equal(a, b):
-        return True
-    return (a.is_floating_point() or a.is_complex()) and bool(torch.all(error(wide(a), wide(b)) == 0))
-
-
-def number(t):
-    """One element as JSON: a float, an int, a bool, or a complex number's repr."""
-    v = t.item()
-    return repr(v) if isinstance(v, complex) else v
-
-
-def dtype_name(dtype) -> str:
-    """torch.float32 -> 'float32'."""
-    return str(dtype).replace("torch.", "")

@@ -15,7 +15,7 @@ import torch.fx
 
 from reprokit.data.rundir import write_atomic, write_json_atomic
 from reprokit.data.stages import INDUCED_BY_REPROKIT
-from reprokit.fx import aliases
+from reprokit.fx import aliases, serialize
 from reprokit.fx.inputs import synthetic_inputs, value_stats
 
 
@@ -285,38 +285,18 @@ def capture_graph(
     ]
     groups = aliases.describe(inputs)  # inputs that share memory
     saved_values, note = save_inputs(inputs, inputs_meta, out_dir, max_input_bytes, groups)
-    from reprokit.fx import serialize
-
     examples = {} if run_eagerly else traced_values(gm)  # the reloaded graph's nodes keep no example values
     write_atomic(os.path.join(out_dir, "graph.pt"), serialize.save(gm))
     # Describe exactly the graph that trials will load.
     gm = serialize.load(os.path.join(out_dir, "graph.pt"))
     write_atomic(os.path.join(out_dir, "graph.py"), gm.code)
-    if run_eagerly:
-        # Copies: a graph that writes to its inputs must not write to the running job's tensors a second time.
-        probe_inputs = (
-            aliases.copied(inputs, lambda t: t.detach().clone(), groups)
-            if saved_values
-            else aliases.shared(synthetic_inputs(inputs_meta), groups)
-        )
-        try:
-            with torch.no_grad():
-                values = node_values(gm, [t.detach() if isinstance(t, torch.Tensor) else t for t in probe_inputs])
-        except Exception as e:  # a graph that cannot run eagerly can still be compiled; nothing can be cut
-            values = {}
-            note = (
-                note + "; " if note else ""
-            ) + f"graph does not run eagerly ({type(e).__name__}); no node can be cut"
-    else:
-        values = examples
+    values, failure = (
+        eager_node_values(gm, inputs, inputs_meta, groups, saved_values) if run_eagerly else (examples, "")
+    )
+    note = "; ".join(part for part in (note, failure) if part)
     nodes, outputs = describe_nodes(gm, values)
     hook_lines, hook_names = config_hooks()
-    prelude = script_prelude(script, gm, hook_names)
-    from reprokit.fx.collectives import fake_group_prelude
-
-    prelude = "\n".join(p for p in (fake_group_prelude(gm), prelude) if p)  # the group first: ops may need it
-    if prelude:
-        write_atomic(os.path.join(out_dir, "prelude.py"), prelude)
+    prelude = write_prelude(out_dir, script, gm, hook_names)
     write_json_atomic(
         os.path.join(out_dir, "meta.json"),
         {
@@ -337,3 +317,31 @@ def capture_graph(
         },
     )
     return note
+
+
+def eager_node_values(gm, inputs, inputs_meta, groups, saved_values) -> tuple:
+    """(values, failure): every node's value from one eager run of the graph on copies of the inputs (synthetic
+    ones when their values were not saved); ({}, why) when the graph cannot run eagerly."""
+    # Copies: a graph that writes to its inputs must not write to the running job's tensors a second time.
+    probe_inputs = (
+        aliases.copied(inputs, lambda t: t.detach().clone(), groups)
+        if saved_values
+        else aliases.shared(synthetic_inputs(inputs_meta), groups)
+    )
+    try:
+        with torch.no_grad():
+            return node_values(gm, [t.detach() if isinstance(t, torch.Tensor) else t for t in probe_inputs]), ""
+    except Exception as e:  # a graph that cannot run eagerly can still be compiled; nothing can be cut
+        return {}, f"graph does not run eagerly ({type(e).__name__}); no node can be cut"
+
+
+def write_prelude(out_dir: str, script, gm, hook_names) -> str:
+    """prelude.py: the fake process group the graph's collectives need, then the script's registrations and
+    hooks; nothing written (and "" returned) when the graph needs neither."""
+    from reprokit.fx.collectives import fake_group_prelude
+
+    prelude = script_prelude(script, gm, hook_names)
+    prelude = "\n".join(p for p in (fake_group_prelude(gm), prelude) if p)  # the group first: ops may need it
+    if prelude:
+        write_atomic(os.path.join(out_dir, "prelude.py"), prelude)
+    return prelude

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import functools
 import os
 import shutil
 
@@ -40,59 +41,29 @@ def write_verified_repro(
     v.nodes = {"original": v.nodes["original"], "minified": parts["nodes"]}
     v.repro_input_bytes = int(parts.get("input_bytes") or 0)
     redactor = Redactor.for_run(run.path, argv=list(v.argv or ()))
+    render = functools.partial(
+        render_repro,
+        parts,
+        v,
+        stage=stage,
+        target=target,
+        backward=run_backward,
+        command=command,
+        original_nodes=v.nodes["original"],
+        strict=strict,
+    )
     synthetic_gave = None
     for name, use_saved, inline in INPUT_MODES:
         if inline and not parts.get("inline"):
             continue
-        text = render_repro(
-            parts,
-            v,
-            stage=stage,
-            target=target,
-            accuracy=accuracy,
-            backward=run_backward,
-            use_saved=use_saved,
-            inline=inline,
-            command=command,
-            original_nodes=v.nodes["original"],
-            strict=strict,
-        )
+        text = render(accuracy=accuracy, use_saved=use_saved, inline=inline)
         _place_inputs(run, parts_out.trial_dir, use_saved)
-
         # test_repro.py is rendered from the same parts and run beside repro.py's check: when the repro verifies,
         # its run is already done (the example's repro phase 17.3 s -> about 9 s; one fresh interpreter fewer).
-        def test_render(parts=parts, use_saved=use_saved, inline=inline):
-            return render_repro(
-                parts,
-                v,
-                stage=stage,
-                target=target,
-                accuracy=True,
-                backward=run_backward,
-                use_saved=use_saved,
-                inline=inline,
-                command=command,
-                original_nodes=v.nodes["original"],
-                strict=strict,
-            )
-
-        scrubbed = redactor.scrub(text, "repro.py")
-        # The pack scrubs repro.py: when that changes it, the scrubbed file is the one verified (and packed).
-        v.repro_scrubbed = scrubbed != text
-        first, tested = _write_and_verify(
-            run,
-            runner,
-            text,
-            target,
-            accuracy,
-            strict,
-            v,
-            test=None if v.repro_scrubbed else (stage, run_backward, test_render),
+        test_render = functools.partial(render, accuracy=True, use_saved=use_saved, inline=inline)
+        first, tested = _verify_scrubbed(
+            run, runner, v, redactor, text, (target, accuracy, strict), (stage, run_backward, test_render)
         )
-        if v.repro_verified and v.repro_scrubbed:
-            _, tested = _write_and_verify(
-                run, runner, scrubbed, target, accuracy, strict, v, test=(stage, run_backward, test_render)
-            )
         if name == "synthetic":
             synthetic_gave = first
         if v.repro_verified:
@@ -104,6 +75,22 @@ def write_verified_repro(
         discard_test_repro(run)
     v.repro_inputs = None
     v.repro_inputs_note = "no input mode reproduced the failure (synthetic, then the real values)"
+
+
+def _verify_scrubbed(run, runner, v, redactor, text, judged, test):
+    """Verify repro.py as written and, when the pack's scrub changes it and it verified, verify the scrubbed text
+    too (test_repro.py beside the last check). judged: (target, accuracy, strict). Returns _write_and_verify's
+    answer: the first run's signature of the text as written, and test_repro.py's."""
+    target, accuracy, strict = judged
+    scrubbed = redactor.scrub(text, "repro.py")
+    # The pack scrubs repro.py: when that changes it, the scrubbed file is the one verified (and packed).
+    v.repro_scrubbed = scrubbed != text
+    first, tested = _write_and_verify(
+        run, runner, text, target, accuracy, strict, v, test=None if v.repro_scrubbed else test
+    )
+    if v.repro_verified and v.repro_scrubbed:
+        _, tested = _write_and_verify(run, runner, scrubbed, target, accuracy, strict, v, test=test)
+    return first, tested
 
 
 def _place_inputs(run, trial_dir: str, use_saved: bool) -> None:

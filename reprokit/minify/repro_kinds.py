@@ -233,6 +233,13 @@ def _reduce_and_write(
         said = walked_back_note(f"the graph of {v.nodes['minified']} nodes", f"{shape.size(best)} nodes")
         emit("note", text=said)
         notes.append(said)
+    _record_attempt(run_dir, v, oracle, kind, notes)
+    return bool(v.repro_verified)
+
+
+def _record_attempt(run_dir: RunDir, v: Verdict, oracle: GraphOracle, kind: str, notes: list) -> None:
+    """The graphs refused for failing differently (minify_refused.json, a note), and this kind's attempt."""
+    assert v.nodes is not None  # _reduce_and_write counts the nodes before it writes the repro
     if oracle.refused:
         notes.append(
             f"{len(oracle.refused)} smaller graphs failed differently and were refused (see minify_refused.json)"
@@ -247,7 +254,6 @@ def _reduce_and_write(
         )
     )
     v.repro_kind = kind if v.repro_verified else None
-    return bool(v.repro_verified)
 
 
 def fake_check(runner: Runner, run_dir: RunDir, case: str) -> FakeCheck:

@@ -18,23 +18,7 @@ EXIT_HANG_NOTE = "hung at exit after writing its result (counted by the result; 
 def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, torchrun: bool = False) -> Outcome:
     """Outcome of a finished trial from its result.json, or from how the process ended; a trial of several
     ranks answers with its first failing rank (data.ranks.merge_ranks)."""
-    result_path = os.path.join(trial_dir, "result.json")
-    state_path = os.path.join(trial_dir, "state.json")
-    data: dict = {}
-    teardown = timed_out and answered(trial_dir)
-    if teardown:
-        # It hung after every process had written its answer (gloo's teardown at exit): the answer counts.
-        timed_out = False
-    if os.path.exists(result_path) and not timed_out:
-        data = read_json(result_path)
-    elif os.path.exists(state_path):
-        data = read_json(state_path)
-    if not timed_out:
-        data = merge_ranks(trial_dir, data, torchrun)
-    if teardown:
-        data.setdefault("kind", "pass")  # every rank passed; only the exit hung
-        data.setdefault("signature", sig.PASS.to_dict())
-        data["note"] = "; ".join(x for x in (data.get("note"), EXIT_HANG_NOTE) if x)
+    data, timed_out = _trial_data(trial_dir, timed_out, torchrun)
     extra: dict[str, Any] = {
         k: data.get(k)
         for k in ("graphs", "compiled", "user_backend", "compile_args", "bisect_detail", "failed_graph", "failed_ranks")
@@ -81,6 +65,29 @@ def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, t
         note=note,
         **extra,
     )
+
+
+def _trial_data(trial_dir: str, timed_out: bool, torchrun: bool) -> tuple:
+    """(data, timed_out): what the trial wrote (result.json, else state.json; every rank's merged), and whether
+    it counts as a hang: one that hung after every process had written its answer passes as that answer."""
+    result_path = os.path.join(trial_dir, "result.json")
+    state_path = os.path.join(trial_dir, "state.json")
+    data: dict = {}
+    teardown = timed_out and answered(trial_dir)
+    if teardown:
+        # It hung after every process had written its answer (gloo's teardown at exit): the answer counts.
+        timed_out = False
+    if os.path.exists(result_path) and not timed_out:
+        data = read_json(result_path)
+    elif os.path.exists(state_path):
+        data = read_json(state_path)
+    if not timed_out:
+        data = merge_ranks(trial_dir, data, torchrun)
+    if teardown:
+        data.setdefault("kind", "pass")  # every rank passed; only the exit hung
+        data.setdefault("signature", sig.PASS.to_dict())
+        data["note"] = "; ".join(x for x in (data.get("note"), EXIT_HANG_NOTE) if x)
+    return data, timed_out
 
 
 def _killed_rank(trial_dir: str) -> tuple | None:
