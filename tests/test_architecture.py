@@ -26,6 +26,7 @@ LAYERS = {
     "reprokit.capture": 3,
     "reprokit.trial": 4,
     "reprokit.report": 5,
+    "reprokit.report.issue_notes": 5,
     "reprokit.bisect": 6,
     "reprokit.minify": 6,
     "reprokit.source": 6,
