@@ -64,23 +64,7 @@ def summary(v: Verdict, brief: bool = False) -> str:
     parts = [f"`{tool}` {what} ({sig.said() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
     if v.plain_run:  # reprokit's instrumentation hid it: how it was bisected instead (bisect/plain.py)
         parts.append(v.plain_run["paragraph"])
-    if v.warm_cache:
-        said = describe_warm(v.warm_cache)
-        parts.append(said[0].upper() + said[1:] + ".")
-    elif v.failing_stage and not (v.plain_run or {}).get("doubt"):  # a doubt: no stage claimed (its paragraph)
-        if v.last_passing_stage and v.failing_stage in STAGE_TITLES:
-            later = passing_after(v)
-            parts.append(
-                f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails from "
-                f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}` on, so the bug is in that stage."
-                if not later
-                else f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails with "
-                f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}`, so the bug is in that stage; "
-                + " and ".join(f"`{STAGE_TITLES.get(s, s)}`" for s in later)
-                + " passes again."
-            )
-        else:
-            parts.append(f"Every stock stage passes; the script's own backend `{v.failing_stage}` fails.")
+    parts.extend(stage_sentences(v))
     if v.graph is not None and not brief:
         parts.append(f"Graph {v.graph} of {v.graph_count} that Dynamo produced fails on its own.")
     if v.capture:
@@ -110,6 +94,29 @@ def summary(v: Verdict, brief: bool = False) -> str:
     if v.unsteady:
         parts.append(f"Note: {v.unsteady}.")
     return " ".join(parts)
+
+
+def stage_sentences(v: Verdict) -> list:
+    """The summary's sentence on the stage: the warm-cache run's, or which stage passes and which fails."""
+    out: list = []
+    if v.warm_cache:
+        said = describe_warm(v.warm_cache)
+        out.append(said[0].upper() + said[1:] + ".")
+    elif v.failing_stage and not (v.plain_run or {}).get("doubt"):  # a doubt: no stage claimed (its paragraph)
+        if v.last_passing_stage and v.failing_stage in STAGE_TITLES:
+            later = passing_after(v)
+            out.append(
+                f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails from "
+                f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}` on, so the bug is in that stage."
+                if not later
+                else f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails with "
+                f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}`, so the bug is in that stage; "
+                + " and ".join(f"`{STAGE_TITLES.get(s, s)}`" for s in later)
+                + " passes again."
+            )
+        else:
+            out.append(f"Every stock stage passes; the script's own backend `{v.failing_stage}` fails.")
+    return out
 
 
 def issue_text(
