@@ -31,6 +31,7 @@ LAYERS = {
     "reprokit.minify": 6,
     "reprokit.source": 6,
     "reprokit.doctor": 6,
+    "reprokit.doctor.speed": 6,
     "reprokit.versions": 6,
     "reprokit.export": 6,
     "reprokit.app": 7,
