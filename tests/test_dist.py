@@ -279,7 +279,7 @@ def test_the_start_up_hook_hands_over_to_the_sitecustomize_it_shadows(tmp_path):
 
 def test_issue_md_says_the_trials_after_a_cuda_fault_ran_with_synchronous_launches():
     from reprokit.data.records import Verdict
-    from reprokit.report.bisect_report import isolated_lines
+    from reprokit.report.issue_notes import isolated_lines
 
     fault = {
         "fault": "device-side assert triggered",

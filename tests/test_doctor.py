@@ -216,7 +216,7 @@ def test_bisect_kind_slow_with_nothing_slow_exits_3(project):
 def test_a_step_far_faster_eager_is_a_slowdown_not_a_division_by_zero():
     """Microseconds an eager step against milliseconds compiled: the ratio rounds to 0.000 at three places, and the
     verdict still says how much slower (CI at 647d4da raised ZeroDivisionError on breaks.py)."""
-    from reprokit.doctor.analysis import measure_speed
+    from reprokit.doctor.speed import measure_speed
 
     def run(step, compiled):
         return {"callables": [{"seconds": [step] * 6, "compiled": [compiled] + [False] * 5}], "metrics": []}

@@ -228,7 +228,7 @@ def test_sanitizer_report_names_the_kernel_it_saw_and_not_cudas_assert():
 
 def test_issue_md_says_a_cuda_fault_of_aotis_compile_named_no_kernel():
     from reprokit.data.records import Verdict
-    from reprokit.report.bisect_report import isolated_lines
+    from reprokit.report.issue_notes import isolated_lines
 
     fault = {"fault": "device-side assert triggered", "kernel": None, "launch_blocking": True}
     assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=fault, repro_kind="export_graph")) == [
@@ -239,7 +239,7 @@ def test_issue_md_says_a_cuda_fault_of_aotis_compile_named_no_kernel():
 
 def test_issue_md_says_how_a_kernel_the_fault_did_not_surface_in_was_named():
     from reprokit.data.records import Verdict
-    from reprokit.report.bisect_report import isolated_lines
+    from reprokit.report.issue_notes import isolated_lines
 
     by_message = {
         "fault": "device-side assert triggered",

@@ -192,7 +192,8 @@ def test_a_stage_above_the_failing_one_that_passes_is_said_and_a_replays_own_fai
     """jvp of ldexp (#197086) crashes under aot_eager while inductor passes: ISSUE.md said it "fails from aot_eager
     on". And a while_loop graph (#166525) replayed alone failed another way inside torch's fake-tensor setup; the
     issue listed that beside the user's failure as if it were a second bug of theirs."""
-    from reprokit.report.bisect_report import isolated_lines, summary
+    from reprokit.report.bisect_report import summary
+    from reprokit.report.issue_notes import isolated_lines
 
     ladder = [
         {"stage": "eager", "kind": "pass"},

@@ -28,7 +28,7 @@ class SpeedJudge:
 
     def __call__(self, spec: TrialSpec, outcome: Outcome) -> Outcome:
         from reprokit.data.trial_files import read_observed
-        from reprokit.doctor.analysis import measure_speed
+        from reprokit.doctor.speed import measure_speed
 
         if spec.stage == "none":
             if self.eager_observed is None and outcome.kind == "pass":

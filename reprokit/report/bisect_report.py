@@ -15,6 +15,7 @@ from reprokit.data.warm_cache import describe as describe_warm
 from reprokit.errors import ReprokitError
 from reprokit.report import triage
 from reprokit.report.command_text import portable_command, portable_text
+from reprokit.report.issue_notes import attached_note, data_note, isolated_lines, repro_note
 from reprokit.report.issue_parts import error_section, fit_github, tlparse_dir, tlparse_texts
 from reprokit.report.pack import (
     PackPlan,
@@ -63,23 +64,7 @@ def summary(v: Verdict, brief: bool = False) -> str:
     parts = [f"`{tool}` {what} ({sig.said() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
     if v.plain_run:  # reprokit's instrumentation hid it: how it was bisected instead (bisect/plain.py)
         parts.append(v.plain_run["paragraph"])
-    if v.warm_cache:
-        said = describe_warm(v.warm_cache)
-        parts.append(said[0].upper() + said[1:] + ".")
-    elif v.failing_stage and not (v.plain_run or {}).get("doubt"):  # a doubt: no stage claimed (its paragraph)
-        if v.last_passing_stage and v.failing_stage in STAGE_TITLES:
-            later = passing_after(v)
-            parts.append(
-                f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails from "
-                f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}` on, so the bug is in that stage."
-                if not later
-                else f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails with "
-                f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}`, so the bug is in that stage; "
-                + " and ".join(f"`{STAGE_TITLES.get(s, s)}`" for s in later)
-                + " passes again."
-            )
-        else:
-            parts.append(f"Every stock stage passes; the script's own backend `{v.failing_stage}` fails.")
+    parts.extend(stage_sentences(v))
     if v.graph is not None and not brief:
         parts.append(f"Graph {v.graph} of {v.graph_count} that Dynamo produced fails on its own.")
     if v.capture:
@@ -111,110 +96,27 @@ def summary(v: Verdict, brief: bool = False) -> str:
     return " ".join(parts)
 
 
-# What each kind of repro is, in the words ISSUE.md uses.
-REPRO_KINDS = {
-    "graph": "the failing FX graph alone",
-    "graph_in_context": "the failing FX graph replayed with the script's call-time context (autocast, grad mode, "
-    "dtype), the ops it registered and the compiler hooks it set",
-    "graph_in_script": "the FX graph minified inside the running script, whose own check decided; standalone, it "
-    "checks compiled against eager and a float64 reference",
-    "source": "the script itself, reduced statement by statement",
-    "warm_cache": "the script itself, with a few lines at its top that run it twice in fresh interpreters on one new "
-    "inductor cache",
-}
-
-
-def repro_note(v: Verdict, repro: str | None, inline: str | None) -> str:
-    """What ISSUE.md says about the repro: what kind it is, its size and whether it was verified."""
-    if not repro or not v.repro_verified and v.repro_attempts:
-        tried = "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts or [])
-        return (
-            "no verified standalone repro"
-            + (f" ({tried})" if tried else "")
-            + "; the original script is in the attached tarball"
-        )
-    nodes = v.nodes or {}
-    kind = REPRO_KINDS.get(v.repro_kind or "", "")
-    note = (
-        f"{kind + ', ' if kind else ''}{nodes.get('minified')} of {nodes.get('original')} "
-        f"{nodes.get('unit', 'FX nodes')}, "
-        + (
-            (
-                "verified: a cold run passes and the warm run after it fails the same way, each in a fresh interpreter"
-                if v.repro_kind == "warm_cache"
-                else f"verified to fail the same way in {fresh_interpreters(v.repro_fresh_runs)}"
+def stage_sentences(v: Verdict) -> list:
+    """The summary's sentence on the stage: the warm-cache run's, or which stage passes and which fails."""
+    out: list = []
+    if v.warm_cache:
+        said = describe_warm(v.warm_cache)
+        out.append(said[0].upper() + said[1:] + ".")
+    elif v.failing_stage and not (v.plain_run or {}).get("doubt"):  # a doubt: no stage claimed (its paragraph)
+        if v.last_passing_stage and v.failing_stage in STAGE_TITLES:
+            later = passing_after(v)
+            out.append(
+                f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails from "
+                f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}` on, so the bug is in that stage."
+                if not later
+                else f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails with "
+                f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}`, so the bug is in that stage; "
+                + " and ".join(f"`{STAGE_TITLES.get(s, s)}`" for s in later)
+                + " passes again."
             )
-            if v.repro_verified
-            else f"NOT verified: it gave {Signature.from_dict(v.repro_signature).short() if v.repro_signature else 'nothing'}"
-        )
-    )
-    return note if inline else note + "; too long to show here, it is in the attached tarball"
-
-
-def fresh_interpreters(runs: int | None) -> str:
-    """How many fresh interpreters ran repro.py, in words (None: a verdict from before they were counted, two)."""
-    return "a fresh interpreter" if runs == 1 else f"{'two' if runs in (None, 2) else runs} fresh interpreters"
-
-
-def isolated_lines(v: Verdict) -> list:
-    """ISSUE.md's list of what the bisect isolated besides the stage."""
-    isolated = []
-    if v.graph is not None:
-        isolated.append(f"graph: {v.graph} of {v.graph_count}")
-    if v.config:
-        isolated.append("config flips that make it pass: " + ", ".join(f"`{k}={val!r}`" for k, val in v.config.items()))
-    if v.subsystem:
-        stabilities: dict[bool | None, str] = {True: "", False: " (boundary not stable on re-run)"}
-        stability = stabilities.get(v.subsystem.get("confirmed"), " (not re-run)")
-        isolated.append(
-            f"subsystem: `{v.subsystem['name']}` application #{v.subsystem['application']} of "
-            f"{v.subsystem.get('applications')}: `{v.subsystem.get('detail')}`{stability}"
-        )
-    if v.cuda_fault:
-        isolated.append(cuda_fault_line(v))
-    for o in v.other_failures or []:
-        # One met by reprokit's own replay of the graph, outside the script, is said so: not a second bug of yours.
-        where = (
-            (
-                " (met when reprokit compiled the captured graph alone, outside the script: it may come from that "
-                "replay, not from your program)"
-            )
-            if o.get("replay")
-            else ""
-        )
-        isolated.append(f"a different failure met on the way: {Signature.from_dict(o['signature']).short()}{where}")
-    if v.export and v.export.get("kind"):  # an export-stage failure (#20): its guard, line and fix apart
-        isolated.extend(export_lines(v.export))
-    elif v.failing_stage in ("export", "decompose", "aoti_compile", "aoti_run") and v.message:  # export path (#20)
-        isolated.append(v.message)  # the guard, the user's line and the fix; or the compile error's one line
-    return isolated
-
-
-def export_lines(finding: dict) -> list:
-    """ISSUE.md's lines for an export-stage failure: what failed, the guard, the user's line, the fix, the report."""
-    lines = [f"torch.export fails: {finding['kind']}"]
-    if finding.get("guard"):
-        lines.append(f"guard or constraint that failed: `{finding['guard']}`")
-    if finding.get("line"):
-        lines.append(f"the line that added it: `{finding['line']}`: `{finding.get('code') or ''}`")
-    lines.append(f"fix: {finding['fix']}")
-    problems = finding.get("draft") or []
-    if finding.get("report") and problems:  # told here: a reader of the issue does not have the tarball
-        said = "; ".join(f"{p['type']}" + (f" at `{p['line']}`" if p.get("line") else "") for p in problems)
-        lines.append(f"draft_export finds {len(problems)} problem{'s' * (len(problems) > 1)}: {said}")
-    return lines
-
-
-def data_note(v: Verdict, attached: bool) -> str:
-    """What ISSUE.md says of real input data: none, inline, attached, or needed but not attached (and why)."""
-    if v.repro_inputs in (None, "synthetic") or not v.repro_inputs_note:
-        return ""
-    if v.repro_inputs == "file" and not attached:
-        return (
-            f"Real data needed: {v.repro_inputs_note}. The data file is not attached (it may hold activations "
-            f"or weights); `reprokit pack --include-data RUN_DIR` attaches it."
-        )
-    return f"Real data included: {v.repro_inputs_note}."
+        else:
+            out.append(f"Every stock stage passes; the script's own backend `{v.failing_stage}` fails.")
+    return out
 
 
 def issue_text(
@@ -291,29 +193,6 @@ def minimal_graph(repro: str) -> str | None:
             keep.append(line)
     code = "\n".join(keep).strip("\n")
     return code if code and len(code.splitlines()) <= 80 else None
-
-
-def attached_note(v: Verdict, tlparse_at: str | None) -> str:
-    """What the attached tarball holds beyond this text, in one sentence's words."""
-    parts = []
-    if v.test_repro:
-        parts.append(
-            "the repro as a failing test in PyTorch's style (`TestCase`, `run_tests`: it asserts the correct "
-            "behaviour, so it passes once the bug is fixed; " + (test_repro_note(v) or "") + ")"
-        )
-    parts.append("the original script, the decisive runs' full logs")
-    if tlparse_at:
-        parts.append("tlparse's report of the failing run's TORCH_TRACE log")
-    return ", ".join(parts) + ", the environment and a manifest of what was redacted"
-
-
-def test_repro_note(v: Verdict) -> str | None:
-    """What ISSUE.md says of test_repro.py: how its fresh-interpreter run failed, or None when there is none."""
-    if not v.test_repro:
-        return None
-    if v.test_repro_verified:
-        return f"in a fresh interpreter it fails the same way, `{v.test_repro_failure}`"
-    return f"NOT verified: in a fresh interpreter it gave `{v.test_repro_failure or 'nothing'}`"
 
 
 def portable_code(text: str, run_dir: str, project: str) -> str:
@@ -428,30 +307,6 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Verdict | None
         )
     )
     return plan
-
-
-def cuda_fault_line(v: Verdict) -> str:
-    """The CUDA fault, its kernel where one was named, and how the trials after it launched."""
-    fault = v.cuda_fault
-    assert fault is not None  # said only of a verdict with a CUDA fault
-    kernel = fault.get("kernel")
-    line = f"CUDA fault: {fault['fault']}" + (f" in kernel `{kernel}`" if kernel else ", named by no kernel")
-    if not fault.get("launch_blocking"):
-        return line
-    line += "; every trial after the original ran with `CUDA_LAUNCH_BLOCKING=1`"
-    named_by = fault.get("named_by") or ("launch" if kernel else None)
-    said = fault.get("sanitizer") or {}
-    if named_by == "launch":
-        line += ", so the fault surfaced at the kernel that raised it"
-    elif named_by == "message":
-        line += (
-            "; it surfaced in no kernel, which is named by the message its assert printed, found in that "
-            "kernel's generated source"
-        )
-    elif named_by == "sanitizer":
-        line += f"; it surfaced in no kernel, which compute-sanitizer's memcheck named ({said.get('error')})"
-    # repro.py sets it where it is a graph's repro (templates/repro.py.j2), not the export path's
-    return line + ("" if v.repro_kind in ("source", "export_graph") else " (repro.py sets it too)")
 
 
 def capture_texts(run: RunDir, info: dict, v: Verdict) -> dict:

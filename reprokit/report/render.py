@@ -106,13 +106,8 @@ def render_repro(
             command=portable_command(command),
             stage_title=STAGE_TITLES.get(stage, stage),
             expected=target.said(),
-            nodes=parts["nodes"],
             original_nodes=original_nodes,
-            graph=verdict.graph,
-            imports=parts["imports"],
             config_lines=config_lines,
-            attributes=parts["attributes"],
-            forward=parts["forward"],
             use_saved=use_saved,
             backend=choice["backend"],
             inline=bool(inline and parts.get("inline")),
@@ -121,19 +116,31 @@ def render_repro(
             accuracy=accuracy,
             strict=strict,
             backward=backward,
-            submodules=parts.get("submodules", []),
-            children=parts.get("children", []),
-            graph_kind=parts.get("graph_kind", "forward"),
             prelude=prelude,
             hook_lines=hook_lines,
             context_setup=setup,
             context_with=with_items,
-            dynamic=bool(parts.get("dynamic")),
-            float64_error=parts.get("float64_error"),
-            random=bool(parts.get("random")),
-            launch_blocking=bool((getattr(verdict, "cuda_fault", None) or {}).get("launch_blocking")),
+            **graph_parts(parts, verdict),
             **input_parts(parts, inline=bool(inline and parts.get("inline")), backward=backward),
         )
     )
     # The optional parts leave runs of blank lines: two at most, as PEP 8 puts between top-level definitions.
     return re.sub(r"\n{4,}", "\n\n\n", text).rstrip("\n") + "\n"
+
+
+def graph_parts(parts: dict, verdict) -> dict:
+    """The template's values of the graph itself: its code, its nodes, what it needs and how it was seen to fail."""
+    return {
+        "nodes": parts["nodes"],
+        "graph": verdict.graph,
+        "imports": parts["imports"],
+        "attributes": parts["attributes"],
+        "forward": parts["forward"],
+        "submodules": parts.get("submodules", []),
+        "children": parts.get("children", []),
+        "graph_kind": parts.get("graph_kind", "forward"),
+        "dynamic": bool(parts.get("dynamic")),
+        "float64_error": parts.get("float64_error"),
+        "random": bool(parts.get("random")),
+        "launch_blocking": bool((getattr(verdict, "cuda_fault", None) or {}).get("launch_blocking")),
+    }
