@@ -150,13 +150,18 @@ def ranks_note(req: ModelRequest, device: str, gpus: int, ranks: int) -> str:
     return "the whole model on one device"
 
 
-def plan_attempt(req: ModelRequest) -> Attempt:
-    """Resolve the model, size it on the meta device, and fit the attempt to the machine (saying how)."""
+def _check_numbers(req: ModelRequest) -> None:
+    """The request's counts and limit, each one line and exit 2 when no attempt can use it."""
     guards.at_least_one("--layers", req.layers, "a number of layers")
     guards.at_least_one("--sequence-length", req.sequence_length, "a number of tokens")
     guards.at_least_one("--batch-size", req.batch_size, "a batch size")
     guards.at_least_one("--tensor-parallel-gpus", req.tensor_parallel_gpus, "a number of GPUs")
     guards.above_zero("--timeout", req.timeout, "seconds for the compile attempt")
+
+
+def plan_attempt(req: ModelRequest) -> Attempt:
+    """Resolve the model, size it on the meta device, and fit the attempt to the machine (saying how)."""
+    _check_numbers(req)
     name, fields, factory = registry.resolve(req.model, req.config_path)
     gpus = len(cuda_devices())
     device = req.device or ("cuda" if gpus else "cpu")

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+from reprokit import settings
 from reprokit.data.records import Signature, TrialSpec
 from reprokit.data.rundir import RunDir
 from reprokit.trial import reaper
@@ -25,11 +26,11 @@ def user_env(run: RunDir) -> dict:
     the trials share is kept (a folder of kernels keyed by their source: trial/cache.py says why it hides no bug)."""
     env = trial_env(TrialSpec(mode="script", stage="user"), compile_cache_root(run.file("cache")), run.path)
     env = {k: v for k, v in env.items() if not k.startswith("REPROKIT_")}
-    path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != PACKAGE_PARENT]
+    path = [p for p in settings.PYTHONPATH.get("", env=env).split(os.pathsep) if p and p != PACKAGE_PARENT]
     if path:
-        env["PYTHONPATH"] = os.pathsep.join(path)
+        env[settings.PYTHONPATH.name] = os.pathsep.join(path)
     else:
-        env.pop("PYTHONPATH", None)
+        env.pop(settings.PYTHONPATH.name, None)
     # Under CI=1 PyTorch's run_tests writes XML reports, which needs unittest-xml-reporting: the run here is about
     # the bug, not the report format.
     env.pop("CI", None)
