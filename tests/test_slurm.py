@@ -136,6 +136,13 @@ def test_plan_packs_each_round_onto_k_nodes(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
+    reason=(
+        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 145 s in CI at 8e43f58): a SLURM bisect to a verified repro runs in CI "
+        "through test_slurm_phases.py's default-flags bisect, with every phase on"
+    ),
+)
 def test_relu_bisect_through_slurm_matches_local(tmp_path, slurm_cluster):
     """The same verdict and repro as the local executor (test_e2e.py's planted relu, bisected with these flags,
     names graph 0 at inductor and cuts it to relu and its add); every trial a job in the scheduler's records."""
