@@ -14,6 +14,7 @@ from typing import NamedTuple, overload
 # Who sets a variable: the user (their shell, their job script), reprokit itself in its trials' environment (or
 # `reprokit capture` in the job it starts), or the launcher that starts the ranks (torchrun, SLURM).
 USER, REPROKIT, LAUNCHER = "user", "reprokit", "launcher"
+PREFIX = "REPROKIT_"  # every variable of reprokit's own; a run "as the user runs it" has none of them
 
 
 class Setting(NamedTuple):
@@ -281,6 +282,19 @@ PYTHONPYCACHEPREFIX = Setting(
 )
 
 SETTINGS = tuple(v for v in list(globals().values()) if isinstance(v, Setting))
+
+
+def without_reprokit(env: Mapping[str, str], path_dirs: tuple[str, ...]) -> dict:
+    """`env` as the user has it: no REPROKIT_* variable, and none of `path_dirs` (reprokit's own folders) on
+    PYTHONPATH, which is unset when nothing else is left on it."""
+    out = {k: v for k, v in env.items() if not k.startswith(PREFIX)}
+    drop = {os.path.abspath(d) for d in path_dirs}
+    path = [p for p in PYTHONPATH.get("", env=out).split(os.pathsep) if p and os.path.abspath(p) not in drop]
+    if path:
+        out[PYTHONPATH.name] = os.pathsep.join(path)
+    else:
+        out.pop(PYTHONPATH.name, None)
+    return out
 
 
 def table() -> str:

@@ -25,12 +25,7 @@ def user_env(run: RunDir) -> dict:
     """The user's environment with reprokit's variables and its package path taken out; only the compile cache
     the trials share is kept (a folder of kernels keyed by their source: trial/cache.py says why it hides no bug)."""
     env = trial_env(TrialSpec(mode="script", stage="user"), compile_cache_root(run.file("cache")), run.path)
-    env = {k: v for k, v in env.items() if not k.startswith("REPROKIT_")}
-    path = [p for p in settings.PYTHONPATH.get("", env=env).split(os.pathsep) if p and p != PACKAGE_PARENT]
-    if path:
-        env[settings.PYTHONPATH.name] = os.pathsep.join(path)
-    else:
-        env.pop(settings.PYTHONPATH.name, None)
+    env = settings.without_reprokit(env, (PACKAGE_PARENT,))
     # Under CI=1 PyTorch's run_tests writes XML reports, which needs unittest-xml-reporting: the run here is about
     # the bug, not the report format.
     env.pop("CI", None)

@@ -29,13 +29,8 @@ _EXCEPTION_LINE = re.compile(
 
 def plain_env(environ: dict | None = None, extra: dict | None = None) -> dict:
     """The user's environment without reprokit's variables, plus `extra` (a stage switch torch itself reads)."""
-    env = {k: v for k, v in (os.environ if environ is None else environ).items() if not k.startswith("REPROKIT_")}
-    # reprokit's start-up hook, on the path where reprokit itself was started by one (a capture, a trial's rank)
-    path = [p for p in settings.PYTHONPATH.get("", env=env).split(os.pathsep) if p and os.path.abspath(p) != HOOK_DIR]
-    if path:
-        env[settings.PYTHONPATH.name] = os.pathsep.join(path)
-    else:
-        env.pop(settings.PYTHONPATH.name, None)
+    # reprokit's start-up hook is on the path where reprokit itself was started by one (a capture, a trial's rank)
+    env = settings.without_reprokit(os.environ if environ is None else environ, (HOOK_DIR,))
     env.update(extra or {})
     return env
 
