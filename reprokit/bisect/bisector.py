@@ -196,7 +196,7 @@ class Bisector(Session):
             logs = pool.submit(self.torch_logs, stage) if "torch_logs" in asked else None
             stable = pool.submit(confirm_boundary, self, stage, found) if "confirm" in asked and found else None
             if "configs" in asked:
-                config = config_flips(self, stage, self.stage_outcomes[stage])
+                config = config_flips(self, stage, self.stage_outcomes[stage], self.likely_flips(isolation))
             if stable is not None:
                 confirmed = stable.result()
                 if not confirmed and found is not None:
@@ -218,6 +218,10 @@ class Bisector(Session):
             trials=self.runner.executed - executed,
             seconds=round(time.monotonic() - started, 2),
         )
+
+    def likely_flips(self, v: Verdict | Isolation) -> tuple:
+        """The flips asked alone in the first round: of wrong numbers, the one that gives eager's precision back."""
+        return ("emulate_precision_casts",) if is_accuracy(v, self.opts.check_accuracy) else ()
 
     def numbers_asked(self, isolation: Isolation, asked: tuple, case: str | None) -> tuple:
         """(numerics modes' finding, first diverging node) of wrong numbers, each None when not asked."""
@@ -280,11 +284,11 @@ class Bisector(Session):
                 v.deferred.append("configs")
             elif configs:
                 self.emit("phase", name="configs")
-                v.config = config_flips(self, stage, failing)
+                v.config = config_flips(self, stage, failing, self.likely_flips(v))
         if o.kind == "failure" and stage == "inductor" and is_accuracy(v, o.check_accuracy):
-            # Wrong numbers: numerics-only or a wrong kernel, and where in the graph (after the repro: neither
-            # changes the verdict)
-            v.deferred += ["numerics", "divergence"]
+            # Wrong numbers: numerics-only or a wrong kernel (config trials: --no-configs skips them), and where in
+            # the graph (beside the counters: --no-subsystems skips it); after the repro: neither changes the verdict
+            v.deferred += (["numerics"] if o.configs else []) + (["divergence"] if o.subsystems else [])
         if o.kind == "failure" and stage == "inductor" and _mode_matters(original):
             # On a GPU the mode decides CUDA graphs and autotuning: does the bug follow the mode?
             self.emit("phase", name="modes")

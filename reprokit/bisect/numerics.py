@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from reprokit.bisect.session import Session, passes
+from reprokit.data.phases import Isolation
 from reprokit.data.records import Outcome, TrialSpec, Verdict
 from reprokit.data.rundir import read_json
 from reprokit.data.stages import STRICT_NUMERICS
@@ -21,7 +22,7 @@ from reprokit.data.trial_files import trial_record
 FALLBACK = "fallback_to_aten"
 
 
-def is_accuracy(v: Verdict, check_accuracy: bool) -> bool:
+def is_accuracy(v: Verdict | Isolation, check_accuracy: bool) -> bool:
     """Whether the failure is wrong numbers: reprokit's own check, or the script's (an assert, an exit)."""
     sig = v.signature or {}
     return check_accuracy or sig.get("kind") in ("accuracy", "exit") or sig.get("exc_type") == "AssertionError"
