@@ -58,7 +58,9 @@ def config_flips(s: Session, stage: str, failing: Outcome, likely: tuple = ()) -
     ]
     everything, *singles = s.runner.map(specs)
     fixes = [n for n, out in zip(own, singles) if passes(out)]
-    s.emit("configs", tried=len(names), fixes=fixes, together=passes(everything))
+    s.emit(
+        "configs", tried=len(names), fixes=fixes, together=passes(everything), likely=[n for n in likely if n in flips]
+    )
     if fixes:
         return {n: flips[n] for n in fixes}
     if not passes(everything):
