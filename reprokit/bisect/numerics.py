@@ -3,9 +3,9 @@ of the failing graph whose compiled value differs from eager (child/divergence),
 named.
 
 The modes: `numerics` (TORCHINDUCTOR_NUMERICS, torch 2.15 on: strict_pointwise, strict_reduction, strict) and the
-fallback to ATen for every op (`fallback_by_default`, inductor lite mode's). A difference strict numerics removes
-comes from reordering or precision, and the weakest mode that removes it is a workaround; one it does not remove
-is a wrong lowering. A torch without the modes is said to have none: they were not asked.
+fallback to ATen for every op (`fallback_by_default`, inductor lite mode's), asked beside them. A difference strict
+numerics removes comes from reordering or precision, and the weakest mode that removes it is a workaround; one it
+does not remove is a wrong lowering. A torch without `numerics` (2.13) is said to have none, and nothing is asked.
 """
 
 from __future__ import annotations
@@ -30,9 +30,11 @@ def is_accuracy(v: Verdict | Isolation, check_accuracy: bool) -> bool:
 
 def mode_configs(have: dict) -> dict:
     """mode -> the inductor config that asks it, for the modes this torch has (`have`: what a trial recorded)."""
-    modes: dict = {}
-    if "numerics" in have:
-        modes.update({m: {"numerics": m} for m in STRICT_NUMERICS})
+    if "numerics" not in have:
+        # The fallback alone cannot tell numerics from a wrong lowering (both are inductor's kernels), and the
+        # lowering counter already tells kernels from graph passes: without strict modes, nothing is asked.
+        return {}
+    modes: dict = {m: {"numerics": m} for m in STRICT_NUMERICS}
     if "fallback_by_default" in have:
         modes[FALLBACK] = {"fallback_by_default": True}
     return modes
