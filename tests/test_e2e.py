@@ -455,6 +455,9 @@ def test_accuracy_repro_keeps_the_bug_that_reaches_the_output(workdir):
     assert data["repro_kind"] == "graph"
     forward = pathlib.Path(data["repro"]).read_text().split("class Repro")[1]
     assert "relu" in forward and "log1p" not in forward
+    # Yet log1p is the first node whose compiled value differs (NaN eager): the verdict says so, and that the
+    # lowering counter named another op, the one whose difference reaches the output.
+    assert (data["divergence"]["target"], data["divergence"]["lowering"]) == ("torch.log1p", "differs")
 
 
 @pytest.mark.slow
@@ -490,10 +493,29 @@ def test_compiled_more_accurate_than_eager_is_exit_4_not_nothing_to_isolate(work
 
 
 @pytest.mark.slow
-def test_compiled_more_accurate_names_what_gives_eager_bits_back(workdir):
+def test_compiled_more_accurate_is_exit_4_with_the_flip_that_gives_eager_bits_back(workdir):
     """PyTorch's bisector test test_emulate_precision_casts on CPU: an FP8 scale from bfloat16, compiled keeps
-    float32 (96.2148 against eager's 96.0). Exit 4, not 3: emulate_precision_casts gives eager's bits back, the
-    lowering is convert_element_type, and the first diverging node is the cast, as the counter says."""
+    float32 (96.2148 against eager's 96.0). Not "nothing to isolate": exit 4, and emulate_precision_casts gives
+    eager's bits back (the lowering and the first diverging node: the opt-in test below)."""
+    p, data = bisect(workdir, "fp8_scale_precision.py", "--no-pack", "--no-subsystems")
+    assert p.returncode == 4, p.stderr
+    strict = " or `TORCHINDUCTOR_NUMERICS=strict_pointwise`" if NEWEST else ""
+    assert p.stderr.strip().splitlines()[-1] == (
+        f"reprokit: compiled is more accurate than eager (float64 reference) in graph 0; `emulate_precision_casts=True`"
+        f"{strict} makes compiled match eager"
+    ), p.stderr
+    assert data["config"] == {"emulate_precision_casts": True} and data["more_accurate"]["graph"] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
+    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; 77 s): the --no-subsystems fp8 test above covers exit 4 and the flip, "
+    "two_accuracy_bugs's the first diverging node",
+)
+def test_compiled_more_accurate_names_what_gives_eager_bits_back(workdir):
+    """The fp8 scale with the counters on: the lowering is convert_element_type, and the first diverging node is the
+    cast, as the counter says."""
     p, data = bisect(workdir, "fp8_scale_precision.py", "--no-pack")
     assert p.returncode == 4, p.stderr
     strict = " or `TORCHINDUCTOR_NUMERICS=strict_pointwise`" if NEWEST else ""

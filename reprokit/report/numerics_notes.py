@@ -25,7 +25,10 @@ def numerics_lines(v: Verdict) -> list:
             lines.append(f"workaround: `{v.numerics['workaround']}` ({why})")
     d = v.divergence or {}
     if d.get("node"):
-        agree = {"agrees": "; agrees with the lowering counter", "differs": "; the lowering counter named another op"}
+        agree = {
+            "agrees": "; agrees with the lowering counter",
+            "differs": "; the lowering counter named another op: this node's difference may not reach the output",
+        }
         lines.append(
             f"first diverging node: `{d['code']}` (node {d['index']} of the {d['of']} the diverging output is computed "
             f"from, beyond {'1e-3' if d.get('level') == 'tolerance' else 'rounding'}){agree.get(d.get('lowering') or '', '')}"
