@@ -67,6 +67,11 @@ def test_the_first_diverging_node_is_held_against_the_lowering_counter():
     assert agreement(NODE, LOWERING) == "agrees"  # a cast is `to` in Dynamo's graph
     assert agreement({**NODE, "target": "aten.relu.default"}, LOWERING) == "differs"
     assert agreement(NODE, {"name": "post_grad_passes", "detail": "x"}) is None
+    # relu_accuracy on torch 2.15: relu as an output of its own agrees (lowered with addmm otherwise); the first
+    # node that differs is the mul it feeds, whose kernel computes relu with the planted bug
+    mul = {"node": "h_1", "target": "_operator.mul", "feeds": ["torch.relu", "torch.sigmoid"]}
+    relu = {**LOWERING, "detail": "aten.relu.default (%relu : ...)", "application": 9, "applications": 78}
+    assert agreement(mul, relu) == "feeds"
 
 
 def closer_verdict(**fields) -> Verdict:

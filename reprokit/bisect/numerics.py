@@ -97,12 +97,20 @@ _SAME_OP = {"convert_element_type": {"to", "type", "float", "half", "bfloat16", 
 
 
 def agreement(found: dict, subsystem: dict | None) -> str | None:
-    """ "agrees", "differs" or None (no lowering named), of the node found and the lowering application named."""
+    """How the node found stands to the lowering application named: "agrees" (the same op), "feeds" (the op named
+    computes one of the node's inputs, in the node's kernel: as an output of its own a fused op may be lowered
+    otherwise, as relu after addmm is on CPU), "differs", or None when no lowering was named."""
     if not found.get("node") or not subsystem or subsystem.get("name") != "lowerings":
         return None
     lowered = base_name(str(subsystem.get("detail") or "").split(" ")[0])
-    node = base_name(str(found.get("target") or ""))
-    return "agrees" if node == lowered or node in _SAME_OP.get(lowered, ()) else "differs"
+
+    def same(target) -> bool:
+        name = base_name(str(target or ""))
+        return name == lowered or name in _SAME_OP.get(lowered, ())
+
+    if same(found.get("target")):
+        return "agrees"
+    return "feeds" if any(same(t) for t in found.get("feeds") or ()) else "differs"
 
 
 def base_name(target: str) -> str:
@@ -130,6 +138,7 @@ def divergence_text(found: dict) -> str:
     )
     said = {
         "agrees": "; it agrees with the lowering counter's answer",
+        "feeds": "; the lowering counter named the op that feeds it, computed in its kernel",
         "differs": "; the lowering counter named another op",
     }
     return text + said.get(found.get("lowering") or "", "")

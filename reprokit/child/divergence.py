@@ -110,6 +110,8 @@ def first_diverging(gm, eager: dict, compiled_value) -> dict:
         "node": name,
         "target": target_name(node),
         "code": node.format_node(),
+        # What it is computed from: an op fused into its kernel is computed there, not as an output of its own
+        "feeds": [target_name(a) for a in node.all_input_nodes if a.op not in ("placeholder", "get_attr")],
         "index": hi + 1,
         "of": len(order),
         "level": level,

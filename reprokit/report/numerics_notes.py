@@ -27,6 +27,8 @@ def numerics_lines(v: Verdict) -> list:
     if d.get("node"):
         agree = {
             "agrees": "; agrees with the lowering counter",
+            "feeds": "; the lowering counter named the op that feeds it, computed in its kernel (as an output of its "
+            "own, that op agrees)",
             "differs": "; the lowering counter named another op: this node's difference may not reach the output",
         }
         lines.append(
