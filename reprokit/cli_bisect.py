@@ -7,7 +7,7 @@ import click
 from reprokit.app import bisect as bisect_case
 from reprokit.app import from_capture as from_capture_case
 from reprokit.app import minify as minify_case
-from reprokit.cli_errors import one_line_errors
+from reprokit.cli_errors import one_line_errors, verdict_exit
 from reprokit.cli_executor import executor_options, executor_settings
 from reprokit.cli_live import progress
 from reprokit.cli_output import echo_json, invoked
@@ -103,6 +103,7 @@ def bisect(script, script_args, resume_dir, capture_dir, budget, as_json, verbos
         echo_json(verdict_json(v))
     else:
         click.echo(summary_table(v, printer.tally))
+    verdict_exit(v)
 
 
 def check_sources(script, resume_dir, capture_dir) -> None:
@@ -174,3 +175,4 @@ def minify(run_dir, resume, as_json, verbose, **executor):
         echo_json(verdict_json(v))
     else:
         click.echo(summary_table(v, printer.tally))
+    verdict_exit(v)

@@ -11,7 +11,7 @@ import click
 
 from reprokit.app.common import stop_trials
 from reprokit.cli_signals import exits_on_signals
-from reprokit.errors import NothingToIsolate, ReprokitError
+from reprokit.errors import EXIT_MORE_ACCURATE, NothingToIsolate, ReprokitError
 
 EXIT_BAD_INPUT = 2
 EXIT_NOTHING = 3
@@ -21,6 +21,14 @@ def fail(message: str, code: int):
     """One line on stderr, then exit with code."""
     click.echo(f"reprokit: {message}", err=True)
     sys.exit(code)
+
+
+def verdict_exit(v) -> None:
+    """A finished verdict that found compiled the more accurate one: its one line on stderr, then exit 4."""
+    if v.exit_code == EXIT_MORE_ACCURATE:
+        from reprokit.report.numerics_notes import more_accurate_line
+
+        fail(more_accurate_line(v), EXIT_MORE_ACCURATE)
 
 
 def one_line_errors(empty_key: str, signals: bool = True):

@@ -126,8 +126,9 @@ LINES = {
     "graph": lambda d: f"  ✗ graph {d['graph']} of {d['count']} fails alone",
     "configs": lambda d: (
         f"  · {d['tried']} config flips: all together "
-        f"{'pass' if d.get('together') else 'still fail'}; the script's own settings that make it "
-        f"pass reset alone: {', '.join(d['fixes']) or 'none'}"
+        f"{'pass' if d.get('together') else 'still fail'}; asked alone (the script's own settings reset"
+        f"{''.join(', and ' + n for n in d.get('likely') or ())}), these make it pass: "
+        f"{', '.join(d['fixes']) or 'none'}"
     ),
     "subsystems": lambda d: (
         f"  · subsystems turned off: {', '.join(d['tried'])}; off alone, these make it pass: "

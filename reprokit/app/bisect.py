@@ -237,12 +237,22 @@ def _phases(
     if isolation.deferred and budget and budget.spent():
         not_asked += list(isolation.deferred)
     elif isolation.deferred:
-        verdict = with_evidence(run_dir, verdict, bisector.after_repro(isolation))
+        verdict = with_evidence(run_dir, verdict, bisector.after_repro(isolation, case=graph_case(run_dir, verdict)))
     if budget:
         verdict = with_fields(run_dir, verdict, budget=_budget_record(budget, not_asked, runner.over_budget, emit))
     if pack:
         verdict = packed(run_dir, verdict, emit)
     return verdict
+
+
+def graph_case(run_dir: RunDir, verdict: Verdict) -> str | None:
+    """The folder minify captured the failing graph in (the first diverging node is asked of it), if any."""
+    closer = (verdict.more_accurate or {}).get("case")
+    if closer:
+        return closer
+    if run_dir.exists("minify.json"):
+        return run_dir.read_json("minify.json").get("case")
+    return verdict.graph_case
 
 
 def _budget_record(budget: Budget, not_asked: list, trials_not_run: int, emit: Emit) -> dict:

@@ -11,7 +11,7 @@ from reprokit.data.executor import ExecutorSettings
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import Signature, Verdict
 from reprokit.data.rundir import RunDir
-from reprokit.errors import ReprokitError
+from reprokit.errors import EXIT_MORE_ACCURATE, ReprokitError
 from reprokit.export.ladder import FAILING_STAGES
 from reprokit.export.rerun import check_unchanged, minify_export_run
 from reprokit.minify.repro_kinds import CompiledIsCloser, make_runner, minify_isolation
@@ -101,8 +101,10 @@ def minify_verdict(
     try:
         repro = make_repro(run_dir, Isolation.of(verdict), runner=runner, emit=emit, resume=resume, command=command)
     except CompiledIsCloser as e:
-        with_fields(run_dir, verdict, message=e.message)
-        raise
+        # Not "nothing to isolate": a user who needs eager's bits acts on the setting that gives them back. The
+        # verdict is finished (configs, numerics, the first diverging node asked after) and the command exits 4.
+        closer = {"graph": verdict.graph, "note": e.message, "case": e.case}
+        return with_fields(run_dir, verdict, more_accurate=closer, exit_code=EXIT_MORE_ACCURATE)
     return with_repro(run_dir, verdict, repro)
 
 

@@ -17,6 +17,7 @@ from reprokit.bisect.cuda import launch_blocking
 from reprokit.bisect.findings import dynamo_message, memory_finding, meta_kernel_finding, pieces_finding, say
 from reprokit.bisect.graph import failing_graph, graph_code
 from reprokit.bisect.ladder import meta_mismatch, previous_stage, run_ladder
+from reprokit.bisect.numerics import ask_numerics, first_divergence, is_accuracy
 from reprokit.bisect.plain import plain_verdict
 from reprokit.bisect.session import TORCH_LOGS_ENV, BisectOptions, Emit, Session
 from reprokit.bisect.speed import SLOW_STAGE_MEANING, SpeedJudge, modes
@@ -177,11 +178,12 @@ class Bisector(Session):
         self.emit("note", text=v.message)
         return True
 
-    def after_repro(self, isolation: Isolation) -> Evidence:
+    def after_repro(self, isolation: Isolation, case: str | None = None) -> Evidence:
         """Ask what the verdict did not need and the report wants (isolation.deferred), side by side: the re-run of
         the subsystem boundary, the config flips once an application named the cause (they only add a
-        workaround), and the failing stage's torch logs. Run after the repro is written: none delays the verdict or
-        the repro."""
+        workaround), the failing stage's torch logs, and of wrong numbers the numerics modes and the first diverging
+        node of the failing graph (`case`, the folder minify captured it in). Run after the repro is written: none
+        delays the verdict or the repro."""
         asked = tuple(isolation.deferred)
         if not asked:
             return Evidence()
@@ -194,7 +196,7 @@ class Bisector(Session):
             logs = pool.submit(self.torch_logs, stage) if "torch_logs" in asked else None
             stable = pool.submit(confirm_boundary, self, stage, found) if "confirm" in asked and found else None
             if "configs" in asked:
-                config = config_flips(self, stage, self.stage_outcomes[stage])
+                config = config_flips(self, stage, self.stage_outcomes[stage], self.likely_flips(isolation))
             if stable is not None:
                 confirmed = stable.result()
                 if not confirmed and found is not None:
@@ -203,6 +205,7 @@ class Bisector(Session):
                         text=f"{found['name']} application #{found['application']}: "
                         "the boundary did not hold on a re-run (a flaky failure?)",
                     )
+            numerics, divergence = self.numbers_asked(isolation, asked, case)
             if logs is not None:
                 torch_logs = logs.result().trial_dir
         return Evidence(
@@ -210,9 +213,25 @@ class Bisector(Session):
             config=config,
             confirmed=confirmed,
             torch_logs=torch_logs,
+            numerics=numerics,
+            divergence=divergence,
             trials=self.runner.executed - executed,
             seconds=round(time.monotonic() - started, 2),
         )
+
+    def likely_flips(self, v: Verdict | Isolation) -> tuple:
+        """The flips asked alone in the first round: of wrong numbers, the one that gives eager's precision back."""
+        return ("emulate_precision_casts",) if is_accuracy(v, self.opts.check_accuracy) else ()
+
+    def numbers_asked(self, isolation: Isolation, asked: tuple, case: str | None) -> tuple:
+        """(numerics modes' finding, first diverging node) of wrong numbers, each None when not asked."""
+        stage = isolation.failing_stage
+        assert stage is not None  # a stage failed: else nothing was deferred
+        numerics = ask_numerics(self, stage, self.stage_outcomes[stage]) if "numerics" in asked else None
+        divergence = None
+        if "divergence" in asked:
+            divergence = first_divergence(self, stage, case or isolation.graph_case, isolation.subsystem)
+        return numerics, divergence
 
     def first_failing(self, v: Verdict, ladder: list, original: Outcome) -> StageResult | None:
         """The first stage that fails the same way; or crossref, when its own check fails before that (a wrong
@@ -265,7 +284,11 @@ class Bisector(Session):
                 v.deferred.append("configs")
             elif configs:
                 self.emit("phase", name="configs")
-                v.config = config_flips(self, stage, failing)
+                v.config = config_flips(self, stage, failing, self.likely_flips(v))
+        if o.kind == "failure" and stage == "inductor" and is_accuracy(v, o.check_accuracy):
+            # Wrong numbers: numerics-only or a wrong kernel (config trials: --no-configs skips them), and where in
+            # the graph (beside the counters: --no-subsystems skips it); after the repro: neither changes the verdict
+            v.deferred += (["numerics"] if o.configs else []) + (["divergence"] if o.subsystems else [])
         if o.kind == "failure" and stage == "inductor" and _mode_matters(original):
             # On a GPU the mode decides CUDA graphs and autotuning: does the bug follow the mode?
             self.emit("phase", name="modes")

@@ -36,11 +36,12 @@ def script_settings(state: dict) -> dict:
     }
 
 
-def config_flips(s: Session, stage: str, failing: Outcome) -> dict | None:
+def config_flips(s: Session, stage: str, failing: Outcome, likely: tuple = ()) -> dict | None:
     """Flips that fix it alone; failing that, a minimal set that fixes it together; None when none does.
 
     The first round asks every flip at once, beside each setting the script changed reset alone (the likeliest
-    fix, and usually none or one). When every flip together still fails the same way, no flip is asked alone:
+    fix, and usually none or one) and each `likely` flip alone (emulate_precision_casts for wrong numbers: a
+    difference of precision is the commonest, and asked alone it spares the minimal set's search). When every flip together still fails the same way, no flip is asked alone:
     that costs one trial where asking each costs ten or more, for the common answer "no setting helps". It would
     miss a flip that fixes the failure only while the others stay at their values, which we accept.
     """
@@ -51,12 +52,15 @@ def config_flips(s: Session, stage: str, failing: Outcome) -> dict | None:
         return None
     names = list(flips)
     own = [n for n in script_settings(state) if n in flips]
+    own += [n for n in likely if n in flips and n not in own]
     specs = [s.spec(stage, "config-all", config=dict(flips))] + [
         s.spec(stage, f"config-{n}", config={n: flips[n]}) for n in own
     ]
     everything, *singles = s.runner.map(specs)
     fixes = [n for n, out in zip(own, singles) if passes(out)]
-    s.emit("configs", tried=len(names), fixes=fixes, together=passes(everything))
+    s.emit(
+        "configs", tried=len(names), fixes=fixes, together=passes(everything), likely=[n for n in likely if n in flips]
+    )
     if fixes:
         return {n: flips[n] for n in fixes}
     if not passes(everything):

@@ -101,7 +101,11 @@ def dispatch(state: TrialState, observer) -> None:
             compat.set_functorch_config(name.split(".", 1)[1], value)  # global: aot reads it lazily
     install_probe(state)
     install_comparisons()  # a check that exits or raises after a failed comparison reports a mismatch
-    if not spec.fresh_interpreter and spec.mode in ("script", "graph"):  # a verification compiles everything
+    if not spec.fresh_interpreter and spec.mode in (
+        "script",
+        "graph",
+        "divergence",
+    ):  # a verification compiles everything
         from reprokit.child import compile_errors
 
         compile_errors.install(state.replayed.append)
@@ -134,6 +138,10 @@ def dispatch(state: TrialState, observer) -> None:
         run_prelude(spec.case)  # the graph may call ops the script registered
 
         write_json_atomic(os.path.join(state.dir, "repro_parts.json"), repro_parts(spec.case, spec.edit, state.dir))
+    elif spec.mode == "divergence":
+        from reprokit.child.divergence import run_divergence
+
+        run_divergence(state)
     else:
         from reprokit.child.graph import run_graph
 

@@ -35,6 +35,7 @@ class TrialState:
         self.flag_values: dict | None = None
         self.user_configs: dict | None = None
         self.config_defaults: dict | None = None
+        self.numerics: dict | None = None  # torch's version and its numerics modes' values (bisect/numerics)
         self.note = ""
         self.replayed: list = []  # C++ compile errors replayed from this run's identical compiles (child/compile_errors)
         self.backward_ran: set[int] = set()
@@ -67,6 +68,7 @@ class TrialState:
             "flag_values": self.flag_values,
             "user_configs": self.user_configs,
             "config_defaults": self.config_defaults,
+            "numerics": self.numerics,
             "backward_graphs": sorted(self.backward_ran),
             "inductor_pieces": self.pieces,
             "note": self.note,
@@ -127,10 +129,14 @@ class TrialState:
 
     def record_configs(self, options) -> None:
         """The inductor flags in force (the user's options win), and the user's non-default compiler config."""
+        import torch
+
         from reprokit import compat
-        from reprokit.data.stages import INDUCTOR_FLAGS
+        from reprokit.data.stages import INDUCTOR_FLAGS, NUMERICS_CONFIG
 
         values = compat.inductor_config_values(INDUCTOR_FLAGS)
+        # Which numerics modes this torch has: an entry it lacks is left out (2.13 has no `numerics`).
+        self.numerics = {"torch": torch.__version__.split("+")[0], **compat.inductor_config_values(NUMERICS_CONFIG)}
         for name, value in (options or {}).items():
             if name in values:
                 values[name] = value

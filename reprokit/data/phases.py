@@ -165,6 +165,8 @@ class Evidence(JsonData):
     config: dict | None = None  # the config flips that avoid the failure: a workaround ("configs")
     confirmed: bool | None = None  # did the subsystem boundary hold on a re-run ("confirm")
     torch_logs: str | None = None  # the trial folder of the failing stage with torch's logs on ("torch_logs")
+    numerics: dict | None = None  # wrong numbers: what inductor's numerics modes say (bisect/numerics, "numerics")
+    divergence: dict | None = None  # wrong numbers: the failing graph's first diverging node ("divergence")
     trials: int = 0
     seconds: float = 0.0
 
@@ -175,6 +177,10 @@ class Evidence(JsonData):
             out["config"] = self.config
         if "confirm" in self.asked and v.subsystem:
             out["subsystem"] = {**v.subsystem, "confirmed": self.confirmed}
+        if "numerics" in self.asked:
+            out["numerics"] = self.numerics
+        if "divergence" in self.asked:
+            out["divergence"] = self.divergence
         if self.torch_logs is not None:
             out["decisive_trials"] = {**(v.decisive_trials or {}), "torch_logs": self.torch_logs}
         return out

@@ -325,6 +325,12 @@ class Verdict(JsonData):
     # --budget: {"seconds", "spent", "not_asked": [what was never asked], "trials_not_run"} (app/bisect.py)
     budget: dict | None = None
     deferred_trials: int = 0
+    # Wrong numbers (bisect/numerics): what inductor's numerics modes say ({"passed", "cause", "workaround",
+    # "text"}), and the failing graph's first diverging node ({"node", "target", "level", "lowering", ...})
+    numerics: dict | None = None
+    divergence: dict | None = None
+    # Compiled differs from eager but is the closer to float64 (exit 4): {"graph", "note"}
+    more_accurate: dict | None = None
 
     @classmethod
     def from_dict(cls, data):

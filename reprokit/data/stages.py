@@ -41,6 +41,11 @@ INDUCTOR_FLAGS = (
     "triton.cudagraphs",
 )
 
+# Inductor's numerics modes (bisect/numerics.py): `numerics` (TORCHINDUCTOR_NUMERICS, torch 2.15 on) and the
+# fallback to ATen for every op (`fallback_by_default`, inductor lite mode's). A torch without one lacks the entry.
+NUMERICS_CONFIG = ("numerics", "fallback_by_default")
+STRICT_NUMERICS = ("strict_pointwise", "strict_reduction", "strict")  # weakest first: strict is both of the others
+
 # Flags that only matter on a GPU; flipping them on a CPU-only run asks a question that cannot matter.
 GPU_ONLY_FLAGS = {"triton.cudagraphs", "max_autotune"}
 

@@ -29,11 +29,12 @@ def _noop(*_a, **_k):
 
 class CompiledIsCloser(NothingToIsolate):
     """The script's check saw compiled differ from eager, but compiled is the closer to float64: no compiler bug.
-    message: what the verdict says of it."""
+    message: what the verdict says of it; case: the folder holding the captured graph."""
 
-    def __init__(self, text: str, message: str):
+    def __init__(self, text: str, message: str, case: str | None = None):
         super().__init__(text)
         self.message = message
+        self.case = case
 
 
 def make_runner(run_dir: RunDir, emit: Emit, jobs: int = 1) -> Runner:
@@ -113,7 +114,7 @@ def _graph_repros(run_dir, runner, v, info, emit, resume, notes) -> bool:
         notes.append(found.meta["note"])
     if found.signature is None and "more accurate" in found.note:
         # The script's check saw a difference, but compiled is the closer one to float64: no compiler bug.
-        raise CompiledIsCloser(f"graph {v.graph} compiled differs from eager, but {found.note}", found.note)
+        raise CompiledIsCloser(f"graph {v.graph} compiled differs from eager, but {found.note}", found.note, found.case)
     neighbour = (
         found.signature is not None
         and original.kind in ("exception", "crash")

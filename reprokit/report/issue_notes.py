@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reprokit.data.records import Signature, Verdict
+from reprokit.report.numerics_notes import numerics_lines
 
 # What each kind of repro is, in the words ISSUE.md uses.
 REPRO_KINDS = {
@@ -63,6 +64,7 @@ def isolated_lines(v: Verdict) -> list:
             f"subsystem: `{v.subsystem['name']}` application #{v.subsystem['application']} of "
             f"{v.subsystem.get('applications')}: `{v.subsystem.get('detail')}`{stability}"
         )
+    isolated.extend(numerics_lines(v))
     if v.cuda_fault:
         isolated.append(cuda_fault_line(v))
     for o in v.other_failures or []:

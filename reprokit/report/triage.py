@@ -53,6 +53,8 @@ def op_name(detail: str | None) -> str | None:
 
 def what_fails(v: Verdict, sig: Signature | None) -> str:
     """The failure in a maintainer's words: `C++ compile error`, `wrong results (silent)`, `crash (SIGSEGV)`."""
+    if v.more_accurate:  # no wrong answer: compiled is the closer to float64, and the user needs eager's bits
+        return "differs from eager's bits (compiled is the more accurate)"
     if v.kind == "accuracy":
         return "wrong results (silent), compiled differs from eager and float64"
     if v.kind == "crash":

@@ -36,7 +36,7 @@ def warm_eligible(spec: TrialSpec, scripts: bool = False) -> bool:
     does a multi-rank launch."""
     if spec.fresh_interpreter or any(k not in _REREAD_IN_CHILD for k in spec.env or {}) or ranks_of(spec) > 1:
         return False
-    return spec.mode in ("graph", "repro") or (scripts and spec.mode == "script")
+    return spec.mode in ("graph", "repro", "divergence") or (scripts and spec.mode == "script")
 
 
 def comparable(env: dict) -> dict:
