@@ -22,6 +22,8 @@ from reprokit.source.edits import (
     unbound_names,
     without,
 )
+from reprokit.source.polish import polished
+from reprokit.source.tidy import tidy_candidates
 
 # Inlining a helper may make the script longer before deleting its now-unused def makes it shorter:
 # candidates up to this many characters longer than the best are still tried.
@@ -190,7 +192,14 @@ def simplify_expressions(problem: Problem, source: str) -> str:
     return _each_that_fails(problem, source, simplify_candidates, lambda c: len(c) < len(problem.best))
 
 
+def tidy(problem: Problem, source: str) -> str:
+    """Edits toward a script a person would write (source/tidy.py), all at once first, while it fails the same way:
+    first, since unwrapping the script's try/except and __main__ guard is one trial that ddmin need not redo."""
+    return _each_that_fails(problem, source, tidy_candidates, lambda c: len(c) < len(problem.best))
+
+
 SOURCE_PASSES = [
+    Pass("tidy", tidy),
     Pass("delete_statements", delete_statements),
     Pass("inline_helpers", inline_helpers),
     Pass("simplify_expressions", simplify_expressions),
@@ -230,9 +239,7 @@ def minify_source(
     smallest = problem.best
 
     def verified(text: str) -> bool:
-        run_dir.write_text("repro.py", text)
-        _verify(run_dir, v, runner, text, same)
-        return bool(v.repro_verified)
+        return _verify_polished(run_dir, v, runner, text, same) is not None
 
     most = walk_back_most(v)
     at = verified_back(problem.accepted, verified, most=most)
@@ -244,7 +251,8 @@ def minify_source(
         )
         emit("note", text=said)
         v.message = "; ".join(x for x in (v.message, said) if x)
-    nodes = _record_size(v, runner, original, result, before, started)
+    with open(run_dir.file("repro.py")) as f:  # polished, when that verified: its lines are the repro's
+        nodes = _record_size(v, runner, original, f.read(), before, started)
     if share.ran_out:
         said = (
             f"the source reduction stopped at its share of time ({share.given:.0f} s): "
@@ -296,6 +304,17 @@ def _record_size(v: Verdict, runner, original: str, result: str, before: int, st
     }
     v.minify_trials, v.minify_seconds = runner.executed - before, round(time.monotonic() - started, 2)
     return nodes
+
+
+def _verify_polished(run_dir: RunDir, v: Verdict, runner, text: str, same=None) -> str | None:
+    """Verify `text` polished (its checks say what differs, ruff's layout: source/polish.py), else as it is; the text
+    left as repro.py when one verified, None otherwise."""
+    for candidate in dict.fromkeys((polished(text), text)):
+        run_dir.write_text("repro.py", candidate)
+        _verify(run_dir, v, runner, candidate, same)
+        if v.repro_verified:
+            return candidate
+    return None
 
 
 def _verify(run_dir: RunDir, v: Verdict, runner, result: str, same=None) -> None:
