@@ -10,6 +10,7 @@ from typing import TypeGuard
 
 from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
+from reprokit.minify.reliability import measure
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import Pass, Problem, Share, ddmin, run_passes, verified_back, walk_back_order
 from reprokit.source.edits import (
@@ -239,7 +240,7 @@ def minify_source(
     smallest = problem.best
 
     def verified(text: str) -> bool:
-        return _verify_polished(run_dir, v, runner, text, same) is not None
+        return _verify_polished(run_dir, v, runner, text, same, emit) is not None
 
     most = walk_back_most(v)
     at = verified_back(problem.accepted, verified, most=most)
@@ -279,6 +280,7 @@ def _unreduced(
     (a repro's checks run past the budget), and the verdict says it is not reduced."""
     run_dir.write_text("repro.py", text)
     _verify(run_dir, v, runner, text, same)
+    measure(run_dir, v, runner.timeout, emit)
     said = "the run's budget was spent before the source reduction's first trial: repro.py is the script itself, not reduced"
     emit("note", text=said)
     v.message = "; ".join(x for x in (v.message, said) if x)
@@ -306,12 +308,13 @@ def _record_size(v: Verdict, runner, original: str, result: str, before: int, st
     return nodes
 
 
-def _verify_polished(run_dir: RunDir, v: Verdict, runner, text: str, same=None) -> str | None:
+def _verify_polished(run_dir: RunDir, v: Verdict, runner, text: str, same, emit) -> str | None:
     """Verify `text` polished (its checks say what differs, ruff's layout: source/polish.py), else as it is; the text
-    left as repro.py when one verified, None otherwise."""
+    left as repro.py when one verified and failed often enough in fresh runs (minify/reliability), None otherwise."""
     for candidate in dict.fromkeys((polished(text), text)):
         run_dir.write_text("repro.py", candidate)
         _verify(run_dir, v, runner, candidate, same)
+        measure(run_dir, v, runner.timeout, emit)
         if v.repro_verified:
             return candidate
     return None
