@@ -5,6 +5,8 @@ each run is a fresh interpreter of a few milliseconds."""
 
 import json
 
+import pytest
+
 from reprokit.data.records import MISMATCH, Signature, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.minify.reliability import measure, reproduces
@@ -19,6 +21,14 @@ ONE_IN_FOUR = (
     "if n % 4 == 0:\n"
     "    raise ValueError('Cannot view a tensor with shape [4] and strides [2]')\n"
 )
+
+
+@pytest.fixture(autouse=True)
+def default_runs(monkeypatch):
+    """The default count (10), which the suite's conftest lowers to 1 for every other test."""
+    monkeypatch.delenv("REPROKIT_REPRO_RUNS", raising=False)
+
+
 TARGET = Signature("exception", "ValueError", "Cannot view a tensor with shape [N] and strides [N]")
 
 
