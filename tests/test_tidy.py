@@ -71,6 +71,11 @@ def test_each_edit_is_also_proposed_alone_smaller_and_runnable():
             "    finally:",
             "        pass",
         ],
+        [
+            "    except Exception as e:",
+            "        print('failed', e)",
+            "        sys.exit(1)",
+        ],  # `except Exception: raise`
         ["    else:"],
         ["    finally:"],
         ["if __name__ == '__main__':", "    main()"],

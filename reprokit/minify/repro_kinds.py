@@ -310,5 +310,6 @@ def _finish(v: Verdict, runner: Runner, before: int, started: float, notes: list
         trials=v.minify_trials,
         seconds=v.minify_seconds,
         verified=v.repro_verified,
+        reliability=v.repro_reliability,
     )
     return Repro.of(v)

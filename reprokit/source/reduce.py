@@ -269,6 +269,7 @@ def minify_source(
         trials=v.minify_trials,
         seconds=v.minify_seconds,
         verified=v.repro_verified,
+        reliability=v.repro_reliability,
     )
     return v
 
@@ -293,6 +294,7 @@ def _unreduced(
         trials=v.minify_trials,
         seconds=v.minify_seconds,
         verified=v.repro_verified,
+        reliability=v.repro_reliability,
     )
     return v
 

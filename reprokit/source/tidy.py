@@ -1,6 +1,6 @@
 """A reduced script made to read like code a person wrote (issue 50, item 7): each edit is a smaller candidate that
 the source reduction keeps only while it fails the same way. A try/except that turns the torch error into an exit
-is unwrapped (the error raised again, child/caught.py makes it the same failure), empty `else: pass` and
+is unwrapped, or its handler raises again (child/caught.py makes the raised error the same failure), empty `else: pass` and
 `finally: pass` blocks go, the `if __name__ == "__main__":` guard is dedented, a `main()` called once is inlined,
 a name assigned and never read loses its assignment (its call kept as a statement), the module docstring goes.
 Plain text in, candidate texts out; nothing is run here."""
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import copy
+
+from reprokit.source.edits import EXITS
 
 # How many single edits one sweep proposes besides all of them at once: a script full of unused names is ddmin's.
 MOST_SINGLE = 24
@@ -59,6 +61,9 @@ def _edits(tree: ast.Module) -> list:
     for path, node in _blocks(tree):
         if isinstance(node, ast.Try) and node.handlers + node.finalbody:
             out.append(_at(path, lambda n: n.body + n.orelse + n.finalbody))
+        if isinstance(node, ast.Try) and any(map(_exits, node.handlers)):
+            # Where the wrapper cannot go, the handler that turned the error into an exit raises it again.
+            out.append(_at(path, lambda n: [_replaced(n, handlers=[_reraising(h) for h in n.handlers])]))
         if isinstance(node, (ast.Try, ast.For, ast.While, ast.If)) and _empty(node.orelse):
             out.append(_at(path, lambda n: [_replaced(n, orelse=[])]))
         if isinstance(node, ast.Try) and _empty(node.finalbody) and node.handlers:
@@ -107,6 +112,15 @@ def _drop_extra_pass(tree: ast.Module) -> None:
             block = getattr(node, field, None)
             if isinstance(block, list) and len(block) > 1:
                 setattr(node, field, [s for s in block if not isinstance(s, ast.Pass)] or block[:1])
+
+
+def _exits(handler: ast.ExceptHandler) -> bool:
+    """The handler's body calls sys.exit (or exit, quit, os._exit)."""
+    return any(isinstance(n, ast.Call) and ast.unparse(n.func) in EXITS for s in handler.body for n in ast.walk(s))
+
+
+def _reraising(handler: ast.ExceptHandler) -> ast.ExceptHandler:
+    return _replaced(handler, name=None, body=[ast.Raise()]) if _exits(handler) else handler
 
 
 def _empty(block: list) -> bool:
