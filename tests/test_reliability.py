@@ -88,6 +88,7 @@ def test_a_run_counts_only_when_it_fails_the_way_its_verification_did():
     assert reproduces(1, line + "ValueError: Cannot view a tensor with shape [8] and strides [1]\n", TARGET)
     assert not reproduces(1, line + "RuntimeError: another failure\n", TARGET)
     assert not reproduces(0, "", TARGET)
+    assert reproduces(1, "compile failed: ValueError\n", TARGET)  # the script caught it and exited (child/caught.py)
     mismatch = Signature("exit", None, "exit code 1", None, cause=MISMATCH)
     assert reproduces(1, "max abs diff 0.5, 3 of 8 elements differ\n", Signature("exit", None, "exit code 1"))
     assert reproduces(1, line + "AssertionError: max abs diff 0.5\n", mismatch)

@@ -14,6 +14,7 @@ from reprokit.data.records import Signature, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.minify.alone import alone_signature, failed, run_alone
 from reprokit.minify.testcase import judge_test
+from reprokit.report.decisive import last_chain
 
 FLOOR = 3
 
@@ -56,9 +57,12 @@ def reproduces(code, output: str, target: Signature) -> bool:
     type (its root cause where the verification read one); any failure for a check's mismatch or an exit."""
     if not failed(code, output):
         return False
-    said = alone_signature(code, output, judge_test(target, code, output)[1])
+    line = judge_test(target, code, output)[1]
+    said = alone_signature(code, output, line)
     if target.kind in ("hang", "crash"):
         return said.kind == target.kind and (target.kind == "hang" or said.exc_type == target.exc_type)
     if target.kind != "exception" or target.reports_mismatch() or target.exc_type == "AssertionError":
         return True  # an exit has no type; a mismatch is its check failing, however it said so
+    if not last_chain(output):
+        return True  # it exited without a traceback: a script that caught the error (child/caught.py) and exited
     return said.exc_type == target.exc_type or bool(target.cause and target.cause.startswith(f"{said.exc_type}:"))
