@@ -121,4 +121,4 @@ def test_a_budget_spent_before_the_first_source_trial_checks_the_script_itself_a
     assert pathlib.Path(v.repro).read_text() == ast.unparse(ast.parse(original)) + "\n"
     journal = [json.loads(line) for line in (pathlib.Path(v.run_dir) / "journal.jsonl").read_text().splitlines()]
     assert not [row for row in journal if row["label"].startswith("source-")], [row["label"] for row in journal]
-    assert v.nodes["minified"] == len(pathlib.Path(v.repro).read_text().strip().splitlines())
+    assert v.nodes["minified"] == reduce.code_lines(pathlib.Path(v.repro).read_text())

@@ -228,7 +228,7 @@ def minify_source(
     v.repro_kind = "source"
     share = source_share()
     problem = source_problem(run_dir, v, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share)
-    emit("minify_start", graph="source", nodes=len(original.strip().splitlines()))
+    emit("minify_start", graph="source", nodes=code_lines(original))
     unasked = runner.over_budget
     if not problem.test(problem.best):
         if runner.over_budget > unasked:  # not run at all: the run's --budget was spent before this phase
@@ -247,9 +247,7 @@ def minify_source(
     # repro.py is the one verified, or else the last one checked (the smallest, unless the walk went back)
     result = problem.accepted[at if at is not None else walk_back_order(problem.accepted, most)[-1]]
     if at is not None and at != len(problem.accepted) - 1:
-        said = walked_back_note(
-            f"a script of {len(result.strip().splitlines())} lines", f"{len(smallest.strip().splitlines())} lines"
-        )
+        said = walked_back_note(f"a script of {code_lines(result)} lines", f"{code_lines(smallest)} lines")
         emit("note", text=said)
         v.message = "; ".join(x for x in (v.message, said) if x)
     with open(run_dir.file("repro.py")) as f:  # polished, when that verified: its lines are the repro's
@@ -299,13 +297,14 @@ def _unreduced(
     return v
 
 
+def code_lines(text: str) -> int:
+    """Lines that are not blank: the formatter's blank lines around a def are no part of a repro's size."""
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
 def _record_size(v: Verdict, runner, original: str, result: str, before: int, started: float) -> dict:
     """The repro's size in lines against the script's (returned), and the reduction's trials and seconds."""
-    v.nodes = nodes = {
-        "original": len(original.strip().splitlines()),
-        "minified": len(result.strip().splitlines()),
-        "unit": "lines",
-    }
+    v.nodes = nodes = {"original": code_lines(original), "minified": code_lines(result), "unit": "lines"}
     v.minify_trials, v.minify_seconds = runner.executed - before, round(time.monotonic() - started, 2)
     return nodes
 
