@@ -194,16 +194,23 @@ def simplify_expressions(problem: Problem, source: str) -> str:
 
 
 def tidy(problem: Problem, source: str) -> str:
-    """Edits toward a script a person would write (source/tidy.py), all at once first, while it fails the same way:
-    first, since unwrapping the script's try/except and __main__ guard is one trial that ddmin need not redo."""
+    """Edits toward a script a person would write (source/tidy.py), all at once first, then each alone, while the
+    script fails the same way."""
     return _each_that_fails(problem, source, tidy_candidates, lambda c: len(c) < len(problem.best))
 
 
+def tidy_at_once(problem: Problem, source: str) -> str:
+    """All the tidy edits at once, one trial: first in each round, since unwrapping the script's try/except and
+    __main__ guard spares ddmin that work; each edit alone waits for the last pass, when fewer are left to ask."""
+    return _each_that_fails(problem, source, lambda s: tidy_candidates(s)[:1], lambda c: len(c) < len(problem.best))
+
+
 SOURCE_PASSES = [
-    Pass("tidy", tidy),
+    Pass("tidy_at_once", tidy_at_once),
     Pass("delete_statements", delete_statements),
     Pass("inline_helpers", inline_helpers),
     Pass("simplify_expressions", simplify_expressions),
+    Pass("tidy", tidy),
 ]
 
 

@@ -13,7 +13,7 @@ import copy
 from reprokit.source.edits import EXITS
 
 # How many single edits one sweep proposes besides all of them at once: a script full of unused names is ddmin's.
-MOST_SINGLE = 24
+MOST_SINGLE = 12
 
 
 def tidy_candidates(source: str) -> list:
