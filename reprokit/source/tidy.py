@@ -1,8 +1,9 @@
 """A reduced script made to read like code a person wrote (issue 50, item 7): each edit is a smaller candidate that
 the source reduction keeps only while it fails the same way. A try/except that turns the torch error into an exit
-is unwrapped, or its handler raises again (child/caught.py makes the raised error the same failure), empty `else: pass` and
-`finally: pass` blocks go, the `if __name__ == "__main__":` guard is dedented, a `main()` called once is inlined,
-a name assigned and never read loses its assignment (its call kept as a statement), the module docstring goes.
+is unwrapped, or its handler raises again (child/caught.py makes the raised error the same failure); empty
+`else: pass` and `finally: pass` blocks go; the `if __name__ == "__main__":` guard is dedented; a `main()` called
+once is inlined; a name assigned and never read loses its assignment (its call kept as a statement); an import
+nothing reads goes, and so does the module docstring.
 Plain text in, candidate texts out; nothing is run here."""
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ def _apply_all(source: str) -> str | None:
         edits = _edits(ast.parse(text))
         if not edits:
             break
-        # One edit per round: the others' paths refer to the tree before it applied.
-        new = _apply(text, edits[:1])
-        if new is None or new == text:
+        # One edit per round, the first that applies: the others' paths refer to the tree before it applied.
+        new = next((t for edit in edits if (t := _apply(text, [edit])) not in (None, text)), None)
+        if new is None:
             break
         text = new
     return text if text != source else None
