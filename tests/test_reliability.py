@@ -58,9 +58,8 @@ def test_a_repro_that_fails_every_time_costs_one_more_run_and_says_its_rate(tmp_
     assert v.repro_verified is True and notes == []
     assert v.repro_reliability == {"failed": 3, "runs": 3, "floor": 3, "most": 10}
     assert repro_note(v, "repro.py", "inline") == (
-        "the script itself, reduced statement by statement, 5 of 64 lines, verified to fail the same way in 3 of 3 runs in "
-        "fresh interpreters (run up to 10 times, stopping at 3 failures; fewer than 3 and it would not be called "
-        "verified)"
+        "the script itself, reduced statement by statement, 5 of 64 lines, verified to fail the same way in 3 of 3 "
+        "runs in fresh interpreters: run up to 10 times, it stops at 3 failures, and fewer would not be called verified"
     )
 
 

@@ -45,13 +45,13 @@ def repro_note(v: Verdict, repro: str | None, inline: str | None) -> str:
 
 
 def reliability(v: Verdict) -> str:
-    """The repro's measured rate in words ("3 of 3 runs in fresh interpreters, ..."); "" before it was measured."""
+    """The repro's measured rate in words ("3 of 3 runs in fresh interpreters: ..."); "" before it was measured."""
     rate = v.repro_reliability
     if not rate:
         return ""
     return (
-        f"{rate['failed']} of {rate['runs']} runs in fresh interpreters (run up to {rate['most']} times, stopping at "
-        f"{rate['floor']} failures; fewer than {rate['floor']} and it would not be called verified)"
+        f"{rate['failed']} of {rate['runs']} runs in fresh interpreters: run up to {rate['most']} times, it stops at "
+        f"{rate['floor']} failures, and fewer would not be called verified"
     )
 
 
