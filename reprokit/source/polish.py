@@ -5,8 +5,10 @@ tried on the verified text only: a polished repro that no longer verifies gives 
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import subprocess
+import sysconfig
 
 from reprokit.source.edits import EXITS
 
@@ -102,12 +104,9 @@ def formatted(source: str) -> str:
 
 
 def _ruff() -> str | None:
-    try:
-        from ruff.__main__ import find_ruff_bin
-
-        return find_ruff_bin()
-    except Exception:  # not installed, or its binary not found: the PATH's, if any
-        return shutil.which("ruff")
+    """ruff's binary: beside this interpreter's scripts (where pip put it), else the PATH's, else None."""
+    beside = os.path.join(sysconfig.get_path("scripts"), "ruff")
+    return beside if os.access(beside, os.X_OK) else shutil.which("ruff")
 
 
 def polished(source: str) -> str:
