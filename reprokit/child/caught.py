@@ -38,18 +38,18 @@ def calling(state: TrialState, fn, *args, **kwargs):
 
 def watched(state: TrialState, compiled):
     """The compiled callable torch.compile returned, keeping what each call raises: a module's forward is wrapped
-    in place (the script keeps its OptimizedModule), a function is wrapped."""
+    in place (the script keeps its OptimizedModule), a function is wrapped. Called while another compiled function
+    is traced, it is the callable itself: Dynamo inlines it as it would, no try/except of ours in its graph."""
     import torch
 
+    compiling = torch.compiler.is_compiling
+
+    def kept(fn):
+        return lambda *a, **k: fn(*a, **k) if compiling() else calling(state, fn, *a, **k)
+
     if isinstance(compiled, torch.nn.Module):
-        inner = compiled.forward
-        compiled.forward = lambda *a, **k: calling(state, inner, *a, **k)
+        compiled.forward = kept(compiled.forward)
         return compiled
     if not callable(compiled):
         return compiled
-
-    @functools.wraps(compiled)
-    def call(*args, **kwargs):
-        return calling(state, compiled, *args, **kwargs)
-
-    return call
+    return functools.wraps(compiled)(kept(compiled))
