@@ -76,6 +76,19 @@ except Exception as e:
 )
 
 
+NESTED = """
+inner = torch.compile(lambda x: x.sin())
+
+
+@torch.compile(fullgraph=True)
+def outer(x):
+    return inner(x) + 1
+
+
+print(outer(torch.ones(4)))
+"""
+
+
 def test_an_exit_after_a_caught_dynamo_error_is_that_error(runner):
     caught, uncaught = (
         run(runner, "caught", DYNAMO_CAUGHT, "eager"),
@@ -87,7 +100,9 @@ def test_an_exit_after_a_caught_dynamo_error_is_that_error(runner):
     assert caught.note.startswith("the script caught Unsupported: ") and caught.note.endswith(" and exited 1"), (
         caught.note
     )
-    passes = DYNAMO_CAUGHT.replace("sys.exit(1)", "print(torch.ones(4).cos())")
+    # Caught, and the script goes on, exits 0: it passes. What it goes on to, a compiled function called inside a
+    # fullgraph one, still traces as one graph: the wrapper that keeps what a call raises is not traced into it.
+    passes = DYNAMO_CAUGHT.replace("sys.exit(1)", "print(torch.ones(4).cos())") + NESTED
     assert run(runner, "passes", passes, "eager").kind == "pass"
 
 
