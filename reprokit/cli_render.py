@@ -114,8 +114,20 @@ def minified_line(d: dict, tally: Tally) -> str:
     what = ("reduced the script's source", "lines") if d.get("unit") == "lines" else ("minified graph", "nodes")
     return (
         f"  {what[0]} {d['before']} → {d['after']} {what[1]}, {d['seconds']:.1f} s: {trials}; "
-        f"repro.py {'verified in a fresh process' if d['verified'] else 'NOT verified'}"
+        f"repro.py {verified_words(d)}"
     )
+
+
+def verified_words(d: dict) -> str:
+    """How the repro held up: its rate in fresh runs where it was measured (minify/reliability.py)."""
+    rate = d.get("reliability")
+    if not d["verified"]:
+        return "NOT verified" + (
+            f" (failed the same way in {rate['failed']} of {rate['runs']} fresh runs)" if rate else ""
+        )
+    if rate:
+        return f"verified: failed the same way in {rate['failed']} of {rate['runs']} fresh runs"
+    return "verified in a fresh process"
 
 
 LINES = {

@@ -80,6 +80,14 @@ TORCH_ENVS = Setting(
     USER,
     "where `reprokit versions` keeps one environment per torch release (`--cache-dir` wins)",
 )
+REPRO_RUNS = Setting(
+    "REPROKIT_REPRO_RUNS",
+    "a number",
+    "10",
+    USER,
+    "a verified repro.py is run up to this many times in fresh interpreters, stopping at 3 failures; under 3 "
+    "(all of them, when fewer than 3) it is not called verified",
+)
 CAPTURE = Setting(
     "REPROKIT_CAPTURE",
     "a folder",

@@ -224,6 +224,14 @@ def test_third_of_three_graphs_then_minify_and_resume(workdir):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
+    reason=(
+        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 165 s on shared cores at load 18): a Dynamo-stage source reduction "
+        "verified end to end is covered by test_source_share's bisects of the same script and the real bugs' "
+        "funcgrad, autogradcpu and nested; the tidy pass by test_caught"
+    ),
+)
 def test_graph_break_under_fullgraph_reduces_the_source(workdir):
     exp = expect("graph_break_fullgraph.py")
     p, data = bisect(workdir, "graph_break_fullgraph.py", "--no-pack")

@@ -15,6 +15,7 @@ import pytest
 
 from reprokit.app.bisect import bisect_script
 from reprokit.source import reduce
+from reprokit.source.polish import polished
 
 CASES = pathlib.Path(__file__).parent / "cases"
 
@@ -56,7 +57,8 @@ def test_a_spent_share_ends_with_the_script_verified_and_says_it_is_not_minimal(
     # compile: a verified repro, though not a minimal one.
     assert v.repro_kind == "source" and v.repro_verified is True, v.message
     original = (CASES / "graph_break_fullgraph.py").read_text()
-    assert pathlib.Path(v.repro).read_text() == ast.unparse(ast.parse(original)) + "\n"  # comments dropped, no cut
+    # Comments dropped, no cut; laid out by the formatter (source/polish.py)
+    assert pathlib.Path(v.repro).read_text() == polished(ast.unparse(ast.parse(original)) + "\n")
     candidates = [p for p in pathlib.Path(v.run_dir).glob("candidates/*.py")]
     assert len(candidates) == 1  # the script itself, asked once; no candidate after the share ran out
     p = subprocess.run(
@@ -119,4 +121,4 @@ def test_a_budget_spent_before_the_first_source_trial_checks_the_script_itself_a
     assert pathlib.Path(v.repro).read_text() == ast.unparse(ast.parse(original)) + "\n"
     journal = [json.loads(line) for line in (pathlib.Path(v.run_dir) / "journal.jsonl").read_text().splitlines()]
     assert not [row for row in journal if row["label"].startswith("source-")], [row["label"] for row in journal]
-    assert v.nodes["minified"] == len(pathlib.Path(v.repro).read_text().strip().splitlines())
+    assert v.nodes["minified"] == reduce.code_lines(pathlib.Path(v.repro).read_text())

@@ -33,7 +33,21 @@ def classify_exit(state: TrialState, e: SystemExit) -> tuple[dict, int]:
         if mismatch_reported():  # the script's own check: its comparison failed, then it exited
             result["signature"]["cause"] = MISMATCH
             result["note"] = f"the script exited {code} right after a comparison found its tensors differ"
+        elif state.caught is not None:
+            result = caught_then_exited(state, state.caught, code)
     return result, 1 if code else 0
+
+
+def caught_then_exited(state: TrialState, error: BaseException, code: int) -> dict:
+    """An exit after the script caught what a compiled call raised is that failure (issue 50, item 6): a cut of the
+    script that raises it uncaught fails the same way."""
+    result = classify_exception(state, error)
+    said = sig.first_line(str(error))[:200]
+    result["note"] = (
+        f"the script caught {type(error).__name__}{': ' + said if said else ''} from a compiled call and exited {code}"
+    )
+    result["traceback"] = "".join(traceback.format_exception(type(error), error, error.__traceback__))[-20000:]
+    return result
 
 
 def classify_exception(state: TrialState, exc: BaseException) -> dict:

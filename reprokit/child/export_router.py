@@ -16,6 +16,7 @@ import os
 import sys
 from typing import Any
 
+from reprokit.child import caught
 from reprokit.child.state import TrialState
 
 # How many of (export, decompose, aoti) run for real under each trial stage.
@@ -46,7 +47,7 @@ class Artefact:
         self._router, self._fn, self._phase, self._eager = router, fn, phase, eager
 
     def __call__(self, *args, **kwargs):
-        return self._router.call(self._fn, self._phase, self._eager, args, kwargs)
+        return caught.calling(self._router.state, self._router.call, self._fn, self._phase, self._eager, args, kwargs)
 
     def __getattr__(self, name):
         return getattr(self._fn, name)
@@ -250,7 +251,7 @@ def install_export_router(state: TrialState) -> ExportRouter:
         def entry(*args, **kwargs):
             if from_torch(sys._getframe(1)):  # torch calling its own entry points is not the script's step
                 return original(*args, **kwargs)
-            return handler(original, *args, **kwargs)
+            return caught.calling(state, handler, original, *args, **kwargs)
 
         entry.__name__ = name
         entry.__doc__ = getattr(original, "__doc__", None)

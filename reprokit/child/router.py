@@ -11,6 +11,7 @@ import os
 import sys
 from typing import Any
 
+from reprokit.child import caught
 from reprokit.child.accuracy import AccuracyFailure, eager_reference, measure, verdict
 from reprokit.child.backends import backend_for, backend_name, inductor_observing
 from reprokit.child.gradients import gradient_measures
@@ -54,6 +55,7 @@ def install_router(state: TrialState, observer: Observer | None = None) -> None:
                 compiled = compat.compile_keeping_backend(original_compile, m, backend=router, **kwargs)
             finally:
                 inside[0] -= 1
+            compiled = caught.watched(state, compiled)  # an exception the script catches is still the failure
             return observer.timed(compiled, m, site, router.compiled) if observer else compiled
 
         return build if model is None else build(model)

@@ -43,6 +43,9 @@ class TrialState:
         self.export: dict[str, Any] | None = (
             None  # the deployment path (child.export_router): entry points called, phase that failed
         )
+        # The first exception a compiled call raised, even one the script caught (child/caught.py): an exit after
+        # it is that failure.
+        self.caught: BaseException | None = None
         self.ahead: Ahead | None = None  # spec.capture_failing: graphs written ahead of a crash (capture.crash.Ahead)
 
     def mark(self, text: str) -> None:

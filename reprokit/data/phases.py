@@ -85,6 +85,7 @@ class Repro(JsonData):
     input_bytes: int = 0
     scrubbed: bool = False
     fresh_runs: int | None = None
+    reliability: dict | None = None  # {"failed", "runs", "floor", "most"}: minify/reliability.py
     trials: int = 0
     seconds: float = 0.0
     test_repro: str | None = None
@@ -111,6 +112,7 @@ class Repro(JsonData):
             input_bytes=v.repro_input_bytes,
             scrubbed=v.repro_scrubbed,
             fresh_runs=v.repro_fresh_runs,
+            reliability=v.repro_reliability,
             trials=v.minify_trials,
             seconds=v.minify_seconds,
             test_repro=v.test_repro,
@@ -147,6 +149,7 @@ class Repro(JsonData):
             "repro_input_bytes": self.input_bytes,
             "repro_scrubbed": self.scrubbed,
             "repro_fresh_runs": self.fresh_runs,
+            "repro_reliability": self.reliability,
             "minify_trials": self.trials,
             "minify_seconds": self.seconds,
             "test_repro": self.test_repro,

@@ -279,6 +279,9 @@ class Verdict(JsonData):
     repro: str | None = None
     repro_verified: bool | None = None
     repro_fresh_runs: int | None = None  # how many fresh interpreters ran repro.py to verify it
+    # {"failed": n, "runs": m, "floor": k, "most": r}: repro.py failed the same way in n of m fresh interpreters, run up
+    # to r times and stopped at k failures (minify/reliability)
+    repro_reliability: dict | None = None
     repro_signature: dict | None = None
     # Which repro repro.py is: "graph" (the captured graph alone), "graph_in_context" (replayed with the script's
     # call-time context, custom ops or hooks), "graph_in_script" (minified inside the running script, the script's

@@ -75,7 +75,12 @@ def prelude_for(source: str, hook_names: Iterable[str] = (), op_namespaces: Iter
     wanted = set(hook_names)
     chosen: set = set()
     for i, stmt in enumerate(body):
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        # A bare constant registers nothing: the script's docstring naming custom_op is no statement the graph needs.
+        if (
+            isinstance(stmt, (ast.Import, ast.ImportFrom))
+            or isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+        ):
             continue
         text = ast.unparse(stmt)
         if any(m in text for m in _MARKERS) or any(

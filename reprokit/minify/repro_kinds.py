@@ -14,6 +14,7 @@ from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.fx.graphcase import Edit, GraphShape
 from reprokit.minify.graph import GraphOracle, graph_problem, reduce_graph
 from reprokit.minify.locate import capture_spec, find_failing_graph, graph_alone
+from reprokit.minify.reliability import measure
 from reprokit.minify.repro import write_verified_repro
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import verified_back
@@ -227,6 +228,7 @@ def _reduce_and_write(
             info.get("command", ""),
             strict=strict,
         )
+        measure(run_dir, v, runner.timeout, emit)  # below the floor of failures, not verified: a larger one is asked
         return bool(v.repro_verified)
 
     at = verified_back(problem.accepted, verified, most=walk_back_most(v))
@@ -309,5 +311,6 @@ def _finish(v: Verdict, runner: Runner, before: int, started: float, notes: list
         trials=v.minify_trials,
         seconds=v.minify_seconds,
         verified=v.repro_verified,
+        reliability=v.repro_reliability,
     )
     return Repro.of(v)

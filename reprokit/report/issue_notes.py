@@ -36,13 +36,24 @@ def repro_note(v: Verdict, repro: str | None, inline: str | None) -> str:
             (
                 "verified: a cold run passes and the warm run after it fails the same way, each in a fresh interpreter"
                 if v.repro_kind == "warm_cache"
-                else f"verified to fail the same way in {fresh_interpreters(v.repro_fresh_runs)}"
+                else f"verified to fail the same way in {reliability(v) or fresh_interpreters(v.repro_fresh_runs)}"
             )
             if v.repro_verified
             else f"NOT verified: it gave {Signature.from_dict(v.repro_signature).short() if v.repro_signature else 'nothing'}"
         )
     )
     return note if inline else note + "; too long to show here, it is in the attached tarball"
+
+
+def reliability(v: Verdict) -> str:
+    """The repro's measured rate in words ("3 of 3 runs in fresh interpreters: ..."); "" before it was measured."""
+    rate = v.repro_reliability
+    if not rate:
+        return ""
+    return (
+        f"{rate['failed']} of {rate['runs']} runs in fresh interpreters: run up to {rate['most']} times, it stops at "
+        f"{rate['floor']} failures, and fewer would not be called verified"
+    )
 
 
 def fresh_interpreters(runs: int | None) -> str:

@@ -203,7 +203,7 @@ def seeds(source: str) -> int:
     return count
 
 
-_EXITS = {"sys.exit", "exit", "quit", "os._exit"}
+EXITS = {"sys.exit", "exit", "quit", "os._exit"}
 
 
 def checks(source: str) -> collections.Counter:
@@ -215,7 +215,7 @@ def checks(source: str) -> collections.Counter:
         if isinstance(node, ast.Assert):
             found[ast.dump(node.test)] += 1
         elif isinstance(node, ast.If) and any(
-            isinstance(n, ast.Raise) or isinstance(n, ast.Call) and ast.unparse(n.func) in _EXITS
+            isinstance(n, ast.Raise) or isinstance(n, ast.Call) and ast.unparse(n.func) in EXITS
             for stmt in node.body
             for n in ast.walk(stmt)
         ):

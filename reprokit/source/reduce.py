@@ -10,6 +10,7 @@ from typing import TypeGuard
 
 from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
+from reprokit.minify.reliability import measure
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import Pass, Problem, Share, ddmin, run_passes, verified_back, walk_back_order
 from reprokit.source.edits import (
@@ -22,6 +23,8 @@ from reprokit.source.edits import (
     unbound_names,
     without,
 )
+from reprokit.source.polish import polished
+from reprokit.source.tidy import tidy_candidates
 
 # Inlining a helper may make the script longer before deleting its now-unused def makes it shorter:
 # candidates up to this many characters longer than the best are still tried.
@@ -190,10 +193,24 @@ def simplify_expressions(problem: Problem, source: str) -> str:
     return _each_that_fails(problem, source, simplify_candidates, lambda c: len(c) < len(problem.best))
 
 
+def tidy(problem: Problem, source: str) -> str:
+    """Edits toward a script a person would write (source/tidy.py), all at once first, then each alone, while the
+    script fails the same way."""
+    return _each_that_fails(problem, source, tidy_candidates, lambda c: len(c) < len(problem.best))
+
+
+def tidy_at_once(problem: Problem, source: str) -> str:
+    """All the tidy edits at once, one trial: first in each round, since unwrapping the script's try/except and
+    __main__ guard spares ddmin that work; each edit alone waits for the last pass, when fewer are left to ask."""
+    return _each_that_fails(problem, source, lambda s: tidy_candidates(s)[:1], lambda c: len(c) < len(problem.best))
+
+
 SOURCE_PASSES = [
+    Pass("tidy_at_once", tidy_at_once),
     Pass("delete_statements", delete_statements),
     Pass("inline_helpers", inline_helpers),
     Pass("simplify_expressions", simplify_expressions),
+    Pass("tidy", tidy),
 ]
 
 
@@ -218,7 +235,7 @@ def minify_source(
     v.repro_kind = "source"
     share = source_share()
     problem = source_problem(run_dir, v, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share)
-    emit("minify_start", graph="source", nodes=len(original.strip().splitlines()))
+    emit("minify_start", graph="source", nodes=code_lines(original))
     unasked = runner.over_budget
     if not problem.test(problem.best):
         if runner.over_budget > unasked:  # not run at all: the run's --budget was spent before this phase
@@ -230,21 +247,18 @@ def minify_source(
     smallest = problem.best
 
     def verified(text: str) -> bool:
-        run_dir.write_text("repro.py", text)
-        _verify(run_dir, v, runner, text, same)
-        return bool(v.repro_verified)
+        return _verify_polished(run_dir, v, runner, text, same, emit) is not None
 
     most = walk_back_most(v)
     at = verified_back(problem.accepted, verified, most=most)
     # repro.py is the one verified, or else the last one checked (the smallest, unless the walk went back)
     result = problem.accepted[at if at is not None else walk_back_order(problem.accepted, most)[-1]]
     if at is not None and at != len(problem.accepted) - 1:
-        said = walked_back_note(
-            f"a script of {len(result.strip().splitlines())} lines", f"{len(smallest.strip().splitlines())} lines"
-        )
+        said = walked_back_note(f"a script of {code_lines(result)} lines", f"{code_lines(smallest)} lines")
         emit("note", text=said)
         v.message = "; ".join(x for x in (v.message, said) if x)
-    nodes = _record_size(v, runner, original, result, before, started)
+    with open(run_dir.file("repro.py")) as f:  # polished, when that verified: its lines are the repro's
+        nodes = _record_size(v, runner, original, f.read(), before, started)
     if share.ran_out:
         said = (
             f"the source reduction stopped at its share of time ({share.given:.0f} s): "
@@ -260,6 +274,7 @@ def minify_source(
         trials=v.minify_trials,
         seconds=v.minify_seconds,
         verified=v.repro_verified,
+        reliability=v.repro_reliability,
     )
     return v
 
@@ -271,6 +286,7 @@ def _unreduced(
     (a repro's checks run past the budget), and the verdict says it is not reduced."""
     run_dir.write_text("repro.py", text)
     _verify(run_dir, v, runner, text, same)
+    measure(run_dir, v, runner.timeout, emit)
     said = "the run's budget was spent before the source reduction's first trial: repro.py is the script itself, not reduced"
     emit("note", text=said)
     v.message = "; ".join(x for x in (v.message, said) if x)
@@ -283,19 +299,33 @@ def _unreduced(
         trials=v.minify_trials,
         seconds=v.minify_seconds,
         verified=v.repro_verified,
+        reliability=v.repro_reliability,
     )
     return v
 
 
+def code_lines(text: str) -> int:
+    """Lines that are not blank: the formatter's blank lines around a def are no part of a repro's size."""
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
 def _record_size(v: Verdict, runner, original: str, result: str, before: int, started: float) -> dict:
     """The repro's size in lines against the script's (returned), and the reduction's trials and seconds."""
-    v.nodes = nodes = {
-        "original": len(original.strip().splitlines()),
-        "minified": len(result.strip().splitlines()),
-        "unit": "lines",
-    }
+    v.nodes = nodes = {"original": code_lines(original), "minified": code_lines(result), "unit": "lines"}
     v.minify_trials, v.minify_seconds = runner.executed - before, round(time.monotonic() - started, 2)
     return nodes
+
+
+def _verify_polished(run_dir: RunDir, v: Verdict, runner, text: str, same, emit) -> str | None:
+    """Verify `text` polished (its checks say what differs, ruff's layout: source/polish.py), else as it is; the text
+    left as repro.py when one verified and failed often enough in fresh runs (minify/reliability), None otherwise."""
+    for candidate in dict.fromkeys((polished(text), text)):
+        run_dir.write_text("repro.py", candidate)
+        _verify(run_dir, v, runner, candidate, same)
+        measure(run_dir, v, runner.timeout, emit)
+        if v.repro_verified:
+            return candidate
+    return None
 
 
 def _verify(run_dir: RunDir, v: Verdict, runner, result: str, same=None) -> None:

@@ -1,0 +1,95 @@
+"""A repro's reliability, measured and said (issue 50, item 8): a verified repro.py is run again alone in fresh
+interpreters, up to REPROKIT_REPRO_RUNS times (10) counting its verification's runs, stopping at 3 failures; the
+rate goes into the verdict and ISSUE.md, and under 3 failures it is not called verified. Small repros without torch:
+each run is a fresh interpreter of a few milliseconds."""
+
+import json
+
+import pytest
+
+from reprokit.data.records import MISMATCH, Signature, Verdict
+from reprokit.data.rundir import RunDir
+from reprokit.minify.reliability import measure, reproduces
+from reprokit.report.issue_notes import repro_note
+
+RAISES = "raise ValueError('Cannot view a tensor with shape [4] and strides [2]')\n"
+# Fails on the first run of every four (a counter file beside it): 3 failures need 9 runs.
+ONE_IN_FOUR = (
+    "import os\n"
+    "n = int(open('count').read()) if os.path.exists('count') else 0\n"
+    "open('count', 'w').write(str(n + 1))\n"
+    "if n % 4 == 0:\n"
+    "    raise ValueError('Cannot view a tensor with shape [4] and strides [2]')\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def default_runs(monkeypatch):
+    """The default count (10), which the suite's conftest lowers to 1 for every other test."""
+    monkeypatch.delenv("REPROKIT_REPRO_RUNS", raising=False)
+
+
+TARGET = Signature("exception", "ValueError", "Cannot view a tensor with shape [N] and strides [N]")
+
+
+def run_folder(tmp_path, text: str) -> RunDir:
+    run = RunDir(str(tmp_path))
+    run.write_json("run.json", {"options": {"cwd": str(tmp_path)}})
+    run.write_text("repro.py", text)
+    return run
+
+
+def verified(fresh_runs: int) -> Verdict:
+    return Verdict(
+        script="train.py",
+        argv=[],
+        repro_kind="source",
+        repro="repro.py",
+        repro_verified=True,
+        repro_fresh_runs=fresh_runs,
+        repro_signature=TARGET.to_dict(),
+        nodes={"original": 64, "minified": 5, "unit": "lines"},
+    )
+
+
+def test_a_repro_that_fails_every_time_costs_one_more_run_and_says_its_rate(tmp_path):
+    v, notes = verified(2), []
+    measure(run_folder(tmp_path, RAISES), v, 60, lambda event, **d: notes.append(d))
+    assert v.repro_verified is True and notes == []
+    assert v.repro_reliability == {"failed": 3, "runs": 3, "floor": 3, "most": 10}
+    assert repro_note(v, "repro.py", "inline") == (
+        "the script itself, reduced statement by statement, 5 of 64 lines, verified to fail the same way in 3 of 3 "
+        "runs in fresh interpreters: run up to 10 times, it stops at 3 failures, and fewer would not be called verified"
+    )
+
+
+def test_a_repro_under_the_floor_is_not_called_verified(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPROKIT_REPRO_RUNS", "6")
+    run, v, notes = run_folder(tmp_path, ONE_IN_FOUR), verified(1), []
+    (tmp_path / "count").write_text("1")  # its verification was the first run, which failed
+    measure(run, v, 60, lambda event, **d: notes.append(d["text"]))
+    assert v.repro_reliability == {"failed": 2, "runs": 6, "floor": 3, "most": 6}
+    assert v.repro_verified is False
+    said = "repro.py failed the same way in only 2 of 6 runs in fresh interpreters, under the floor of 3: not called verified"
+    assert notes == [said] and v.message == said
+    assert json.loads((tmp_path / "count").read_text()) == 6  # five more runs, then it stopped
+
+
+def test_a_repro_at_the_floor_after_nine_runs_is_verified(tmp_path):
+    run, v = run_folder(tmp_path, ONE_IN_FOUR), verified(1)
+    (tmp_path / "count").write_text("1")
+    measure(run, v, 60, lambda event, **d: None)
+    assert (v.repro_verified, v.repro_reliability) == (True, {"failed": 3, "runs": 9, "floor": 3, "most": 10})
+
+
+def test_a_run_counts_only_when_it_fails_the_way_its_verification_did():
+    line = 'Traceback (most recent call last):\n  File "repro.py", line 1\n'
+    assert reproduces(1, line + "ValueError: Cannot view a tensor with shape [8] and strides [1]\n", TARGET)
+    assert not reproduces(1, line + "RuntimeError: another failure\n", TARGET)
+    assert not reproduces(0, "", TARGET)
+    assert reproduces(1, "compile failed: ValueError\n", TARGET)  # the script caught it and exited (child/caught.py)
+    mismatch = Signature("exit", None, "exit code 1", None, cause=MISMATCH)
+    assert reproduces(1, "max abs diff 0.5, 3 of 8 elements differ\n", Signature("exit", None, "exit code 1"))
+    assert reproduces(1, line + "AssertionError: max abs diff 0.5\n", mismatch)
+    assert reproduces(-11, "", Signature("crash", "SIGSEGV", "killed by SIGSEGV"))
+    assert not reproduces(-6, "", Signature("crash", "SIGSEGV", "killed by SIGSEGV"))
