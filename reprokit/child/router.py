@@ -154,6 +154,13 @@ class GraphRouter:
         state.save_state()  # counters after compile survive a crash at run time
         state.mark("")
         check = spec.check_accuracy and stage != "none" and spec.only_graph in (None, k)
+        if spec.capture_failing:  # a mismatch the script's own check finds later needs each graph's last call
+            from reprokit.child import context
+            from reprokit.child.recent import RecentCalls
+
+            state.recent = state.recent or RecentCalls(spec.max_input_bytes)
+            recent, ctx = state.recent, context.capture()
+            return checked(state, k, gm, compiled, check, lambda args: recent.keep(k, gm, args, ctx))
         return checked(state, k, gm, compiled, check)
 
     def spliced(self, gm, stage: str):
@@ -186,15 +193,17 @@ class GraphRouter:
         return inductor_observing(self.args, state.spec.config, on_graph)
 
 
-def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool):
+def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool, keep=None):
     """Graph k's compiled callable, noting a failure at run time, comparing its first two calls with eager when
     asked (outputs, mutated inputs, and on the first call the input gradients, from runs on copies: the
-    script's own call is unchanged), and noting when its backward runs."""
+    script's own call is unchanged), and noting when its backward runs; keep(args) sees each call's inputs."""
     calls = [0]
     running = f"run {k}"
 
     def observed_call(*args):
         calls[0] += 1
+        if keep is not None:
+            keep(args)
         check = check_accuracy and calls[0] <= 2
         state.mark(running)  # the gradient check below calls the compiled graph too
         reference = eager_reference(gm, args) if check else None

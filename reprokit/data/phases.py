@@ -49,7 +49,8 @@ class Isolation(JsonData):
     inductor_pieces: dict | None = None
     export: dict | None = None
     aoti_kernel: dict | None = None
-    # What the verdict did not need and the report wants, asked after the repro: "confirm", "configs", "torch_logs"
+    # What the verdict did not need and the report wants, asked after the repro: "confirm", "configs", "torch_logs",
+    # "graph_confirm"
     deferred: tuple = ()
 
     @classmethod
@@ -165,6 +166,8 @@ class Evidence(JsonData):
     config: dict | None = None  # the config flips that avoid the failure: a workaround ("configs")
     confirmed: bool | None = None  # did the subsystem boundary hold on a re-run ("confirm")
     torch_logs: str | None = None  # the trial folder of the failing stage with torch's logs on ("torch_logs")
+    # the script with only the adopted graph compiled failed its check the same way ("graph_confirm")
+    graph_confirmed: bool | None = None
     trials: int = 0
     seconds: float = 0.0
 
@@ -175,6 +178,8 @@ class Evidence(JsonData):
             out["config"] = self.config
         if "confirm" in self.asked and v.subsystem:
             out["subsystem"] = {**v.subsystem, "confirmed": self.confirmed}
+        if "graph_confirm" in self.asked:
+            out["graph_confirmed"] = self.graph_confirmed
         if self.torch_logs is not None:
             out["decisive_trials"] = {**(v.decisive_trials or {}), "torch_logs": self.torch_logs}
         return out
