@@ -6,14 +6,14 @@ fail the same way, the script answers, as it always did.
 
 A mismatch the script's own check found raises in no graph: the original then saved each graph as of its recent
 call (child/recent.py), and the one that diverges from eager, compiled (float64 referee: child/accuracy.py),
-stands for the script the same way, every trial of it checked against eager (bisect/diverging.py)."""
+stands for the script the same way, every trial of it checked against eager (bisect/recent_calls.py)."""
 
 from __future__ import annotations
 
 import os
 
-from reprokit.bisect.diverging import diverging_graph
 from reprokit.bisect.ladder import custom_ops, dynamo_hang
+from reprokit.bisect.recent_calls import diverging_graph
 from reprokit.bisect.session import Session
 from reprokit.capture import crash
 from reprokit.data.records import Outcome, StageResult, TrialSpec, Verdict
