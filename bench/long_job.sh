@@ -44,6 +44,6 @@ for label, name in (("bisect (default flags)", "bisect.json"), ("capture, then b
           f" | {repro / plain:.2f} | {runs} | {'yes' if met else 'no'} |")
     sub = v.get("subsystem") or {}
     print(f"  {label}: stage {v.get('failing_stage')}, graph {v.get('graph')}, {sub.get('name')} #{sub.get('application')}"
-          f" {sub.get('op') or ''}, repro {v.get('repro_kind')} {v.get('nodes')}, trials {v.get('trials')}+{v.get('minify_trials')}")
+          f" {(sub.get('detail') or '').split(' ')[0]}, repro {v.get('repro_kind')} {v.get('nodes')}, trials {v.get('trials')}+{v.get('minify_trials')}")
 PY
 echo "run folders under $out"

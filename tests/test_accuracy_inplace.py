@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 
+from issue_checks import check_issue
 from test_e2e import CASES, bisect, check_repro, check_verdict, expect  # noqa: F401 (CASES: the workdir fixture copies it)
 
 
@@ -29,3 +30,10 @@ def test_a_wrong_evaluation_found_by_the_scripts_own_check_runs_the_script_three
     assert script_runs(data["run_dir"]) == ["baseline-no-compile", "original", "graph-confirm"]
     assert data["graph_confirmed"] is True
     assert [r["stage"] for r in data["ladder"]] == ["eager", "aot_eager", "aot_eager_decomp_partition", "inductor"]
+    # An accuracy repro's decisive error is its own check's, as `python repro.py` prints it (issue 46).
+    check_issue(
+        data["run_dir"],
+        "Tensor-likes are not close!",
+        "[inductor][cpu] wrong results",
+        ("module: correctness (silent)",),
+    )

@@ -5,7 +5,7 @@ are then graph trials on it, seconds each, instead of runs of the whole script. 
 fail the same way, the script answers, as it always did.
 
 A mismatch the script's own check found raises in no graph: the original then saved each graph as of its recent
-call (child/recent.py), and the one that diverges from eager, compiled (float64 referee: child/accuracy.py),
+call (capture/recent_call), and the one that diverges from eager, compiled (float64 referee: child/accuracy.py),
 stands for the script the same way, every trial of it checked against eager (bisect/recent_calls.py)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A mismatch the script's own check found (child/comparisons.py): no graph raised, so none was saved as it failed.
-The original saved each graph as of its recent call instead (child/recent.py); each is compiled by the user's
+The original saved each graph as of its latest call instead (capture/recent_call); each is compiled by the user's
 inductor and checked against eager, with the float64 referee (child/accuracy.py), side by side: graph trials of
 seconds each, where asking the script which graph diverges costs a run of it per graph."""
 

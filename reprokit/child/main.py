@@ -65,11 +65,13 @@ def main(argv: list[str]) -> int:
 
 def save_recent_calls(state: TrialState, result: dict) -> None:
     """A mismatch the script's own check found, where no graph raised: each graph as of its last call, for the
-    bisect to check compiled against eager (child/recent.py)."""
+    bisect to check compiled against eager (capture/recent_call, as `reprokit capture` writes them)."""
     if state.recent is None or not Signature.from_dict(result["signature"]).reports_mismatch():
         return
-    note = state.recent.write(state.dir, state.compile_args, state.spec.script)
-    if note:
+    kept = state.recent.kept()
+    missing = sorted(set(kept) - set(state.recent.write(state.dir, state.spec.script)))
+    if missing:
+        note = f"the latest call of graph{'s' * (len(missing) > 1)} {', '.join(map(str, missing))} not saved"
         state.note = "; ".join(x for x in (state.note, note) if x)
 
 

@@ -41,7 +41,7 @@ def trial_record(trial_dir: str) -> dict:
     return {}
 
 
-RECENT_CALLS = "recent_calls"  # a trial's graphs, each as of its most recent call (child/recent.py)
+RECENT_CALLS = "calls"  # a trial's graphs, each as of its latest call (capture/recent_call, as capture/files names it)
 
 
 def recent_calls(trial_dir: str) -> dict[int, str]:
