@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 
+import pytest
 from issue_checks import check_issue
 from test_e2e import CASES, bisect, check_repro, check_verdict, expect  # noqa: F401 (CASES: the workdir fixture copies it)
 
@@ -17,6 +18,7 @@ def script_runs(run_dir: str) -> list:
     ]
 
 
+@pytest.mark.slow
 def test_a_wrong_evaluation_found_by_the_scripts_own_check_runs_the_script_three_times(workdir):
     exp = expect("relu_wrong_exit.py")
     p, data = bisect(workdir, "relu_wrong_exit.py", "--no-configs", "--no-pack")
@@ -25,8 +27,8 @@ def test_a_wrong_evaluation_found_by_the_scripts_own_check_runs_the_script_three
     assert data["signature"]["cause"].startswith("mismatch"), data["signature"]
     assert data["subsystem"]["name"] == "lowerings" and "aten.relu" in data["subsystem"]["detail"], data["subsystem"]
     check_repro(data, exp)
-    # The baseline, the original, and one confirmation after the repro: the stages, the graph, the counters and
-    # the config flips were graph trials on the evaluation's graph as the original run saved it.
+    # The baseline, the original, and one confirmation after the repro: which graph, the stages, the counters and
+    # minify were graph trials on the evaluation's graph as the original run saved it at its latest call.
     assert script_runs(data["run_dir"]) == ["baseline-no-compile", "original", "graph-confirm"]
     assert data["graph_confirmed"] is True
     assert [r["stage"] for r in data["ladder"]] == ["eager", "aot_eager", "aot_eager_decomp_partition", "inductor"]
@@ -34,6 +36,6 @@ def test_a_wrong_evaluation_found_by_the_scripts_own_check_runs_the_script_three
     check_issue(
         data["run_dir"],
         "Tensor-likes are not close!",
-        "[inductor][cpu] wrong results",
-        ("module: correctness (silent)",),
+        "[inductor][cpu] aten.relu lowering: the script's own check fails",
+        ("module: inductor",),
     )
