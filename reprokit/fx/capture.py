@@ -270,7 +270,6 @@ def capture_graph(
     process_group: dict | None = None,
 ) -> str:
     """Write the case folder; returns a note for the report (e.g. that input values were synthesised).
-
     script: the user's script, whose custom-op registrations and hooks the graph needs go into prelude.py;
     context: the call-time state (child.context.capture) the graph ran under; run_eagerly=False: which nodes are
     tensors is read from Dynamo's own example values instead of running the graph once (the capture's copy of
