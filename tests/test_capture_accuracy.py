@@ -29,6 +29,7 @@ def reprokit(*args, cwd=None, env=None):
 
 
 def journal_kinds(run_dir: str) -> set:
+    """The kinds of trial the run's journal holds (a run of the job would be a "script" one)."""
     with open(os.path.join(run_dir, "journal.jsonl")) as f:
         return {(json.loads(line).get("spec") or {}).get("mode") for line in f}
 
@@ -129,7 +130,7 @@ def test_a_job_whose_own_check_fails_is_captured_and_bisected_offline(workdir, t
     assert v["subsystem"]["name"] == "lowerings" and "aten.relu" in v["subsystem"]["detail"]
     assert v["repro_verified"] is True and v["nodes"]["minified"] < v["nodes"]["original"]
     assert "torch.relu" in pathlib.Path(v["repro"]).read_text()
-    assert journal_kinds(v["run_dir"]) == {"graph", "script"}  # script: repro.py's own verification, never the job
+    assert journal_kinds(v["run_dir"]) == {"graph", "repro"}  # graph trials and repro.py's parts: no run of the job
 
 
 @pytest.mark.slow
@@ -158,7 +159,7 @@ def test_a_two_rank_job_whose_own_check_fails_is_bisected_in_one_process(workdir
     assert v["subsystem"]["name"] == "lowerings" and "aten.relu" in v["subsystem"]["detail"]
     assert v["repro_verified"] is True
     assert "init_process_group('fake'" in pathlib.Path(v["repro"]).read_text()
-    assert journal_kinds(v["run_dir"]) == {"graph", "script"}
+    assert journal_kinds(v["run_dir"]) == {"graph", "repro"}
 
 
 def test_a_traceback_printed_by_a_rank_is_read():
