@@ -121,7 +121,15 @@ def test_a_job_whose_own_check_fails_is_captured_and_bisected_offline(workdir, t
     code, out, err = reprokit("capture", "-o", str(capture), "--", sys.executable, "relu_accuracy_job.py", cwd=workdir)
     assert code == 1 and out.startswith("compiled differs from eager by "), err
     code, out, err = reprokit(
-        "bisect", "--from-capture", str(capture), "-o", str(tmp_path / "art"), "--json", "--no-pack", cwd=tmp_path
+        "bisect",
+        "--from-capture",
+        str(capture),
+        "-o",
+        str(tmp_path / "art"),
+        "--json",
+        "--no-pack",
+        "--no-configs",
+        cwd=tmp_path,
     )
     assert code == 0, err
     v = json.loads(out)
@@ -151,7 +159,15 @@ def test_a_two_rank_job_whose_own_check_fails_is_bisected_in_one_process(workdir
         assert record["process_group"] == {"rank": int(rank), "world_size": 2, "backend": "gloo"}
     assert "all_reduce" in (capture / "rank0" / "calls" / "g0" / "graph.py").read_text()
     code, out, err = reprokit(
-        "bisect", "--from-capture", str(capture), "-o", str(tmp_path / "art"), "--json", "--no-pack", cwd=tmp_path
+        "bisect",
+        "--from-capture",
+        str(capture),
+        "-o",
+        str(tmp_path / "art"),
+        "--json",
+        "--no-pack",
+        "--no-configs",
+        cwd=tmp_path,
     )
     assert code == 0, err
     v = json.loads(out)
