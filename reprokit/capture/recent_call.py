@@ -56,6 +56,17 @@ class RecentCalls:
 
     def compiled(self, k: int, gm, example_inputs, context, compile_args) -> None:
         """Graph k compiled: how its calls are kept, from its inputs' size."""
+        _safely(self, k, self._compiled, k, gm, example_inputs, context, compile_args)
+
+    def before(self, k: int, args) -> None:
+        """Keep call args of graph k (before it runs: a copy taken after would hold what the graph wrote)."""
+        _safely(self, k, self._before, k, args)
+
+    def after(self, k: int, out) -> None:
+        """Keep the outputs of graph k's call; after its first call, decide how later ones are kept."""
+        _safely(self, k, self._after, k, out)
+
+    def _compiled(self, k: int, gm, example_inputs, context, compile_args) -> None:
         from reprokit.fx.capture import tensor_meta
 
         inputs = list(example_inputs)
@@ -67,8 +78,7 @@ class RecentCalls:
             g.params = {i: weakref.ref(t) for i, t in enumerate(inputs) if _parameter(t)}
             g.others = [i for i in range(len(inputs)) if i not in g.params]
 
-    def before(self, k: int, args) -> None:
-        """Keep call args of graph k (before it runs: a copy taken after would hold what the graph wrote)."""
+    def _before(self, k: int, args) -> None:
         g = self.graphs.get(k)
         if g is None:
             return
@@ -83,8 +93,7 @@ class RecentCalls:
         else:
             g.args = args
 
-    def after(self, k: int, out) -> None:
-        """Keep the outputs of graph k's call (detached); after its first call, decide how later ones are kept."""
+    def _after(self, k: int, out) -> None:
         g = self.graphs.get(k)
         if g is None:
             return
@@ -145,6 +154,17 @@ class RecentCalls:
         )
         outputs = [_summary(o() if isinstance(o, weakref.ref) else o) for o in g.outputs or ()]
         write_json_atomic(os.path.join(case, OUTPUTS), {"calls": g.calls, "outputs": outputs})
+
+
+def _safely(calls: RecentCalls, k: int, fn, *args) -> None:
+    """fn(*args); what it raises is never the job's: graph k's calls are no longer kept, said in one line."""
+    try:
+        fn(*args)
+    except Exception as e:
+        import sys
+
+        calls.graphs.pop(k, None)
+        print(f"reprokit capture: graph {k}'s calls not kept: {type(e).__name__}: {e}", file=sys.stderr)
 
 
 def _parameter(t) -> bool:
