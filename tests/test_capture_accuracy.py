@@ -83,8 +83,7 @@ def test_recent_calls_keep_references_copies_and_stand_ins(tmp_path):
 
 def test_a_capture_where_no_graph_diverges_is_one_line(tmp_path):
     """The job exits 1 for a reason of its own, outside its compiled graph: the capture keeps the graph's call, and
-    offline it does not diverge alone: one line naming what to run instead, exit 3. Then the same graph with a
-    failure recorded that it does not show replayed."""
+    offline it does not diverge alone: one line naming what to run instead, exit 3."""
     capture = tmp_path / "cap"
     code, out, err = reprokit(
         "capture",
@@ -116,31 +115,13 @@ def test_a_capture_where_no_graph_diverges_is_one_line(tmp_path):
     )
     assert journal_kinds(str(run_dir)) == {"graph"}  # one graph trial, no run of the job
 
-    # A failure recorded from elsewhere, that the graph does not show replayed: said in one line, exit 3, what would
-    # settle it named, and the capture and failure still packed.
-    other = tmp_path / "other"
-    shutil.copytree(capture / "rank0" / "calls" / "g0", other / "rank0" / "case")
-    shutil.copy(capture / "capture.json", other / "capture.json")
-    failure = {**record, "kind": "exception", "phase": "run", "graph": 0, "note": "", "traceback": ""}
-    failure["signature"] = {"kind": "exception", "exc_type": "ValueError", "message": "a failure of the job's own"}
-    (other / "rank0" / "failure.json").write_text(json.dumps(failure))
-    code, out, err = reprokit("bisect", "--from-capture", str(other), "-o", str(tmp_path / "art2"), cwd=tmp_path)
-    assert code == 3, err
-    run_dir = next((tmp_path / "art2").glob("*-capture"))
-    assert err.splitlines()[-1] == (
-        "reprokit: the captured graph does not fail the same way replayed alone (rank 0, graph 0); run `reprokit "
-        f"bisect relu_accuracy_job.py` on the job's hardware to settle it (run folder: {run_dir})"
-    )
-    with tarfile.open(next((tmp_path / "art2").glob("*.tar.gz"))) as tar:
-        names = {n.split("/", 1)[1] for n in tar.getnames()}
-    assert {"capture/failure.json", "capture/case/graph.py", "ISSUE.md"} <= names
-
 
 @pytest.mark.slow
 def test_a_job_whose_own_check_fails_is_captured_and_bisected_offline(workdir, tmp_path):
     """Inductor's relu kernel planted to compute wrong values; the job compares compiled with eager and exits 1.
     The whole offline pipeline, as for a graph that raises: ladder, lowering counters, minify, verified repro, the
-    config flips asked of the graph, the pack with the capture in it."""
+    config flips asked of the graph, the pack with the capture in it; then the same graph with a failure recorded
+    that it does not show replayed."""
     capture = tmp_path / "cap"
     code, out, err = reprokit("capture", "-o", str(capture), "--", sys.executable, "relu_accuracy_job.py", cwd=workdir)
     assert code == 1 and out.startswith("compiled differs from eager by "), err
@@ -161,6 +142,26 @@ def test_a_job_whose_own_check_fails_is_captured_and_bisected_offline(workdir, t
     with tarfile.open(v["tarball"]) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames()}
     assert {"capture/failure.json", "capture/case/graph.py", "ISSUE.md", "repro.py"} <= names
+
+    # A failure recorded from elsewhere, that the graph does not show replayed: said in one line, exit 3, what would
+    # settle it named, and the capture and failure still packed.
+    other = tmp_path / "other"
+    shutil.copytree(capture / "rank0" / "calls" / "g0", other / "rank0" / "case")
+    shutil.copy(capture / "capture.json", other / "capture.json")
+    record = json.loads((capture / "rank0" / "exit.json").read_text())
+    failure = {**record, "kind": "exception", "phase": "run", "graph": 0, "note": "", "traceback": ""}
+    failure["signature"] = {"kind": "exception", "exc_type": "ValueError", "message": "a failure of the job's own"}
+    (other / "rank0" / "failure.json").write_text(json.dumps(failure))
+    code, out, err = reprokit("bisect", "--from-capture", str(other), "-o", str(tmp_path / "art2"), cwd=tmp_path)
+    assert code == 3, err
+    run_dir = next((tmp_path / "art2").glob("*-capture"))
+    assert err.splitlines()[-1] == (
+        "reprokit: the captured graph does not fail the same way replayed alone (rank 0, graph 0); run `reprokit "
+        f"bisect relu_accuracy_job.py` on the job's hardware to settle it (run folder: {run_dir})"
+    )
+    with tarfile.open(next((tmp_path / "art2").glob("*.tar.gz"))) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames()}
+    assert {"capture/failure.json", "capture/case/graph.py", "ISSUE.md"} <= names
 
 
 @pytest.mark.slow
