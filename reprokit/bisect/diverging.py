@@ -10,7 +10,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from reprokit.bisect.capture_folder import CapturedFailure, failing_ranks
+from reprokit.bisect.capture_folder import CapturedFailure, exited_ranks, failing_ranks
 from reprokit.capture import files
 from reprokit.data.records import TrialSpec
 from reprokit.errors import NothingToIsolate, ReprokitError
@@ -35,8 +35,8 @@ def kept_calls(root: str, torch_version: str) -> KeptCalls | None:
     rank ended in error with its calls written; None otherwise."""
     if failing_ranks(root):
         return None
-    for name in sorted((n for n in _names(root) if n.startswith("rank") and n[4:].isdigit()), key=lambda n: int(n[4:])):
-        record = _read(os.path.join(root, name, files.EXIT))
+    for rank in exited_ranks(root):
+        record = _read(os.path.join(files.rank_dir(root, rank), files.EXIT))
         if record is None:
             continue
         recorded = record.get("torch_version")
@@ -45,14 +45,14 @@ def kept_calls(root: str, torch_version: str) -> KeptCalls | None:
                 f"{root} was captured with torch {recorded}, this is torch {torch_version}: bisect it "
                 f"where torch {recorded} is installed, or capture the job again here"
             )
-        calls = os.path.join(root, name, files.CALLS)
+        calls = os.path.join(files.rank_dir(root, rank), files.CALLS)
         cases = {
             int(g[1:]): os.path.join(calls, g)
             for g in _names(calls)
             if g[1:].isdigit() and os.path.isfile(os.path.join(calls, g, "meta.json"))
         }
         if cases:
-            return KeptCalls(root, name[4:], record, dict(sorted(cases.items())))
+            return KeptCalls(root, rank, record, dict(sorted(cases.items())))
     return None
 
 
@@ -62,8 +62,8 @@ def diverging_graph(kept: KeptCalls, runner, emit) -> CapturedFailure:
     graphs = list(kept.cases)
     emit(
         "note",
-        text=f"the job ended in error ({kept.record.get('exit')}) with no exception from torch: each of "
-        f"its {_graphs(len(graphs))} asked compiled against eager, float64 as referee",
+        text=f"the job ended in error ({kept.record.get('exit')}) with no exception from torch: "
+        f"its {_graphs(len(graphs))}, each asked compiled against eager, float64 as referee",
     )
     outcomes = runner.map(
         [
@@ -99,7 +99,7 @@ def diverging_graph(kept: KeptCalls, runner, emit) -> CapturedFailure:
 
 
 def _graphs(n: int) -> str:
-    return "compiled graph" if n == 1 else f"{n} compiled graphs"
+    return f"{n} compiled graph" + ("" if n == 1 else "s")
 
 
 def _stage(case: str) -> str:

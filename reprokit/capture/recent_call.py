@@ -7,11 +7,13 @@ How a call is kept (RecentCalls.before/after, on every compiled call):
   before it runs and its inputs' version counters read after: a graph that wrote into an input is copied before
   every later call (a reference would hold the values after the write); one that did not keeps references from
   then on. Values a job changes later in place (an optimizer's step on parameters) are written as they are then.
-- inputs over the cap: weak references (an activation is not kept alive); at write, a tensor gone is a stand-in
+- inputs over the cap: weak references (an activation is not kept alive): to the parameters once, as the graph
+  compiled (the same objects every call), to the other tensors at each call; at write, a tensor gone is a stand-in
   matched on shape, dtype, stride and range as recorded at compile (fx/inputs.synthetic_inputs).
-- outputs: detached (the job's autograd graph is not kept alive), weakly over the cap; summarised at write only.
+- outputs: references, detached where they require grad (the job's autograd graph is not kept alive), weakly
+  over the cap; summarised at write only.
 
-API (also the in-place original run's, child/router): compiled(k, gm, example_inputs, context, compile_args) once
+API (also for the in-place original run): compiled(k, gm, example_inputs, context, compile_args) once
 per graph, before(k, args) and after(k, out) around each call, write(folder, script) -> graphs written, each as a
 case folder (fx/capture) calls/g<k>/ with outputs.json beside its meta.json.
 """
@@ -36,6 +38,8 @@ class _Graph:
     compile_args: Any
     over_cap: bool
     meta: list  # per input at compile: over the cap, its shape, stride, dtype and range (else [])
+    params: dict = dataclasses.field(default_factory=dict)  # over the cap: {position: weak reference} of parameters
+    others: list = dataclasses.field(default_factory=list)  # over the cap: the other positions, kept at each call
     copy: bool | None = None  # None until the first call shows whether the graph writes into its inputs
     args: tuple | None = None
     pending: tuple | None = None  # the first call: (its arguments, their version counters)
@@ -52,22 +56,35 @@ class RecentCalls:
 
     def compiled(self, k: int, gm, example_inputs, context, compile_args) -> None:
         """Graph k compiled: how its calls are kept, from its inputs' size."""
+        _safely(self, k, self._compiled, k, gm, example_inputs, context, compile_args)
+
+    def before(self, k: int, args) -> None:
+        """Keep call args of graph k (before it runs: a copy taken after would hold what the graph wrote)."""
+        _safely(self, k, self._before, k, args)
+
+    def after(self, k: int, out) -> None:
+        """Keep the outputs of graph k's call; after its first call, decide how later ones are kept."""
+        _safely(self, k, self._after, k, out)
+
+    def _compiled(self, k: int, gm, example_inputs, context, compile_args) -> None:
         from reprokit.fx.capture import tensor_meta
 
         inputs = list(example_inputs)
         size = sum(t.numel() * t.element_size() for t in inputs if hasattr(t, "element_size"))
         over = size > self.max_input_bytes
         meta = [tensor_meta(t, STATS_MAX_BYTES) for t in inputs] if over else []
-        self.graphs[k] = _Graph(gm, context, compile_args, over, meta)
+        g = self.graphs[k] = _Graph(gm, context, compile_args, over, meta)
+        if over:
+            g.params = {i: weakref.ref(t) for i, t in enumerate(inputs) if _parameter(t)}
+            g.others = [i for i in range(len(inputs)) if i not in g.params]
 
-    def before(self, k: int, args) -> None:
-        """Keep call args of graph k (before it runs: a copy taken after would hold what the graph wrote)."""
+    def _before(self, k: int, args) -> None:
         g = self.graphs.get(k)
         if g is None:
             return
         g.calls += 1
-        if g.over_cap:
-            g.args = tuple(weakref.ref(a) if _tensor(a) else a for a in args)
+        if g.over_cap:  # a weak reference costs ~1 us: the parameters' were taken once, at compile
+            g.args = tuple(weakref.ref(a) if _tensor(a) else a for a in map(args.__getitem__, g.others))
         elif g.copy is None:
             g.args = _copies(args)
             g.pending = (args, [a._version if _tensor(a) else None for a in args])
@@ -76,8 +93,7 @@ class RecentCalls:
         else:
             g.args = args
 
-    def after(self, k: int, out) -> None:
-        """Keep the outputs of graph k's call (detached); after its first call, decide how later ones are kept."""
+    def _after(self, k: int, out) -> None:
         g = self.graphs.get(k)
         if g is None:
             return
@@ -91,21 +107,23 @@ class RecentCalls:
         if g.over_cap:
             g.outputs = tuple(weakref.ref(o) if _tensor(o) else o for o in flat)
         else:
-            g.outputs = tuple(o.detach() if _tensor(o) else o for o in flat)
+            # detached where autograd tracks them (a reference would keep the job's autograd graph alive)
+            g.outputs = tuple(o.detach() if getattr(o, "requires_grad", False) else o for o in flat)
 
     def kept(self) -> list:
         """The graphs with a call kept."""
         return sorted(k for k, g in self.graphs.items() if g.args is not None)
 
-    def write(self, folder: str, script: str | None) -> list:
+    def write(self, folder: str, script: str | None, process_group: dict | None = None) -> list:
         """Each kept call as folder/calls/g<k>/ (a case folder and outputs.json); the graphs written. A graph that
-        cannot be written is skipped with one line on stderr (the job's own failure is what the user sees)."""
+        cannot be written is skipped with one line on stderr (the job's own failure is what the user sees).
+        process_group: the job's as it compiled (a job may destroy it before it exits: fx/collectives)."""
         import sys
 
         written = []
         for k in self.kept():
             try:
-                self._write_one(k, os.path.join(folder, CALLS, f"g{k}"), script)
+                self._write_one(k, os.path.join(folder, CALLS, f"g{k}"), script, process_group)
                 written.append(k)
             except Exception as e:
                 print(
@@ -113,12 +131,16 @@ class RecentCalls:
                 )
         return written
 
-    def _write_one(self, k: int, case: str, script: str | None) -> None:
+    def _write_one(self, k: int, case: str, script: str | None, process_group: dict | None) -> None:
         from reprokit.data.rundir import write_json_atomic
         from reprokit.fx.capture import capture_graph
 
         g = self.graphs[k]
-        inputs = _alive(g.args or (), g.meta)
+        args = g.args or ()
+        if g.over_cap:  # the parameters' references, and the others' of the latest call, in the graph's order
+            kept = dict(zip(g.others, args))
+            args = tuple(g.params[i] if i in g.params else kept[i] for i in range(len(g.meta)))
+        inputs = _alive(args, g.meta)
         capture_graph(
             g.gm,
             inputs,
@@ -128,9 +150,27 @@ class RecentCalls:
             script=script,
             context=g.context,
             run_eagerly=False,  # no eager run at exit: a collective in it would wait for ranks that are gone
+            process_group=process_group,
         )
         outputs = [_summary(o() if isinstance(o, weakref.ref) else o) for o in g.outputs or ()]
         write_json_atomic(os.path.join(case, OUTPUTS), {"calls": g.calls, "outputs": outputs})
+
+
+def _safely(calls: RecentCalls, k: int, fn, *args) -> None:
+    """fn(*args); what it raises is never the job's: graph k's calls are no longer kept, said in one line."""
+    try:
+        fn(*args)
+    except Exception as e:
+        import sys
+
+        calls.graphs.pop(k, None)
+        print(f"reprokit capture: graph {k}'s calls not kept: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+def _parameter(t) -> bool:
+    import torch
+
+    return isinstance(t, torch.nn.Parameter)
 
 
 def _tensor(a) -> bool:

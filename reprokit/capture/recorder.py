@@ -48,11 +48,13 @@ class Recorder:
         self.fell_back: list = []  # graphs that compiled past the limit and ran eagerly
         self.recent = RecentCalls(max_input_bytes)  # each graph's latest call, kept in memory (capture/recent_call)
         self.exit_error: str | None = None  # how the process is ending in error: sys.exit(1), an uncaught exception
+        self.group: dict | None = None  # the job's process group, as the first graph compiled
         self.kept_calls: list = []  # the graphs whose latest call was written, as it ended so
 
     def graph_seen(self, gm, example_inputs) -> int:
         """Note a graph Dynamo handed the backend; its index in this process."""
         self.graphs.append({"nodes": len(gm.graph.nodes), "inputs": [_shape(t) for t in example_inputs]})
+        self.group = self.group or process_group()  # as it compiled: a job may destroy its group before it exits
         return len(self.graphs) - 1
 
     def before_compile(self, k, gm, example_inputs, ctx, compile_args) -> None:
@@ -168,14 +170,14 @@ class Recorder:
         from reprokit import compat
 
         out = files.rank_dir(self.root, self.rank)
-        self.kept_calls = self.recent.write(out, script_path())
+        self.kept_calls = self.recent.write(out, script_path(), process_group() or self.group)
         record = {
             "kind": "exit",
             "exit": self.exit_error,
             "graphs": self.kept_calls,
             "graphs_seen": len(self.graphs),
             "rank": self.rank,
-            "process_group": process_group(),
+            "process_group": process_group() or self.group,
             "torch_version": compat.TORCH_VERSION,
             "script": script_path(),
         }
