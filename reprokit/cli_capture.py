@@ -43,4 +43,11 @@ def capture(output_dir, max_input_bytes, compile_timeout, fall_back_to_eager, co
             f"bisect --from-capture {shlex.quote(output_dir)}",
             err=True,
         )
+    elif run.kept_calls:
+        click.echo(
+            f"reprokit capture: the job ended in error with no exception from torch; each compiled graph's latest "
+            f"call is in {run.output_dir}/{run.kept_calls[0]}/calls; next: reprokit bisect --from-capture "
+            f"{shlex.quote(output_dir)}",
+            err=True,
+        )
     sys.exit(run.exit_status)

@@ -181,7 +181,24 @@ ISSUE_CHECKS = {
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["relu_compile_error.py", "relu_accuracy.py"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "relu_compile_error.py",
+        pytest.param(
+            "relu_accuracy.py",
+            marks=pytest.mark.skipif(
+                os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
+                reason=(
+                    "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 301 s on the loaded 2-core machine, beside the 214 s of the "
+                    "test that covers its class): an in-place bisect of a wrong relu the script's own check finds, to "
+                    "a verified few-node repro and ISSUE.md's accuracy wording, runs in CI through "
+                    "test_accuracy_inplace.py"
+                ),
+            ),
+        ),
+    ],
+)
 def test_planted_inductor_bug_minifies_to_a_few_nodes(workdir, case):
     exp = expect(case)
     p, data = bisect(workdir, case, "--no-configs", "--no-subsystems", "--no-pack")

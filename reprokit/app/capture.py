@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from reprokit import settings
 from reprokit.app import guards
-from reprokit.bisect.capture_folder import crashed_ranks, failing_ranks, killed_ranks
+from reprokit.bisect.capture_folder import crashed_ranks, exited_ranks, failing_ranks, killed_ranks
 from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
 from reprokit.capture.files import CAPTURE_VAR, COMPILE_TIMEOUT_VAR, FALL_BACK_VAR, MAX_BYTES_VAR
 from reprokit.capture.summary import note_job
@@ -29,6 +29,7 @@ class CaptureRun:
     output_dir: str
     failures: tuple  # rank folders holding a failure.json, else those of ranks that died by a signal in a graph
     fault_reports: tuple = ()  # faulthandler's report of each crashed rank (the capture took faulthandler over)
+    kept_calls: tuple = ()  # rank folders whose process ended in error with no failure: each graph's latest call
 
 
 def capture_command(
@@ -77,6 +78,7 @@ def capture_command(
         root,
         failures,
         tuple(c["traceback"] for c in crashes.values()),
+        () if failures else tuple(f"rank{r}" for r in exited_ranks(root)),
     )
 
 

@@ -14,6 +14,7 @@ from reprokit.app.common import Emit, default_jobs, noop, record_secrets, record
 from reprokit.app.pack import packed
 from reprokit.app.verdict_file import isolated, with_evidence
 from reprokit.bisect.capture_folder import CapturedFailure, read_capture
+from reprokit.bisect.diverging import KeptCalls, diverging_graph, kept_calls
 from reprokit.bisect.from_capture import GraphBisector, hang_limit
 from reprokit.bisect.session import BisectOptions
 from reprokit.capture.files import SUMMARY
@@ -38,35 +39,32 @@ def bisect_from_capture(
     command: str = "",
     emit: Emit = noop,
 ) -> Verdict:
-    """Ladder, subsystems and lowerings, minify and pack, all on the captured graph: zero runs of the job."""
+    """Ladder, subsystems and lowerings, minify and pack, all on the captured graph: zero runs of the job. A job
+    that ended in error with no exception from torch: first, which of its graphs diverges (bisect/diverging)."""
     root = _capture_folder(capture_dir)
     _check_options(jobs, timeout, ranks)
-    captured = _read_capture(root)
-    name = os.path.splitext(os.path.basename(captured.script))[0]
+    kept = _kept_calls(root)
+    captured = _read_capture(root) if kept is None else None
+    script = kept.script if kept is not None else captured.script if captured is not None else ""
+    name = os.path.splitext(os.path.basename(script))[0]
     run_dir = RunDir.create(output_dir or os.path.join(os.getcwd(), "artifacts"), f"{name}-capture")
     record_secrets(run_dir)
+    emit("run_dir", path=run_dir.path, phase="capture")  # no script runs first: its phase is named for what it does
+    jobs = jobs or default_jobs()
+    runner = _runner(run_dir, timeout or 600.0, jobs, emit) if kept is not None else None
+    captured = captured or _diverging(kept, runner, run_dir, emit)
     case = _copy_capture(captured, run_dir)
     opts = BisectOptions(
         script=captured.script,
         cwd=os.path.dirname(captured.script),
         timeout=timeout,
-        jobs=jobs or default_jobs(),
+        jobs=jobs,
         configs=configs,
         subsystems=subsystems,
+        check_accuracy=kept is not None,
     )
-    run_dir.write_json(
-        "run.json",
-        {
-            "command": command,
-            "options": dataclasses.asdict(opts),
-            "python": sys.executable,
-            "environment": recorded_environment(),
-            "steps": {"minify": minify, "pack": pack},
-            "capture": {"from": root, "rank": captured.rank, "case": case, "phase": captured.failure.get("phase")},
-        },
-    )
-    emit("run_dir", path=run_dir.path, phase="capture")  # no script runs first: its phase is named for what it does
-    runner = _runner(run_dir, timeout or _hang_limit(captured, emit) or 600.0, opts.jobs, emit)
+    _write_run_json(run_dir, opts, captured, case, command, {"minify": minify, "pack": pack})
+    runner = runner or _runner(run_dir, timeout or _hang_limit(captured, emit) or 600.0, opts.jobs, emit)
     bisector = GraphBisector(opts, runner, emit, captured, case)
     isolation = bisector.isolate()
     verdict = isolated(run_dir, isolation)
@@ -81,6 +79,42 @@ def bisect_from_capture(
     if pack:
         verdict = packed(run_dir, verdict, emit)
     return verdict
+
+
+def _diverging(kept: KeptCalls | None, runner: Runner | None, run_dir: RunDir, emit: Emit) -> CapturedFailure:
+    """The graph that diverges alone among the kept calls; NothingToIsolate naming the run folder otherwise."""
+    assert kept is not None and runner is not None  # no failure captured: the job's calls were kept
+    try:
+        return diverging_graph(kept, runner, emit)
+    except NothingToIsolate as e:
+        raise NothingToIsolate(f"{e} (run folder: {run_dir.path})") from None
+
+
+def _write_run_json(run_dir: RunDir, opts: BisectOptions, captured: CapturedFailure, case: str, command, steps):
+    run_dir.write_json(
+        "run.json",
+        {
+            "command": command,
+            "options": dataclasses.asdict(opts),
+            "python": sys.executable,
+            "environment": recorded_environment(),
+            "steps": steps,
+            "capture": {
+                "from": captured.root,
+                "rank": captured.rank,
+                "case": case,
+                "phase": captured.failure.get("phase"),
+                "kind": captured.failure.get("kind"),
+            },
+        },
+    )
+
+
+def _kept_calls(root: str) -> KeptCalls | None:
+    """The calls a job that ended in error with no exception from torch left (none: a failure capture)."""
+    from reprokit import compat
+
+    return kept_calls(root, compat.TORCH_VERSION)
 
 
 def _read_capture(root: str) -> CapturedFailure:

@@ -11,7 +11,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 
-from reprokit.bisect.captured import adopt_saved_graph, graph_ladder
+from reprokit.bisect.captured import adopt_saved_graph, confirm_graph, graph_ladder
 from reprokit.bisect.configs import config_flips
 from reprokit.bisect.cuda import launch_blocking
 from reprokit.bisect.findings import dynamo_message, memory_finding, meta_kernel_finding, pieces_finding, say
@@ -192,8 +192,9 @@ class Bisector(Session):
         stage, found = isolation.failing_stage, isolation.subsystem
         assert stage is not None  # a stage failed: else nothing was deferred
         config = confirmed = torch_logs = None
-        with cf.ThreadPoolExecutor(max_workers=2) as pool:
+        with cf.ThreadPoolExecutor(max_workers=3) as pool:
             logs = pool.submit(self.torch_logs, stage) if "torch_logs" in asked else None
+            whole = pool.submit(confirm_graph, self, isolation) if "graph_confirm" in asked else None
             stable = pool.submit(confirm_boundary, self, stage, found) if "confirm" in asked and found else None
             if "configs" in asked:
                 config = config_flips(self, stage, self.stage_outcomes[stage], self.likely_flips(isolation))
@@ -208,6 +209,7 @@ class Bisector(Session):
             numerics, divergence = self.numbers_asked(isolation, asked, case)
             if logs is not None:
                 torch_logs = logs.result().trial_dir
+            graph_confirmed = whole.result() if whole is not None else None
         return Evidence(
             asked=asked,
             config=config,
@@ -215,6 +217,7 @@ class Bisector(Session):
             torch_logs=torch_logs,
             numerics=numerics,
             divergence=divergence,
+            graph_confirmed=graph_confirmed,
             trials=self.runner.executed - executed,
             seconds=round(time.monotonic() - started, 2),
         )
@@ -255,6 +258,8 @@ class Bisector(Session):
         # The original saved the graph that raised: when it fails alone the same way, it is the failing graph, and
         # the stage's later questions are asked of it (graph trials, counted in that graph alone).
         alone = adopt_saved_graph(self, v, original, stage) if v.memory is None else None
+        if alone is not None and self.graph_accuracy:
+            v.deferred.append("graph_confirm")  # the script with that graph alone compiled: one run, after the repro
         graph = v.graph if alone is not None else failing_graph(self, stage, passing, failing)
         if graph is not None:
             v.graph = graph

@@ -136,6 +136,12 @@ def failing_ranks(root: str) -> list:
     return [r for r in _rank_names(root) if os.path.exists(os.path.join(files.rank_dir(root, r), files.FAILURE))]
 
 
+def exited_ranks(root: str) -> list:
+    """Ranks that ended in error with no failure of a compiled graph, their graphs' latest calls written (exit.json),
+    lowest first."""
+    return [r for r in _rank_names(root) if os.path.exists(os.path.join(files.rank_dir(root, r), files.EXIT))]
+
+
 def _rank_names(root: str) -> list:
     """The ranks the capture has a folder for (rank<i>), lowest first."""
     try:

@@ -37,6 +37,8 @@ class GraphBisector(Bisector):
         self.captured, self.case = captured, case
         self.target = Signature.from_dict(captured.failure["signature"])
         self.backward = captured.failure.get("phase") == "backward"  # its failure shows when run backward too
+        # wrong numbers with no exception (bisect/diverging): every trial compares compiled against eager
+        self.accuracy = captured.failure.get("kind") == "accuracy"
 
     def fails_same(self, outcome: Outcome | None) -> bool:
         """A hang fails the same way by running past the limit in the same phase (compile or run): a hang's
@@ -49,7 +51,7 @@ class GraphBisector(Bisector):
 
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the captured graph under `stage` (the seam: the Bisector's steps build their specs here)."""
-        kw.pop("check_accuracy", None)
+        kw["check_accuracy"] = self.accuracy
         kw.setdefault("run_backward", self.backward)
         return TrialSpec(mode="graph", stage=stage, case=self.case, label=label, **kw)
 

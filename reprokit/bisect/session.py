@@ -84,6 +84,10 @@ class Session:
         self.original: Outcome | None = None  # the original run the search chases, once known
         self.ladder_from_graph = False  # the stages were asked of the saved graph (bisect/captured.graph_ladder)
         self.graph_stage: str | None = None
+        # The graph that stands for the script, checked against eager: the original's failure was a mismatch its
+        # own check found, and this graph, as of its recent call, diverges from eager (bisect/captured.py)
+        self.graph_accuracy = False
+        self.saved_graph: tuple | None = None  # (case, graph index) once looked for: bisect/captured.saved_graph
         # The script fails only with inductor's caches on (bisect/warm.py): which, and how it was shown
         self.warm_cache: dict | None = None
         self.warm_cache_runs: list = []  # (title, Outcome) of each of its runs, in order
@@ -96,7 +100,6 @@ class Session:
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the user's script under `stage`, with the run's options; of the saved failing graph instead
         once it stands for the script in that stage (graph_case)."""
-        o = self.opts
         # The modes question asks the user's own backend, inductor when a graph was adopted (bisect/captured.py).
         if self.graph_case is not None and (
             stage == self.graph_stage
@@ -106,7 +109,19 @@ class Session:
         ):
             for whole_script_only in ("only_graph", "other_stage", "capture_failing"):
                 kw.pop(whole_script_only, None)
-            return TrialSpec(mode="graph", stage=self.graph_stage, case=self.graph_case, label=label, **kw)
+            return TrialSpec(
+                mode="graph",
+                stage=self.graph_stage,
+                case=self.graph_case,
+                check_accuracy=self.graph_accuracy,
+                label=label,
+                **kw,
+            )
+        return self.script_spec(stage, label, **kw)
+
+    def script_spec(self, stage: str, label: str, **kw) -> TrialSpec:
+        """A trial of the user's script under `stage`, with the run's options, whatever graph was adopted."""
+        o = self.opts
         return TrialSpec(
             mode="script",
             stage=stage,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from reprokit.capture import files
 from reprokit.capture.facts import process_group, script_path
+from reprokit.capture.recent_call import RecentCalls
 from reprokit.capture.summary import merge_summary
 from reprokit.data.rundir import write_json_atomic
 
@@ -45,10 +46,15 @@ class Recorder:
         self.compile_timeout: float | None = None  # --compile-timeout (capture/deadline.py)
         self.fall_back = False  # --fall-back-to-eager
         self.fell_back: list = []  # graphs that compiled past the limit and ran eagerly
+        self.recent = RecentCalls(max_input_bytes)  # each graph's latest call, kept in memory (capture/recent_call)
+        self.exit_error: str | None = None  # how the process is ending in error: sys.exit(1), an uncaught exception
+        self.group: dict | None = None  # the job's process group, as the first graph compiled
+        self.kept_calls: list = []  # the graphs whose latest call was written, as it ended so
 
     def graph_seen(self, gm, example_inputs) -> int:
         """Note a graph Dynamo handed the backend; its index in this process."""
         self.graphs.append({"nodes": len(gm.graph.nodes), "inputs": [_shape(t) for t in example_inputs]})
+        self.group = self.group or process_group()  # as it compiled: a job may destroy its group before it exits
         return len(self.graphs) - 1
 
     def before_compile(self, k, gm, example_inputs, ctx, compile_args) -> None:
@@ -149,6 +155,34 @@ class Recorder:
             )
         write_json_atomic(os.path.join(out, files.FAILURE), failure_record(self, k, exc, phase, note))
 
+    def exiting(self) -> None:
+        """At exit: a process ending in error with no failure of a compiled graph (the job's own check, an assert,
+        a NaN guard) writes each graph's latest call and exit.json, for the offline accuracy question; then its
+        summary line."""
+        if self.exit_error and not self.failed and self.recent.kept():
+            try:
+                self._write_calls()
+            except Exception as e:  # the capture is lost, the job's failure is not
+                print(f"reprokit capture: could not write the graphs' calls: {type(e).__name__}: {e}", file=sys.stderr)
+        self.write_summary()
+
+    def _write_calls(self) -> None:
+        from reprokit import compat
+
+        out = files.rank_dir(self.root, self.rank)
+        self.kept_calls = self.recent.write(out, script_path(), process_group() or self.group)
+        record = {
+            "kind": "exit",
+            "exit": self.exit_error,
+            "graphs": self.kept_calls,
+            "graphs_seen": len(self.graphs),
+            "rank": self.rank,
+            "process_group": process_group() or self.group,
+            "torch_version": compat.TORCH_VERSION,
+            "script": script_path(),
+        }
+        write_json_atomic(os.path.join(out, files.EXIT), record)
+
     def write_summary(self) -> None:
         """This process's line in capture.json (only a process that compiled something has one); what was
         written ahead of a crash goes (the process did not crash)."""
@@ -165,6 +199,7 @@ class Recorder:
                     "graphs": len(self.graphs),
                     "compiles": self.compiles,
                     "failed": self.failed,
+                    **({"kept_calls": self.kept_calls} if self.kept_calls else {}),
                     "seconds": round(time.monotonic() - self.started, 3),
                     **({"fell_back": self.fell_back} if self.fell_back else {}),
                 },
@@ -224,10 +259,13 @@ def install(rec: Recorder) -> None:
     # script's own except clause (a training loop that logs and exits) or another thread can hide it.
     torch.autograd.backward = _seeing_backward(rec, torch.autograd.backward)
     torch.autograd.grad = _seeing_backward(rec, torch.autograd.grad)
-    atexit.register(rec.write_summary)
+    atexit.register(rec.exiting)
+    sys.exit = _noting_exit(rec, sys.exit)
     previous = sys.excepthook
 
     def excepthook(kind, exc, tb):
+        if not issubclass(kind, KeyboardInterrupt):  # Ctrl-C: a hang's, recorded by capture/hang
+            rec.exit_error = rec.exit_error or f"{kind.__name__}: {str(exc)[:200]}"
         if not rec.failed and rec.last_call and _in_compiled_backward(tb):
             # A compiled graph's backward (compiled lazily, at the first loss.backward()) failed: the graph whose
             # backward started last is written out, to be run forward and backward. (Its traceback passes through
@@ -238,6 +276,19 @@ def install(rec: Recorder) -> None:
         previous(kind, exc, tb)
 
     sys.excepthook = excepthook
+
+
+def _noting_exit(rec: Recorder, exit):
+    """sys.exit as it is, noting a status that is an error (the job's own check ending it): no other hook sees
+    SystemExit (sys.excepthook does not, and atexit is not told the status)."""
+
+    @functools.wraps(exit)
+    def noting(status=None):
+        if status is not None and status != 0:
+            rec.exit_error = rec.exit_error or f"sys.exit({status!r})"
+        exit(status)
+
+    return noting
 
 
 def _seeing_backward(rec: Recorder, function):

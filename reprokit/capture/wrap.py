@@ -64,6 +64,8 @@ class CapturingBackend:
         rec.longest_compile = max(rec.longest_compile, round(time.monotonic() - started, 3))
         compile_args = self.compile_args
         running = f"run {k}"
+        recent = rec.recent
+        recent.compiled(k, gm, example_inputs, ctx, compile_args)
 
         def call(*args):
             # Its backward runs later, from loss.backward(), outside this call: the recorder keeps what writing
@@ -73,12 +75,14 @@ class CapturingBackend:
             if backward:
                 rec.last_call = (k, gm, args, ctx, compile_args)
             rec.mark(running)
+            recent.before(k, args)  # each call kept, in memory, for an accuracy question (capture/recent_call)
             try:
                 out = compiled(*args)
             except BaseException as e:
                 rec.failed_at(k, gm, args, ctx, compile_args, e, "run")
                 raise
             rec.mark("")
+            recent.after(k, out)
             if backward:
                 rec.watch_backward(rec.last_call, out)
             return out

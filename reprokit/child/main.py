@@ -20,7 +20,7 @@ from reprokit import settings
 from reprokit.child.accuracy import AccuracyFailure
 from reprokit.child.classify import classify_exception, classify_exit, passed
 from reprokit.child.state import TrialState, peak_memory
-from reprokit.data.records import TrialSpec
+from reprokit.data.records import Signature, TrialSpec
 from reprokit.data.rundir import private_opener, write_json_atomic
 
 # Importing torch is deliberately deferred until after faulthandler is armed: a hang in import is a hang too.
@@ -56,10 +56,23 @@ def main(argv: list[str]) -> int:
         result = classify_exception(state, e)
         result["traceback"] = "".join(traceback.format_exception(type(e), e, e.__traceback__))[-20000:]
         exit_code = 1
+    save_recent_calls(state, result)
     write_result(state, observer, result, started, timing.get("import_seconds"))
     if state.ahead is not None:  # it did not crash: what was written ahead of one goes
         state.ahead.finish()
     return exit_code
+
+
+def save_recent_calls(state: TrialState, result: dict) -> None:
+    """A mismatch the script's own check found, where no graph raised: each graph as of its last call, for the
+    bisect to check compiled against eager (capture/recent_call, as `reprokit capture` writes them)."""
+    if state.recent is None or not Signature.from_dict(result["signature"]).reports_mismatch():
+        return
+    kept = state.recent.kept()
+    missing = sorted(set(kept) - set(state.recent.write(state.dir, state.spec.script)))
+    if missing:
+        note = f"the latest call of graph{'s' * (len(missing) > 1)} {', '.join(map(str, missing))} not saved"
+        state.note = "; ".join(x for x in (state.note, note) if x)
 
 
 def per_rank_cache() -> None:

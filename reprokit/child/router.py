@@ -156,6 +156,12 @@ class GraphRouter:
         state.save_state()  # counters after compile survive a crash at run time
         state.mark("")
         check = spec.check_accuracy and stage != "none" and spec.only_graph in (None, k)
+        if spec.capture_failing:  # a mismatch the script's own check finds later needs each graph's last call
+            from reprokit.capture.recent_call import RecentCalls
+            from reprokit.child import context
+
+            state.recent = state.recent or RecentCalls(spec.max_input_bytes)
+            state.recent.compiled(k, gm, example_inputs, context.capture(), state.compile_args)
         return checked(state, k, gm, compiled, check)
 
     def spliced(self, gm, stage: str):
@@ -191,12 +197,16 @@ class GraphRouter:
 def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool):
     """Graph k's compiled callable, noting a failure at run time, comparing its first two calls with eager when
     asked (outputs, mutated inputs, and on the first call the input gradients, from runs on copies: the
-    script's own call is unchanged), and noting when its backward runs."""
+    script's own call is unchanged), keeping its latest call when the original run asks (state.recent), and
+    noting when its backward runs."""
     calls = [0]
     running = f"run {k}"
+    recent = state.recent
 
     def observed_call(*args):
         calls[0] += 1
+        if recent is not None:
+            recent.before(k, args)
         check = check_accuracy and calls[0] <= 2
         state.mark(running)  # the gradient check below calls the compiled graph too
         reference = eager_reference(gm, args) if check else None
@@ -208,6 +218,8 @@ def checked(state: TrialState, k: int, gm, compiled, check_accuracy: bool):
             save_failing(state, k, gm, args)
             raise
         state.mark("")
+        if recent is not None:
+            recent.after(k, out)
         for found in (measure(reference, out, args) if reference is not None else None, grads):
             mismatch, note = verdict(found)
             if note:  # compiled is the closer one to float64: no bug to report

@@ -13,6 +13,7 @@ from reprokit.data.rundir import write_json_atomic
 
 if TYPE_CHECKING:
     from reprokit.capture.crash import Ahead
+    from reprokit.capture.recent_call import RecentCalls
 
 
 class TrialState:
@@ -47,6 +48,7 @@ class TrialState:
         # it is that failure.
         self.caught: BaseException | None = None
         self.ahead: Ahead | None = None  # spec.capture_failing: graphs written ahead of a crash (capture.crash.Ahead)
+        self.recent: RecentCalls | None = None  # spec.capture_failing: each graph's latest call (capture/recent_call)
 
     def mark(self, text: str) -> None:
         """Say which graph is compiling or running ("" for none), where a crash leaves it (capture/crash.py)."""

@@ -49,7 +49,8 @@ class Isolation(JsonData):
     inductor_pieces: dict | None = None
     export: dict | None = None
     aoti_kernel: dict | None = None
-    # What the verdict did not need and the report wants, asked after the repro: "confirm", "configs", "torch_logs"
+    # What the verdict did not need and the report wants, asked after the repro: "confirm", "configs", "torch_logs",
+    # "graph_confirm"
     deferred: tuple = ()
 
     @classmethod
@@ -170,6 +171,8 @@ class Evidence(JsonData):
     torch_logs: str | None = None  # the trial folder of the failing stage with torch's logs on ("torch_logs")
     numerics: dict | None = None  # wrong numbers: what inductor's numerics modes say (bisect/numerics, "numerics")
     divergence: dict | None = None  # wrong numbers: the failing graph's first diverging node ("divergence")
+    # the script with only the adopted graph compiled failed its check the same way ("graph_confirm")
+    graph_confirmed: bool | None = None
     trials: int = 0
     seconds: float = 0.0
 
@@ -184,6 +187,8 @@ class Evidence(JsonData):
             out["numerics"] = self.numerics
         if "divergence" in self.asked:
             out["divergence"] = self.divergence
+        if "graph_confirm" in self.asked:
+            out["graph_confirmed"] = self.graph_confirmed
         if self.torch_logs is not None:
             out["decisive_trials"] = {**(v.decisive_trials or {}), "torch_logs": self.torch_logs}
         return out

@@ -251,6 +251,9 @@ class Verdict(JsonData):
     # The failing graph as the original run saved it, when it fails alone the same way: the bisect's later
     # questions and minify ran graph trials on it instead of runs of the script
     graph_case: str | None = None
+    # A graph that diverged from eager as of its recent call (a mismatch the script's own check found): whether
+    # the script with that graph alone compiled failed the same way, asked once after the repro (None: not asked)
+    graph_confirmed: bool | None = None
     config: dict | None = None
     subsystem: dict | None = None
     flaky: bool = False

@@ -39,3 +39,20 @@ def trial_record(trial_dir: str) -> dict:
         if os.path.exists(path):
             return read_json(path)
     return {}
+
+
+RECENT_CALLS = "calls"  # a trial's graphs, each as of its latest call (capture/recent_call, as capture/files names it)
+
+
+def recent_calls(trial_dir: str) -> dict[int, str]:
+    """{graph index: case folder} of the graphs a failing original saved as of their most recent call (rank 0's,
+    under torchrun); {} when it saved none."""
+    folder = os.path.join(trial_dir or "", RECENT_CALLS)
+    if not os.path.isdir(folder):
+        return {}
+    out = {}
+    for name in os.listdir(folder):
+        case = os.path.join(folder, name)
+        if name.startswith("g") and name[1:].isdigit() and os.path.exists(os.path.join(case, "meta.json")):
+            out[int(name[1:])] = case
+    return dict(sorted(out.items()))

@@ -267,14 +267,14 @@ def capture_graph(
     context=None,
     run_eagerly: bool = True,
     stats_max_bytes: int | None = None,
+    process_group: dict | None = None,
 ) -> str:
     """Write the case folder; returns a note for the report (e.g. that input values were synthesised).
-
     script: the user's script, whose custom-op registrations and hooks the graph needs go into prelude.py;
     context: the call-time state (child.context.capture) the graph ran under; run_eagerly=False: which nodes are
     tensors is read from Dynamo's own example values instead of running the graph once (the capture's copy of
     every graph, written before it compiles, in case the process dies in it); stats_max_bytes: no value statistics
-    of a larger input."""
+    of a larger input; process_group: the job's, as recorded, where it may be gone by now (fx/collectives)."""
     from reprokit import compat
 
     os.makedirs(out_dir, exist_ok=True)
@@ -296,7 +296,7 @@ def capture_graph(
     note = "; ".join(part for part in (note, failure) if part)
     nodes, outputs = describe_nodes(gm, values)
     hook_lines, hook_names = config_hooks()
-    prelude = write_prelude(out_dir, script, gm, hook_names)
+    prelude = write_prelude(out_dir, script, gm, hook_names, process_group)
     write_json_atomic(
         os.path.join(out_dir, "meta.json"),
         {
@@ -335,13 +335,15 @@ def eager_node_values(gm, inputs, inputs_meta, groups, saved_values) -> tuple:
         return {}, f"graph does not run eagerly ({type(e).__name__}); no node can be cut"
 
 
-def write_prelude(out_dir: str, script, gm, hook_names) -> str:
+def write_prelude(out_dir: str, script, gm, hook_names, process_group: dict | None = None) -> str:
     """prelude.py: the fake process group the graph's collectives need, then the script's registrations and
     hooks; nothing written (and "" returned) when the graph needs neither."""
     from reprokit.fx.collectives import fake_group_prelude
 
     prelude = script_prelude(script, gm, hook_names)
-    prelude = "\n".join(p for p in (fake_group_prelude(gm), prelude) if p)  # the group first: ops may need it
+    prelude = "\n".join(
+        p for p in (fake_group_prelude(gm, process_group), prelude) if p
+    )  # the group first: ops may need it
     if prelude:
         write_atomic(os.path.join(out_dir, "prelude.py"), prelude)
     return prelude

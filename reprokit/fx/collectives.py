@@ -16,14 +16,17 @@ def has_collectives(gm) -> bool:
     return False
 
 
-def fake_group_prelude(gm) -> str:
+def fake_group_prelude(gm, group: dict | None = None) -> str:
     """Statements that initialise a fake process group of the captured rank and world size, when the graph holds
-    collectives and this process was one rank of a group; "" otherwise."""
+    collectives and this process was one rank of a group (group: as recorded, {"rank", "world_size"}, for a job
+    that destroyed its group before the graph is written); "" otherwise."""
     import torch.distributed as dist
 
-    if not has_collectives(gm) or not (dist.is_available() and dist.is_initialized()):
+    if dist.is_available() and dist.is_initialized():
+        group = {"rank": dist.get_rank(), "world_size": dist.get_world_size()}
+    if not has_collectives(gm) or not group:
         return ""
-    rank, world = dist.get_rank(), dist.get_world_size()
+    rank, world = group["rank"], group["world_size"]
     return (
         "# The graph's collectives need a process group: PyTorch's fake one plays this rank of the job in one\n"
         "# process (its collectives return their input unchanged).\n"

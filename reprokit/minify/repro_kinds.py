@@ -148,7 +148,8 @@ def _captured_repro(run_dir, runner, v, info, emit, resume, notes) -> bool:
     """The graph a capture wrote, cut while it fails alone the way the job failed; True once repro.py is verified."""
     case, stage = info["capture"]["case"], v.failing_stage
     backward = info["capture"].get("phase") == "backward"  # the job failed in loss.backward()
-    found = graph_alone(runner, case, stage, False, backward, "graph-alone")
+    accuracy = info["capture"].get("kind") == "accuracy"  # the job's own check saw wrong numbers (bisect/diverging)
+    found = graph_alone(runner, case, stage, accuracy, backward, "graph-alone")
     if found.signature is None or not found.signature.matches(Signature.from_dict(v.signature)):
         v.repro_attempts.append(ReproAttempt("graph", "the captured graph alone does not fail the way the job did"))
         return False
@@ -161,12 +162,12 @@ def _captured_repro(run_dir, runner, v, info, emit, resume, notes) -> bool:
         case,
         stage,
         found.signature,
-        False,
+        accuracy,
         backward,
         precheck=fake_check(runner, run_dir, case),
         emit=emit,
     )
-    return _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kind, False, notes)
+    return _reduce_and_write(run_dir, runner, v, info, emit, resume, oracle, found, kind, accuracy, notes)
 
 
 def _in_script(run_dir, runner, v, info, emit, found, stage, original, accuracy, notes) -> bool:

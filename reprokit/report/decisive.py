@@ -18,6 +18,9 @@ CHAIN_LINES = (
     "The above exception was the direct cause of the following exception:",
     "During handling of the above exception, another exception occurred:",
 )
+# torch.distributed's excepthook, once a process group is initialised (repro.py on the fake one), prefixes every
+# line of the traceback it prints with the rank
+RANK_PREFIX = re.compile(r"^\[rank\d+\]: ?")
 FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+)$')
 EXC_HEAD = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Unsupported|Warning)\w*"
@@ -72,7 +75,7 @@ def is_user_frame(path: str) -> bool:
 def last_chain(text: str) -> list:
     """The last chain of tracebacks in text: [(frames, exception lines)] oldest first, as Python prints it.
     frames: [(file, line, name, code)]; exception lines: the type and message, the message whole."""
-    lines = text.splitlines()
+    lines = [RANK_PREFIX.sub("", line) for line in text.splitlines()]
     starts = [i for i, l in enumerate(lines) if l.strip() == TRACEBACK]
     if not starts:
         return []
