@@ -82,6 +82,12 @@ class GraphBisector(Bisector):
                 f"graph {v.graph}); {settle_line(v.script)}"
             )
             return self.finish(v, decisive={})
+        if failing.stage == "eager":  # Dynamo's graph run as it is, no compiler below it
+            v.message = (
+                f"the captured graph fails the same way run eagerly (rank {self.captured.rank}, graph {v.graph}): "
+                "the job fails without compile too; that is not a compiler bug"
+            )
+            return self.finish(v, decisive={})
         v.failing_stage = failing.stage
         # a stage before it that passed (one that failed another way is not where the failure starts)
         before = (
