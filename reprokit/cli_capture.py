@@ -81,7 +81,7 @@ def checked_line(check) -> str:
     if check.diverged is not None:
         rank, graph, mismatch = check.diverged
         return f"graph {graph} (rank {rank}) diverged from eager: {mismatch}"
-    line = f"no graph diverged from eager in {check.checked} checked calls"
+    line = f"no graph diverged from eager in {check.checked} checked call{'' if check.checked == 1 else 's'}"
     if check.more_accurate:
         line += (
             f"; compiled is more accurate than eager (float64 reference) in {_graphs(check.more_accurate)}: not flagged"

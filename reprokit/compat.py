@@ -174,6 +174,26 @@ def same(ref, res, fp64_ref=None, tol: float = 1e-3) -> bool:
     return bool(_same(ref, res, fp64_ref=fp64_ref, tol=tol, equal_nan=True))
 
 
+def same_quietly():
+    """A context in which `same` logs nothing: torch._dynamo.utils logs each failed comparison at error level, which
+    inside the user's own job (capture --check-accuracy) would be a line of theirs reprokit wrote."""
+    import contextlib
+    import logging
+
+    logger = logging.getLogger("torch._dynamo.utils")
+
+    @contextlib.contextmanager
+    def quiet():
+        old = logger.disabled
+        logger.disabled = True
+        try:
+            yield
+        finally:
+            logger.disabled = old
+
+    return quiet()
+
+
 def cast_to_fp64(model, inputs):
     """Model and inputs in float64 for an honest reference (as torch's accuracy minifier does)."""
     from torch._dynamo.debug_utils import cast_to_fp64

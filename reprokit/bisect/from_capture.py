@@ -129,7 +129,7 @@ class GraphBisector(Bisector):
         for stage, outcome in zip(stages, outcomes):
             outcome = outcome or Outcome.from_dict({"kind": "skip", "signature": {"kind": "skip"}, "seconds": 0.0})
             self.stage_outcomes[stage] = outcome
-            same = self.fails_same(outcome)
+            same = self.fails_same(outcome) or (stage == "eager" and same_error(self.target, outcome.signature))
             out.append(
                 StageResult(
                     stage=stage,
@@ -141,6 +141,14 @@ class GraphBisector(Bisector):
             )
             self.emit("stage", stage=stage, outcome=outcome, same=same)
         return out
+
+
+def same_error(target: Signature | None, other: Signature | None) -> bool:
+    """The same exception and message wherever it was raised: eager calls torch's function, where the compiled
+    stages call its aten op, so the frame that raised differs even when the job fails without compile too."""
+    if target is None or other is None or target.kind != "exception" or other.kind != "exception":
+        return False
+    return (target.exc_type, target.message) == (other.exc_type, other.message)
 
 
 def hang_phase(outcome: Outcome) -> str:

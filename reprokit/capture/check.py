@@ -88,11 +88,13 @@ class GraphCheck:
         return Pending(reference, inputs, self.calls)
 
     def _after(self, pending: Pending, out, args) -> None:
+        from reprokit import compat
         from reprokit.child.accuracy import MORE_ACCURATE, compiled_more_accurate, measure, verdict
 
         state: CheckState = self.rec.check
         state.checked += 1
-        found = measure(pending.reference, out, args)
+        with compat.same_quietly():
+            found = measure(pending.reference, out, args)
         mismatch, note = verdict(found)
         mismatch = nonfinite(pending.reference, out) or mismatch
         if not mismatch and (note == MORE_ACCURATE or compiled_more_accurate(found)):
