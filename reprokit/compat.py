@@ -174,24 +174,18 @@ def same(ref, res, fp64_ref=None, tol: float = 1e-3) -> bool:
     return bool(_same(ref, res, fp64_ref=fp64_ref, tol=tol, equal_nan=True))
 
 
+@contextlib.contextmanager
 def same_quietly():
-    """A context in which `same` logs nothing: torch._dynamo.utils logs each failed comparison at error level, which
-    inside the user's own job (capture --check-accuracy) would be a line of theirs reprokit wrote."""
-    import contextlib
+    """`same` logging nothing: torch._dynamo.utils logs each failed comparison at error level, a line in the user's
+    own job (capture --check-accuracy) that reprokit would have written."""
     import logging
 
     logger = logging.getLogger("torch._dynamo.utils")
-
-    @contextlib.contextmanager
-    def quiet():
-        old = logger.disabled
-        logger.disabled = True
-        try:
-            yield
-        finally:
-            logger.disabled = old
-
-    return quiet()
+    old, logger.disabled = logger.disabled, True
+    try:
+        yield
+    finally:
+        logger.disabled = old
 
 
 def cast_to_fp64(model, inputs):

@@ -8,6 +8,10 @@ copies, their random draws forked off the job's stream); the checks end with tha
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reprokit.child.accuracy import Reference
 
 DEFAULT_CALLS = 2  # as the bisect's router checks each graph's first two calls
 
@@ -38,7 +42,7 @@ class CheckState:
 class Pending:
     """One checked call between its eager run and its compiled one: eager's side, and the inputs as they were."""
 
-    reference: object
+    reference: Reference
     inputs: list
     call: int
 

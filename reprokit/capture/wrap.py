@@ -86,7 +86,7 @@ class CapturingBackend:
                 raise
             rec.mark("")
             recent.after(k, out)
-            if pending is not None:
+            if check is not None and pending is not None:
                 check.after(pending, out, args)
             if backward:
                 rec.watch_backward(rec.last_call, out)
