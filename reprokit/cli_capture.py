@@ -71,7 +71,7 @@ def _announce(event: str, calls: int = 0, **_data) -> None:
     if event == "check":
         click.echo(
             f"reprokit capture: --check-accuracy: each graph's first {calls} calls also run eagerly and in float64 "
-            "on copies of their inputs (those calls take about 3x as long)",
+            "on copies of their inputs (those calls take about 5x as long)",
             err=True,
         )
 

@@ -13,7 +13,7 @@ from test_capture import cli, reprokit, script_trials
 CASES = pathlib.Path(__file__).parent / "capture_cases"
 ANNOUNCED = (
     "reprokit capture: --check-accuracy: each graph's first 2 calls also run eagerly and in float64 on copies of "
-    "their inputs (those calls take about 3x as long)"
+    "their inputs (those calls take about 5x as long)"
 )
 
 
