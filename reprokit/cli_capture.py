@@ -21,9 +21,17 @@ from reprokit.cli_errors import one_line_errors
     help="One graph's compile past this (90s, 5m) is written as a hang, and the job stops.",
 )
 @click.option("--fall-back-to-eager", is_flag=True, help="With --compile-timeout: that graph runs eagerly instead.")
+@click.option(
+    "--check-accuracy",
+    is_flag=True,
+    help="Compare each graph's first calls with eager; the first that diverges is written out as the failure.",
+)
+@click.option(
+    "--check-calls", type=int, default=None, metavar="N", help="With --check-accuracy: calls checked per graph (2)."
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @one_line_errors("exit_status", signals=False)  # the job's own signals are its to handle, and its exit status
-def capture(output_dir, max_input_bytes, compile_timeout, fall_back_to_eager, command):
+def capture(output_dir, max_input_bytes, compile_timeout, fall_back_to_eager, check_accuracy, check_calls, command):
     """Run a job once as you run it, recording the failing graph where it fails.
 
     reprokit capture --output-dir DIR -- torchrun --nproc-per-node 8 train.py   (then: reprokit bisect
@@ -34,9 +42,14 @@ def capture(output_dir, max_input_bytes, compile_timeout, fall_back_to_eager, co
         max_input_bytes=max_input_bytes,
         compile_timeout=compile_timeout,
         fall_back=fall_back_to_eager,
+        check_accuracy=check_accuracy,
+        check_calls=check_calls,
+        emit=_announce,
     )
     for report in run.fault_reports:  # the job's own faulthandler report, which the capture wrote to its folder
         click.echo(report.rstrip("\n"), err=True)
+    if run.check is not None:
+        click.echo(f"reprokit capture: {checked_line(run.check)}", err=True)
     if run.failures:
         click.echo(
             f"reprokit capture: the failing graph is in {run.output_dir}/{run.failures[0]}; next: reprokit "
@@ -51,3 +64,34 @@ def capture(output_dir, max_input_bytes, compile_timeout, fall_back_to_eager, co
             err=True,
         )
     sys.exit(run.exit_status)
+
+
+def _announce(event: str, calls: int = 0, **_data) -> None:
+    """The check's cost, said before the job starts."""
+    if event == "check":
+        click.echo(
+            f"reprokit capture: --check-accuracy: each graph's first {calls} calls also run eagerly and in float64 "
+            "on copies of their inputs (those calls take about 5x as long)",
+            err=True,
+        )
+
+
+def checked_line(check) -> str:
+    """What the checks found, in one line: the graph that diverged, or that none did (and what was left alone)."""
+    if check.diverged is not None:
+        rank, graph, mismatch = check.diverged
+        return f"graph {graph} (rank {rank}) diverged from eager: {mismatch}"
+    line = f"no graph diverged from eager in {check.checked} checked call{'' if check.checked == 1 else 's'}"
+    if check.more_accurate:
+        line += (
+            f"; compiled is more accurate than eager (float64 reference) in {_graphs(check.more_accurate)}: not flagged"
+        )
+    if check.random:
+        line += f"; not checked: {_graphs(check.random)} (random ops)"
+    if check.eager_failed:
+        line += f"; not checked: {_graphs(check.eager_failed)} (eager raised)"
+    return line
+
+
+def _graphs(graphs) -> str:
+    return ("graph " if len(graphs) == 1 else "graphs ") + ", ".join(str(g) for g in graphs)

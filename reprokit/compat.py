@@ -174,6 +174,20 @@ def same(ref, res, fp64_ref=None, tol: float = 1e-3) -> bool:
     return bool(_same(ref, res, fp64_ref=fp64_ref, tol=tol, equal_nan=True))
 
 
+@contextlib.contextmanager
+def same_quietly():
+    """`same` logging nothing: torch._dynamo.utils logs each failed comparison at error level, a line in the user's
+    own job (capture --check-accuracy) that reprokit would have written."""
+    import logging
+
+    logger = logging.getLogger("torch._dynamo.utils")
+    old, logger.disabled = logger.disabled, True
+    try:
+        yield
+    finally:
+        logger.disabled = old
+
+
 def cast_to_fp64(model, inputs):
     """Model and inputs in float64 for an honest reference (as torch's accuracy minifier does)."""
     from torch._dynamo.debug_utils import cast_to_fp64

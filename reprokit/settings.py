@@ -116,6 +116,13 @@ CAPTURE_FALL_BACK = Setting(
     "`reprokit capture --fall-back-to-eager`",
     "a graph past the compile limit runs eagerly and the job goes on",
 )
+CAPTURE_CHECK_CALLS = Setting(
+    "REPROKIT_CAPTURE_CHECK_CALLS",
+    "a number of calls",
+    "unset (no check)",
+    "`reprokit capture --check-accuracy`",
+    "each compiled graph's first calls also run eagerly; the first graph that diverges is written out",
+)
 
 # What reprokit writes into its trials' environment, and the trial reads back.
 CACHE_PER_RANK = Setting(

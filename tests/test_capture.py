@@ -166,6 +166,12 @@ def test_bisect_writes_ahead_in_its_original_run_so_a_crash_is_asked_of_the_grap
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
+    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; a capture and a ladder plus 4 mode trials on the graph): the modes "
+    "question is covered by test_doctor.py's test_bisect_kind_slow_names_the_stage_that_is_slow, a capture bisected "
+    "offline by test_capture_then_bisect_from_capture",
+)
 def test_the_modes_are_asked_of_a_captured_graph_when_the_job_chose_one(workdir, tmp_path):
     """Issue #30: the modes question offline. The job compiled with mode="reduce-overhead"; each other mode and
     dynamic setting is a graph trial on the captured graph, none a run of the job."""

@@ -7,13 +7,16 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from reprokit import settings
 from reprokit.app import guards
 from reprokit.bisect.capture_folder import crashed_ranks, exited_ranks, failing_ranks, killed_ranks
 from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
-from reprokit.capture.files import CAPTURE_VAR, COMPILE_TIMEOUT_VAR, FALL_BACK_VAR, MAX_BYTES_VAR
+from reprokit.capture.check import DEFAULT_CALLS
+from reprokit.capture.checked import Checked, checked
+from reprokit.capture.files import CAPTURE_VAR, CHECK_CALLS_VAR, COMPILE_TIMEOUT_VAR, FALL_BACK_VAR, MAX_BYTES_VAR
 from reprokit.capture.summary import note_job
 from reprokit.child.ranks import HOOK_DIR
 from reprokit.data.budget import parse_budget
@@ -30,6 +33,7 @@ class CaptureRun:
     failures: tuple  # rank folders holding a failure.json, else those of ranks that died by a signal in a graph
     fault_reports: tuple = ()  # faulthandler's report of each crashed rank (the capture took faulthandler over)
     kept_calls: tuple = ()  # rank folders whose process ended in error with no failure: each graph's latest call
+    check: Checked | None = None  # --check-accuracy: what the checks found
 
 
 def capture_command(
@@ -38,14 +42,20 @@ def capture_command(
     max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
     compile_timeout: str | None = None,
     fall_back: bool = False,
+    check_accuracy: bool = False,
+    check_calls: int | None = None,
+    emit: Callable[..., None] | None = None,
 ) -> CaptureRun:
     """Run `command` with the recorder armed in every python process it starts; nothing of the environment is
-    written (the recorder writes graphs, inputs and the failure only). compile_timeout: a duration as typed."""
+    written (the recorder writes graphs, inputs and the failure only). compile_timeout: a duration as typed;
+    check_calls: with check_accuracy, the first calls of each graph compared with eager (said through emit
+    before the job starts: "check", calls=N)."""
     if not command:
         raise ReprokitError(
             "pass the command to capture after --: reprokit capture --output-dir DIR -- python train.py"
         )
     guards.not_negative("--max-input-bytes", max_input_bytes, "a size in bytes")
+    check_calls = _check_calls(check_accuracy, check_calls)
     limit = parse_budget(compile_timeout, "--compile-timeout")
     if fall_back and limit is None:
         raise ReprokitError("--fall-back-to-eager needs --compile-timeout DURATION: the compile it falls back from")
@@ -60,8 +70,11 @@ def capture_command(
         CAPTURE_VAR: root,
         MAX_BYTES_VAR: str(max_input_bytes),
         **({COMPILE_TIMEOUT_VAR: f"{limit:g}", FALL_BACK_VAR: "1" if fall_back else "0"} if limit else {}),
+        **({CHECK_CALLS_VAR: str(check_calls)} if check_calls else {}),
         "PYTHONPATH": os.pathsep.join([HOOK_DIR, *paths]),
     }
+    if check_calls and emit is not None:
+        emit("check", calls=check_calls)
     note_job(root, {"command": list(command), "ended": None})  # None until it ends: a kill -9 leaves it so
     started = time.monotonic()
     status = _run(command, env)
@@ -79,7 +92,19 @@ def capture_command(
         failures,
         tuple(c["traceback"] for c in crashes.values()),
         () if failures else tuple(f"rank{r}" for r in exited_ranks(root)),
+        checked(root) if check_calls else None,
     )
+
+
+def _check_calls(check_accuracy: bool, calls: int | None) -> int:
+    """How many calls of each graph are checked (0: none)."""
+    if not check_accuracy:
+        if calls is not None:
+            raise ReprokitError("--check-calls needs --check-accuracy: it says how many calls of each graph to check")
+        return 0
+    calls = DEFAULT_CALLS if calls is None else calls
+    guards.at_least_one("--check-calls", calls, "a number of calls")
+    return calls
 
 
 def _run(command: tuple, env: dict) -> int:

@@ -101,6 +101,13 @@ def _nothing_failed(summary: dict) -> None:
             f"the captured job was ended by {how} before any graph compiled: there is nothing compiled to blame; "
             "capture it again and end it once it compiles (its hang, or its failure, comes after)"
         )
+    lines = (summary.get("ranks") or {}).values()
+    if any(r.get("check_calls") for r in lines):  # capture --check-accuracy: compiled agreed with eager too
+        calls = sum(int(r.get("checked_calls") or 0) for r in lines)
+        raise NothingToIsolate(
+            f"the captured job did not fail, and no graph diverged from eager in {calls} checked "
+            f"call{'' if calls == 1 else 's'} ({seen} graph{'' if seen == 1 else 's'} compiled): nothing to bisect"
+        )
     raise NothingToIsolate(f"the captured job did not fail ({seen} graphs compiled): nothing to bisect")
 
 

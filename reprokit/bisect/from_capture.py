@@ -82,6 +82,12 @@ class GraphBisector(Bisector):
                 f"graph {v.graph}); {settle_line(v.script)}"
             )
             return self.finish(v, decisive={})
+        if failing.stage == "eager":  # Dynamo's graph run as it is, no compiler below it
+            v.message = (
+                f"the captured graph fails the same way run eagerly (rank {self.captured.rank}, graph {v.graph}): "
+                "the job fails without compile too; that is not a compiler bug"
+            )
+            return self.finish(v, decisive={})
         v.failing_stage = failing.stage
         # a stage before it that passed (one that failed another way is not where the failure starts)
         before = (
@@ -123,7 +129,7 @@ class GraphBisector(Bisector):
         for stage, outcome in zip(stages, outcomes):
             outcome = outcome or Outcome.from_dict({"kind": "skip", "signature": {"kind": "skip"}, "seconds": 0.0})
             self.stage_outcomes[stage] = outcome
-            same = self.fails_same(outcome)
+            same = self.fails_same(outcome) or (stage == "eager" and same_error(self.target, outcome.signature))
             out.append(
                 StageResult(
                     stage=stage,
@@ -135,6 +141,14 @@ class GraphBisector(Bisector):
             )
             self.emit("stage", stage=stage, outcome=outcome, same=same)
         return out
+
+
+def same_error(target: Signature | None, other: Signature | None) -> bool:
+    """The same exception and message wherever it was raised: eager calls torch's function, where the compiled
+    stages call its aten op, so the frame that raised differs even when the job fails without compile too."""
+    if target is None or other is None or target.kind != "exception" or other.kind != "exception":
+        return False
+    return (target.exc_type, target.message) == (other.exc_type, other.message)
 
 
 def hang_phase(outcome: Outcome) -> str:

@@ -32,6 +32,11 @@ def _install() -> None:
     except ValueError:
         pass
     rec.fall_back = settings.CAPTURE_FALL_BACK.get() == "1"
+    calls = settings.CAPTURE_CHECK_CALLS.get() or ""
+    if calls.isdigit() and int(calls) > 0:
+        from reprokit.capture.check import CheckState
+
+        rec.check = CheckState(int(calls))
     install(rec)
 
 

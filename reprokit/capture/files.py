@@ -10,11 +10,13 @@ CAPTURE_VAR = settings.CAPTURE.name  # the folder: set, every python process of 
 MAX_BYTES_VAR = settings.CAPTURE_MAX_INPUT_BYTES.name  # real input values are saved up to this size
 COMPILE_TIMEOUT_VAR = settings.CAPTURE_COMPILE_TIMEOUT.name  # seconds one graph's compile may take
 FALL_BACK_VAR = settings.CAPTURE_FALL_BACK.name  # "1": a graph past that limit runs eagerly (--fall-back-to-eager)
+CHECK_CALLS_VAR = settings.CAPTURE_CHECK_CALLS.name  # --check-accuracy: the first calls of each graph checked
 SUMMARY = "capture.json"  # what every capture writes: graphs seen per rank, seconds
 FAILURE = "failure.json"  # per failing rank: signature, traceback, rank, torch version, graph index
 CASE = "case"  # per failing rank: the failing graph as capture_graph writes it in a trial
 EXIT = "exit.json"  # per rank that ended in error with no exception from torch: how, and the graphs of calls/
 CALLS = "calls"  # beside it: g0, g1, ...: each graph's latest call (capture/recent_call.py)
+ACCURACY = "accuracy.json"  # per diverged rank: the measures of the call that diverged (child/accuracy)
 STACKS = "stacks.txt"  # per hung rank: every thread's stack as the signal that ended the job found them
 # Written ahead of a crash, and removed when the process exits (capture/crash.py):
 GRAPHS = "graphs"  # g0, g1, ...: each graph, light, before it compiles

@@ -21,6 +21,7 @@ from reprokit.capture.summary import merge_summary
 from reprokit.data.rundir import write_json_atomic
 
 if TYPE_CHECKING:
+    from reprokit.capture.check import CheckState
     from reprokit.capture.crash import Ahead
 
 # (k, gm, args, ctx, compile_args) of one compiled call: its five fields by name, so `failed_at(*call, ...)` checks.
@@ -50,6 +51,7 @@ class Recorder:
         self.exit_error: str | None = None  # how the process is ending in error: sys.exit(1), an uncaught exception
         self.group: dict | None = None  # the job's process group, as the first graph compiled
         self.kept_calls: list = []  # the graphs whose latest call was written, as it ended so
+        self.check: CheckState | None = None  # --check-accuracy (capture/check.py)
 
     def graph_seen(self, gm, example_inputs) -> int:
         """Note a graph Dynamo handed the backend; its index in this process."""
@@ -122,9 +124,9 @@ class Recorder:
         if call is not None:
             self.failed_at(*call, exc, "backward")
 
-    def failed_at(self, k, gm, inputs, ctx, compile_args, exc: BaseException, phase: str) -> None:
-        """Write graph k's case folder and failure.json, once per process; never raises (the job's own error
-        is the one the user must see)."""
+    def failed_at(self, k, gm, inputs, ctx, compile_args, exc: BaseException, phase: str, extra=None) -> None:
+        """Write graph k's case folder and failure.json (with `extra` in it), once per process; never raises (the
+        job's own error is the one the user must see)."""
         if isinstance(exc, KeyboardInterrupt):  # Ctrl-C at a graph that would not end: a hang, not its error
             from reprokit.capture.hang import record_hang
 
@@ -134,11 +136,11 @@ class Recorder:
             return
         self.failed = True
         try:
-            self._write_failure(k, gm, inputs, ctx, compile_args, exc, phase)
+            self._write_failure(k, gm, inputs, ctx, compile_args, exc, phase, extra)
         except Exception as e:  # the capture is lost, the job's failure is not
             print(f"reprokit capture: could not write the failing graph: {type(e).__name__}: {e}", file=sys.stderr)
 
-    def _write_failure(self, k, gm, inputs, ctx, compile_args, exc, phase) -> None:
+    def _write_failure(self, k, gm, inputs, ctx, compile_args, exc, phase, extra=None) -> None:
         from reprokit.fx.capture import capture_graph
 
         out = files.rank_dir(self.root, self.rank)
@@ -153,7 +155,9 @@ class Recorder:
                 script=script_path(),
                 context=ctx,
             )
-        write_json_atomic(os.path.join(out, files.FAILURE), failure_record(self, k, exc, phase, note))
+        write_json_atomic(
+            os.path.join(out, files.FAILURE), {**failure_record(self, k, exc, phase, note), **(extra or {})}
+        )
 
     def exiting(self) -> None:
         """At exit: a process ending in error with no failure of a compiled graph (the job's own check, an assert,
@@ -202,6 +206,7 @@ class Recorder:
                     **({"kept_calls": self.kept_calls} if self.kept_calls else {}),
                     "seconds": round(time.monotonic() - self.started, 3),
                     **({"fell_back": self.fell_back} if self.fell_back else {}),
+                    **(self.check.summary() if self.check else {}),
                 },
             )
         except OSError as e:

@@ -41,6 +41,7 @@ class CapturingBackend:
 
     def __call__(self, gm, example_inputs, **_torch_kwargs):
         from reprokit.capture import deadline
+        from reprokit.capture.check import GraphCheck
         from reprokit.child import context
         from reprokit.child.backends import backend_for
 
@@ -66,6 +67,7 @@ class CapturingBackend:
         running = f"run {k}"
         recent = rec.recent
         recent.compiled(k, gm, example_inputs, ctx, compile_args)
+        check = GraphCheck(rec, k, gm, ctx, compile_args) if rec.check else None
 
         def call(*args):
             # Its backward runs later, from loss.backward(), outside this call: the recorder keeps what writing
@@ -76,6 +78,7 @@ class CapturingBackend:
                 rec.last_call = (k, gm, args, ctx, compile_args)
             rec.mark(running)
             recent.before(k, args)  # each call kept, in memory, for an accuracy question (capture/recent_call)
+            pending = check.before(args) if check else None
             try:
                 out = compiled(*args)
             except BaseException as e:
@@ -83,6 +86,8 @@ class CapturingBackend:
                 raise
             rec.mark("")
             recent.after(k, out)
+            if check is not None and pending is not None:
+                check.after(pending, out, args)
             if backward:
                 rec.watch_backward(rec.last_call, out)
             return out

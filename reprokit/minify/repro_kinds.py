@@ -148,7 +148,7 @@ def _captured_repro(run_dir, runner, v, info, emit, resume, notes) -> bool:
     """The graph a capture wrote, cut while it fails alone the way the job failed; True once repro.py is verified."""
     case, stage = info["capture"]["case"], v.failing_stage
     backward = info["capture"].get("phase") == "backward"  # the job failed in loss.backward()
-    accuracy = info["capture"].get("kind") == "accuracy"  # the job's own check saw wrong numbers (bisect/diverging)
+    accuracy = Signature.from_dict(v.signature).kind == "accuracy"  # found by capture --check-accuracy
     found = graph_alone(runner, case, stage, accuracy, backward, "graph-alone")
     if found.signature is None or not found.signature.matches(Signature.from_dict(v.signature)):
         v.repro_attempts.append(ReproAttempt("graph", "the captured graph alone does not fail the way the job did"))
