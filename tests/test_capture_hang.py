@@ -181,7 +181,7 @@ def test_compile_timeout_takes_a_duration(tmp_path):
 
 
 def test_a_hangs_limit_is_a_few_compiles_under_half_the_hang_and_never_below_the_floor():
-    from reprokit.bisect.from_capture import hang_limit
+    from reprokit.bisect.hang_limit import hang_limit
 
     assert hang_limit({"longest_compile": 11.6, "seconds": 58.6}) == (
         29.3,

@@ -3,6 +3,7 @@ of it recording into DIR through the start-up hook (REPROKIT_CAPTURE); its outpu
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -13,7 +14,7 @@ from reprokit import settings
 from reprokit.app import guards
 from reprokit.bisect.capture_folder import crashed_ranks, failing_ranks, killed_ranks
 from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
-from reprokit.capture.files import CAPTURE_VAR, COMPILE_TIMEOUT_VAR, FALL_BACK_VAR, MAX_BYTES_VAR
+from reprokit.capture.files import CAPTURE_VAR, COMPILE_TIMEOUT_VAR, FALL_BACK_VAR, MAX_BYTES_VAR, SUMMARY
 from reprokit.capture.summary import note_job
 from reprokit.child.ranks import HOOK_DIR
 from reprokit.data.budget import parse_budget
@@ -29,6 +30,8 @@ class CaptureRun:
     output_dir: str
     failures: tuple  # rank folders holding a failure.json, else those of ranks that died by a signal in a graph
     fault_reports: tuple = ()  # faulthandler's report of each crashed rank (the capture took faulthandler over)
+    # (rank, what it was doing) of each rank an ending signal found compiling, running or waiting (capture/hang.py)
+    ended_in: tuple = ()
 
 
 def capture_command(
@@ -77,6 +80,19 @@ def capture_command(
         root,
         failures,
         tuple(c["traceback"] for c in crashes.values()),
+        _ended_in(root),
+    )
+
+
+def _ended_in(root: str) -> tuple:
+    """(rank, what it was doing) as capture.json's rank lines say, for a job an ending signal stopped."""
+    try:
+        with open(os.path.join(root, SUMMARY)) as f:
+            ranks = json.load(f).get("ranks") or {}
+    except (OSError, ValueError):
+        return ()
+    return tuple(
+        (r, line["ended_in"]) for r, line in sorted(ranks.items(), key=lambda x: int(x[0])) if line.get("ended_in")
     )
 
 

@@ -14,7 +14,8 @@ from reprokit.app.common import Emit, default_jobs, noop, record_secrets, record
 from reprokit.app.pack import packed
 from reprokit.app.verdict_file import isolated, with_evidence
 from reprokit.bisect.capture_folder import CapturedFailure, read_capture
-from reprokit.bisect.from_capture import GraphBisector, hang_limit
+from reprokit.bisect.from_capture import GraphBisector
+from reprokit.bisect.hang_limit import hang_limit
 from reprokit.bisect.session import BisectOptions
 from reprokit.capture.files import SUMMARY
 from reprokit.data.records import Verdict

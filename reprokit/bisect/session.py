@@ -82,6 +82,8 @@ class Session:
         # that stage are then graph trials on it, not runs of the script (bisect/captured.py)
         self.graph_case: str | None = None
         self.original: Outcome | None = None  # the original run the search chases, once known
+        # The original hung in a compile: every later trial's compile limit ({"seconds", "why"}: bisect/hang_limit)
+        self.hang_limit: dict | None = None
         self.ladder_from_graph = False  # the stages were asked of the saved graph (bisect/captured.graph_ladder)
         self.graph_stage: str | None = None
         # The script fails only with inductor's caches on (bisect/warm.py): which, and how it was shown
@@ -107,6 +109,8 @@ class Session:
             for whole_script_only in ("only_graph", "other_stage", "capture_failing"):
                 kw.pop(whole_script_only, None)
             return TrialSpec(mode="graph", stage=self.graph_stage, case=self.graph_case, label=label, **kw)
+        if self.hang_limit is not None:
+            kw.setdefault("compile_limit", self.hang_limit["seconds"])
         return TrialSpec(
             mode="script",
             stage=stage,

@@ -94,6 +94,9 @@ def _saving_state(state: TrialState, backend):
 
     def compile_then_save(gm, inputs):
         compiled = backend(gm, inputs)
+        # Counted once compiled, not before: a trial whose state shows no graph hung compiling (hang_phase), and
+        # the probe saves the state mid-compile too (child/probe.py).
+        state.graphs = 1
         state.save_state()
         return compiled
 
@@ -119,7 +122,6 @@ def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
             gm, inputs = build(gm, inputs, spec.edit)
         compiled = compile_graph(gm, inputs, backend, dynamic)
     compiled, eager = in_context(compiled, ctx), in_context(gm, ctx)  # compiled on its first call: in context
-    state.graphs = 1
     if not spec.check_accuracy:
         out = compiled(*inputs)
         if spec.run_backward:

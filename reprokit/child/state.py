@@ -36,6 +36,7 @@ class TrialState:
         self.user_configs: dict | None = None
         self.config_defaults: dict | None = None
         self.note = ""
+        self.longest_compile = 0.0  # seconds of the longest backend compile that finished (child/compile_limit)
         self.replayed: list = []  # C++ compile errors replayed from this run's identical compiles (child/compile_errors)
         self.backward_ran: set[int] = set()
         self.pieces: list = []  # inductor compiles the user's own backend asked for, in order
@@ -70,6 +71,7 @@ class TrialState:
             "backward_graphs": sorted(self.backward_ran),
             "inductor_pieces": self.pieces,
             "note": self.note,
+            "longest_compile": self.longest_compile,
             "export": self.export,
             "compile_errors_replayed": self.replayed,
         }
