@@ -109,8 +109,6 @@ class Session:
             for whole_script_only in ("only_graph", "other_stage", "capture_failing"):
                 kw.pop(whole_script_only, None)
             return TrialSpec(mode="graph", stage=self.graph_stage, case=self.graph_case, label=label, **kw)
-        if self.hang_limit is not None:
-            kw.setdefault("compile_limit", self.hang_limit["seconds"])
         return TrialSpec(
             mode="script",
             stage=stage,

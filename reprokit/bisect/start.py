@@ -66,6 +66,7 @@ def hung_in_place(s: Session, original: Outcome) -> None:
     set (bisect/hang_limit), not at the whole timeout."""
     s.hang_limit = in_place_limit(original)
     if s.hang_limit is not None:
+        s.runner.compile_limit = s.hang_limit["seconds"]
         s.emit("note", text=f"a hang: each compile may take {s.hang_limit['seconds']:.0f} s ({s.hang_limit['why']})")
 
 
