@@ -235,3 +235,7 @@ def test_what_each_rank_was_doing_when_the_job_ended(tmp_path):
     assert ended_in(rank) == "waiting in a collective (all_reduce)"
     assert ended_in(types.SimpleNamespace(inflight=("compile", 1, 0.0), ahead=None)) == "compiling graph 1"
     assert ended_in(types.SimpleNamespace(inflight=None, ahead=None)) == "outside any compiled graph"
+    from reprokit.bisect.from_capture import waiting_ranks
+
+    summary = {"ranks": {"0": {"ended_in": "compiling graph 1"}, "1": {"ended_in": ended_in(rank)}}}
+    assert waiting_ranks(summary, "0") == "; rank 1 was waiting in a collective (all_reduce)"  # the verdict's line

@@ -58,6 +58,10 @@ def test_two_ranks_rank_0_hangs_compiling_and_rank_1_waits_in_a_collective(workd
     failure = json.loads((capture / "rank0" / "failure.json").read_text())
     assert (failure["kind"], failure["graph"], failure["process_group"]["world_size"]) == ("hang", 1, 2)
     assert not (capture / "rank1" / "failure.json").exists()
+    code, out, err = cli("bisect", "--from-capture", str(capture), "-o", str(tmp_path / "runs"), "--no-minify",
+                         "--no-pack", "--no-subsystems", "--no-configs")  # fmt: skip
+    assert code == 0, out + err
+    assert "from a capture (rank 0, graph 1): no run of the job; rank 1 was waiting in a collective (all_reduce)" in out
 
 
 def test_in_place_the_first_hang_sets_the_compile_limit_of_later_trials(workdir, tmp_path):

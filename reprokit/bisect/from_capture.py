@@ -111,6 +111,7 @@ class GraphBisector(Bisector):
             v.modes = modes(self, dataclasses.replace(outcome, compile_args=meta_args))
         v.deferred.append("torch_logs")
         v.message = f"from a capture (rank {self.captured.rank}, graph {v.graph}): no run of the job"
+        v.message += waiting_ranks(self.captured.summary, self.captured.rank)
         return self.finish(v, decisive=decisive)
 
     def _ladder(self, backend: str) -> list:
@@ -135,6 +136,16 @@ class GraphBisector(Bisector):
             )
             self.emit("stage", stage=stage, outcome=outcome, same=same)
         return out
+
+
+def waiting_ranks(summary: dict, rank: str) -> str:
+    """ "; rank 1 was waiting in a collective (all_reduce)": the other ranks the ending signal found doing something,
+    as capture.json says (capture/ending.py); "" when none."""
+    ranks = summary.get("ranks") or {}
+    said = [
+        f"rank {r} was {line['ended_in']}" for r, line in sorted(ranks.items()) if r != rank and line.get("ended_in")
+    ]
+    return "; " + ", ".join(said) if said else ""
 
 
 def hang_phase(outcome: Outcome) -> str:
