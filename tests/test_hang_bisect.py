@@ -65,11 +65,11 @@ def test_two_ranks_rank_0_hangs_compiling_and_rank_1_waits_in_a_collective(workd
 
 
 def test_in_place_the_first_hang_sets_the_compile_limit_of_later_trials(workdir, tmp_path):
-    code, out, err = cli("bisect", "hang_job.py", "-o", str(tmp_path / "runs"), "--no-minify", "--no-pack",
+    code, out, err = cli("bisect", str(workdir / "hang_job.py"), "-o", str(tmp_path / "runs"), "--no-minify", "--no-pack",
                          "--no-configs", "--timeout", "200")  # fmt: skip
     assert code == 0, out + err
     assert "a hang: each compile may take " in err and "(3x the job's longest compile" in err
-    run_dir = next((tmp_path / "runs").iterdir())
+    run_dir = next(p for p in (tmp_path / "runs").iterdir() if p.is_dir())
     entries = [json.loads(line) for line in (run_dir / "journal.jsonl").read_text().splitlines()]
     original = next(e["outcome"] for e in entries if e["spec"]["label"] == "original")
     assert (original["kind"], original["seconds"] >= 200) == ("hang", True)  # the whole --timeout
