@@ -63,6 +63,12 @@ def capture(output_dir, max_input_bytes, compile_timeout, fall_back_to_eager, ch
             f"{shlex.quote(output_dir)}",
             err=True,
         )
+    if len(run.ended_in) > 1:  # several ranks: which one hung, and which only waited on it
+        said = [
+            f"rank {r} was {doing}" + (" (the cause: its graph is the hang)" if f"rank{r}" in run.failures else "")
+            for r, doing in run.ended_in
+        ]
+        click.echo(f"reprokit capture: when the job ended, {'; '.join(said)}", err=True)
     sys.exit(run.exit_status)
 
 

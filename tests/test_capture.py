@@ -129,7 +129,8 @@ def test_a_job_killed_by_a_signal_in_a_compiled_graph_is_captured_and_bisected(w
     assert "Fatal Python error: Segmentation fault" in err  # faulthandler's report, which the capture took over
     [ahead] = (capture / "rank0").iterdir()  # one process's writing ahead, kept: it crashed
     assert ahead.name.startswith("ahead-")
-    assert sorted(p.name for p in ahead.iterdir()) == ["fault.txt", "graphs", "inflight", "process.json"]
+    # ending.txt: the stacks an ending signal would have found (capture/ending.py); a crash leaves it empty
+    assert sorted(p.name for p in ahead.iterdir()) == ["ending.txt", "fault.txt", "graphs", "inflight", "process.json"]
     code, out, err = reprokit(
         "bisect", "--from-capture", str(capture), "-o", str(tmp_path / "art"), "--json", "--no-configs", cwd=tmp_path
     )

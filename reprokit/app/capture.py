@@ -3,6 +3,7 @@ of it recording into DIR through the start-up hook (REPROKIT_CAPTURE); its outpu
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -16,7 +17,14 @@ from reprokit.bisect.capture_folder import crashed_ranks, exited_ranks, failing_
 from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
 from reprokit.capture.check import DEFAULT_CALLS
 from reprokit.capture.checked import Checked, checked
-from reprokit.capture.files import CAPTURE_VAR, CHECK_CALLS_VAR, COMPILE_TIMEOUT_VAR, FALL_BACK_VAR, MAX_BYTES_VAR
+from reprokit.capture.files import (
+    CAPTURE_VAR,
+    CHECK_CALLS_VAR,
+    COMPILE_TIMEOUT_VAR,
+    FALL_BACK_VAR,
+    MAX_BYTES_VAR,
+    SUMMARY,
+)
 from reprokit.capture.summary import note_job
 from reprokit.child.ranks import HOOK_DIR
 from reprokit.data.budget import parse_budget
@@ -34,6 +42,8 @@ class CaptureRun:
     fault_reports: tuple = ()  # faulthandler's report of each crashed rank (the capture took faulthandler over)
     kept_calls: tuple = ()  # rank folders whose process ended in error with no failure: each graph's latest call
     check: Checked | None = None  # --check-accuracy: what the checks found
+    # (rank, what it was doing) of each rank an ending signal found compiling, running or waiting (capture/hang.py)
+    ended_in: tuple = ()
 
 
 def capture_command(
@@ -93,6 +103,19 @@ def capture_command(
         tuple(c["traceback"] for c in crashes.values()),
         () if failures else tuple(f"rank{r}" for r in exited_ranks(root)),
         checked(root) if check_calls else None,
+        _ended_in(root),
+    )
+
+
+def _ended_in(root: str) -> tuple:
+    """(rank, what it was doing) as capture.json's rank lines say, for a job an ending signal stopped."""
+    try:
+        with open(os.path.join(root, SUMMARY)) as f:
+            ranks = json.load(f).get("ranks") or {}
+    except (OSError, ValueError):
+        return ()
+    return tuple(
+        (r, line["ended_in"]) for r, line in sorted(ranks.items(), key=lambda x: int(x[0])) if line.get("ended_in")
     )
 
 

@@ -15,7 +15,8 @@ from reprokit.app.pack import packed
 from reprokit.app.verdict_file import isolated, with_evidence
 from reprokit.bisect.capture_folder import CapturedFailure, read_capture
 from reprokit.bisect.diverging import KeptCalls, diverging_graph, kept_calls
-from reprokit.bisect.from_capture import GraphBisector, hang_limit
+from reprokit.bisect.from_capture import GraphBisector
+from reprokit.bisect.hang_limit import hang_limit
 from reprokit.bisect.session import BisectOptions
 from reprokit.capture.files import SUMMARY
 from reprokit.data.records import Verdict

@@ -66,6 +66,7 @@ class Bisector(Session):
         o = self.opts
         v = Verdict(script=o.script, argv=list(o.argv))
         baseline, originals = start_round(self)
+        v.hang_limit = self.hang_limit
         original = self.original = reference_run(self, baseline, originals)
         originals = [*originals, *self.reruns]  # a failure the first run missed: every run counts to its rate
         fails = record_original(self, v, original, originals, baseline)

@@ -72,6 +72,8 @@ class GraphBisector(Bisector):
         meta_args = _case_meta(self.case).get("compile_args") or {}
         v.user_backend, v.compile_args = meta_args.get("backend"), meta_args
         v.capture = {"from": self.captured.root, "rank": self.captured.rank}
+        if failure.get("kind") == "hang":
+            v.hang_limit = {"seconds": self.runner.timeout, "why": "the limit each trial was judged by"}
         v.graph_code = _graph_code(self.case)
         ladder = self._ladder(meta_args.get("backend") or "inductor")
         v.ladder = [r.to_dict() for r in ladder]
@@ -117,6 +119,7 @@ class GraphBisector(Bisector):
             v.modes = modes(self, dataclasses.replace(outcome, compile_args=meta_args))
         v.deferred.append("torch_logs")
         v.message = f"from a capture (rank {self.captured.rank}, graph {v.graph}): no run of the job"
+        v.message += waiting_ranks(self.captured.summary, self.captured.rank)
         return self.finish(v, decisive=decisive)
 
     def _ladder(self, backend: str) -> list:
@@ -151,30 +154,19 @@ def same_error(target: Signature | None, other: Signature | None) -> bool:
     return (target.exc_type, target.message) == (other.exc_type, other.message)
 
 
+def waiting_ranks(summary: dict, rank: str) -> str:
+    """ "; rank 1 was waiting in a collective (all_reduce)": the other ranks the ending signal found doing something,
+    as capture.json says (capture/ending.py); "" when none."""
+    ranks = summary.get("ranks") or {}
+    said = [
+        f"rank {r} was {line['ended_in']}" for r, line in sorted(ranks.items()) if r != rank and line.get("ended_in")
+    ]
+    return "; " + ", ".join(said) if said else ""
+
+
 def hang_phase(outcome: Outcome) -> str:
     """Where a graph trial that timed out was: its state is saved once the graph compiled (child/graph.py)."""
     return "run" if outcome.graphs else "compile"
-
-
-# A hang's offline limit (hang_limit): a few times the longest compile that ended in the job, never under the
-# floor (a graph trial's start and a compile on a loaded machine), and under half the hang's own duration.
-HANG_LIMIT_FACTOR = 3
-HANG_LIMIT_FLOOR = 20.0
-HANG_LIMIT_UNKNOWN = 120.0  # no compile ended in the job and no duration known (kill -9)
-
-
-def hang_limit(failure: dict) -> tuple[float, str]:
-    """(seconds, why) each trial of a captured hang may take before it counts as hanging the same way."""
-    longest = float(failure.get("longest_compile") or 0.0)
-    hung = failure.get("seconds")
-    limit = HANG_LIMIT_FACTOR * longest if longest else HANG_LIMIT_UNKNOWN
-    why = f"{HANG_LIMIT_FACTOR}x the job's longest compile ({longest:.1f} s)" if longest else "no compile ended"
-    if hung and float(hung) / 2 < limit:
-        limit = float(hung) / 2
-        why += f", at most half the hang's {float(hung):.0f} s"
-    if limit < HANG_LIMIT_FLOOR:
-        limit, why = HANG_LIMIT_FLOOR, why + f", at least {HANG_LIMIT_FLOOR:.0f} s"
-    return round(limit, 1), why
 
 
 def _mode_matters(compile_args: dict, meta: dict) -> bool:

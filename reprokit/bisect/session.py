@@ -82,6 +82,8 @@ class Session:
         # that stage are then graph trials on it, not runs of the script (bisect/captured.py)
         self.graph_case: str | None = None
         self.original: Outcome | None = None  # the original run the search chases, once known
+        # The original hung in a compile: every later trial's compile limit ({"seconds", "why"}: bisect/hang_limit)
+        self.hang_limit: dict | None = None
         self.ladder_from_graph = False  # the stages were asked of the saved graph (bisect/captured.graph_ladder)
         self.graph_stage: str | None = None
         # The graph that stands for the script, checked against eager: the original's failure was a mismatch its

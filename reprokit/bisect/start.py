@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from reprokit.bisect.hang_limit import in_place_limit
 from reprokit.bisect.ladder import dynamo_hang
 from reprokit.bisect.plain import as_written_words, hidden_failure
 from reprokit.bisect.session import TORCH_LOGS_ENV, Beside, Session
@@ -34,6 +35,8 @@ def start_round(s: Session) -> tuple[Outcome, list]:
 
     def run(spec):
         outcome = s.runner(spec)
+        if spec.label == "original" and s.hang_limit is None:
+            hung_in_place(s, outcome)
         if spec.label == "original" and o.timeout is None and outcome.kind != "hang" and s.baseline is None:
             # The original answered first: a baseline still running (a hang at teardown) need not hold the run
             # for the default limit; the original, compile included, tells how long a run takes. The baseline's
@@ -56,6 +59,15 @@ def start_round(s: Session) -> tuple[Outcome, list]:
 
     started = ordered_map(run, first, s.runner.jobs, stop, abort=s.runner.cancel)
     return started[0], started[1 : 1 + o.repeat]
+
+
+def hung_in_place(s: Session, original: Outcome) -> None:
+    """The original hung in a compile: later trials each end once a compile runs past the limit a capture would
+    set (bisect/hang_limit), not at the whole timeout."""
+    s.hang_limit = in_place_limit(original)
+    if s.hang_limit is not None:
+        s.runner.compile_limit = s.hang_limit["seconds"]
+        s.emit("note", text=f"a hang: each compile may take {s.hang_limit['seconds']:.0f} s ({s.hang_limit['why']})")
 
 
 def trial_limit(baseline_seconds: float) -> float:

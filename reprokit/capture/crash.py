@@ -15,7 +15,7 @@ import re
 import shutil
 import signal as _signal
 
-from reprokit.capture import files
+from reprokit.capture import ending, files
 from reprokit.data.signature import HANG, for_signal
 
 MARK_BYTES = 64
@@ -67,6 +67,7 @@ class Ahead:
                 # the report after the job ends (capture_command).
                 self.fault = open(os.path.join(self.folder, files.FAULT), "w")
                 faulthandler.enable(file=self.fault, all_threads=True)
+            self.ending = ending.stacks_at_signal(self.folder) if own_faulthandler else None
         except BaseException:
             shutil.rmtree(self.folder, ignore_errors=True)
             raise
@@ -76,7 +77,8 @@ class Ahead:
         """A forked child (a data-loader worker) neither reports into this folder nor removes it."""
         if self.fault is not None and faulthandler.is_enabled():
             faulthandler.disable()
-        self.marker, self.fault, self.folder = _NoMarker(), None, None
+        ending.stop_stacks(self.ending)
+        self.marker, self.fault, self.folder, self.ending = _NoMarker(), None, None, None
 
     def graph_dir(self, folder: str, k: int) -> str:
         return os.path.join(folder, files.GRAPHS, f"g{k}")
@@ -107,6 +109,7 @@ class Ahead:
         if self.fault is not None:
             faulthandler.disable()
             self.fault.close()
+        ending.stop_stacks(self.ending)
         shutil.rmtree(self.folder, ignore_errors=True)
         try:
             os.rmdir(os.path.dirname(self.folder))  # the rank's folder, when nothing else was written there

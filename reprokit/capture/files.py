@@ -23,6 +23,7 @@ GRAPHS = "graphs"  # g0, g1, ...: each graph, light, before it compiles
 INFLIGHT = "inflight"  # which graph is compiling or running now
 FAULT = "fault.txt"  # faulthandler's report of a fatal signal
 PROCESS = "process.json"  # rank, script, torch version, process group
+ENDING = "ending.txt"  # every thread's stack as an ending signal (SIGTERM, SIGINT, SIGHUP) arrived (capture/hang.py)
 
 
 def rank_dir(root: str, rank: str) -> str:

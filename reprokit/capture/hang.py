@@ -13,10 +13,9 @@ import threading
 import time
 
 from reprokit.capture import files
+from reprokit.capture.ending import ENDING, ended_in
 from reprokit.data.rundir import write_json_atomic
 from reprokit.data.signature import HANG
-
-ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def install(rec) -> None:
@@ -36,6 +35,7 @@ def _ending(rec, signum: int, previous):
         if rec.ending:
             return  # the same signal again (sent to the job's group and passed on by reprokit): one is enough
         rec.ending = True
+        rec.ended_in = ended_in(rec)
         record_hang(rec, signal.Signals(sig).name)
         rec.write_summary()
         signal.signal(signum, previous)

@@ -44,6 +44,7 @@ class Recorder:
         self.inflight: tuple | None = None  # (phase, graph, since when) while a graph compiles or runs
         self.longest_compile = 0.0  # seconds, of the graphs that compiled: a hang's offline limit is set by it
         self.ending = False  # a signal is ending the job (capture/hang.py)
+        self.ended_in: str | None = None  # what it was doing then: "compiling graph 1", "waiting in a collective"
         self.compile_timeout: float | None = None  # --compile-timeout (capture/deadline.py)
         self.fall_back = False  # --fall-back-to-eager
         self.fell_back: list = []  # graphs that compiled past the limit and ran eagerly
@@ -207,6 +208,7 @@ class Recorder:
                     "seconds": round(time.monotonic() - self.started, 3),
                     **({"fell_back": self.fell_back} if self.fell_back else {}),
                     **(self.check.summary() if self.check else {}),
+                    **({"ended_in": self.ended_in} if self.ended_in else {}),
                 },
             )
         except OSError as e:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 
+from reprokit.child import compile_limit
 from reprokit.child.accuracy import (
     MORE_ACCURATE,
     AccuracyFailure,
@@ -93,7 +94,10 @@ def _saving_state(state: TrialState, backend):
     (a kernel that aborts) would otherwise lose torch's counters and the application the spec points at."""
 
     def compile_then_save(gm, inputs):
-        compiled = backend(gm, inputs)
+        compiled = compile_limit.within(state, 0, lambda: backend(gm, inputs))
+        # Counted once compiled, not before: a trial whose state shows no graph hung compiling (hang_phase), and
+        # the probe saves the state mid-compile too (child/probe.py).
+        state.graphs = 1
         state.save_state()
         return compiled
 
@@ -119,7 +123,6 @@ def _compile_and_check(state: TrialState, gm, inputs, meta) -> None:
             gm, inputs = build(gm, inputs, spec.edit)
         compiled = compile_graph(gm, inputs, backend, dynamic)
     compiled, eager = in_context(compiled, ctx), in_context(gm, ctx)  # compiled on its first call: in context
-    state.graphs = 1
     if not spec.check_accuracy:
         out = compiled(*inputs)
         if spec.run_backward:

@@ -22,6 +22,7 @@ def install_probe(state: TrialState) -> None:
             return False
         if subsystem == target.get("name") and nth == target["max"]:
             state.bisect_detail = describe_debug_info(debug_info)
+            state.save_state()  # at once: a pass that never ends (a hang) is killed before the state is saved again
         return subsystem in target.get("names", ())
 
     compat.probe_bisect_counters(on_call)

@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from reprokit.child import caught
+from reprokit.child import caught, compile_limit
 from reprokit.child.accuracy import AccuracyFailure, eager_reference, measure, verdict
 from reprokit.child.backends import backend_for, backend_name, inductor_observing
 from reprokit.child.gradients import gradient_measures
@@ -146,9 +146,8 @@ class GraphRouter:
             elif spec.edit is not None and k == (spec.only_graph or 0):
                 compiled = self.spliced(gm, stage)
             else:
-                compiled = backend_for(stage, self.args, spec.config, self.user_backend, on_piece=state.record_piece)(
-                    gm, example_inputs
-                )
+                backend = backend_for(stage, self.args, spec.config, self.user_backend, on_piece=state.record_piece)
+                compiled = compile_limit.within(state, k, lambda: backend(gm, example_inputs))
         except BaseException:
             state.fail(k)
             save_failing(state, k, gm, example_inputs)

@@ -38,6 +38,7 @@ class TrialState:
         self.config_defaults: dict | None = None
         self.numerics: dict | None = None  # torch's version and its numerics modes' values (bisect/numerics)
         self.note = ""
+        self.longest_compile = 0.0  # seconds of the longest backend compile that finished (child/compile_limit)
         self.replayed: list = []  # C++ compile errors replayed from this run's identical compiles (child/compile_errors)
         self.backward_ran: set[int] = set()
         self.pieces: list = []  # inductor compiles the user's own backend asked for, in order
@@ -77,6 +78,7 @@ class TrialState:
             "backward_graphs": sorted(self.backward_ran),
             "inductor_pieces": self.pieces,
             "note": self.note,
+            "longest_compile": self.longest_compile,
             "export": self.export,
             "compile_errors_replayed": self.replayed,
         }

@@ -23,6 +23,7 @@ class Isolation(JsonData):
     graph_count: int = 0
     graph_code: str | None = None
     capture: dict | None = None  # bisect --from-capture: the capture read ({"from", "rank"})
+    hang_limit: dict | None = None  # a hang: {"seconds", "why"}, how long a compile may take (bisect/hang_limit)
     graph_case: str | None = None  # the original run's failing graph, failing alone: later trials ran it
     config: dict | None = None
     subsystem: dict | None = None

@@ -142,11 +142,16 @@ class TrialSpec(JsonData):
     fresh_interpreter: bool = False  # never a fork of the warm worker (repro verification claims a fresh process)
     model: dict | None = None  # mode "model": what pack --model builds and compiles
     ranks: int = 1  # processes under torchrun (pack --model --launch, bisect --nproc-per-node)
+    # A hang's per-compile limit (seconds): a compile past it ends the trial as a hang (child/compile_limit.py);
+    # set once a trial hung, so later trials do not each wait out the whole timeout. Not in the key when unset.
+    compile_limit: float | None = None
     label: str = ""  # for humans only; not part of the key
 
     def key(self) -> str:
         d = self.to_dict()
         d.pop("label")
+        if d.get("compile_limit") is None:
+            d.pop("compile_limit", None)  # the journals written before it existed keep their keys
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     @classmethod
@@ -190,6 +195,7 @@ class Outcome(JsonData):
     device: str | None = None  # the CUDA_VISIBLE_DEVICES the trial was pinned to, on a multi-GPU machine
     device_check: str | None = None  # after a CUDA fault: what the health probe of that device said
     failed_ranks: list | None = None  # several ranks: those that failed (the lowest one's is the trial's)
+    longest_compile: float | None = None  # seconds of the longest backend compile that finished in the trial
 
     @property
     def failed(self) -> bool:
@@ -248,6 +254,7 @@ class Verdict(JsonData):
     graph_code: str | None = None
     # bisect --from-capture: the capture it read ({"from", "rank"}); every trial ran the captured graph
     capture: dict | None = None
+    hang_limit: dict | None = None  # a hang: {"seconds", "why"}, how long a compile may take (bisect/hang_limit)
     # The failing graph as the original run saved it, when it fails alone the same way: the bisect's later
     # questions and minify ran graph trials on it instead of runs of the script
     graph_case: str | None = None

@@ -5,6 +5,7 @@ by its exit status and its own output (issue 46: a repro "verified" under reprok
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +20,14 @@ from reprokit.trial.environment import PACKAGE_PARENT, trial_env
 from reprokit.trial.scratch import scratch
 
 NO_FAILURE = "no failure: the bug did not reproduce"
+# A hang's repro.py says so itself past its limit (templates/repro.py.j2's watchdog) and exits 1.
+HANG_SAID = re.compile(r"^still (compiling|running) after \d+ s: the hang reproduced", re.M)
+HANG_GRACE = 60.0  # a hang's repro reports at its limit, counted from its start: the run alone waits this longer
+
+
+def reported_hang(code, output: str) -> bool:
+    """Whether a run alone of a hang's repro reported the hang itself: its watchdog's line, exit non-zero."""
+    return code not in (0, None) and HANG_SAID.search(output) is not None
 
 
 def user_env(run: RunDir) -> dict:
@@ -68,7 +77,7 @@ def alone_signature(code, output: str, line: str) -> Signature:
     """What one run alone showed, as a signature: passes, timed out, a signal, or its last exception's line."""
     if not failed(code, output):
         return Signature("pass")
-    if code is None:
+    if code is None or reported_hang(code, output):
         return Signature("hang", None, "timed out")
     if code < 0:
         return Signature("crash", line.removeprefix("killed by "))

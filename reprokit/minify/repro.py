@@ -14,7 +14,7 @@ import shutil
 
 from reprokit.data.records import MISMATCH, TrialSpec, file_hash
 from reprokit.data.rundir import read_json
-from reprokit.minify.alone import alone_signature, failed, keep_run, run_alone
+from reprokit.minify.alone import HANG_GRACE, alone_signature, failed, keep_run, reported_hang, run_alone
 from reprokit.minify.testcase import discard_test_repro, judge_test, write_test_repro
 from reprokit.report.redact import Redactor
 from reprokit.report.render import render_repro
@@ -51,6 +51,7 @@ def write_verified_repro(
         command=command,
         original_nodes=v.nodes["original"],
         strict=strict,
+        hang=_hang_watch(run, runner, v, target),
     )
     synthetic_gave = None
     for name, use_saved, inline in INPUT_MODES:
@@ -109,15 +110,15 @@ def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None)
     the first run's signature and test_repro.py's (path, seconds, verified, failure), or None."""
     run.write_text("repro.py", text)
     runs = 2 if v.flaky else 1
-    judged_alone = accuracy or strict or target.kind == "accuracy"
+    hang = target.kind == "hang"  # judged by its own report: a trial of it would wait out the same limit again
+    judged_alone = accuracy or strict or target.kind == "accuracy" or hang
+    limit = (max(runner.timeout, (v.hang_limit or {}).get("seconds") or 0.0) + HANG_GRACE) if hang else runner.timeout
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         testing = (
-            pool.submit(write_test_repro, run, v, test[0], target, test[1], test[2], timeout=runner.timeout)
-            if test
-            else None
+            pool.submit(write_test_repro, run, v, test[0], target, test[1], test[2], timeout=limit) if test else None
         )
         try:
-            alone = [run_alone(run, "repro.py", runner.timeout) for _ in range(runs)]
+            alone = [run_alone(run, "repro.py", limit) for _ in range(runs)]
             # A crash's same-failure rules read what the trial's classifier saw (root cause, frame, kernel).
             checks = None if judged_alone else runner.map(_trial_specs(run, runs))
             tested = testing.result() if testing else None
@@ -125,7 +126,9 @@ def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None)
             runner.cancel()  # Ctrl-C while test_repro.py runs: kill it, or leaving `with` waits it out (12-15 s)
             raise
     said = [alone_signature(code, output, judge_test(target, code, output)[1]) for code, output, _ in alone]
-    if judged_alone:
+    if hang:
+        same = [reported_hang(code, output) for code, output, _ in alone]
+    elif judged_alone:
         same = [_fails_its_check(s) for s in said]
         # Its own check's AssertionError is a comparison that found tensors differ: one wrong result, as a trial
         # of the repro (versions/check.py) reports it.
@@ -142,6 +145,16 @@ def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None)
     v.repro_fresh_runs = runs
     v.repro_signature = said[0].to_dict()
     return said[0], tested
+
+
+def _hang_watch(run, runner, v, target) -> dict | None:
+    """A hang's repro.py watchdog: the verdict's hang limit (else the trials' own), and whether it hung compiling
+    or running (the capture's phase; a bisect in place finds hangs in the compile)."""
+    if target.kind != "hang":
+        return None
+    limit = (v.hang_limit or {}).get("seconds") or runner.timeout
+    phase = (run.read_json("run.json").get("capture") or {}).get("phase")
+    return {"limit": f"{limit:g}", "doing": "running" if phase in ("run", "backward") else "compiling"}
 
 
 def _trial_specs(run, runs: int) -> list:

@@ -17,7 +17,7 @@ from reprokit.data.records import Signature, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import WRAPPERS, normalise_message
 from reprokit.data.stages import STAGE_TITLES
-from reprokit.minify.alone import run_alone
+from reprokit.minify.alone import HANG_SAID, run_alone
 from reprokit.report.decisive import last_chain
 from reprokit.report.render import environment
 
@@ -96,6 +96,9 @@ def judge_test(target: Signature, returncode, output: str) -> tuple:
     """(fails as the bug does, its failing line) for one run of test_repro.py."""
     if returncode is None:
         return target.kind == "hang", "timed out"
+    said = HANG_SAID.search(output) if returncode else None
+    if said:  # the watchdog's own report of the hang
+        return target.kind == "hang", output[said.start() :].split("\n", 1)[0]
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name

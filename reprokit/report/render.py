@@ -87,10 +87,12 @@ def render_repro(
     original_nodes: int,
     strict: bool = False,
     inline: bool = False,
+    hang: dict | None = None,
 ) -> str:
     """repro.py's text. accuracy: compare compiled with eager and a float64 reference (strict: with the strict
     rule, for when the script's own tolerance is unknown); backward: run the backward too. Inputs: synthetic,
-    or the real values inline (inline) or from repro_inputs.pt (use_saved)."""
+    or the real values inline (inline) or from repro_inputs.pt (use_saved). hang: {"limit": seconds, "doing":
+    "compiling" or "running"}, a watchdog that reports the hang past the limit and exits 1."""
     choice = compile_choice(stage, parts.get("compile_args"))
     setup, with_items = context_parts(parts.get("context"))
     prelude, hook_lines = said_once(parts.get("prelude"), parts.get("hook_lines") or [])
@@ -120,6 +122,7 @@ def render_repro(
             hook_lines=hook_lines,
             context_setup=setup,
             context_with=with_items,
+            hang=hang,
             **graph_parts(parts, verdict),
             **input_parts(parts, inline=bool(inline and parts.get("inline")), backward=backward),
         )

@@ -21,7 +21,16 @@ def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, t
     data, timed_out = _trial_data(trial_dir, timed_out, torchrun)
     extra: dict[str, Any] = {
         k: data.get(k)
-        for k in ("graphs", "compiled", "user_backend", "compile_args", "bisect_detail", "failed_graph", "failed_ranks")
+        for k in (
+            "graphs",
+            "compiled",
+            "user_backend",
+            "compile_args",
+            "bisect_detail",
+            "failed_graph",
+            "failed_ranks",
+            "longest_compile",
+        )
         if data.get(k) is not None
     }
     extra["counters"] = data.get("counters") or {}

@@ -97,6 +97,8 @@ class Runner:
         self.cache: dict[str, Outcome] = {}
         # Variables every trial from now on runs with (CUDA_LAUNCH_BLOCKING=1 once the failure is a CUDA fault)
         self.env: dict = {}
+        # Seconds every compile may take from now on, once a trial hung compiling (bisect/start.hung_in_place)
+        self.compile_limit: float | None = None
         self.executed = 0
         # --budget: past this time (time.monotonic) no search trial starts (over_budget counts them); a repro's
         # own checks still run, so the smallest repro found so far can be verified and written.
@@ -163,11 +165,21 @@ class Runner:
         """(the spec as it will run, the journal's answer or None)."""
         with self._lock:
             cached = self.cache.get(spec.key())
-        if cached is None and self.env:  # a question answered before the switches were set keeps its answer
-            spec = dataclasses.replace(spec, env={**self.env, **(spec.env or {})})
+        switched = self._switched(spec) if cached is None else spec
+        if switched != spec:  # a question answered before the switches were set keeps its answer
+            spec = switched
             with self._lock:
                 cached = self.cache.get(spec.key())
         return spec, cached
+
+    def _switched(self, spec: TrialSpec) -> TrialSpec:
+        """The spec with the switches set so far: the run's variables, and a hang's compile limit on the trials
+        that compile (script and graph trials)."""
+        if self.env:
+            spec = dataclasses.replace(spec, env={**self.env, **(spec.env or {})})
+        if self.compile_limit and spec.compile_limit is None and spec.mode in ("script", "graph"):
+            spec = dataclasses.replace(spec, compile_limit=self.compile_limit)
+        return spec
 
     def _limit(self, limit: float | None, cancels: int | None = None):
         """The trial's time limit, asked while it runs: the run's, or `limit` when lower; none left once cancel()

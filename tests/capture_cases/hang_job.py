@@ -16,5 +16,8 @@ while time.monotonic() - started < 1.0:
     opt.zero_grad()
 print(f"trained: loss {loss.item():.3f}", flush=True)
 torch._inductor.config.sleep_sec_TESTING_ONLY = 10_000
+x = torch.randn(4, 16)
 with torch.no_grad():
-    print(torch.compile(lambda x: model(x).sin() * 2)(torch.randn(4, 16)))
+    out = torch.compile(lambda x: model(x).sin() * 2)(x)
+    print(out)
+    print("matches eager:", torch.allclose(out, model(x).sin() * 2))
