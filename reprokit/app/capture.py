@@ -13,7 +13,14 @@ from reprokit import settings
 from reprokit.app import guards
 from reprokit.bisect.capture_folder import crashed_ranks, failing_ranks, killed_ranks
 from reprokit.capture.arm import DEFAULT_MAX_INPUT_BYTES
-from reprokit.capture.files import CAPTURE_VAR, COMPILE_TIMEOUT_VAR, FALL_BACK_VAR, MAX_BYTES_VAR
+from reprokit.capture.files import (
+    CAPTURE_VAR,
+    COMPILE_TIMEOUT_VAR,
+    FALL_BACK_VAR,
+    MAX_BYTES_VAR,
+    MAX_GRAPH_BYTES_VAR,
+    ON_DISK_VAR,
+)
 from reprokit.capture.summary import note_job
 from reprokit.child.ranks import HOOK_DIR
 from reprokit.data.budget import parse_budget
@@ -37,14 +44,20 @@ def capture_command(
     max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
     compile_timeout: str | None = None,
     fall_back: bool = False,
+    max_graph_input_bytes: int | None = None,
+    inputs_on_disk: bool = False,
 ) -> CaptureRun:
     """Run `command` with the recorder armed in every python process it starts; nothing of the environment is
-    written (the recorder writes graphs, inputs and the failure only). compile_timeout: a duration as typed."""
+    written (the recorder writes graphs, inputs and the failure only). compile_timeout: a duration as typed;
+    max_input_bytes a tensor, max_graph_input_bytes a graph (None: 4x that), inputs_on_disk: those over them
+    streamed to disk."""
     if not command:
         raise ReprokitError(
             "pass the command to capture after --: reprokit capture --output-dir DIR -- python train.py"
         )
     guards.not_negative("--max-input-bytes", max_input_bytes, "a size in bytes")
+    if max_graph_input_bytes is not None:
+        guards.not_negative("--max-graph-input-bytes", max_graph_input_bytes, "a size in bytes")
     limit = parse_budget(compile_timeout, "--compile-timeout")
     if fall_back and limit is None:
         raise ReprokitError("--fall-back-to-eager needs --compile-timeout DURATION: the compile it falls back from")
@@ -58,6 +71,8 @@ def capture_command(
         **os.environ,
         CAPTURE_VAR: root,
         MAX_BYTES_VAR: str(max_input_bytes),
+        **({MAX_GRAPH_BYTES_VAR: str(max_graph_input_bytes)} if max_graph_input_bytes is not None else {}),
+        **({ON_DISK_VAR: "1"} if inputs_on_disk else {}),
         **({COMPILE_TIMEOUT_VAR: f"{limit:g}", FALL_BACK_VAR: "1" if fall_back else "0"} if limit else {}),
         "PYTHONPATH": os.pathsep.join([HOOK_DIR, *paths]),
     }

@@ -32,6 +32,9 @@ def _install() -> None:
     except ValueError:
         pass
     rec.fall_back = settings.CAPTURE_FALL_BACK.get() == "1"
+    graph_limit = settings.CAPTURE_MAX_GRAPH_INPUT_BYTES.get() or ""
+    rec.max_graph_bytes = int(graph_limit) if graph_limit.isdigit() else None
+    rec.inputs_on_disk = settings.CAPTURE_INPUTS_ON_DISK.get() == "1"
     install(rec)
 
 

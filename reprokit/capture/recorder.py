@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import json
 import os
 import sys
 import time
@@ -45,6 +46,8 @@ class Recorder:
         self.compile_timeout: float | None = None  # --compile-timeout (capture/deadline.py)
         self.fall_back = False  # --fall-back-to-eager
         self.fell_back: list = []  # graphs that compiled past the limit and ran eagerly
+        self.max_graph_bytes: int | None = None  # --max-graph-input-bytes (None: fx/keep's default)
+        self.inputs_on_disk = False  # --keep-inputs-on-disk
 
     def graph_seen(self, gm, example_inputs) -> int:
         """Note a graph Dynamo handed the backend; its index in this process."""
@@ -134,20 +137,25 @@ class Recorder:
 
     def _write_failure(self, k, gm, inputs, ctx, compile_args, exc, phase) -> None:
         from reprokit.fx.capture import capture_graph
+        from reprokit.fx.keep import Caps, summary
 
         out = files.rank_dir(self.root, self.rank)
-        note = None
+        note, record = None, {}
         if gm is not None:
+            case = os.path.join(out, files.CASE)
             note = capture_graph(
                 gm,
                 list(inputs),
-                os.path.join(out, files.CASE),
+                case,
                 max_input_bytes=self.max_input_bytes,
+                caps=Caps(self.max_input_bytes, self.max_graph_bytes, on_disk=self.inputs_on_disk),
                 compile_args=compile_args,
                 script=script_path(),
                 context=ctx,
             )
-        write_json_atomic(os.path.join(out, files.FAILURE), failure_record(self, k, exc, phase, note))
+            with open(os.path.join(case, "meta.json")) as f:
+                record = {"inputs": summary(json.load(f))}  # which inputs were kept, which replaced
+        write_json_atomic(os.path.join(out, files.FAILURE), {**failure_record(self, k, exc, phase, note), **record})
 
     def write_summary(self) -> None:
         """This process's line in capture.json (only a process that compiled something has one); what was
