@@ -1,6 +1,7 @@
 """A long job with a late failure (issue #30's benchmark): a compiled MLP trains for LONG_JOB_SECONDS (default 60),
-then a separately compiled evaluation fails in inductor's C++ relu kernel (planted with PyTorch's own
-inject_relu_bug_TESTING_ONLY, set only before the evaluation compiles, as a late config change would be)."""
+then a separately compiled evaluation fails in inductor's relu kernel (planted with PyTorch's own
+inject_relu_bug_TESTING_ONLY, set only before the evaluation compiles, as a late config change would be): the C++
+kernel's on the CPU, the Triton kernel's with LONG_JOB_DEVICE=cuda (issue 48's long GPU job)."""
 
 import os
 import time
@@ -8,10 +9,11 @@ import time
 import torch
 
 torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256))
+device = os.environ.get("LONG_JOB_DEVICE", "cpu")
+model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256)).to(device)
 opt = torch.optim.SGD(model.parameters(), lr=1e-3)
 step = torch.compile(model)
-x, y = torch.randn(64, 256), torch.randn(64, 256)
+x, y = torch.randn(64, 256, device=device), torch.randn(64, 256, device=device)
 deadline = time.monotonic() + float(os.environ.get("LONG_JOB_SECONDS", "60"))
 steps = 0
 while time.monotonic() < deadline:
@@ -22,7 +24,8 @@ while time.monotonic() < deadline:
     steps += 1
 print(f"trained {steps} steps, loss {loss.item():.4f}", flush=True)
 
-torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "compile_error"
+kernels = torch._inductor.config.cpp if device == "cpu" else torch._inductor.config.triton
+kernels.inject_relu_bug_TESTING_ONLY = "compile_error"
 
 
 @torch.compile
@@ -31,4 +34,4 @@ def evaluate(m, batch):
         return torch.relu(m(batch)).mean()
 
 
-print("eval", evaluate(model, torch.randn(256, 256)).item())
+print("eval", evaluate(model, torch.randn(256, 256, device=device)).item())

@@ -49,7 +49,7 @@ from reprokit.errors import ReprokitError
 @click.option("--no-subsystems", is_flag=True, help="Skip bisecting torch's pass and lowering counters.")
 @click.option("--no-minify", is_flag=True, help="Stop after the verdict.")
 @click.option("--no-pack", is_flag=True, help="Do not write the tarball.")
-@click.option("--max-input-bytes", type=int, default=64 << 20, help="Budget for saved real graph inputs.")
+@click.option("--max-input-bytes", type=int, default=64 << 20, help="Real values kept per graph input (bytes).")
 @click.option(
     "--nproc-per-node", "nproc", type=int, default=1, metavar="N", help="Run every trial as a torchrun job of N ranks."
 )

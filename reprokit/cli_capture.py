@@ -13,7 +13,11 @@ from reprokit.cli_errors import one_line_errors
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--output-dir", "-o", required=True, help="The capture folder (graphs, inputs, the failure).")
-@click.option("--max-input-bytes", type=int, default=64 << 20, help="Budget for saved real graph inputs.")
+@click.option("--max-input-bytes", type=int, default=64 << 20, help="Real values kept per graph input (bytes).")
+@click.option(
+    "--max-graph-input-bytes", type=int, default=None, help="Real values kept per graph in all [4x --max-input-bytes]."
+)
+@click.option("--keep-inputs-on-disk", is_flag=True, help="Inputs over the caps streamed to disk, not replaced.")
 @click.option(
     "--compile-timeout",
     default=None,
@@ -31,7 +35,17 @@ from reprokit.cli_errors import one_line_errors
 )
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @one_line_errors("exit_status", signals=False)  # the job's own signals are its to handle, and its exit status
-def capture(output_dir, max_input_bytes, compile_timeout, fall_back_to_eager, check_accuracy, check_calls, command):
+def capture(
+    output_dir,
+    max_input_bytes,
+    max_graph_input_bytes,
+    keep_inputs_on_disk,
+    compile_timeout,
+    fall_back_to_eager,
+    check_accuracy,
+    check_calls,
+    command,
+):
     """Run a job once as you run it, recording the failing graph where it fails.
 
     reprokit capture --output-dir DIR -- torchrun --nproc-per-node 8 train.py   (then: reprokit bisect
@@ -45,6 +59,8 @@ def capture(output_dir, max_input_bytes, compile_timeout, fall_back_to_eager, ch
         check_accuracy=check_accuracy,
         check_calls=check_calls,
         emit=_announce,
+        max_graph_input_bytes=max_graph_input_bytes,
+        inputs_on_disk=keep_inputs_on_disk,
     )
     for report in run.fault_reports:  # the job's own faulthandler report, which the capture wrote to its folder
         click.echo(report.rstrip("\n"), err=True)

@@ -100,7 +100,21 @@ CAPTURE_MAX_INPUT_BYTES = Setting(
     "a number of bytes",
     "67108864 (64 MiB)",
     f"{USER}, or `reprokit capture`",
-    "the recorder saves real input values up to this size",
+    "the recorder saves real input values up to this size per tensor",
+)
+CAPTURE_MAX_GRAPH_INPUT_BYTES = Setting(
+    "REPROKIT_CAPTURE_MAX_GRAPH_INPUT_BYTES",
+    "a number of bytes",
+    "unset (4 x the per-tensor cap)",
+    "`reprokit capture --max-graph-input-bytes`",
+    "the recorder saves real input values up to this size in all, per graph (indices and masks up to 16 MiB always)",
+)
+CAPTURE_INPUTS_ON_DISK = Setting(
+    "REPROKIT_CAPTURE_INPUTS_ON_DISK",
+    "`1`",
+    "unset",
+    "`reprokit capture --keep-inputs-on-disk`",
+    "inputs over the caps are streamed to the case folder's disk instead of replaced by stand-ins",
 )
 CAPTURE_COMPILE_TIMEOUT = Setting(
     "REPROKIT_CAPTURE_COMPILE_TIMEOUT",

@@ -67,13 +67,16 @@ def test_passing_job_writes_only_its_summary(workdir, tmp_path):
 )
 def test_capture_then_bisect_from_capture(workdir, tmp_path):
     capture = tmp_path / "cap"
-    code, out, err = reprokit("capture", "--output-dir", str(capture), "--", sys.executable, "relu_job.py", cwd=workdir)
+    # Issue 48: no input within the caps, every one streamed to disk, and the offline bisect and repro read them there
+    flags = ("--max-input-bytes", "0", "--keep-inputs-on-disk")
+    code, out, err = reprokit("capture", "-o", str(capture), *flags, "--", sys.executable, "relu_job.py", cwd=workdir)
     assert code == 1  # the job's own exit status
     assert out == "training starts\n"
     assert "RuntimeError" in err and f"reprokit bisect --from-capture {capture}" in err
     failure = json.loads((capture / "rank0" / "failure.json").read_text())
     assert failure["graph"] == 0 and failure["phase"] == "run" and failure["torch_version"] == torch.__version__
-    assert {"meta.json", "graph.pt", "graph.py", "inputs.pt"} <= {
+    assert failure["inputs"] == {"kept": [], "on_disk": [0, 1, 2, 3, 4], "replaced": [], "values_matter": []}
+    assert {"meta.json", "graph.pt", "graph.py", "inputs.pt", "inputs"} <= {
         p.name for p in (capture / "rank0" / "case").iterdir()
     }
     # what was written ahead of a crash went when the process exited
@@ -181,6 +184,8 @@ def test_the_modes_are_asked_of_a_captured_graph_when_the_job_chose_one(workdir,
         "capture",
         "--output-dir",
         str(capture),
+        "--max-input-bytes",
+        "0",  # issue 48: the graph replayed offline on stand-ins, matched on the inputs' statistics
         "--",
         "env",
         "JOB_MODE=reduce-overhead",
@@ -189,6 +194,8 @@ def test_the_modes_are_asked_of_a_captured_graph_when_the_job_chose_one(workdir,
         cwd=workdir,
     )
     assert code == 1, err
+    failure = json.loads((capture / "rank0" / "failure.json").read_text())
+    assert failure["inputs"] == {"kept": [], "on_disk": [], "replaced": [0, 1, 2, 3, 4], "values_matter": []}
     code, out, err = reprokit(
         "bisect",
         "--from-capture",

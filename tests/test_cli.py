@@ -73,7 +73,7 @@ Options:
                                   counters.
   --no-minify                     Stop after the verdict.
   --no-pack                       Do not write the tarball.
-  --max-input-bytes INTEGER       Budget for saved real graph inputs.
+  --max-input-bytes INTEGER       Real values kept per graph input (bytes).
   --nproc-per-node N              Run every trial as a torchrun job of N ranks.
   --kind [failure|slow]           slow: compiled slower than eager (per call,
                                   after warm-up) is the failure to bisect.

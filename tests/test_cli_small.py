@@ -54,6 +54,10 @@ def test_numbers_no_run_can_use_are_one_line_and_exit_2(in_tmp):
             ["capture", "-o", "cap", "--max-input-bytes", "-3", "--", "true"],
             "--max-input-bytes takes a size in bytes, 0 or more (got -3)",
         ),
+        (
+            ["capture", "-o", "cap", "--max-graph-input-bytes", "-1", "--", "true"],
+            "--max-graph-input-bytes takes a size in bytes, 0 or more (got -1)",
+        ),
         (["models", "--tensor-parallel-gpus", "0"], "--tensor-parallel-gpus takes a number of GPUs, 1 or more (got 0)"),
         (["pack", "--model", "llama7b", "--layers", "0"], "--layers takes a number of layers, 1 or more (got 0)"),
         (

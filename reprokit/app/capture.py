@@ -23,6 +23,8 @@ from reprokit.capture.files import (
     COMPILE_TIMEOUT_VAR,
     FALL_BACK_VAR,
     MAX_BYTES_VAR,
+    MAX_GRAPH_BYTES_VAR,
+    ON_DISK_VAR,
     SUMMARY,
 )
 from reprokit.capture.summary import note_job
@@ -55,17 +57,22 @@ def capture_command(
     check_accuracy: bool = False,
     check_calls: int | None = None,
     emit: Callable[..., None] | None = None,
+    max_graph_input_bytes: int | None = None,
+    inputs_on_disk: bool = False,
 ) -> CaptureRun:
     """Run `command` with the recorder armed in every python process it starts; nothing of the environment is
     written (the recorder writes graphs, inputs and the failure only). compile_timeout: a duration as typed;
     check_calls: with check_accuracy, the first calls of each graph compared with eager (said through emit
-    before the job starts: "check", calls=N)."""
+    before the job starts: "check", calls=N); max_input_bytes a tensor, max_graph_input_bytes a graph (None: 4x
+    that), inputs_on_disk: those over them streamed to disk."""
     if not command:
         raise ReprokitError(
             "pass the command to capture after --: reprokit capture --output-dir DIR -- python train.py"
         )
     guards.not_negative("--max-input-bytes", max_input_bytes, "a size in bytes")
     check_calls = _check_calls(check_accuracy, check_calls)
+    if max_graph_input_bytes is not None:
+        guards.not_negative("--max-graph-input-bytes", max_graph_input_bytes, "a size in bytes")
     limit = parse_budget(compile_timeout, "--compile-timeout")
     if fall_back and limit is None:
         raise ReprokitError("--fall-back-to-eager needs --compile-timeout DURATION: the compile it falls back from")
@@ -79,6 +86,8 @@ def capture_command(
         **os.environ,
         CAPTURE_VAR: root,
         MAX_BYTES_VAR: str(max_input_bytes),
+        **({MAX_GRAPH_BYTES_VAR: str(max_graph_input_bytes)} if max_graph_input_bytes is not None else {}),
+        **({ON_DISK_VAR: "1"} if inputs_on_disk else {}),
         **({COMPILE_TIMEOUT_VAR: f"{limit:g}", FALL_BACK_VAR: "1" if fall_back else "0"} if limit else {}),
         **({CHECK_CALLS_VAR: str(check_calls)} if check_calls else {}),
         "PYTHONPATH": os.pathsep.join([HOOK_DIR, *paths]),

@@ -81,7 +81,7 @@ class GraphBisector(Bisector):
         if failing is None:
             v.message = (
                 f"the captured graph does not fail the same way replayed alone (rank {self.captured.rank}, "
-                f"graph {v.graph}); {settle_line(v.script)}"
+                f"graph {v.graph}){_stand_ins_line(_case_meta(self.case))}; {settle_line(v.script)}"
             )
             return self.finish(v, decisive={})
         if failing.stage == "eager":  # Dynamo's graph run as it is, no compiler below it
@@ -179,6 +179,18 @@ def _case_meta(case: str) -> dict:
     from reprokit.data.rundir import read_json
 
     return read_json(os.path.join(case, "meta.json")) or {}
+
+
+def _stand_ins_line(meta: dict) -> str:
+    """What the replay could not show: the inputs replaced by stand-ins whose values a failure may depend on."""
+    matter = meta.get("values_matter") or []
+    if not matter:
+        return ""
+    named = ", ".join(f"{name} (input {i}: {why})" for i, name, why in matter)
+    return (
+        f"; its stand-ins cannot show a failure that depends on the values of {named}, which the capture replaced: "
+        "capture again with a larger --max-input-bytes or with --keep-inputs-on-disk"
+    )
 
 
 def _graph_code(case: str) -> str | None:

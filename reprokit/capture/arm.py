@@ -37,6 +37,9 @@ def _install() -> None:
         from reprokit.capture.check import CheckState
 
         rec.check = CheckState(int(calls))
+    graph_limit = settings.CAPTURE_MAX_GRAPH_INPUT_BYTES.get() or ""
+    rec.max_graph_bytes = int(graph_limit) if graph_limit.isdigit() else None
+    rec.inputs_on_disk = settings.CAPTURE_INPUTS_ON_DISK.get() == "1"
     install(rec)
 
 

@@ -87,6 +87,7 @@ class Ahead:
         """Graph k before it compiles; the marker says "compile k" once it is written (and nothing before: a
         graph that could not be written is not blamed for the crash of another)."""
         from reprokit.fx.capture import capture_graph
+        from reprokit.fx.keep import Caps
 
         if self.folder is None:
             return
@@ -96,6 +97,9 @@ class Ahead:
             list(example_inputs),
             self.graph_dir(self.folder, k),
             max_input_bytes=min(max_input_bytes, PREWRITE_MAX_INPUT_BYTES),
+            caps=Caps(
+                min(max_input_bytes, PREWRITE_MAX_INPUT_BYTES), PREWRITE_MAX_INPUT_BYTES, PREWRITE_MAX_INPUT_BYTES
+            ),
             run_eagerly=False,
             stats_max_bytes=STATS_MAX_BYTES,
             **kw,

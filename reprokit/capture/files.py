@@ -7,7 +7,9 @@ import os
 from reprokit import settings
 
 CAPTURE_VAR = settings.CAPTURE.name  # the folder: set, every python process of the job records into it
-MAX_BYTES_VAR = settings.CAPTURE_MAX_INPUT_BYTES.name  # real input values are saved up to this size
+MAX_BYTES_VAR = settings.CAPTURE_MAX_INPUT_BYTES.name  # real input values are saved up to this size, per tensor
+MAX_GRAPH_BYTES_VAR = settings.CAPTURE_MAX_GRAPH_INPUT_BYTES.name  # and up to this size in all, per graph
+ON_DISK_VAR = settings.CAPTURE_INPUTS_ON_DISK.name  # "1": inputs over the caps streamed to disk
 COMPILE_TIMEOUT_VAR = settings.CAPTURE_COMPILE_TIMEOUT.name  # seconds one graph's compile may take
 FALL_BACK_VAR = settings.CAPTURE_FALL_BACK.name  # "1": a graph past that limit runs eagerly (--fall-back-to-eager)
 CHECK_CALLS_VAR = settings.CAPTURE_CHECK_CALLS.name  # --check-accuracy: the first calls of each graph checked

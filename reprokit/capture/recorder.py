@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import json
 import os
 import sys
 import time
@@ -53,6 +54,8 @@ class Recorder:
         self.group: dict | None = None  # the job's process group, as the first graph compiled
         self.kept_calls: list = []  # the graphs whose latest call was written, as it ended so
         self.check: CheckState | None = None  # --check-accuracy (capture/check.py)
+        self.max_graph_bytes: int | None = None  # --max-graph-input-bytes (None: fx/keep's default)
+        self.inputs_on_disk = False  # --keep-inputs-on-disk
 
     def graph_seen(self, gm, example_inputs) -> int:
         """Note a graph Dynamo handed the backend; its index in this process."""
@@ -143,21 +146,26 @@ class Recorder:
 
     def _write_failure(self, k, gm, inputs, ctx, compile_args, exc, phase, extra=None) -> None:
         from reprokit.fx.capture import capture_graph
+        from reprokit.fx.keep import Caps, summary
 
         out = files.rank_dir(self.root, self.rank)
-        note = None
+        note, record = None, {}
         if gm is not None:
+            case = os.path.join(out, files.CASE)
             note = capture_graph(
                 gm,
                 list(inputs),
-                os.path.join(out, files.CASE),
+                case,
                 max_input_bytes=self.max_input_bytes,
+                caps=Caps(self.max_input_bytes, self.max_graph_bytes, on_disk=self.inputs_on_disk),
                 compile_args=compile_args,
                 script=script_path(),
                 context=ctx,
             )
+            with open(os.path.join(case, "meta.json")) as f:
+                record = {"inputs": summary(json.load(f))}  # which inputs were kept, which replaced
         write_json_atomic(
-            os.path.join(out, files.FAILURE), {**failure_record(self, k, exc, phase, note), **(extra or {})}
+            os.path.join(out, files.FAILURE), {**failure_record(self, k, exc, phase, note), **record, **(extra or {})}
         )
 
     def exiting(self) -> None:

@@ -6,7 +6,6 @@ has fused anything yet), so a repro cut from it holds only ops the user's code p
 
 from __future__ import annotations
 
-import io
 import os
 from typing import Any
 
@@ -15,7 +14,7 @@ import torch.fx
 
 from reprokit.data.rundir import write_atomic, write_json_atomic
 from reprokit.data.stages import INDUCED_BY_REPROKIT
-from reprokit.fx import aliases, serialize
+from reprokit.fx import aliases, keep, serialize
 from reprokit.fx.inputs import synthetic_inputs, value_stats
 
 
@@ -45,8 +44,8 @@ def tensor_meta(t, stats_max_bytes: int | None = None) -> dict:
         "bytes": t.numel() * t.element_size(),
         "contiguous": t.is_contiguous(),
     }
-    if fake or stats_max_bytes is not None and meta["bytes"] > stats_max_bytes:
-        return meta  # a traced (fake) tensor has metadata but no values
+    if fake or t.device.type == "meta" or stats_max_bytes is not None and meta["bytes"] > stats_max_bytes:
+        return meta  # a traced (fake) tensor, or one on the meta device, has metadata but no values
     with torch.no_grad():
         meta.update(value_stats(t))  # what synthetic inputs are matched on: no values
     return meta
@@ -227,34 +226,36 @@ def symbolic_placeholders(gm) -> list:
     return out
 
 
-def save_inputs(inputs: list, inputs_meta: list, out_dir: str, max_input_bytes: int, groups: list) -> tuple[bool, str]:
-    """(whether the real values were saved to inputs.pt, a note for the report when they were not)."""
+def save_inputs(inputs: list, inputs_meta: list, out_dir: str, caps: keep.Caps, groups: list) -> tuple[bool, str]:
+    """(whether every tensor's real values were kept, a note for the report naming the inputs replaced by stand-ins);
+    each input's meta says how it was kept (fx/keep)."""
     from reprokit import compat
 
-    total = sum(m.get("bytes", 0) for m in inputs_meta)
     if any(compat.is_fake(t) for t in inputs if isinstance(t, torch.Tensor)):
+        for m in inputs_meta:
+            m.update({"kept": "statistics"} if m["kind"] == "tensor" else {})
         return False, (
             "a backward graph as AOT autograd hands it to inductor: input values are synthetic (shape and dtype kept)"
         )
-    if total > max_input_bytes:
-        return False, (
-            f"graph inputs are {total / 2**20:.1f} MiB, over the {max_input_bytes / 2**20:.0f} MiB "
-            "budget: values were not saved; trials use synthetic values matched on shape, dtype and "
-            "statistics"
+    how = keep.plan(inputs, inputs_meta, groups, caps)
+    for m, h in zip(inputs_meta, how):
+        if h is not None:
+            m["kept"] = h
+    keep.save(inputs, how, groups, out_dir)
+    replaced = [i for i, h in enumerate(how) if h == "statistics"]
+    disk = [i for i, h in enumerate(how) if h == "disk"]
+    parts = []
+    if replaced:
+        mib = sum(inputs_meta[i]["bytes"] for i in replaced) / 2**20
+        devices = ", ".join(sorted({inputs_meta[i]["device"] for i in replaced}))
+        parts.append(
+            f"inputs {', '.join(map(str, replaced))} ({mib:.1f} MiB) were not saved (caps: {caps.per_tensor / 2**20:g} "
+            f"MiB a tensor, {caps.graph_cap() / 2**20:g} MiB a graph); trials use stand-ins made on their recorded "
+            f"device ({devices}) and matched on shape, stride, dtype and statistics"
         )
-    buf = io.BytesIO()
-    kept = aliases.copied(inputs, lambda t: t.detach().clone(), groups)  # torch.save keeps the views the copies share
-    torch.save(
-        [
-            c.requires_grad_(t.requires_grad)
-            if isinstance(t, torch.Tensor)
-            else (compat.size_hint(t) if isinstance(t, torch.SymInt) else t)
-            for t, c in zip(inputs, kept)
-        ],
-        buf,
-    )
-    write_atomic(os.path.join(out_dir, "inputs.pt"), buf.getvalue())
-    return True, ""
+    if disk:
+        parts.append(f"inputs {', '.join(map(str, disk))} over the caps were streamed to disk ({keep.DISK}/)")
+    return not replaced and not disk, "; ".join(parts)
 
 
 def capture_graph(
@@ -268,31 +269,29 @@ def capture_graph(
     run_eagerly: bool = True,
     stats_max_bytes: int | None = None,
     process_group: dict | None = None,
+    caps: keep.Caps | None = None,
 ) -> str:
     """Write the case folder; returns a note for the report (e.g. that input values were synthesised).
     script: the user's script, whose custom-op registrations and hooks the graph needs go into prelude.py;
     context: the call-time state (child.context.capture) the graph ran under; run_eagerly=False: which nodes are
     tensors is read from Dynamo's own example values instead of running the graph once (the capture's copy of
     every graph, written before it compiles, in case the process dies in it); stats_max_bytes: no value statistics
-    of a larger input; process_group: the job's, as recorded, where it may be gone by now (fx/collectives)."""
+    of a larger input; process_group: the job's, as recorded, where it may be gone by now (fx/collectives); caps:
+    what is kept of the inputs (fx/keep; by default max_input_bytes a tensor)."""
     from reprokit import compat
 
     os.makedirs(out_dir, exist_ok=True)
     inputs = list(example_inputs)
-    inputs_meta = [
-        dict(tensor_meta(t, stats_max_bytes), **({"symbolic": True} if sym else {}))
-        for t, sym in zip(inputs, symbolic_placeholders(gm) + [False] * len(inputs))
-    ]
+    inputs_meta = inputs_metas(gm, inputs, stats_max_bytes)
     groups = aliases.describe(inputs)  # inputs that share memory
-    saved_values, note = save_inputs(inputs, inputs_meta, out_dir, max_input_bytes, groups)
+    caps = caps or keep.Caps(max_input_bytes)
+    saved_values, note = save_inputs(inputs, inputs_meta, out_dir, caps, groups)
     examples = {} if run_eagerly else traced_values(gm)  # the reloaded graph's nodes keep no example values
     write_atomic(os.path.join(out_dir, "graph.pt"), serialize.save(gm))
     # Describe exactly the graph that trials will load.
     gm = serialize.load(os.path.join(out_dir, "graph.pt"))
     write_atomic(os.path.join(out_dir, "graph.py"), gm.code)
-    values, failure = (
-        eager_node_values(gm, inputs, inputs_meta, groups, saved_values) if run_eagerly else (examples, "")
-    )
+    values, failure = eager_node_values(gm, inputs, inputs_meta, groups) if run_eagerly else (examples, "")
     note = "; ".join(part for part in (note, failure) if part)
     nodes, outputs = describe_nodes(gm, values)
     hook_lines, hook_names = config_hooks()
@@ -307,6 +306,7 @@ def capture_graph(
             "outputs": outputs,
             "inputs": inputs_meta,
             "values_saved": saved_values,
+            "values_matter": keep.values_matter(gm, inputs_meta, [m.get("kept") for m in inputs_meta]),
             "aliases": groups,
             "input_names": [n.name for n in gm.graph.nodes if n.op == "placeholder"],
             "config_lines": config_assignment_lines(),
@@ -319,14 +319,32 @@ def capture_graph(
     return note
 
 
-def eager_node_values(gm, inputs, inputs_meta, groups, saved_values) -> tuple:
-    """(values, failure): every node's value from one eager run of the graph on copies of the inputs (synthetic
-    ones when their values were not saved); ({}, why) when the graph cannot run eagerly."""
+def inputs_metas(gm, inputs: list, stats_max_bytes: int | None) -> list:
+    """tensor_meta of each input, marked where Dynamo traced it with a symbolic size."""
+    return [
+        dict(tensor_meta(t, stats_max_bytes), **({"symbolic": True} if sym else {}))
+        for t, sym in zip(inputs, symbolic_placeholders(gm) + [False] * len(inputs))
+    ]
+
+
+def eager_node_values(gm, inputs, inputs_meta, groups) -> tuple:
+    """(values, failure): every node's value from one eager run of the graph on copies of the inputs kept (stand-ins,
+    on their recorded device, for those replaced); ({}, why) when the graph cannot run eagerly. A graph with inputs
+    over the caps runs on the meta device first: its values are only asked whether they are tensors, and a copy of
+    a 1 GiB input would cost the job that much again."""
+    if any(m.get("kept") in ("disk", "statistics") for m in inputs_meta):
+        try:
+            with torch.no_grad():
+                return node_values(gm, aliases.copied(list(inputs), lambda t: t.detach().to("meta"), groups)), ""
+        except Exception:  # an op with no meta kernel, a value asked of a tensor (.item()): run it for real
+            pass
     # Copies: a graph that writes to its inputs must not write to the running job's tensors a second time.
-    probe_inputs = (
-        aliases.copied(inputs, lambda t: t.detach().clone(), groups)
-        if saved_values
-        else aliases.shared(synthetic_inputs(inputs_meta), groups)
+    real = [m.get("kept") != "statistics" for m in inputs_meta]
+    made = synthetic_inputs([m if m.get("kept") == "statistics" else {"kind": "none"} for m in inputs_meta])
+    whole = [g for g in groups if real[g["inputs"][0]]]
+    copies = aliases.copied([t if r else None for t, r in zip(inputs, real)], lambda t: t.detach().clone(), whole)
+    probe_inputs = aliases.shared(
+        [c if r else s for c, s, r in zip(copies, made, real)], [g for g in groups if g not in whole]
     )
     try:
         with torch.no_grad():

@@ -20,12 +20,24 @@ def value_stats(t) -> dict:
         return {}
     if not d.is_floating_point():
         return {"min": float(d.min()), "max": float(d.max())}
+    lo, hi = d.aminmax()  # NaN propagates, an infinity is an end: both finite, every value is
+    if math.isfinite(float(lo)) and math.isfinite(float(hi)):
+        # the common case, in place: no float32 copy of a big bf16 input, no copy of its finite values
+        stats: dict[str, Any] = {
+            "mean": float(d.mean(dtype=torch.float32 if d.dtype.itemsize < 4 else d.dtype)),
+            "std": float(d.std()) if d.numel() > 1 else 0.0,
+            "nonfinite": 0,
+            "min": float(lo),
+            "max": float(hi),
+        }
+        stats["special"] = ["zero"] if bool((d == 0).any()) else []
+        return stats
     f = d.float()
     finite = f[torch.isfinite(f)]
-    stats: dict[str, Any] = {
+    stats = {
         "mean": float(finite.mean()) if finite.numel() else 0.0,
         "std": float(finite.std()) if finite.numel() > 1 else 0.0,
-        "nonfinite": int((~torch.isfinite(f)).sum()),
+        "nonfinite": int(f.numel() - finite.numel()),
     }
     if finite.numel():
         stats.update(min=float(finite.min()), max=float(finite.max()))
@@ -39,11 +51,16 @@ def value_stats(t) -> dict:
     return stats
 
 
-def synthetic_tensor(shape, dtype, mean=0.0, std=1.0, lo=None, hi=None, special=(), generator=None):
-    """Random values with the recorded mean, std and range, the special values planted first (as repro.py does)."""
+def synthetic_tensor(shape, dtype, mean=0.0, std=1.0, lo=None, hi=None, special=(), generator=None, device=None):
+    """Random values with the recorded mean, std and range, the special values planted first (as repro.py does),
+    made on `device` (the CPU by default)."""
     import torch
 
-    t = torch.randn(shape, dtype=torch.float64, generator=generator) * std + mean
+    # float64 on the CPU, as before (the same values for the same seed); elsewhere the working dtype, drawn where the
+    # tensor lives: a 1 GiB activation is no 2 GiB float64 copy moved across.
+    work = torch.float64 if device is None or torch.device(device).type == "cpu" or dtype == torch.float64 else None
+    work = work or (dtype if dtype.is_floating_point and dtype.itemsize >= 4 else torch.float32)
+    t = torch.randn(shape, dtype=work, generator=generator, device=device) * std + mean
     if lo is not None and hi is not None:
         t = t.clamp(lo, hi)
     flat = t.view(-1)
@@ -52,39 +69,65 @@ def synthetic_tensor(shape, dtype, mean=0.0, std=1.0, lo=None, hi=None, special=
     return t.to(dtype)
 
 
-def synthetic_inputs(inputs_meta: list, seed: int = 0) -> list:
-    """Inputs matched on shape, stride, dtype and value statistics, for when real values were not kept."""
+def synthetic_inputs(inputs_meta: list, seed: int = 0, device=None) -> list:
+    """Inputs matched on shape, stride, dtype and value statistics, for when real values were not kept; each made on
+    the device it was recorded on (`device` overrides them all), so that a CUDA graph replays as CUDA code."""
     import torch
 
-    gen = torch.Generator().manual_seed(seed)
+    generators: dict = {}
     out = []
     for m in inputs_meta:
         if m["kind"] != "tensor":
             out.append(m.get("value"))
             continue
+        where = torch.device(device if device is not None else m.get("device", "cpu"))
+        gen = _generator(generators, where, seed)
         dtype = getattr(torch, m["dtype"], torch.float32)
-        shape = m["shape"]
-        if dtype.is_floating_point or dtype.is_complex:
-            t = synthetic_tensor(
-                shape,
-                dtype,
-                m.get("mean", 0.0),
-                m.get("std", 1.0),
-                m.get("min"),
-                m.get("max"),
-                m.get("special", ()),
-                generator=gen,
-            )
-        elif dtype == torch.bool:
-            t = torch.rand(shape, generator=gen) < 0.5
-        else:
-            lo, hi = int(m.get("min", 0)), int(m.get("max", 1))
-            t = torch.randint(lo, hi + 1, shape, generator=gen)
-        t = t.to(dtype)
-        if not m.get("contiguous", True):
-            t = torch.empty_strided(shape, m["stride"], dtype=dtype).copy_(t)
+        shape, stride = list(m["shape"]), list(m.get("stride") or ())
+        if _overlapping(shape, stride):  # an expanded input: its memory is smaller than its elements
+            shape = [_extent(m["shape"], stride)]
+        t = _values(m, shape, dtype, gen, where)
+        if shape != list(m["shape"]):
+            t = t.as_strided(m["shape"], stride)
+        elif not m.get("contiguous", True):
+            t = torch.empty_strided(shape, stride, dtype=dtype, device=where).copy_(t)
         out.append(t.requires_grad_(m.get("requires_grad", False)) if t.is_floating_point() else t)
     return out
+
+
+def _values(m: dict, shape: list, dtype, gen, where):
+    """Values for one recorded tensor of this shape, matched on its statistics, on `where`."""
+    import torch
+
+    on = None if where.type == "cpu" else where  # the CPU's tensors are made as they always were
+    if dtype.is_floating_point or dtype.is_complex:
+        stats = (m.get("mean", 0.0), m.get("std", 1.0), m.get("min"), m.get("max"), m.get("special", ()))
+        return synthetic_tensor(shape, dtype, *stats, generator=gen, device=on)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen, device=on) < 0.5
+    lo, hi = int(m.get("min", 0)), int(m.get("max", 1))
+    return torch.randint(lo, hi + 1, shape, generator=gen, device=on).to(dtype)
+
+
+def _generator(generators: dict, where, seed: int):
+    """One seeded generator per device; None where the device has none (meta: its tensors hold no values)."""
+    import torch
+
+    if where not in generators:
+        try:
+            generators[where] = torch.Generator(device=where).manual_seed(seed)
+        except RuntimeError:
+            generators[where] = None
+    return generators[where]
+
+
+def _extent(shape, stride) -> int:
+    return 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
+
+
+def _overlapping(shape, stride) -> bool:
+    """Whether elements share memory (a stride of 0 over more than one element, as expand makes)."""
+    return bool(stride) and any(s == 0 and n > 1 for n, s in zip(shape, stride))
 
 
 def _num(x: float) -> str:

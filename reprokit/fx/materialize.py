@@ -10,24 +10,19 @@ import torch
 import torch.fx
 
 from reprokit.fx import aliases
-from reprokit.fx.inputs import inline_exprs, synthetic_inputs
+from reprokit.fx.inputs import inline_exprs
 from reprokit.fx.random_ops import draws_random
 
 
-def load_case(case_dir: str):
-    """(GraphModule, inputs, meta) of a captured case folder; synthetic inputs where values were not kept."""
+def load_case(case_dir: str, device=None):
+    """(GraphModule, inputs, meta) of a captured case folder, each input on the device it was recorded on (`device`
+    overrides): real values where they were kept, stand-ins matched on their statistics where not (fx/keep)."""
     with open(os.path.join(case_dir, "meta.json")) as f:
         meta = json.load(f)
-    from reprokit.fx import serialize
+    from reprokit.fx import keep, serialize
 
     gm = serialize.load(os.path.join(case_dir, "graph.pt"))
-    if meta["values_saved"]:
-        inputs = aliases.rebased(
-            torch.load(os.path.join(case_dir, "inputs.pt"), weights_only=False), meta.get("aliases") or []
-        )
-    else:
-        inputs = aliases.shared(synthetic_inputs(meta["inputs"]), meta.get("aliases") or [])
-    return gm, inputs, meta
+    return gm, keep.load(case_dir, meta, device), meta
 
 
 def build(gm: torch.fx.GraphModule, inputs: list, edit: dict | None, cut_values: dict | None = None):
