@@ -234,7 +234,8 @@ def save_inputs(inputs: list, inputs_meta: list, out_dir: str, max_input_bytes: 
     total = sum(m.get("bytes", 0) for m in inputs_meta)
     if any(compat.is_fake(t) for t in inputs if isinstance(t, torch.Tensor)):
         return False, (
-            "a backward graph as AOT autograd hands it to inductor: input values are synthetic (shape and dtype kept)"
+            "traced inputs (a backward graph as AOT autograd hands it to inductor, or a bucket's graph as DDP's "
+            "optimizer compiles it): input values are synthetic (shape and dtype kept)"
         )
     if total > max_input_bytes:
         return False, (
