@@ -66,8 +66,12 @@ class Recorder:
         from reprokit.capture.crash import Ahead, written_ahead
 
         rank = self.rank
-        facts = {"rank": rank, "script": script_path(), "torch_version": compat.TORCH_VERSION}
-        facts["process_group"] = process_group()
+        facts = {
+            "rank": rank,
+            "script": script_path(),
+            "torch_version": compat.TORCH_VERSION,
+            "process_group": process_group(),
+        }
         if self.ahead is not None:  # the process group appeared since its first graph: its folder follows the rank
             try:
                 self.ahead.follow(files.rank_dir(self.root, rank), facts)
