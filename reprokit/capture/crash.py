@@ -80,6 +80,22 @@ class Ahead:
         ending.stop_stacks(self.ending)
         self.marker, self.fault, self.folder, self.ending = _NoMarker(), None, None, None
 
+    def follow(self, parent: str, facts: dict) -> None:
+        """Move this process's folder under `parent` (its rank's, named once the process group was initialised),
+        with the facts of the rank; the marker and faulthandler's file stay open across the rename."""
+        if self.folder is None or os.path.dirname(self.folder) == parent:
+            return
+        old_parent, moved = os.path.dirname(self.folder), os.path.join(parent, os.path.basename(self.folder))
+        os.makedirs(parent, exist_ok=True)
+        os.rename(self.folder, moved)
+        self.folder = moved
+        with open(os.path.join(moved, files.PROCESS), "w") as f:
+            json.dump(facts, f)
+        try:
+            os.rmdir(old_parent)  # the rank folder guessed before the group existed, when nothing else is there
+        except OSError:
+            pass
+
     def graph_dir(self, folder: str, k: int) -> str:
         return os.path.join(folder, files.GRAPHS, f"g{k}")
 

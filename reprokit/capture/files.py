@@ -33,7 +33,11 @@ def rank_dir(root: str, rank: str) -> str:
     return os.path.join(root, f"rank{rank}")
 
 
-def current_rank() -> str:
-    """This process's rank as the launcher set it (RANK, else LOCAL_RANK), "0" for a one-process job."""
+def current_rank(group_rank: int | None = None) -> str:
+    """This process's rank: the default process group's once it is initialised (group_rank), else as the launcher
+    set it (RANK, else LOCAL_RANK), "0" for a one-process job. The group comes first: ranks a job spawns itself
+    (torch.multiprocessing.spawn) have neither variable, and would all write as rank 0."""
+    if group_rank is not None:
+        return str(group_rank)
     rank = settings.RANK.get() or settings.LOCAL_RANK.get() or "0"
     return rank if rank.isdigit() else "0"

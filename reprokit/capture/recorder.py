@@ -34,7 +34,7 @@ class Recorder:
 
     def __init__(self, root: str, max_input_bytes: int):
         self.root, self.max_input_bytes = root, max_input_bytes
-        self.rank = files.current_rank()
+        self.group_rank: int | None = None  # the default process group's, once seen (it may be destroyed before exit)
         self.started = time.monotonic()
         self.graphs: list = []  # per graph: node count and input shapes, nothing heavier (the 5% budget)
         self.compiles = 0
@@ -57,6 +57,14 @@ class Recorder:
         self.max_graph_bytes: int | None = None  # --max-graph-input-bytes (None: fx/keep's default)
         self.inputs_on_disk = False  # --keep-inputs-on-disk
 
+    @property
+    def rank(self) -> str:
+        """This process's rank, from the process group once it is initialised (files.current_rank)."""
+        group = process_group()
+        if group is not None:
+            self.group_rank = group["rank"]
+        return files.current_rank(self.group_rank)
+
     def graph_seen(self, gm, example_inputs) -> int:
         """Note a graph Dynamo handed the backend; its index in this process."""
         self.graphs.append({"nodes": len(gm.graph.nodes), "inputs": [_shape(t) for t in example_inputs]})
@@ -69,12 +77,21 @@ class Recorder:
         from reprokit import compat
         from reprokit.capture.crash import Ahead, written_ahead
 
-        facts = {"rank": self.rank, "script": script_path(), "torch_version": compat.TORCH_VERSION}
+        rank = self.rank
+        facts = {
+            "rank": rank,
+            "script": script_path(),
+            "torch_version": compat.TORCH_VERSION,
+            "process_group": process_group(),
+        }
+        if self.ahead is not None:  # the process group appeared since its first graph: its folder follows the rank
+            try:
+                self.ahead.follow(files.rank_dir(self.root, rank), facts)
+            except OSError as e:
+                print(f"reprokit capture: written ahead under another rank's folder: {e}", file=sys.stderr)
         self.ahead, failed = written_ahead(
             self.ahead,
-            lambda: Ahead(
-                files.rank_dir(self.root, self.rank), {**facts, "process_group": process_group()}, own_faulthandler=True
-            ),
+            lambda: Ahead(files.rank_dir(self.root, rank), facts, own_faulthandler=True),
             k,
             gm,
             example_inputs,

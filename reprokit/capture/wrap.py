@@ -68,8 +68,14 @@ class CapturingBackend:
         recent = rec.recent
         recent.compiled(k, gm, example_inputs, ctx, compile_args)
         check = GraphCheck(rec, k, gm, ctx, compile_args) if rec.check else None
+        # DDP's optimizer compiles each bucket's graph on fake inputs (and calls it once on them): its first call
+        # on real ones writes it ahead again, with their values, for a crash in it.
+        traced = [_fake(example_inputs)]
 
         def call(*args):
+            if traced[0] and not _fake(args):
+                traced[0] = False
+                rec.before_compile(k, gm, args, ctx, compile_args)
             # Its backward runs later, from loss.backward(), outside this call: the recorder keeps what writing
             # this graph out would need (the args only until the next compiled call, and only when a backward
             # can follow), and notes when its backward starts (the marker names it then).
@@ -93,3 +99,10 @@ class CapturingBackend:
             return out
 
         return call
+
+
+def _fake(inputs) -> bool:
+    """Whether a graph's inputs are traced ones (fake tensors: no values)."""
+    from reprokit import compat
+
+    return any(compat.is_fake(t) for t in inputs)

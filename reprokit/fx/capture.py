@@ -235,7 +235,8 @@ def save_inputs(inputs: list, inputs_meta: list, out_dir: str, caps: keep.Caps, 
         for m in inputs_meta:
             m.update({"kept": "statistics"} if m["kind"] == "tensor" else {})
         return False, (
-            "a backward graph as AOT autograd hands it to inductor: input values are synthetic (shape and dtype kept)"
+            "traced inputs (a backward graph as AOT autograd hands it to inductor, or a bucket's graph as DDP's "
+            "optimizer compiles it): input values are synthetic (shape and dtype kept)"
         )
     how = keep.plan(inputs, inputs_meta, groups, caps)
     for m, h in zip(inputs_meta, how):
