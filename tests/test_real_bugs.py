@@ -88,6 +88,9 @@ OPT_IN = {
     "e_jvp_ldexp_aot_eager.py",
     "e_while_loop_int_carry.py",
     "e_guidance_batch_recompile.py",
+    # The slowest case in the default set (733 s on a loaded machine, stop 53): an inductor compile error under
+    # jacfwd; b_cumsum_zero_dim_lowering and b_diag_mask_setitem_softmax_keyerror cover that class in CI.
+    "b_jacfwd_half_reduction_cpp_error.py",
 }
 
 
