@@ -3,12 +3,12 @@ saying why it cannot be bisected and what to run instead."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 
 from reprokit.capture import files
 from reprokit.capture.crash import ahead_folders, crashed, killed
+from reprokit.data.rundir import read_json_dict
 from reprokit.errors import NothingToIsolate, ReprokitError
 
 CASE_FILES = ("meta.json", "graph.pt", "graph.py")  # what every case folder holds (inputs.pt is optional)
@@ -31,17 +31,8 @@ class CapturedFailure:
     @property
     def on_cuda(self) -> bool:
         """Whether the failing graph's inputs lived on a GPU (then the failure may be the device's)."""
-        meta = _read(os.path.join(self.case, "meta.json")) or {}
+        meta = read_json_dict(os.path.join(self.case, "meta.json")) or {}
         return any(str(m.get("device", "")).startswith("cuda") for m in meta.get("inputs") or [])
-
-
-def _read(path: str) -> dict | None:
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def read_capture(root: str, torch_version: str) -> CapturedFailure:
@@ -49,7 +40,7 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
     one line otherwise."""
     again = f"capture the job again: reprokit capture --output-dir {root} -- CMD"
     ranks = failing_ranks(root)
-    summary = _read(os.path.join(root, files.SUMMARY))
+    summary = read_json_dict(os.path.join(root, files.SUMMARY))
     crashes = crashed_ranks(root)
     if ranks and crashes and min(c["at"] for c in crashes.values()) >= _raised_at(root, ranks):
         crashes = {}  # the first failure is the one to bisect: a rank that crashed first takes down the others
@@ -69,7 +60,7 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
         case = crashes[rank]["case"]
     else:
         rank = ranks[0]
-        failure = _read(os.path.join(files.rank_dir(root, rank), files.FAILURE))
+        failure = read_json_dict(os.path.join(files.rank_dir(root, rank), files.FAILURE))
         case = os.path.join(files.rank_dir(root, rank), files.CASE)
     if failure is None or "signature" not in failure:
         raise ReprokitError(f"{root} is truncated (rank{rank}/{files.FAILURE} is unreadable); {again}")
@@ -83,7 +74,7 @@ def read_capture(root: str, torch_version: str) -> CapturedFailure:
     if failure.get("graph") is None:
         raise NothingToIsolate(f"the failure is at the Dynamo stage, before any graph: run `reprokit bisect {script}`")
     missing = [n for n in CASE_FILES if not os.path.isfile(os.path.join(case, n))]
-    if missing or _read(os.path.join(case, "meta.json")) is None:
+    if missing or read_json_dict(os.path.join(case, "meta.json")) is None:
         where = os.path.relpath(os.path.join(case, (missing or ["meta.json"])[0]), root)
         raise ReprokitError(f"{root} is truncated ({where} is missing or unreadable); {again}")
     return CapturedFailure(root, rank, case, failure, summary or {})

@@ -6,13 +6,13 @@ the error needs several graphs together, or comes from code outside them."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 
 from reprokit.bisect.capture_folder import CapturedFailure, exited_ranks, failing_ranks
 from reprokit.capture import files
 from reprokit.data.records import TrialSpec
+from reprokit.data.rundir import read_json_dict
 from reprokit.errors import NothingToIsolate, ReprokitError
 
 
@@ -36,7 +36,7 @@ def kept_calls(root: str, torch_version: str) -> KeptCalls | None:
     if failing_ranks(root):
         return None
     for rank in exited_ranks(root):
-        record = _read(os.path.join(files.rank_dir(root, rank), files.EXIT))
+        record = read_json_dict(os.path.join(files.rank_dir(root, rank), files.EXIT))
         if record is None:
             continue
         recorded = record.get("torch_version")
@@ -89,7 +89,9 @@ def diverging_graph(kept: KeptCalls, runner, emit) -> CapturedFailure:
                 "note": outcome.note or "",
             }
             emit("note", text=f"graph {k} of rank {kept.rank} diverges alone: {outcome.note or 'compiled differs'}")
-            return CapturedFailure(kept.root, kept.rank, kept.cases[k], failure, _read(_summary(kept.root)) or {})
+            return CapturedFailure(
+                kept.root, kept.rank, kept.cases[k], failure, read_json_dict(_summary(kept.root)) or {}
+            )
     script = os.path.basename(kept.script)
     raise NothingToIsolate(
         f"no captured graph diverges from eager alone ({_graphs(len(graphs))} of rank {kept.rank}, compiled against eager, "
@@ -104,7 +106,7 @@ def _graphs(n: int) -> str:
 
 def _stage(case: str) -> str:
     """The stage that compiles the graph as the job did: inductor, or the job's own backend."""
-    backend = ((_read(os.path.join(case, "meta.json")) or {}).get("compile_args") or {}).get("backend")
+    backend = ((read_json_dict(os.path.join(case, "meta.json")) or {}).get("compile_args") or {}).get("backend")
     return "inductor" if backend in (None, "inductor") else "user"
 
 
@@ -117,12 +119,3 @@ def _names(folder: str) -> list:
         return os.listdir(folder)
     except OSError:
         return []
-
-
-def _read(path: str) -> dict | None:
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None

@@ -3,11 +3,11 @@ failure.json of the rank that diverged."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 
 from reprokit.capture import files
+from reprokit.data.rundir import read_json_dict
 
 
 @dataclass(frozen=True)
@@ -24,12 +24,12 @@ class Checked:
 
 def checked(root: str) -> Checked:
     """The checks the capture at root recorded (nothing checked when no process compiled)."""
-    ranks = (_read(os.path.join(root, files.SUMMARY)) or {}).get("ranks") or {}
+    ranks = (read_json_dict(os.path.join(root, files.SUMMARY)) or {}).get("ranks") or {}
     lines = [ranks[r] for r in sorted(ranks, key=lambda r: int(r) if r.isdigit() else 0)]
     diverged = None
     for rank in sorted(ranks, key=lambda r: int(r) if r.isdigit() else 0):
         if ranks[rank].get("diverged") is not None:
-            failure = _read(os.path.join(files.rank_dir(root, rank), files.FAILURE)) or {}
+            failure = read_json_dict(os.path.join(files.rank_dir(root, rank), files.FAILURE)) or {}
             diverged = (rank, ranks[rank]["diverged"], (failure.get("check") or {}).get("mismatch", ""))
             break
 
@@ -45,12 +45,3 @@ def checked(root: str) -> Checked:
         random=union("random", "not_checked"),
         eager_failed=union("eager_failed", "not_checked"),
     )
-
-
-def _read(path: str) -> dict | None:
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None

@@ -58,6 +58,16 @@ def read_json(path: str):
         return json.load(f)
 
 
+def read_json_dict(path: str) -> dict | None:
+    """The JSON object at path, or None when it is missing, unreadable or not an object (a folder a job left)."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "run"
 
