@@ -69,29 +69,22 @@ def capture_command(
         raise ReprokitError(
             "pass the command to capture after --: reprokit capture --output-dir DIR -- python train.py"
         )
-    guards.not_negative("--max-input-bytes", max_input_bytes, "a size in bytes")
     check_calls = _check_calls(check_accuracy, check_calls)
-    if max_graph_input_bytes is not None:
-        guards.not_negative("--max-graph-input-bytes", max_graph_input_bytes, "a size in bytes")
-    limit = parse_budget(compile_timeout, "--compile-timeout")
-    if fall_back and limit is None:
-        raise ReprokitError("--fall-back-to-eager needs --compile-timeout DURATION: the compile it falls back from")
+    limit = _compile_limit(max_input_bytes, max_graph_input_bytes, compile_timeout, fall_back)
     root = os.path.abspath(output_dir)
     try:
         os.makedirs(root, 0o700, exist_ok=True)
     except OSError as e:
         raise ReprokitError(f"cannot write to {root}: {e.strerror}; pass --output-dir to a writable folder") from None
-    paths = [p for p in settings.PYTHONPATH.get("").split(os.pathsep) if p and p != HOOK_DIR]
-    env = {
-        **os.environ,
+    recorder = {
         CAPTURE_VAR: root,
         MAX_BYTES_VAR: str(max_input_bytes),
         **({MAX_GRAPH_BYTES_VAR: str(max_graph_input_bytes)} if max_graph_input_bytes is not None else {}),
         **({ON_DISK_VAR: "1"} if inputs_on_disk else {}),
         **({COMPILE_TIMEOUT_VAR: f"{limit:g}", FALL_BACK_VAR: "1" if fall_back else "0"} if limit else {}),
         **({CHECK_CALLS_VAR: str(check_calls)} if check_calls else {}),
-        "PYTHONPATH": os.pathsep.join([HOOK_DIR, *paths]),
     }
+    env = _job_environment(recorder)
     if check_calls and emit is not None:
         emit("check", calls=check_calls)
     note_job(root, {"command": list(command), "ended": None})  # None until it ends: a kill -9 leaves it so
@@ -114,6 +107,24 @@ def capture_command(
         checked(root) if check_calls else None,
         _ended_in(root),
     )
+
+
+def _compile_limit(max_input_bytes: int, max_graph_input_bytes, compile_timeout, fall_back: bool) -> float | None:
+    """--compile-timeout in seconds (None: none), once the caps and --fall-back-to-eager are checked (exit 2)."""
+    guards.not_negative("--max-input-bytes", max_input_bytes, "a size in bytes")
+    if max_graph_input_bytes is not None:
+        guards.not_negative("--max-graph-input-bytes", max_graph_input_bytes, "a size in bytes")
+    limit = parse_budget(compile_timeout, "--compile-timeout")
+    if fall_back and limit is None:
+        raise ReprokitError("--fall-back-to-eager needs --compile-timeout DURATION: the compile it falls back from")
+    return limit
+
+
+def _job_environment(recorder: dict) -> dict:
+    """The job's environment: the user's, the recorder's switches, and the start-up hook first on PYTHONPATH (which
+    arms the recorder in every python process the command starts)."""
+    paths = [p for p in settings.PYTHONPATH.get("").split(os.pathsep) if p and p != HOOK_DIR]
+    return {**os.environ, **recorder, "PYTHONPATH": os.pathsep.join([HOOK_DIR, *paths])}
 
 
 def _ended_in(root: str) -> tuple:

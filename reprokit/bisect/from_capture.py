@@ -91,17 +91,7 @@ class GraphBisector(Bisector):
             )
             return self.finish(v, decisive={})
         v.failing_stage = failing.stage
-        # a stage before it that passed (one that failed another way is not where the failure starts)
-        before = (
-            [
-                r.stage
-                for r in ladder
-                if r.kind == "pass" and r.stage != failing.stage and STAGES.index(r.stage) < STAGES.index(failing.stage)
-            ]
-            if failing.stage in STAGES
-            else []
-        )
-        v.last_passing_stage = before[-1] if before else None
+        v.last_passing_stage = _last_passing(ladder, failing.stage)
         outcome = self.stage_outcomes[failing.stage]
         decisive = {"first_failing": outcome.trial_dir}
         if v.last_passing_stage:
@@ -144,6 +134,18 @@ class GraphBisector(Bisector):
             )
             self.emit("stage", stage=stage, outcome=outcome, same=same)
         return out
+
+
+def _last_passing(ladder: list, failing: str) -> str | None:
+    """The last stage before the failing one that passed (one that failed another way is not where it starts)."""
+    if failing not in STAGES:
+        return None
+    before = [
+        r.stage
+        for r in ladder
+        if r.kind == "pass" and r.stage != failing and STAGES.index(r.stage) < STAGES.index(failing)
+    ]
+    return before[-1] if before else None
 
 
 def same_error(target: Signature | None, other: Signature | None) -> bool:
