@@ -300,10 +300,12 @@ def test_bisect_versions_states_its_cost_before_it_starts(tmp_path, index, monke
     shutil.copy(pathlib.Path(__file__).parent / "cases" / "passes.py", tmp_path)
     code, out, err = reprokit("bisect", "passes.py", "--versions", "--no-pack")
     user = releases.base(metadata.version("torch"))
+    chosen = sorted({user, "2.14.1", "2.15.0"}, key=releases.key)  # the user's release runs in this environment
     assert code == 3 and out == ""
     assert err.splitlines()[0] == (
-        f"  after the bisect, versions: torch {', '.join(sorted({user, '2.14.1', '2.15.0'}, key=releases.key))}; "
-        f"2 new environment(s) of about 5 GiB each (PyPI's wheels with CUDA libraries; under a minute each here) in "
+        f"  after the bisect, versions: torch {', '.join(chosen)}; "
+        f"{len(chosen) - 1} new environment(s) of about 5 GiB each (PyPI's wheels with CUDA libraries; under a minute "
+        f"each here) in "
         f"{tmp_path / 'envs'}, "
         "0 reused; then one run of the repro per release"
     )
