@@ -178,11 +178,11 @@ def _tensor(a) -> bool:
 
 
 def _copies(args) -> tuple:
-    """Copies of the tensors in args (sharing memory where the originals do), requiring grad as they do."""
-    from reprokit.fx import aliases
+    """Copies of the tensors in args (sharing memory where the originals do), requiring grad as they do: the
+    accuracy check's own copies (child/accuracy), which --check-accuracy takes of the same calls."""
+    from reprokit.child.accuracy import copies
 
-    kept = aliases.copied(list(args), lambda t: t.detach().clone())
-    return tuple(c.requires_grad_(a.requires_grad) if _tensor(a) and c.is_leaf else c for a, c in zip(args, kept))
+    return tuple(copies(args, keep_grad=True))
 
 
 def _alive(args: tuple, meta: list) -> list:
@@ -194,7 +194,7 @@ def _alive(args: tuple, meta: list) -> list:
     for i, a in enumerate(args):
         value = a() if isinstance(a, weakref.ref) else a
         if value is None and i < len(meta):
-            value = synthetic_inputs([meta[i]])[0].to(meta[i]["device"])
+            value = synthetic_inputs([meta[i]])[0]
         out.append(value)
     return out
 

@@ -29,7 +29,7 @@ def describe(values: list) -> list:
         if len(members) < 2 or len({values[i].dtype for i in members}) > 1:
             continue
         lo = min(values[i].storage_offset() for i in members)
-        hi = max(values[i].storage_offset() + _extent(values[i]) for i in members)
+        hi = max(values[i].storage_offset() + extent(values[i]) for i in members)
         groups.append(
             {"inputs": members, "offsets": [values[i].storage_offset() - lo for i in members], "numel": hi - lo}
         )
@@ -49,7 +49,7 @@ def _storage_key(t) -> tuple | None:
         return None
 
 
-def _extent(t) -> int:
+def extent(t) -> int:
     """Elements of memory t spans from its storage offset."""
     return 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride())) if t.numel() else 0
 

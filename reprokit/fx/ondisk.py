@@ -8,11 +8,6 @@ import os
 CHUNK_BYTES = 64 << 20  # a CUDA tensor passes through host memory this much at a time
 
 
-def extent(t) -> int:
-    """Elements of memory t spans from its storage offset."""
-    return 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride())) if t.numel() else 0
-
-
 def write(t, path: str) -> int:
     """t's memory span (storage offset to its last element) written to path as raw bytes; the bytes written.
 
@@ -20,8 +15,10 @@ def write(t, path: str) -> int:
     memory CHUNK_BYTES at a time, never whole."""
     import torch
 
+    from reprokit.fx import aliases
+
     d = t.detach()
-    span = d.as_strided((extent(d),), (1,), d.storage_offset())
+    span = d.as_strided((aliases.extent(d),), (1,), d.storage_offset())
     raw = span.view(torch.uint8) if span.numel() else torch.empty(0, dtype=torch.uint8)
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "wb") as f:
