@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from reprokit.bisect.bisector import Bisector
 from reprokit.bisect.session import BisectOptions, Session
-from reprokit.data.records import Outcome, Signature, TrialSpec
+from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.fx.graphcase import Edit, GraphShape, NodeInfo
 from reprokit.minify.graph import GraphOracle, graph_problem
@@ -174,6 +174,11 @@ def trial_folder(root: str, name: str, record: dict) -> str:
     return folder
 
 
+def verdict(**kw) -> Verdict:
+    """The bisect's verdict as minify reads it (flaky, failing stage, ...)."""
+    return Verdict(script="train.py", argv=[], **kw)
+
+
 def problem(initial, fails_same: Callable, size: Callable = len, **kw) -> Problem:
     """A search.Problem: the best so far and the one acceptance rule."""
     return Problem(initial, fails_same, size, **kw)
@@ -204,10 +209,10 @@ def edit_of(spec: TrialSpec) -> Edit:
 
 
 def graph_minifier(
-    answer: Answer, shape: GraphShape, run_dir: str, jobs: int = 2, target: Signature = BUG
+    answer: Answer, shape: GraphShape, run_dir: str, jobs: int = 2, target: Signature = BUG, budget: int | None = None
 ) -> tuple[Problem, GraphOracle, FakeRunner]:
     """(problem, oracle, runner): the graph minifier's search over edits of `shape`, its trials answered by `answer`."""
-    runner = FakeRunner(answer, jobs=jobs)
+    runner = FakeRunner(answer, jobs=jobs, budget=budget)
     oracle = GraphOracle(runner, shape, "case", "inductor", target, check_accuracy=False, run_backward=False)  # type: ignore[arg-type]
     os.makedirs(run_dir, exist_ok=True)
     return graph_problem(oracle, shape.original(), RunDir(run_dir), lambda *a, **k: None), oracle, runner
