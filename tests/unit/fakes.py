@@ -16,7 +16,7 @@ from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.fx.graphcase import Edit, GraphShape, NodeInfo
 from reprokit.minify.graph import GraphOracle, graph_problem
-from reprokit.search import Problem
+from reprokit.search.problem import Problem
 from reprokit.trial.runner import BUDGET_SPENT
 
 # The failure a table chases, and one that is another bug.

@@ -2,7 +2,7 @@
 a too rare one is not; the subsystem search and the deferred questions within the failing stage."""
 
 from reprokit.trial.repeat import ATTEMPT_STRIDE
-from unit.fakes import bisector, failed, original, passed
+from unit.fakes import bisector, failed, original, passed, runner_of
 
 COUNTS = {"inductor/post_grad_passes": 4, "inductor/lowerings": 50}
 
@@ -62,3 +62,12 @@ def test_a_failure_too_rare_is_not_bisected_and_says_so():
     assert isolation.flaky and isolation.failing_stage is None
     assert isolation.message.startswith("flaky: the original fails 1 of 5 runs (95% CI 4%–62%)")
     assert "too rare to bisect run by run" in isolation.message
+
+
+def test_the_evidence_phase_ends_with_its_answer_once_the_budget_is_spent():
+    b = bisector(inductor_bug(), configs=False)
+    isolation = b.isolate()
+    runner_of(b).budget = runner_of(b).executed  # the --budget runs out as the repro is written
+    evidence = b.after_repro(isolation)
+    assert evidence.asked == ("confirm",) and evidence.trials == 0
+    assert runner_of(b).over_budget == 2

@@ -1,7 +1,7 @@
 """Counted subsystems: the subsystem that fixes the failure when off, and its first application that breaks it."""
 
 from reprokit.bisect.subsystems import subsystem
-from unit.fakes import failed, passed, runner_of, session
+from unit.fakes import failed, passed, runner_of, session, trial_folder
 
 COUNTS = {"inductor/pre_grad_passes": 3, "inductor/post_grad_passes": 4, "inductor/lowerings": 100}
 
@@ -84,3 +84,26 @@ def test_a_boundary_that_moves_on_its_rerun_is_not_confirmed():
     s = session(lambda spec: passed() if spec.attempt == 1 else answer(spec))
     found = subsystem(s, "inductor", failed(counters=COUNTS), confirm=True)
     assert found is not None and found["confirmed"] is False
+
+
+def kernel_named_failure(tmp_path, ops: list, kernel: str):
+    """A failing trial whose traceback stops in inductor's generated module, on a line calling `kernel`, and whose
+    record lists the lowering applications' ops in order (what guess.lowering_guesses reads)."""
+    module = tmp_path / "inductor" / "ab" / "cab.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(f"def call(args):\n    buf0 = empty()\n    {kernel}(buf0)\n")
+    folder = trial_folder(str(tmp_path), "original", {"lowering_ops": ops})
+    (tmp_path / "original" / "stderr.txt").write_text(
+        f'  File "{module}", line 3, in call\n    {kernel}(buf0)\nRuntimeError: bad lowering of relu\n'
+    )
+    return failed(counters={"inductor/lowerings": len(ops)}, trial_dir=folder)
+
+
+def test_the_first_application_of_an_op_in_the_failing_kernel_is_asked_first(tmp_path):
+    ops = ["aten.add.Tensor" for _ in range(60)] + ["aten.relu.default"] + ["aten.mul.Tensor"] * 39
+    failing = kernel_named_failure(tmp_path, ops, "cpp_fused_relu_0")
+    s = session(breaks_at("lowerings", 60), jobs=1)
+    found = subsystem(s, "inductor", failing, confirm=False)
+    assert found is not None and found["application"] == 60
+    bounded = [spec.subsystem["max"] for spec in runner_of(s).asked if spec.subsystem.get("max", -1) >= 0]
+    assert bounded[:2] == [60, 59]  # the guess, then the point before it: two rounds, whatever the count

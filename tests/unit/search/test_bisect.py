@@ -1,6 +1,6 @@
 """search.bisect: the first failing rung of a ladder, and a pass/fail boundary on integers."""
 
-from reprokit.search import find_boundary, find_boundary_guessing, first_failing
+from reprokit.search.bisect import find_boundary, find_boundary_guessing, first_failing
 
 
 def test_first_failing_asks_in_order_and_stops_at_the_first_failure():

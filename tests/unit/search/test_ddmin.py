@@ -1,6 +1,6 @@
 """search.ddmin: a 1-minimal list that keeps failing, in few questions."""
 
-from reprokit.search import ddmin
+from reprokit.search.ddmin import ddmin
 
 
 def test_a_single_culprit_is_found_in_about_2_log2_n_questions():

@@ -1,6 +1,6 @@
 """search.fixpoint: named passes rerun until a round no longer shrinks the best."""
 
-from reprokit.search import Pass, run_passes
+from reprokit.search.fixpoint import Pass, run_passes
 from unit.fakes import problem
 
 
