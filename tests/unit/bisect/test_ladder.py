@@ -4,7 +4,7 @@ with the last that passed before it; a stage that failed another way is asked ag
 import pytest
 
 from reprokit.errors import NothingToIsolate, ReprokitError
-from unit.fakes import OTHER, bisector, events_of, failed, original, passed, runner_of
+from unit.fakes import OTHER, bisector, events_of, failed, hung, original, passed, runner_of
 
 FAILS_FROM_DECOMP = ("aot_eager_decomp_partition", "inductor")
 
@@ -103,3 +103,40 @@ def test_the_stage_results_are_reported_as_events_in_ladder_order():
     b.isolate()
     stages = [fields["stage"] for name, fields in events_of(b).seen if name == "stage"]
     assert stages == ["none", "eager", "aot_eager", "aot_eager_decomp_partition", "inductor"]
+
+
+def test_a_graph_calling_a_custom_op_adds_the_fake_kernel_check_to_the_ladder(tmp_path):
+    graphs = tmp_path / "original" / "graphs"
+    graphs.mkdir(parents=True)
+    (graphs / "graph_0.py").write_text("y = torch.ops.mylib.scale.default(x)\nz = torch.ops.aten.relu.default(y)\n")
+    isolation = bisector(ladder_table(trial_dir=str(tmp_path / "original")), subsystems=False, configs=False).isolate()
+    assert [row["stage"] for row in isolation.ladder][-2:] == ["aot_eager_decomp_partition_crossref", "inductor"]
+
+
+def test_dynamo_hanging_before_any_graph_asks_its_own_stage_alone():
+    def answer(spec):
+        if spec.stage == "none":
+            return passed()
+        if spec.stage == "user":
+            return hung(compiled=True, graphs=0, user_backend="inductor")
+        return hung(compiled=True) if spec.stage == "eager" else passed()
+
+    b = bisector(answer, subsystems=False, configs=False)
+    isolation = b.isolate()
+    assert [row["stage"] for row in isolation.ladder] == ["eager"]
+    assert (isolation.failing_stage, isolation.last_passing_stage) == ("eager", "none")
+
+
+def test_a_compile_that_hangs_bounds_every_later_trials_compile():
+    def answer(spec):
+        if spec.stage == "none":
+            return passed()
+        if spec.stage == "user":
+            return hung(compiled=True, graphs=1, user_backend="inductor", seconds=300.0, longest_compile=2.0)
+        return hung(compiled=True, graphs=1) if spec.stage == "inductor" else passed(graphs=1)
+
+    b = bisector(answer, subsystems=False, configs=False)
+    isolation = b.isolate()
+    assert isolation.hang_limit is not None and isolation.failing_stage == "inductor"
+    later = [spec for spec in runner_of(b).asked if spec.label.startswith("stage-")]
+    assert later and all(spec.compile_limit == isolation.hang_limit["seconds"] for spec in later)
