@@ -71,3 +71,25 @@ def test_the_evidence_phase_ends_with_its_answer_once_the_budget_is_spent():
     evidence = b.after_repro(isolation)
     assert evidence.asked == ("confirm",) and evidence.trials == 0
     assert runner_of(b).over_budget == 2
+
+
+def test_a_bug_under_an_explicit_mode_is_asked_of_every_other_mode():
+    answer = inductor_bug()
+
+    def only_in_max_autotune(spec):
+        if spec.stage == "user" and spec.compile_overrides:
+            # An override of `dynamic` alone keeps the script's own mode.
+            return failed() if spec.compile_overrides.get("mode", "max-autotune") == "max-autotune" else passed()
+        outcome = answer(spec)
+        if spec.stage == "user":
+            return original(counters=COUNTS, compile_args={"backend": "inductor", "mode": "max-autotune"})
+        return outcome
+
+    isolation = bisector(only_in_max_autotune, configs=False).isolate()
+    assert isolation.modes is not None
+    assert [(row["mode"], row["dynamic"], row["same"]) for row in isolation.modes] == [
+        (None, None, False),
+        ("reduce-overhead", None, False),
+        ("max-autotune", True, True),
+        ("max-autotune", False, True),
+    ]
