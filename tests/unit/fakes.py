@@ -17,6 +17,7 @@ from reprokit.data.rundir import RunDir
 from reprokit.fx.graphcase import Edit, GraphShape, NodeInfo
 from reprokit.minify.graph import GraphOracle, graph_problem
 from reprokit.search.problem import Problem
+from reprokit.source.reduce import source_problem
 from reprokit.trial.runner import BUDGET_SPENT
 
 # The failure a table chases, and one that is another bug.
@@ -216,3 +217,21 @@ def graph_minifier(
     oracle = GraphOracle(runner, shape, "case", "inductor", target, check_accuracy=False, run_backward=False)  # type: ignore[arg-type]
     os.makedirs(run_dir, exist_ok=True)
     return graph_problem(oracle, shape.original(), RunDir(run_dir), lambda *a, **k: None), oracle, runner
+
+
+# -- the source minifier's inputs -----------------------------------------------------------------------------------
+def source_minifier(answer: Answer, script: str, run_dir: str, target: Signature = BUG) -> tuple[Problem, FakeRunner]:
+    """(problem, runner): the source reduction of `script`'s text, each candidate a trial answered by `answer` (which
+    reads the candidate's text with `source_of`)."""
+    os.makedirs(run_dir, exist_ok=True)
+    run = RunDir(run_dir)
+    run.write_json("run.json", {"options": {"cwd": run_dir}})
+    runner = FakeRunner(answer)
+    v = verdict(signature=target.to_dict(), failing_stage="eager")
+    return source_problem(run, v, runner, script), runner
+
+
+def source_of(spec: TrialSpec) -> str:
+    """The text of the script a trial runs (a candidate the source minifier wrote)."""
+    with open(spec.script) as f:
+        return f.read()
