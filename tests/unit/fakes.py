@@ -18,6 +18,7 @@ from reprokit.fx.graphcase import Edit, GraphShape, NodeInfo
 from reprokit.minify.graph import GraphOracle, graph_problem
 from reprokit.search.problem import Problem
 from reprokit.source.reduce import source_problem
+from reprokit.trial.ordered_map import ordered_map
 from reprokit.trial.runner import BUDGET_SPENT
 
 # The failure a table chases, and one that is another bug.
@@ -98,13 +99,9 @@ class FakeRunner:
     def map(
         self, specs: Iterable[TrialSpec], stop: Callable[[int, Outcome], bool] | None = None, limit: float | None = None
     ) -> list:
-        out: list = []
-        stopped = False
-        for i, spec in enumerate(specs):
-            # One at a time: what `jobs` slots would have started beside a stopping trial is never asked here.
-            out.append(None if stopped else self(spec, limit))
-            stopped = stopped or (stop is not None and stop(i, out[-1]))
-        return out
+        # One at a time (width 1): what `jobs` slots would have started beside a stopping trial is never asked here,
+        # so the trial counts the tests assert are the fewest the rule allows, the same on every run.
+        return ordered_map(lambda spec: self(spec, limit), list(specs), 1, stop)
 
     def labels(self) -> list[str]:
         """The labels of the trials that ran, in order."""
