@@ -177,6 +177,16 @@ def verdict(**kw) -> Verdict:
     return Verdict(script="train.py", argv=[], **kw)
 
 
+def saved_failing_graph(root: str, name: str = "original") -> str:
+    """A trial folder holding the failing graph its run saved as it raised (failing_case/, as child/router writes
+    it); the folder, for the original's trial_dir."""
+    case = os.path.join(root, name, "failing_case")
+    os.makedirs(case, exist_ok=True)
+    with open(os.path.join(case, "meta.json"), "w") as f:
+        json.dump({"node_count": 5}, f)
+    return os.path.join(root, name)
+
+
 def problem(initial, fails_same: Callable, size: Callable = len, **kw) -> Problem:
     """A search.Problem: the best so far and the one acceptance rule."""
     return Problem(initial, fails_same, size, **kw)
