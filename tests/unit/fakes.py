@@ -16,6 +16,7 @@ from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.fx.graphcase import Edit, GraphShape, NodeInfo
 from reprokit.minify.graph import GraphOracle, graph_problem
+from reprokit.minify.inscript import ScriptOracle
 from reprokit.search.problem import Problem
 from reprokit.source.reduce import source_problem
 from reprokit.trial.ordered_map import ordered_map
@@ -224,6 +225,16 @@ def graph_minifier(
     oracle = GraphOracle(runner, shape, "case", "inductor", target, check_accuracy=False, run_backward=False)  # type: ignore[arg-type]
     os.makedirs(run_dir, exist_ok=True)
     return graph_problem(oracle, shape.original(), RunDir(run_dir), lambda *a, **k: None), oracle, runner
+
+
+def script_minifier(answer: Answer, shape: GraphShape, run_dir: str, graph: int = 0) -> tuple[Problem, FakeRunner]:
+    """(problem, runner): the graph minified inside the running script, each edit spliced into graph `graph` of a
+    whole-script trial (the capture trial's spec is the base)."""
+    runner = FakeRunner(answer)
+    base = TrialSpec(mode="script", stage="inductor", script="train.py", only_graph=graph, capture=graph)
+    oracle = ScriptOracle(runner, shape, "case", "inductor", BUG, base)
+    os.makedirs(run_dir, exist_ok=True)
+    return graph_problem(oracle, shape.original(), RunDir(run_dir), lambda *a, **k: None), runner
 
 
 # -- the source minifier's inputs -----------------------------------------------------------------------------------
