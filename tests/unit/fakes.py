@@ -20,6 +20,7 @@ from reprokit.minify.inscript import ScriptOracle
 from reprokit.search.problem import Problem
 from reprokit.source.reduce import source_problem
 from reprokit.trial.ordered_map import ordered_map
+from reprokit.trial.repeat import UntilItFails
 from reprokit.trial.runner import BUDGET_SPENT
 
 # The failure a table chases, and one that is another bug.
@@ -121,6 +122,11 @@ def _replace(spec: TrialSpec, **kw) -> TrialSpec:
 
 def _checks_a_repro(spec: TrialSpec) -> bool:
     return spec.mode == "repro" or spec.fresh_interpreter
+
+
+def until_it_fails(inner: FakeRunner, tries: int, target: Signature = BUG) -> UntilItFails:
+    """A flaky failure's runner: each question asked of `inner` up to `tries` times until it fails `target`'s way."""
+    return UntilItFails(inner, target, tries)
 
 
 class Events:
