@@ -14,7 +14,7 @@ from reprokit.data.rundir import RunDir
 from reprokit.errors import EXIT_MORE_ACCURATE, ReprokitError
 from reprokit.export.ladder import FAILING_STAGES
 from reprokit.export.rerun import check_unchanged, minify_export_run
-from reprokit.minify.repro_kinds import CompiledIsCloser, make_runner, minify_isolation
+from reprokit.minify.minifier import CompiledIsCloser, minify_isolation
 from reprokit.report.bisect_report import load_verdict
 from reprokit.trial.executors import check_executor
 from reprokit.trial.repeat import UntilItFails
@@ -120,7 +120,19 @@ def make_repro(
     """The repro of an isolation: the export path's minifiers for its failures (#20), else the graph's or source."""
     if isolation.failing_stage in FAILING_STAGES:  # no Dynamo graph there
         return minify_export_run(run_dir, isolation, runner or export_runner(run_dir, isolation, emit), emit, command)
-    return minify_isolation(run_dir, isolation, runner=runner, emit=emit, resume=resume)
+    return minify_isolation(run_dir, isolation, runner or make_runner(run_dir, emit), emit, resume=resume)
+
+
+def make_runner(run_dir: RunDir, emit: Emit, jobs: int = 1) -> Runner:
+    """The runner of `reprokit minify RUN_DIR` with no runner handed in: local trials under the run's timeout."""
+    opts = run_dir.read_json("run.json")["options"]
+    return Runner(
+        run_dir,
+        timeout=opts.get("timeout") or 600.0,
+        jobs=jobs,
+        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
+        on_start=lambda s: emit("trial_start", spec=s),
+    )
 
 
 def export_runner(run_dir: RunDir, isolation: Isolation, emit: Emit) -> Runner:

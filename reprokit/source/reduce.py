@@ -8,6 +8,7 @@ import os
 import time
 from typing import TypeGuard
 
+from reprokit.data.phases import Repro
 from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
 from reprokit.minify.reliability import measure
@@ -249,7 +250,7 @@ def minify_source(
     def verified(text: str) -> bool:
         return _verify_polished(run_dir, v, runner, text, same, emit) is not None
 
-    most = walk_back_most(v)
+    most = walk_back_most(v.flaky)
     at = verified_back(problem.accepted, verified, most=most)
     # repro.py is the one verified, or else the last one checked (the smallest, unless the walk went back)
     result = problem.accepted[at if at is not None else walk_back_order(problem.accepted, most)[-1]]
@@ -286,7 +287,7 @@ def _unreduced(
     (a repro's checks run past the budget), and the verdict says it is not reduced."""
     run_dir.write_text("repro.py", text)
     _verify(run_dir, v, runner, text, same)
-    measure(run_dir, v, runner.timeout, emit)
+    _measure(run_dir, v, runner.timeout, emit)
     said = "the run's budget was spent before the source reduction's first trial: repro.py is the script itself, not reduced"
     emit("note", text=said)
     v.message = "; ".join(x for x in (v.message, said) if x)
@@ -309,6 +310,12 @@ def code_lines(text: str) -> int:
     return sum(1 for line in text.splitlines() if line.strip())
 
 
+def _measure(run_dir: RunDir, v: Verdict, timeout: float, emit) -> None:
+    """The verified repro.py's reliability (minify/reliability), into the source reduction's working verdict."""
+    measured = measure(run_dir, Repro.of(v), v.signature, timeout, emit)
+    v.repro_reliability, v.repro_verified, v.message = measured.reliability, measured.verified, measured.message
+
+
 def _record_size(v: Verdict, runner, original: str, result: str, before: int, started: float) -> dict:
     """The repro's size in lines against the script's (returned), and the reduction's trials and seconds."""
     v.nodes = nodes = {"original": code_lines(original), "minified": code_lines(result), "unit": "lines"}
@@ -322,7 +329,7 @@ def _verify_polished(run_dir: RunDir, v: Verdict, runner, text: str, same, emit)
     for candidate in dict.fromkeys((polished(text), text)):
         run_dir.write_text("repro.py", candidate)
         _verify(run_dir, v, runner, candidate, same)
-        measure(run_dir, v, runner.timeout, emit)
+        _measure(run_dir, v, runner.timeout, emit)
         if v.repro_verified:
             return candidate
     return None
