@@ -428,6 +428,22 @@ def test_the_domain_never_imports_the_verdict():
     assert not freed, f"these no longer import Verdict: take them off STILL_ON_A_DRAFT: {freed}"
 
 
+RUNNER_BUILDER = "reprokit.app.runners"  # the one module that builds a Runner (with its progress events)
+
+
+def test_one_module_builds_runners():
+    """Every Runner of every command comes from app/runners (build_runner, open_runner); trial/ is the Runner's own."""
+    found = [
+        f"{where(path, node)} {name}"
+        for name, (path, tree) in MODULES.items()
+        if name != RUNNER_BUILDER and not in_package(name, "reprokit.trial")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "id", None) == "Runner" or getattr(node.func, "attr", None) == "Runner")
+    ]
+    assert not found, report(f"Runners built outside {RUNNER_BUILDER}", found)
+
+
 def signature_of(module: str, qualname: str) -> tuple:
     """(parameter annotations by name, return annotation) of a function or method, as source text."""
     path, tree = MODULES[module]

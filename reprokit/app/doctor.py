@@ -7,6 +7,7 @@ import sys
 
 from reprokit.app import guards
 from reprokit.app.common import Emit, check_script, noop, record_secrets, recorded_environment
+from reprokit.app.runners import open_runner
 from reprokit.data.doctor import DoctorReport
 from reprokit.data.ranks import needs_launcher
 from reprokit.data.records import Outcome, TrialSpec, file_hash
@@ -104,14 +105,8 @@ def doctor_script(
         },
     )
     emit("run_dir", path=run_dir.path)
-    runner = Runner(
-        run_dir,
-        timeout=timeout or 600.0,
-        jobs=1,
-        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-        on_start=lambda s: emit("trial_start", spec=s),
-    )
-    eager, compiled = eager_then_compiled(runner, script, argv, cwd, timeout, emit, ranks)
+    with open_runner(run_dir, emit, timeout=timeout or 600.0) as runner:
+        eager, compiled = eager_then_compiled(runner, script, argv, cwd, timeout, emit, ranks)
     observed = [read_observed(o.trial_dir) for o in (eager, compiled)]
     lines = source_lines([script] + (trial_record(compiled.trial_dir).get("local_modules") or []))
     outcome = {"kind": compiled.kind, "message": compiled.signature.short(), "user_backend": compiled.user_backend}

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from reprokit.app.common import Emit, executor_of, forks_cleanly, noop, run_kind, trial_runner
+from reprokit.app.common import Emit, executor_of, forks_cleanly, noop, run_kind
+from reprokit.app.runners import build_runner, open_runner
 from reprokit.app.verdict_file import with_fields, with_repro
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.phases import Isolation, Repro
@@ -68,11 +69,8 @@ def minify_folder(
         return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
     check_executor(settings, os.path.dirname(run_dir.path))
     opts = run_dir.read_json("run.json")["options"]
-    runner = trial_runner(run_dir, settings, emit, opts.get("timeout") or 600.0, 1)
-    try:
+    with open_runner(run_dir, emit, timeout=opts.get("timeout") or 600.0, settings=settings) as runner:
         return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
-    finally:
-        runner.close()  # every job still queued or running is cancelled
 
 
 def minify_verdict(
@@ -126,24 +124,17 @@ def make_repro(
 def make_runner(run_dir: RunDir, emit: Emit, jobs: int = 1) -> Runner:
     """The runner of `reprokit minify RUN_DIR` with no runner handed in: local trials under the run's timeout."""
     opts = run_dir.read_json("run.json")["options"]
-    return Runner(
-        run_dir,
-        timeout=opts.get("timeout") or 600.0,
-        jobs=jobs,
-        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-        on_start=lambda s: emit("trial_start", spec=s),
-    )
+    return build_runner(run_dir, emit, timeout=opts.get("timeout") or 600.0, jobs=jobs)
 
 
 def export_runner(run_dir: RunDir, isolation: Isolation, emit: Emit) -> Runner:
     """The runner bisect had: its parallel trials, and forks of a warm worker where the script allows (a source
     reduction runs hundreds of short trials; each importing torch afresh would take ten times as long)."""
     opts = run_dir.read_json("run.json")["options"]
-    return Runner(
+    return build_runner(
         run_dir,
+        emit,
         timeout=opts.get("timeout") or 600.0,
         jobs=int(opts.get("jobs") or 1),
         warm_scripts=forks_cleanly(isolation.script),
-        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-        on_start=lambda s: emit("trial_start", spec=s),
     )

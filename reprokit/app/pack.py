@@ -13,6 +13,7 @@ from typing import Any
 
 from reprokit.app import guards
 from reprokit.app.common import Emit, noop, record_secrets, run_kind
+from reprokit.app.runners import open_runner
 from reprokit.app.verdict_file import with_fields, write_verdict
 from reprokit.data.ranks import rank_dirs
 from reprokit.data.records import TrialSpec, Verdict
@@ -351,15 +352,9 @@ def pack_model(
         if s
         else f"{a.name}: user factory",
     )
-    runner = Runner(
-        run_dir,
-        timeout=req.timeout,
-        jobs=1,
-        on_trial=lambda sp, o, c: emit("trial", spec=sp, outcome=o, cached=c),
-        on_start=lambda sp: emit("trial_start", spec=sp),
-    )
     started = time.monotonic()
-    main_out, main, depth = compile_attempts(runner, req, a, emit)
+    with open_runner(run_dir, emit, timeout=req.timeout) as runner:
+        main_out, main, depth = compile_attempts(runner, req, a, emit)
     verdict = model_verdict(a, main_out, main, depth, run_dir, round(time.monotonic() - started, 2))
     write_verdict(run_dir, verdict)
     if pack:
