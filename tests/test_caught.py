@@ -9,8 +9,9 @@ import os
 
 import pytest
 
-from reprokit.data.records import Signature, TrialSpec, Verdict
+from reprokit.data.records import TrialSpec, Verdict
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.source.reduce import source_problem, tidy
 from reprokit.trial.runner import Runner
 

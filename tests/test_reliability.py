@@ -8,8 +8,9 @@ import json
 import pytest
 
 from reprokit.data.phases import Repro
-from reprokit.data.records import MISMATCH, Signature, Verdict
+from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import MISMATCH, Signature
 from reprokit.minify.reliability import measure, reproduces
 from reprokit.report.issue_notes import repro_note
 

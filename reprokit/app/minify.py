@@ -10,8 +10,9 @@ from reprokit.app.runners import build_runner, open_runner
 from reprokit.app.verdict_file import with_fields, with_repro
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.phases import Isolation, Repro
-from reprokit.data.records import Signature, Verdict
+from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.errors import EXIT_MORE_ACCURATE, ReprokitError
 from reprokit.export.ladder import FAILING_STAGES
 from reprokit.export.rerun import check_unchanged, minify_export_run

@@ -16,7 +16,8 @@ from reprokit.bisect.session import BisectOptions, Emit
 from reprokit.bisect.speed import modes
 from reprokit.bisect.subsystems import subsystem
 from reprokit.data.phases import Isolation
-from reprokit.data.records import Outcome, Signature, StageResult, TrialSpec, Verdict
+from reprokit.data.records import Outcome, StageResult, TrialSpec, Verdict
+from reprokit.data.signature import Signature
 from reprokit.data.stages import CONFIG_STAGES, STAGES, SUBSYSTEMS
 from reprokit.trial.runner import Runner
 

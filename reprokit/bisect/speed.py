@@ -6,7 +6,8 @@ import dataclasses
 from typing import Any
 
 from reprokit.bisect.session import Session
-from reprokit.data.records import Outcome, Signature, TrialSpec
+from reprokit.data.records import Outcome, TrialSpec
+from reprokit.data.signature import Signature
 
 SLOW_STAGE_MEANING = {
     "eager": "Dynamo alone (backend=eager) is already slower than eager: the cost is Dynamo's guards and frame "

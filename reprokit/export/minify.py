@@ -14,8 +14,9 @@ import time
 
 from reprokit import __version__
 from reprokit.bisect.session import Session
-from reprokit.data.records import ReproAttempt, Signature, Verdict, text_hash
+from reprokit.data.records import ReproAttempt, Verdict, text_hash
 from reprokit.data.rundir import RunDir, read_json
+from reprokit.data.signature import Signature
 from reprokit.data.trial_files import trial_record
 from reprokit.fx.prelude import prelude_for
 from reprokit.report.render import environment

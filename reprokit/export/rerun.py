@@ -10,8 +10,9 @@ import time
 
 from reprokit.bisect.session import BisectOptions, Session
 from reprokit.data.phases import Isolation, Repro
-from reprokit.data.records import ReproAttempt, Signature, Verdict, file_hash
+from reprokit.data.records import ReproAttempt, Verdict, file_hash
 from reprokit.data.rundir import RunDir, read_json
+from reprokit.data.signature import Signature
 from reprokit.errors import ReprokitError
 from reprokit.export.findings import traceback_guard
 from reprokit.export.ladder import FAILING_STAGES

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from reprokit.data.records import Signature, TrialSpec
+from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.fx.graphcase import Edit, GraphShape
 from reprokit.search import Pass, Problem, Share, ddmin, find_boundary, run_passes
 from reprokit.trial.runner import Runner

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from reprokit.data.phases import Isolation, Repro
-from reprokit.data.records import ReproAttempt, Signature
+from reprokit.data.records import ReproAttempt
 from reprokit.data.rundir import RunDir
-from reprokit.data.signature import LAUNCH_BLOCKING_ENV
+from reprokit.data.signature import LAUNCH_BLOCKING_ENV, Signature
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.fx.graphcase import Edit, GraphShape

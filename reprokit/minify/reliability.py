@@ -13,8 +13,8 @@ import dataclasses
 
 from reprokit import settings
 from reprokit.data.phases import Repro
-from reprokit.data.records import Signature
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.minify.alone import alone_signature, failed, run_alone
 from reprokit.minify.testcase import judge_test
 from reprokit.report.decisive import last_chain

@@ -14,8 +14,9 @@ import shutil
 from dataclasses import dataclass
 
 from reprokit.data.phases import Isolation, Repro
-from reprokit.data.records import MISMATCH, Signature, TrialSpec, file_hash
+from reprokit.data.records import TrialSpec, file_hash
 from reprokit.data.rundir import read_json
+from reprokit.data.signature import MISMATCH, Signature
 from reprokit.fx.graphcase import Edit
 from reprokit.minify.alone import HANG_GRACE, alone_signature, failed, keep_run, reported_hang, run_alone
 from reprokit.minify.testcase import discard_test_repro, judge_test, write_test_repro

@@ -14,9 +14,8 @@ from collections.abc import Callable
 
 from reprokit import __version__
 from reprokit.data.phases import Isolation
-from reprokit.data.records import Signature
 from reprokit.data.rundir import RunDir
-from reprokit.data.signature import WRAPPERS, normalise_message
+from reprokit.data.signature import WRAPPERS, Signature, normalise_message
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.minify.alone import HANG_SAID, run_alone
 from reprokit.report.decisive import last_chain

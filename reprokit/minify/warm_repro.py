@@ -12,8 +12,9 @@ import time
 
 from reprokit import settings
 from reprokit.data.phases import Isolation, Repro
-from reprokit.data.records import ReproAttempt, Signature, TrialSpec, text_hash
+from reprokit.data.records import ReproAttempt, TrialSpec, text_hash
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.data.warm_cache import CACHES, cache_env, caches_on, describe
 
 RUN_VAR = settings.REPRO_CACHE_RUN.name  # set in the two runs the driver starts: the script proper runs, not the driver

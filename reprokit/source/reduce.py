@@ -9,8 +9,9 @@ import time
 from typing import TypeGuard
 
 from reprokit.data.phases import Repro
-from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
+from reprokit.data.records import TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.minify.reliability import measure
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import Pass, Problem, Share, ddmin, run_passes, verified_back, walk_back_order
