@@ -10,7 +10,6 @@ import time
 from reprokit.app import guards
 from reprokit.app import versions as versions_case
 from reprokit.app.common import (
-    Emit,
     check_script,
     default_jobs,
     executor_of,
@@ -24,6 +23,7 @@ from reprokit.app.pipeline import Budget, Steps, run_phases
 from reprokit.app.request import BisectRequest
 from reprokit.app.runners import open_runner
 from reprokit.bisect.bisector import BisectOptions, Bisector
+from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
@@ -47,7 +47,7 @@ def bisect_script(script: str, argv: tuple = (), request: BisectRequest | None =
     script = check_script(script)
     guards.bisect_options(r.jobs, r.timeout, r.ranks, r.repeat, r.max_input_bytes, r.slow_threshold)
     if r.versions:
-        emit("note", text="after the bisect, " + versions_case.cost_line(versions_case.plan(None)))
+        emit(Event.NOTE, text="after the bisect, " + versions_case.cost_line(versions_case.plan(None)))
     cwd = os.getcwd()
     output_dir = r.output_dir or os.path.join(cwd, "artifacts")
     run_dir = new_run_dir(script, output_dir, r.executor)
@@ -69,11 +69,11 @@ def bisect_script(script: str, argv: tuple = (), request: BisectRequest | None =
     )
     steps = {"minify": r.minify, "pack": r.pack, "budget": r.budget}
     record_run(run_dir, opts, r.command, r.max_input_bytes, steps, r.executor)
-    emit("run_dir", path=run_dir.path)
+    emit(Event.RUN_DIR, path=run_dir.path)
     budget = Budget(r.budget, started) if r.budget else None
     verdict = bisect_in(run_dir, opts, devices, minify=r.minify, pack=r.pack, emit=emit, budget=budget)
     if r.versions and verdict.failing_stage and verdict.signature:
-        emit("phase", name="versions")
+        emit(Event.PHASE, name="versions")
         verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
     return verdict
 
@@ -93,7 +93,7 @@ def trial_jobs(jobs: int | None, devices: list | None, kind: str, emit: Emit) ->
     if kind == "slow" and jobs > 1:
         # Trials side by side would slow each other down and make the timings lie.
         jobs = 1
-        emit("note", text="--kind slow runs one trial at a time: parallel trials would distort the timings")
+        emit(Event.NOTE, text="--kind slow runs one trial at a time: parallel trials would distort the timings")
     return jobs
 
 
@@ -131,8 +131,8 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
     opts = BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())})
     check_script(opts.script)
     steps = info.get("steps") or {}
-    emit("run_dir", path=folder.path)
-    emit("note", text=f"resuming: {len(folder.journal())} finished trials in the journal are not run again")
+    emit(Event.RUN_DIR, path=folder.path)
+    emit(Event.NOTE, text=f"resuming: {len(folder.journal())} finished trials in the journal are not run again")
     check_executor(executor_of(folder), os.path.dirname(folder.path))
     return bisect_in(
         folder,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable
 
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.rundir import RunDir
@@ -13,9 +12,6 @@ from reprokit.report import keyed
 from reprokit.report.env import allowed_env
 from reprokit.report.redact import SECRET_NAME, live_identity
 from reprokit.trial.runner import stop_all
-
-# Use cases report progress as events (name, keyword data) and never print; the CLI renders them.
-Emit = Callable[..., None]
 
 
 def noop(*_a, **_k) -> None:

@@ -10,7 +10,7 @@ import sys
 import time
 
 from reprokit.app import guards
-from reprokit.app.common import Emit, default_jobs, noop, record_secrets, recorded_environment
+from reprokit.app.common import default_jobs, noop, record_secrets, recorded_environment
 from reprokit.app.pipeline import Budget, Steps, run_phases
 from reprokit.app.request import BisectRequest
 from reprokit.app.runners import open_runner
@@ -20,6 +20,7 @@ from reprokit.bisect.from_capture import GraphBisector
 from reprokit.bisect.hang_limit import hang_limit
 from reprokit.bisect.session import BisectOptions
 from reprokit.capture.files import SUMMARY
+from reprokit.data.events import Emit, Event
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir, write_json_atomic
 from reprokit.errors import NothingToIsolate, ReprokitError
@@ -43,7 +44,7 @@ def bisect_from_capture(capture_dir: str, request: BisectRequest | None = None, 
     name = os.path.splitext(os.path.basename(script))[0]
     run_dir = RunDir.create(output_dir, f"{name}-capture")
     record_secrets(run_dir)
-    emit("run_dir", path=run_dir.path, phase="capture")  # no script runs first: its phase is named for what it does
+    emit(Event.RUN_DIR, path=run_dir.path, phase="capture")  # no script runs first: its phase is named for what it does
     jobs = r.jobs or default_jobs()
     limit = r.timeout or (_hang_limit(captured, emit) if captured is not None else None) or 600.0
     with open_runner(run_dir, emit, timeout=limit, jobs=jobs, settings=r.executor) as runner:
@@ -120,7 +121,7 @@ def _hang_limit(captured: CapturedFailure, emit: Emit) -> float | None:
     if captured.failure.get("kind") != "hang":
         return None
     limit, why = hang_limit(captured.failure)
-    emit("note", text=f"a hang: each trial may take {limit:.0f} s ({why}; --timeout sets another)")
+    emit(Event.NOTE, text=f"a hang: each trial may take {limit:.0f} s ({why}; --timeout sets another)")
     return limit
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 
-from reprokit.app.common import Emit, executor_of, forks_cleanly, noop, run_kind
+from reprokit.app.common import executor_of, forks_cleanly, noop, run_kind
 from reprokit.app.runners import build_runner, open_runner
 from reprokit.app.verdict_file import with_fields, with_repro
+from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import Verdict
@@ -90,7 +91,7 @@ def minify_verdict(
     if verdict.failing_stage in FAILING_STAGES:  # bad input is one line: said before the phase's progress line
         check_unchanged(run_dir, verdict)
     if not verdict.warm_cache:  # its repro is the script run cold then warm: nothing is cut (minify/warm_repro.py)
-        emit("phase", name="minify")
+        emit(Event.PHASE, name="minify")
     if verdict.flaky_tries and not isinstance(runner, UntilItFails):
         # A flaky failure: each cut asked until it fails that way, as the bisect asked each question.
         # A Runner in all but name: what it does not do itself it forwards to the wrapped one.

@@ -12,9 +12,10 @@ import time
 from typing import Any
 
 from reprokit.app import guards
-from reprokit.app.common import Emit, noop, record_secrets, run_kind
+from reprokit.app.common import noop, record_secrets, run_kind
 from reprokit.app.runners import open_runner
 from reprokit.app.verdict_file import with_fields, write_verdict
+from reprokit.data.events import Emit, Event
 from reprokit.data.ranks import rank_dirs
 from reprokit.data.records import TrialSpec, Verdict
 from reprokit.data.rundir import RunDir, read_json
@@ -72,7 +73,7 @@ def write_pack(run_dir: RunDir, emit: Emit = noop, include_data: bool = False, v
 def packed(run_dir: RunDir, verdict: Verdict, emit: Emit = noop, announce: bool = True) -> Verdict:
     """The pack phase of a bisect: the tarball written, and the verdict that names it."""
     if announce:
-        emit("phase", name="pack")
+        emit(Event.PHASE, name="pack")
     return with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
 
 
@@ -248,7 +249,7 @@ def compile_attempts(runner: Runner, req: ModelRequest, a: Attempt, emit: Emit):
     started = time.monotonic()
     main_out, main = trial(a.layers)
     emit(
-        "note",
+        Event.NOTE,
         text=f"compile attempt at {a.layers} layers: {main_out.kind} ({main_out.signature.short()}), "
         f"{main_out.seconds:.1f} s",
     )
@@ -343,10 +344,10 @@ def pack_model(
             "environment": {},
         },
     )
-    emit("run_dir", path=run_dir.path)
+    emit(Event.RUN_DIR, path=run_dir.path)
     s, tp = a.sizes, req.tensor_parallel_gpus
     emit(
-        "note",
+        Event.NOTE,
         text=f"{a.name}: {s.get('params_total', '?'):,} parameters, {s.get('params_per_rank', '?'):,} "
         f"per rank (tp={tp}); risk {s.get('risk', 'unknown')}"
         if s

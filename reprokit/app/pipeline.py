@@ -7,11 +7,11 @@ import dataclasses
 import time
 
 from reprokit.app import minify as minify_case
-from reprokit.app.common import Emit
 from reprokit.app.pack import packed
 from reprokit.app.verdict_file import isolated, with_evidence, with_fields
 from reprokit.bisect.bisector import Bisector
 from reprokit.data.budget import said
+from reprokit.data.events import Emit, Event
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import NothingToIsolate
@@ -64,7 +64,7 @@ def run_phases(run_dir: RunDir, bisector: Bisector, runner, steps: Steps, emit: 
         elif reason is None:  # the export path's failures too (#20): make_repro picks their minifier
             verdict = minify_case.minify_verdict(run_dir, verdict, runner=runner, emit=emit, command=steps.command)
         elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON, minify_case.PLAIN_REASON):
-            emit("note", text="not minified: " + reason)
+            emit(Event.NOTE, text="not minified: " + reason)
     if isolation.deferred and budget and budget.spent():
         not_asked += list(isolation.deferred)
     elif isolation.deferred:
@@ -98,5 +98,5 @@ def _budget_record(budget: Budget, not_asked: list, trials_not_run: int, emit: E
             if trials_not_run
             else "",
         ]
-        emit("note", text=f"the budget of {said(budget.seconds)} was spent: " + "; ".join(p for p in parts if p))
+        emit(Event.NOTE, text=f"the budget of {said(budget.seconds)} was spent: " + "; ".join(p for p in parts if p))
     return {"seconds": budget.seconds, "spent": spent, "not_asked": not_asked, "trials_not_run": trials_not_run}

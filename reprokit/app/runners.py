@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
+from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.rundir import RunDir
 from reprokit.trial.executors import remote_executor
 from reprokit.trial.runner import Runner
-
-# Use cases report progress as events (name, keyword data) and never print; the CLI renders them.
-Emit = Callable[..., None]
 
 
 def build_runner(
@@ -26,8 +24,8 @@ def build_runner(
         timeout=timeout,
         jobs=settings.max_jobs if remote is not None and settings is not None else jobs,
         remote=remote,
-        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-        on_start=lambda s: emit("trial_start", spec=s),
+        on_trial=lambda s, o, c: emit(Event.TRIAL, spec=s, outcome=o, cached=c),
+        on_start=lambda s: emit(Event.TRIAL_START, spec=s),
         **kwargs,
     )
 

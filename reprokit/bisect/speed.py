@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 from reprokit.bisect.session import Session
+from reprokit.data.events import Event
 from reprokit.data.records import Outcome, TrialSpec
 from reprokit.data.signature import Signature
 
@@ -72,5 +73,5 @@ def modes(s: Session, original: Outcome) -> list:
                 "trial": out.trial_dir,
             }
         )
-    s.emit("modes", rows=rows)
+    s.emit(Event.MODES, rows=rows)
     return rows

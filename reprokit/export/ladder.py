@@ -13,6 +13,7 @@ import os
 from reprokit.bisect.configs import config_flips
 from reprokit.bisect.session import Session
 from reprokit.bisect.subsystems import subsystem
+from reprokit.data.events import Event
 from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.trial_files import read_tail, trial_record
 from reprokit.export import aoti_debug
@@ -50,7 +51,7 @@ def isolate_deployment(s: Session, v: Verdict, original: Outcome) -> dict | None
 
 def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
     """Fill the verdict from the export ladder; the decisive trials."""
-    s.emit("ladder_start", stages=[*EXPORT_TRIAL_STAGES, "aoti"])
+    s.emit(Event.LADDER_START, stages=[*EXPORT_TRIAL_STAGES, "aoti"])
     # capture=0: where export() raises, the export trial runs draft_export too and keeps its report
     outcomes = s.runner.map(
         [
@@ -68,7 +69,7 @@ def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
                 stage=stage, kind=outcome.kind, summary=outcome.signature.short(), seconds=outcome.seconds, same=same
             )
         )
-        s.emit("stage", stage=stage, outcome=outcome, same=same)
+        s.emit(Event.STAGE, stage=stage, outcome=outcome, same=same)
     v.ladder = [r.to_dict() for r in ladder]
     v.compile_args = {"entries": (export_record(original) or {}).get("entries", [])}
     failing = next((r for r in ladder if r.same), None)
@@ -204,5 +205,5 @@ def lowering_boundary(s: Session, failing: Outcome) -> dict | None:
         "detail": at.bisect_detail,
         "confirmed": True,
     }
-    s.emit("subsystem", **result)
+    s.emit(Event.SUBSYSTEM, **result)
     return result

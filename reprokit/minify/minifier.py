@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from reprokit.data.events import Emit, Event
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import ReproAttempt
 from reprokit.data.rundir import RunDir
@@ -23,8 +23,6 @@ from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import verified_back
 from reprokit.trial.precheck import FakeCheck
 from reprokit.trial.runner import Runner
-
-Emit = Callable[..., None]
 
 
 class CompiledIsCloser(NothingToIsolate):
@@ -191,7 +189,7 @@ def _reduce_and_write(m: Minify, oracle, found, kind: str, accuracy: bool, resum
     """Reduce with the oracle, write repro.py for the best edit and verify it; record the attempt."""
     shape, v, emit = oracle.shape, m.isolation, m.emit
     before = found.meta["node_count"]
-    emit("minify_start", graph=v.graph, nodes=before)
+    emit(Event.MINIFY_START, graph=v.graph, nodes=before)
     problem = graph_problem(oracle, _start(m.run_dir, shape, found.case, resume), m.run_dir, emit)
     # A signal (cli_signals) ends the search for good, no trial runs after it: nothing is lost, though, since
     # each smaller failing graph is in minify.json as it is found (`minify --resume` starts from it) and every
@@ -210,7 +208,7 @@ def _reduce_and_write(m: Minify, oracle, found, kind: str, accuracy: bool, resum
             f"smallest graph so far that fails the same way ({shape.size(best)} of {before} nodes), not a "
             "minimal one",
         )
-    emit("phase", name="repro")
+    emit(Event.PHASE, name="repro")
     target = found.signature or Signature("accuracy", None, "compiled output differs from eager", None)
     command = m.info.get("command", "")
     judged = (oracle.stage, target, accuracy or strict, found.run_backward, command, before, strict)
@@ -250,7 +248,7 @@ _TESTED = ("test_repro", "test_repro_seconds", "test_repro_verified", "test_repr
 
 def _note(m: Minify, said: str) -> None:
     """A note said now and added to the verdict's message."""
-    m.emit("note", text=said)
+    m.emit(Event.NOTE, text=said)
     m.notes.append(said)
 
 
@@ -317,7 +315,7 @@ def _finish(m: Minify, before: int, started: float) -> Repro:
         message="; ".join(x for x in (m.message(), *m.notes) if x),
     )
     m.emit(
-        "minified",
+        Event.MINIFIED,
         before=repro.nodes_before,
         after=repro.nodes_after,
         trials=repro.trials,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from reprokit import settings
+from reprokit.data.events import Event
 from reprokit.data.phases import Repro
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
@@ -52,7 +53,7 @@ def measure(run: RunDir, repro: Repro, original: dict | None, timeout: float, em
         f"repro.py failed the same way in only {fails} of {ran} runs in fresh interpreters, under the floor of "
         f"{floor}: not called verified"
     )
-    emit("note", text=said)
+    emit(Event.NOTE, text=said)
     message = "; ".join(x for x in (repro.message, said) if x)
     return dataclasses.replace(repro, reliability=reliability, verified=False, message=message)
 

@@ -11,6 +11,7 @@ import os
 import time
 
 from reprokit import settings
+from reprokit.data.events import Event
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import ReproAttempt, TrialSpec, text_hash
 from reprokit.data.rundir import RunDir
@@ -73,7 +74,7 @@ def minify_warm(run_dir: RunDir, isolation: Isolation, runner, emit, started: fl
     assert finding is not None  # asked only for a failure that needs a warm cache
     with open(isolation.script) as f:
         original = f.read()
-    emit("phase", name="repro")
+    emit(Event.PHASE, name="repro")
     opts = run_dir.read_json("run.json")["options"]
     ranks = opts.get("ranks") or 1
     source = warm_source(original, finding["caches"], describe(finding), ranks, cold=finding["when"] == "cold")
@@ -111,7 +112,7 @@ def minify_warm(run_dir: RunDir, isolation: Isolation, runner, emit, started: fl
         message=isolation.message,
     )
     emit(
-        "minified",
+        Event.MINIFIED,
         before=lines,
         after=lines,
         unit="warm",

@@ -8,6 +8,7 @@ import os
 import time
 from typing import TypeGuard
 
+from reprokit.data.events import Event
 from reprokit.data.phases import Repro
 from reprokit.data.records import TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
@@ -237,7 +238,7 @@ def minify_source(
     v.repro_kind = "source"
     share = source_share()
     problem = source_problem(run_dir, v, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share)
-    emit("minify_start", graph="source", nodes=code_lines(original))
+    emit(Event.MINIFY_START, graph="source", nodes=code_lines(original))
     unasked = runner.over_budget
     if not problem.test(problem.best):
         if runner.over_budget > unasked:  # not run at all: the run's --budget was spent before this phase
@@ -257,7 +258,7 @@ def minify_source(
     result = problem.accepted[at if at is not None else walk_back_order(problem.accepted, most)[-1]]
     if at is not None and at != len(problem.accepted) - 1:
         said = walked_back_note(f"a script of {code_lines(result)} lines", f"{code_lines(smallest)} lines")
-        emit("note", text=said)
+        emit(Event.NOTE, text=said)
         v.message = "; ".join(x for x in (v.message, said) if x)
     with open(run_dir.file("repro.py")) as f:  # polished, when that verified: its lines are the repro's
         nodes = _record_size(v, runner, original, f.read(), before, started)
@@ -266,10 +267,10 @@ def minify_source(
             f"the source reduction stopped at its share of time ({share.given:.0f} s): "
             "repro.py is the smallest script so far that fails the same way, not a minimal one"
         )
-        emit("note", text=said)
+        emit(Event.NOTE, text=said)
         v.message = "; ".join(x for x in (v.message, said) if x)
     emit(
-        "minified",
+        Event.MINIFIED,
         before=nodes["original"],
         after=nodes["minified"],
         unit="lines",
@@ -290,11 +291,11 @@ def _unreduced(
     _verify(run_dir, v, runner, text, same)
     _measure(run_dir, v, runner.timeout, emit)
     said = "the run's budget was spent before the source reduction's first trial: repro.py is the script itself, not reduced"
-    emit("note", text=said)
+    emit(Event.NOTE, text=said)
     v.message = "; ".join(x for x in (v.message, said) if x)
     nodes = _record_size(v, runner, original, text, before, started)
     emit(
-        "minified",
+        Event.MINIFIED,
         before=nodes["original"],
         after=nodes["minified"],
         unit="lines",
