@@ -402,7 +402,6 @@ STILL_ON_A_DRAFT = {
     "reprokit.export.ladder",
     "reprokit.export.minify",
     "reprokit.export.rerun",
-    "reprokit.source.reduce",
 }
 
 

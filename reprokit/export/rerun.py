@@ -5,6 +5,7 @@ that needs the script's own calls: a second call, another batch) the script's so
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 
@@ -73,16 +74,18 @@ def minify_export_source(
         return target is None or traceback_guard(outcome.traceback or "") == target
 
     finding, earlier = v.message, list(v.repro_attempts or [])
-    v = minify_source(
+    reduced = minify_source(
         run_dir,
-        v,
+        Isolation.of(v),
         runner,
         emit,
         time.monotonic() if started is None else started,
         runner.executed if before is None else before,
         stage=stage,
         same=same_guard,
+        prior=Repro.of(v),
     )
+    v = dataclasses.replace(v, **reduced.verdict_fields())
     why = v.message if v.message != finding else "the reduced script does not fail the same way"
     v.repro_attempts = earlier + [ReproAttempt("source", "verified" if v.repro_verified else why)]
     v.message = finding  # why the source was not reduced is said in repro_attempts; the verdict's finding stays

@@ -90,17 +90,17 @@ def minify_isolation(run_dir: RunDir, isolation: Isolation, runner: Runner, emit
 
 
 def _source_repro(m: Minify, started: float, before: int) -> Repro:
-    """The script reduced at source level (source/reduce), from a working verdict holding what was tried so far."""
+    """The script reduced at source level (source/reduce), from what the kinds before it wrote."""
     from reprokit.source.reduce import minify_source
 
     stage = "eager" if m.isolation.failing_stage == "eager" else "user"
     said = m.message()  # the bisect's own message: not what the source reduction found
-    draft = dataclasses.replace(m.isolation.draft(), **{**m.latest.verdict_fields(), "message": said})
-    v = minify_source(m.run_dir, draft, m.runner, m.emit, started, before, stage=stage)
-    why = v.message if v.message != said else ""
-    m.tried("source", "verified" if v.repro_verified else (why or "the reduced script does not fail the same way"))
-    repro = dataclasses.replace(Repro.of(v), attempts=tuple(m.attempts))
-    return repro if v.repro_verified else dataclasses.replace(m.no_repro(), **_source_fields(repro))
+    prior = dataclasses.replace(m.latest, message=said)
+    r = minify_source(m.run_dir, m.isolation, m.runner, m.emit, started, before, stage=stage, prior=prior)
+    why = r.message if r.message != said else ""
+    m.tried("source", "verified" if r.verified else (why or "the reduced script does not fail the same way"))
+    repro = dataclasses.replace(r, attempts=tuple(m.attempts))
+    return repro if r.verified else dataclasses.replace(m.no_repro(), **_source_fields(repro))
 
 
 def _source_fields(repro: Repro) -> dict:
