@@ -400,8 +400,6 @@ STILL_ON_A_DRAFT = {
     "reprokit.bisect.session",
     "reprokit.bisect.start",
     "reprokit.export.ladder",
-    "reprokit.export.minify",
-    "reprokit.export.rerun",
 }
 
 

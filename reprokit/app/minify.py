@@ -89,7 +89,7 @@ def minify_verdict(
     if reason:
         raise ReprokitError(f"not minified: {reason}")
     if verdict.failing_stage in FAILING_STAGES:  # bad input is one line: said before the phase's progress line
-        check_unchanged(run_dir, verdict)
+        check_unchanged(run_dir, Isolation.of(verdict))
     if not verdict.warm_cache:  # its repro is the script run cold then warm: nothing is cut (minify/warm_repro.py)
         emit(Event.PHASE, name="minify")
     if verdict.flaky_tries and not isinstance(runner, UntilItFails):
