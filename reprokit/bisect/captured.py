@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 
-from reprokit.bisect.ladder import custom_ops, dynamo_hang
+from reprokit.bisect.ladder import custom_ops, dynamo_hang, record_stage
 from reprokit.bisect.recent_calls import diverging_graph
 from reprokit.bisect.session import Session
 from reprokit.capture import crash
 from reprokit.data.events import Event
-from reprokit.data.records import Outcome, StageResult, TrialSpec, Verdict
+from reprokit.data.records import Outcome, TrialSpec, Verdict
 
 # The ladder on a graph: Dynamo's graph as it is, then each layer below it (the run without compile and the
 # crossref check need the script).
@@ -129,14 +129,7 @@ def graph_ladder(s: Session, v: Verdict, original: Outcome) -> list | None:
     s.emit(Event.LADDER_START, stages=list(GRAPH_STAGES))
     out = []
     for stage, outcome in zip(GRAPH_STAGES, outcomes):
-        s.stage_outcomes[stage] = outcome
-        same = s.fails_same(outcome)
-        out.append(
-            StageResult(
-                stage=stage, kind=outcome.kind, summary=outcome.signature.short(), seconds=outcome.seconds, same=same
-            )
-        )
-        s.emit(Event.STAGE, stage=stage, outcome=outcome, same=same)
+        out.append(record_stage(s, stage, outcome))
     s.stage_outcomes["none"] = s.baseline or s.runner(s.spec("none", "baseline-no-compile"))  # as the ladder
     s.ladder_from_graph = True
     return out

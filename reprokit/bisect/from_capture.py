@@ -12,12 +12,13 @@ import os
 
 from reprokit.bisect.bisector import Bisector
 from reprokit.bisect.capture_folder import CapturedFailure
+from reprokit.bisect.ladder import record_stage
 from reprokit.bisect.session import BisectOptions, Emit
 from reprokit.bisect.speed import modes
 from reprokit.bisect.subsystems import subsystem
 from reprokit.data.events import Event
 from reprokit.data.phases import Isolation
-from reprokit.data.records import Outcome, StageResult, TrialSpec, Verdict
+from reprokit.data.records import Outcome, TrialSpec, Verdict
 from reprokit.data.signature import Signature
 from reprokit.data.stages import CONFIG_STAGES, STAGES, SUBSYSTEMS
 from reprokit.trial.runner import Runner
@@ -123,18 +124,8 @@ class GraphBisector(Bisector):
         out = []
         for stage, outcome in zip(stages, outcomes):
             outcome = outcome or Outcome.from_dict({"kind": "skip", "signature": {"kind": "skip"}, "seconds": 0.0})
-            self.stage_outcomes[stage] = outcome
             same = self.fails_same(outcome) or (stage == "eager" and same_error(self.target, outcome.signature))
-            out.append(
-                StageResult(
-                    stage=stage,
-                    kind=outcome.kind,
-                    summary=outcome.signature.short(),
-                    seconds=outcome.seconds,
-                    same=same,
-                )
-            )
-            self.emit(Event.STAGE, stage=stage, outcome=outcome, same=same)
+            out.append(record_stage(self, stage, outcome, same))
         return out
 
 

@@ -78,16 +78,20 @@ def run_ladder(s: Session, original: Outcome) -> list[StageResult]:
         outcome = outcomes[i]
         if i < first_same and spec is not None and differs(s.target, outcome):
             outcome = _settled(s, stage, outcome)  # a stage before the failing one that failed another way
-        s.stage_outcomes[stage] = outcome
-        same = s.fails_same(outcome)
-        out.append(
-            StageResult(
-                stage=stage, kind=outcome.kind, summary=outcome.signature.short(), seconds=outcome.seconds, same=same
-            )
-        )
-        s.emit(Event.STAGE, stage=stage, outcome=outcome, same=same)
+        out.append(record_stage(s, stage, outcome))
     s.stage_outcomes["none"] = s.baseline or s.runner(s.spec("none", "baseline-no-compile"))
     return out
+
+
+def record_stage(s: Session, stage: str, outcome: Outcome, same: bool | None = None) -> StageResult:
+    """One rung of a ladder: its outcome kept for the later questions, said as it comes, and its row. same: whether
+    it fails the original's way (by default the session's rule)."""
+    s.stage_outcomes[stage] = outcome
+    same = s.fails_same(outcome) if same is None else same
+    s.emit(Event.STAGE, stage=stage, outcome=outcome, same=same)
+    return StageResult(
+        stage=stage, kind=outcome.kind, summary=outcome.signature.short(), seconds=outcome.seconds, same=same
+    )
 
 
 def _settled(s: Session, stage: str, outcome: Outcome) -> Outcome:
