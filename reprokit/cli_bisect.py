@@ -7,6 +7,7 @@ import click
 from reprokit.app import bisect as bisect_case
 from reprokit.app import from_capture as from_capture_case
 from reprokit.app import minify as minify_case
+from reprokit.app.request import BisectRequest
 from reprokit.cli_errors import one_line_errors, verdict_exit
 from reprokit.cli_executor import executor_options, executor_settings
 from reprokit.cli_live import progress
@@ -88,17 +89,17 @@ def bisect(script, script_args, resume_dir, capture_dir, budget, as_json, verbos
     check_sources(script, resume_dir, capture_dir)
     settings = executor_settings(options)
     seconds = parse_budget(budget)
-    if seconds is not None and (capture_dir or resume_dir):
-        raise ReprokitError("--budget is for a new bisect of a script; a resumed run keeps the budget it was given")
+    if seconds is not None and resume_dir:
+        raise ReprokitError("--budget is for a new bisect; a resumed run keeps the budget it was given")
     with progress(verbose) as printer:
         if capture_dir:
-            v = from_capture(capture_dir, options, printer)
+            v = from_capture_case.bisect_from_capture(capture_dir, request_of(options, settings, seconds), printer)
         elif resume_dir:
             v = bisect_case.resume_bisect(
                 resume_dir, minify=not options["no_minify"], pack=not options["no_pack"], emit=printer
             )
         else:
-            v = new_bisect(script, script_args, options, settings, seconds, printer)
+            v = bisect_case.bisect_script(script, tuple(script_args), request_of(options, settings, seconds), printer)
     if as_json:
         echo_json(verdict_json(v))
     else:
@@ -116,28 +117,9 @@ def check_sources(script, resume_dir, capture_dir) -> None:
         raise ReprokitError("pass the script to bisect, or --resume RUN_DIR to continue an interrupted bisect")
 
 
-def from_capture(capture_dir, o: dict, printer):
-    """bisect --from-capture: the captured failing graph, bisected without running the job again."""
-    return from_capture_case.bisect_from_capture(
-        capture_dir,
-        output_dir=o["output_dir"],
-        timeout=o["timeout"],
-        jobs=o["jobs"],
-        ranks=o["nproc"],
-        subsystems=not o["no_subsystems"],
-        configs=not o["no_configs"],
-        minify=not o["no_minify"],
-        pack=not o["no_pack"],
-        command=invoked("bisect"),
-        emit=printer,
-    )
-
-
-def new_bisect(script, script_args, o: dict, settings, seconds, printer):
-    """bisect SCRIPT: a new run of the user's script, with every option it was given."""
-    return bisect_case.bisect_script(
-        script,
-        tuple(script_args),
+def request_of(o: dict, settings, seconds) -> BisectRequest:
+    """Every option bisect was given, as the value its use cases take."""
+    return BisectRequest(
         output_dir=o["output_dir"],
         timeout=o["timeout"],
         jobs=o["jobs"],
@@ -155,7 +137,6 @@ def new_bisect(script, script_args, o: dict, settings, seconds, printer):
         versions=o["versions_step"],
         executor=settings,
         budget=seconds,
-        emit=printer,
     )
 
 

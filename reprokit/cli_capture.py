@@ -9,6 +9,7 @@ import click
 
 from reprokit.app import capture as capture_case
 from reprokit.cli_errors import one_line_errors
+from reprokit.data.events import Event
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -90,7 +91,7 @@ def capture(
 
 def _announce(event: str, calls: int = 0, **_data) -> None:
     """The check's cost, said before the job starts."""
-    if event == "check":
+    if event == Event.CHECK:
         click.echo(
             f"reprokit capture: --check-accuracy: each graph's first {calls} calls also run eagerly and in float64 "
             "on copies of their inputs (those calls take about 5x as long)",

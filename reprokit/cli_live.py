@@ -20,6 +20,7 @@ from rich.text import Text
 from reprokit.cli_render import Printer
 from reprokit.cli_signals import Interrupted
 from reprokit.cli_tally import PHASES, Tally, clock
+from reprokit.data.events import Event
 
 # Often enough that the elapsed time moves every second and no terminal waits 2 s for a byte (issue #28).
 REFRESH_PER_SECOND = 4
@@ -94,7 +95,7 @@ class RunPrinter(Printer):
     run_dir: str | None = None
 
     def __call__(self, event: str, **d) -> None:
-        if event == "run_dir":
+        if event == Event.RUN_DIR:
             self.run_dir = d.get("path")
         super().__call__(event, **d)
 

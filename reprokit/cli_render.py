@@ -9,6 +9,7 @@ from collections.abc import Callable
 import click
 
 from reprokit.cli_tally import PHASES, Tally, clock, phase_trials
+from reprokit.data.events import Event
 from reprokit.data.stages import STAGE_TITLES
 
 
@@ -34,16 +35,16 @@ class Printer:
 
     def __call__(self, event: str, **d) -> None:
         with self.lock:
-            if event == "trial" and self.tally.answered_before(d):
+            if event == Event.TRIAL and self.tally.answered_before(d):
                 return  # listed and counted where it was first asked
             if self.tally.event(event, d):
                 self.line(phase_line(self.tally))
-            if event == "trial" and not self.trial_lines or event == "minify_step" and not self.verbose:
+            if event == Event.TRIAL and not self.trial_lines or event == Event.MINIFY_STEP and not self.verbose:
                 return
-            text = minified_line(d, self.tally) if event == "minified" else event_text(event, d)
+            text = minified_line(d, self.tally) if event == Event.MINIFIED else event_text(event, d)
             if text is not None:
                 self.line(text)
-            if event == "run_dir":  # the first phase began with the command: said once its folder is named
+            if event == Event.RUN_DIR:  # the first phase began with the command: said once its folder is named
                 self.line(phase_line(self.tally))
 
 
@@ -86,7 +87,7 @@ def event_text(event: str, d: dict) -> str | None:
     """One event's line, or None for an event that prints nothing."""
     if event in LINES:
         return LINES[event](d)
-    if event == "modes":
+    if event == Event.MODES:
         return "\n".join(mode_line(r) for r in d["rows"])
     return None
 
@@ -130,35 +131,35 @@ def verified_words(d: dict) -> str:
     return "verified in a fresh process"
 
 
-LINES = {
-    "trial": trial_line,
-    "run_dir": lambda d: f"run folder {d['path']}",
-    "stage": stage_line,
-    "original": original_line,
-    "graph": lambda d: f"  ✗ graph {d['graph']} of {d['count']} fails alone",
-    "configs": lambda d: (
+LINES: dict[str, Callable[[dict], str]] = {
+    Event.TRIAL: trial_line,
+    Event.RUN_DIR: lambda d: f"run folder {d['path']}",
+    Event.STAGE: stage_line,
+    Event.ORIGINAL: original_line,
+    Event.GRAPH: lambda d: f"  ✗ graph {d['graph']} of {d['count']} fails alone",
+    Event.CONFIGS: lambda d: (
         f"  · {d['tried']} config flips: all together "
         f"{'pass' if d.get('together') else 'still fail'}; asked alone (the script's own settings reset"
         f"{''.join(', and ' + n for n in d.get('likely') or ())}), these make it pass: "
         f"{', '.join(d['fixes']) or 'none'}"
     ),
-    "subsystems": lambda d: (
+    Event.SUBSYSTEMS: lambda d: (
         f"  · subsystems turned off: {', '.join(d['tried'])}; off alone, these make it pass: "
         f"{', '.join(d['fixes']) or 'none'}"
     ),
-    "subsystem": lambda d: (
+    Event.SUBSYSTEM: lambda d: (
         f"  ✗ {d['name']} application #{d['application']} of {d['applications']}: {d['detail']}"
         f"{'  (boundary not stable on re-run)' if d['confirmed'] is False else ''}"
     ),
-    "minify_start": lambda d: (
+    Event.MINIFY_START: lambda d: (
         f"  reducing the script's source ({d['nodes']} lines) ..."
         if d["graph"] == "source"
         else f"  minifying graph {d['graph']} ({d['nodes']} nodes) ..."
     ),
-    "minify_step": lambda d: f"    minify: {d['what']} → {d['nodes']} nodes",
-    "note": lambda d: f"  {d['text']}",
-    "packed": lambda d: f"wrote {d['path']}",
-    "version": lambda d: "  " + version_line(d["row"]),
+    Event.MINIFY_STEP: lambda d: f"    minify: {d['what']} → {d['nodes']} nodes",
+    Event.NOTE: lambda d: f"  {d['text']}",
+    Event.PACKED: lambda d: f"wrote {d['path']}",
+    Event.VERSION: lambda d: "  " + version_line(d["row"]),
 }
 
 

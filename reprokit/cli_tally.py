@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from reprokit.data.events import Event
+
 # What each phase does, as the live display and the plain lines say it.
 PHASES = {
     "start": "the script as written and without compile, side by side",
@@ -29,7 +31,7 @@ PHASES = {
 }
 
 # Events that announce a phase without a "phase" event of their own.
-PHASE_OF_EVENT = {"run_dir": "start", "ladder_start": "ladder", "minify_start": "minify"}
+PHASE_OF_EVENT: dict[str, str] = {Event.RUN_DIR: "start", Event.LADDER_START: "ladder", Event.MINIFY_START: "minify"}
 
 
 def runs_the_script(spec) -> bool:
@@ -95,10 +97,10 @@ class Tally:
 
     def event(self, event: str, d: dict) -> bool:
         """Count one event; True when it started a new phase."""
-        if event == "trial_start":  # the runner's on_start, where the app passes it on
+        if event == Event.TRIAL_START:  # the runner's on_start, where the app passes it on
             self.running += 1
             return False
-        if event == "trial":
+        if event == Event.TRIAL:
             self.said.add(d["spec"].key())
             if d.get("cached"):
                 self.current.journal += 1
@@ -107,10 +109,10 @@ class Tally:
                 self.current.scripts += runs_the_script(d.get("spec"))
                 self.running = max(0, self.running - 1)
             return False
-        if event == "run_dir" and d.get("phase"):  # the first phase, begun with the command, named by its use case
+        if event == Event.RUN_DIR and d.get("phase"):  # the first phase, begun with the command, named by its use case
             self.current.name = d["phase"]
             return False
-        name = d.get("name") if event == "phase" else PHASE_OF_EVENT.get(event)
+        name = d.get("name") if event == Event.PHASE else PHASE_OF_EVENT.get(event)
         return self.enter(name) if name else False
 
     def answered_before(self, d: dict) -> bool:

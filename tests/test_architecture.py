@@ -386,6 +386,61 @@ def test_bisect_minify_and_report_meet_only_through_phase_results():
     assert not violations, report("imports across the phase seams", sorted(set(violations)))
 
 
+# The domain hands on Isolation, Repro and Evidence and never sees the Verdict the app builds from them.
+VERDICT_FREE = ("bisect", "minify", "source", "export", "trial")
+# Modules that still work on a draft Verdict (issue 49, item 1, not finished): this list only ever shrinks.
+STILL_ON_A_DRAFT = {
+    "reprokit.bisect.bisector",
+    "reprokit.bisect.captured",
+    "reprokit.bisect.cuda",
+    "reprokit.bisect.findings",
+    "reprokit.bisect.from_capture",
+    "reprokit.bisect.numerics",
+    "reprokit.bisect.plain",
+    "reprokit.bisect.session",
+    "reprokit.bisect.start",
+    "reprokit.export.ladder",
+}
+
+
+def imports_verdict(name: str) -> list:
+    """Where the module imports the name Verdict (from reprokit.data.records, at any depth)."""
+    path, tree = MODULES[name]
+    return [
+        where(path, node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and any(a.name == "Verdict" for a in node.names)
+    ]
+
+
+def test_the_domain_never_imports_the_verdict():
+    found = [
+        f"{at} {name}"
+        for name in MODULES
+        if any(in_package(name, f"reprokit.{p}") for p in VERDICT_FREE) and name not in STILL_ON_A_DRAFT
+        for at in imports_verdict(name)
+    ]
+    assert not found, report("the domain imports Verdict", found)
+    freed = sorted(name for name in STILL_ON_A_DRAFT if not imports_verdict(name))
+    assert not freed, f"these no longer import Verdict: take them off STILL_ON_A_DRAFT: {freed}"
+
+
+RUNNER_BUILDER = "reprokit.app.runners"  # the one module that builds a Runner (with its progress events)
+
+
+def test_one_module_builds_runners():
+    """Every Runner of every command comes from app/runners (build_runner, open_runner); trial/ is the Runner's own."""
+    found = [
+        f"{where(path, node)} {name}"
+        for name, (path, tree) in MODULES.items()
+        if name != RUNNER_BUILDER and not in_package(name, "reprokit.trial")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "id", None) == "Runner" or getattr(node.func, "attr", None) == "Runner")
+    ]
+    assert not found, report(f"Runners built outside {RUNNER_BUILDER}", found)
+
+
 def signature_of(module: str, qualname: str) -> tuple:
     """(parameter annotations by name, return annotation) of a function or method, as source text."""
     path, tree = MODULES[module]
@@ -402,7 +457,7 @@ def test_each_phase_takes_and_returns_its_result():
     wanted = [
         ("reprokit.bisect.bisector", "Bisector.isolate", None, "Isolation"),
         ("reprokit.bisect.bisector", "Bisector.after_repro", "Isolation", "Evidence"),
-        ("reprokit.minify.repro_kinds", "minify_isolation", "Isolation", "Repro"),
+        ("reprokit.minify.minifier", "minify_isolation", "Isolation", "Repro"),
         ("reprokit.export.rerun", "minify_export_run", "Isolation", "Repro"),
         ("reprokit.app.minify", "make_repro", "Isolation", "Repro"),
     ]

@@ -9,8 +9,10 @@ import os
 
 import pytest
 
-from reprokit.data.records import Signature, TrialSpec, Verdict
+from reprokit.data.phases import Isolation
+from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.source.reduce import source_problem, tidy
 from reprokit.trial.runner import Runner
 
@@ -164,7 +166,7 @@ def test_the_tidy_pass_unwraps_the_scripts_try_on_the_real_compiler(runner, tmp_
     folder = runner.run_dir
     original = runner(TrialSpec(mode="script", stage="eager", script=str(script), cwd=str(tmp_path), label="script"))
     assert (original.kind, original.signature.exc_type) == ("exception", "Unsupported"), original
-    v = Verdict(script=str(script), argv=[], signature=original.signature.to_dict())
+    v = Isolation(script=str(script), signature=original.signature.to_dict())
     start = ast.unparse(ast.parse(SCRIPT)) + "\n"
     problem = source_problem(folder, v, runner, start, "eager")
     assert problem.test(start)

@@ -319,7 +319,8 @@ def test_minify_refuses_a_flaky_run_too_rare_to_ask_each_cut_until_it_fails(tmp_
 def test_the_original_run_and_the_stages_print_as_one_table(capsys):
     """The original run's row has the stage rows' columns (title, failure, seconds), so the ladder reads as one."""
     from reprokit.cli_render import Printer
-    from reprokit.data.records import Outcome, Signature
+    from reprokit.data.records import Outcome
+    from reprokit.data.signature import Signature
 
     crash = Signature(kind="crash", exc_type="SIGABRT", message="killed by SIGABRT")
     printer = Printer(verbose=False, quiet=False)

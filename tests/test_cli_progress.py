@@ -12,7 +12,8 @@ from pty_record import longest_silence, record
 
 from reprokit.cli_render import Printer
 from reprokit.cli_tally import Tally, tally_table
-from reprokit.data.records import Outcome, Signature, TrialSpec
+from reprokit.data.records import Outcome, TrialSpec
+from reprokit.data.signature import Signature
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent  # the checkout under test, not the installed reprokit
 

@@ -14,7 +14,8 @@ from reprokit.cli import main
 from reprokit.cli_live import Status
 from reprokit.cli_render import Printer
 from reprokit.cli_tally import Tally, tally_table
-from reprokit.data.records import Outcome, Signature, TrialSpec
+from reprokit.data.records import Outcome, TrialSpec
+from reprokit.data.signature import Signature
 
 
 def reprokit(*args):

@@ -6,7 +6,8 @@ import pathlib
 
 import pytest
 
-from reprokit.data.records import Signature, Verdict
+from reprokit.data.records import Verdict
+from reprokit.data.signature import Signature
 from reprokit.minify.testcase import judge_test
 from reprokit.report import triage
 from reprokit.report.decisive import LIMIT, decisive_error, last_chain

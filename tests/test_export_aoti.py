@@ -267,7 +267,8 @@ def test_issue_md_says_how_a_kernel_the_fault_did_not_surface_in_was_named():
 
 
 def test_only_a_crash_without_a_kernel_name_asks_for_one():
-    from reprokit.data.records import Outcome, Signature
+    from reprokit.data.records import Outcome
+    from reprokit.data.signature import Signature
     from reprokit.export.aoti_debug import names_no_kernel
 
     def outcome(kind, exc, message):

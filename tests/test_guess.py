@@ -3,7 +3,8 @@
 import json
 
 from reprokit.bisect.guess import lowering_guesses
-from reprokit.data.records import Outcome, Signature
+from reprokit.data.records import Outcome
+from reprokit.data.signature import Signature
 
 # The tail of a real failing trial's stderr (relu_runtime_error.py, torch 2.13 CPU); MODULE is where inductor wrote
 # the generated module.

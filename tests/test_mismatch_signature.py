@@ -4,7 +4,8 @@ exit or an AssertionError with no failed comparison before it is another failure
 
 import pytest
 
-from reprokit.data.records import MISMATCH, Signature, TrialSpec
+from reprokit.data.records import TrialSpec
+from reprokit.data.signature import MISMATCH, Signature
 from reprokit.trial.launch import run_trial
 
 HEAD = "import sys\nimport torch\na = torch.ones(4)\nb = a + 1\n"

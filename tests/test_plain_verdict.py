@@ -8,8 +8,9 @@ import pytest
 
 from reprokit.bisect import plain
 from reprokit.data import signature as sig
-from reprokit.data.records import Outcome, Signature, StageResult, Verdict
+from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.errors import NothingToIsolate
 from reprokit.report.bisect_report import summary
 from reprokit.trial.runner import Runner

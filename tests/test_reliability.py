@@ -7,8 +7,10 @@ import json
 
 import pytest
 
-from reprokit.data.records import MISMATCH, Signature, Verdict
+from reprokit.data.phases import Repro
+from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import MISMATCH, Signature
 from reprokit.minify.reliability import measure, reproduces
 from reprokit.report.issue_notes import repro_note
 
@@ -39,24 +41,29 @@ def run_folder(tmp_path, text: str) -> RunDir:
     return run
 
 
-def verified(fresh_runs: int) -> Verdict:
-    return Verdict(
-        script="train.py",
-        argv=[],
-        repro_kind="source",
-        repro="repro.py",
-        repro_verified=True,
-        repro_fresh_runs=fresh_runs,
-        repro_signature=TARGET.to_dict(),
-        nodes={"original": 64, "minified": 5, "unit": "lines"},
+def verified(fresh_runs: int) -> Repro:
+    return Repro(
+        kind="source",
+        path="repro.py",
+        verified=True,
+        fresh_runs=fresh_runs,
+        signature=TARGET.to_dict(),
+        nodes_before=64,
+        nodes_after=5,
+        unit="lines",
     )
 
 
+def measured(run: RunDir, fresh_runs: int, emit) -> Repro:
+    return measure(run, verified(fresh_runs), None, 60, emit)
+
+
 def test_a_repro_that_fails_every_time_costs_one_more_run_and_says_its_rate(tmp_path):
-    v, notes = verified(2), []
-    measure(run_folder(tmp_path, RAISES), v, 60, lambda event, **d: notes.append(d))
-    assert v.repro_verified is True and notes == []
-    assert v.repro_reliability == {"failed": 3, "runs": 3, "floor": 3, "most": 10}
+    notes: list = []
+    repro = measured(run_folder(tmp_path, RAISES), 2, lambda event, **d: notes.append(d))
+    assert repro.verified is True and notes == []
+    assert repro.reliability == {"failed": 3, "runs": 3, "floor": 3, "most": 10}
+    v = Verdict(script="train.py", argv=[], **repro.verdict_fields())
     assert repro_note(v, "repro.py", "inline") == (
         "the script itself, reduced statement by statement, 5 of 64 lines, verified to fail the same way in 3 of 3 "
         "runs in fresh interpreters: run up to 10 times, it stops at 3 failures, and fewer would not be called verified"
@@ -65,21 +72,21 @@ def test_a_repro_that_fails_every_time_costs_one_more_run_and_says_its_rate(tmp_
 
 def test_a_repro_under_the_floor_is_not_called_verified(tmp_path, monkeypatch):
     monkeypatch.setenv("REPROKIT_REPRO_RUNS", "6")
-    run, v, notes = run_folder(tmp_path, ONE_IN_FOUR), verified(1), []
+    run, notes = run_folder(tmp_path, ONE_IN_FOUR), []
     (tmp_path / "count").write_text("1")  # its verification was the first run, which failed
-    measure(run, v, 60, lambda event, **d: notes.append(d["text"]))
-    assert v.repro_reliability == {"failed": 2, "runs": 6, "floor": 3, "most": 6}
-    assert v.repro_verified is False
+    repro = measured(run, 1, lambda event, **d: notes.append(d["text"]))
+    assert repro.reliability == {"failed": 2, "runs": 6, "floor": 3, "most": 6}
+    assert repro.verified is False
     said = "repro.py failed the same way in only 2 of 6 runs in fresh interpreters, under the floor of 3: not called verified"
-    assert notes == [said] and v.message == said
+    assert notes == [said] and repro.message == said
     assert json.loads((tmp_path / "count").read_text()) == 6  # five more runs, then it stopped
 
 
 def test_a_repro_at_the_floor_after_nine_runs_is_verified(tmp_path):
-    run, v = run_folder(tmp_path, ONE_IN_FOUR), verified(1)
+    run = run_folder(tmp_path, ONE_IN_FOUR)
     (tmp_path / "count").write_text("1")
-    measure(run, v, 60, lambda event, **d: None)
-    assert (v.repro_verified, v.repro_reliability) == (True, {"failed": 3, "runs": 9, "floor": 3, "most": 10})
+    repro = measured(run, 1, lambda event, **d: None)
+    assert (repro.verified, repro.reliability) == (True, {"failed": 3, "runs": 9, "floor": 3, "most": 10})
 
 
 def test_a_run_counts_only_when_it_fails_the_way_its_verification_did():

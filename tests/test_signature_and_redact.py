@@ -5,7 +5,8 @@ import dataclasses
 import pytest
 
 from reprokit.data import signature as sig
-from reprokit.data.records import Signature, TrialSpec
+from reprokit.data.records import TrialSpec
+from reprokit.data.signature import Signature
 from reprokit.report.pack import deterministic_tar
 from reprokit.report.redact import Redactor
 

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from reprokit.app.bisect import bisect_script
+from reprokit.app.request import BisectRequest
 from reprokit.source import reduce
 from reprokit.source.polish import polished
 
@@ -32,10 +33,7 @@ def bisect_with_no_share(tmp_path, monkeypatch, share_of, files: tuple):
     notes = []
     v = bisect_script(
         str(work / files[0]),
-        output_dir=str(tmp_path / "artifacts"),
-        pack=False,
-        configs=False,
-        subsystems=False,
+        request=BisectRequest(output_dir=str(tmp_path / "artifacts"), pack=False, configs=False, subsystems=False),
         emit=lambda event, **d: notes.append(d["text"]) if event == "note" else None,
     )
     return v, notes

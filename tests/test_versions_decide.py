@@ -2,7 +2,8 @@
 the runs made on one release (versions/check.decide), no network. Measured case: a lowering bug fixed in 2.15.0
 whose minimal repro fails there with an index error (the cut graph is not valid there) while the script passes."""
 
-from reprokit.data.records import Outcome, Signature, Verdict
+from reprokit.data.records import Outcome, Verdict
+from reprokit.data.signature import Signature
 from reprokit.versions import releases
 from reprokit.versions.check import decide
 

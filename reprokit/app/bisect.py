@@ -8,10 +8,8 @@ import sys
 import time
 
 from reprokit.app import guards
-from reprokit.app import minify as minify_case
 from reprokit.app import versions as versions_case
 from reprokit.app.common import (
-    Emit,
     check_script,
     default_jobs,
     executor_of,
@@ -20,12 +18,12 @@ from reprokit.app.common import (
     record_secrets,
     recorded_environment,
     run_kind,
-    trial_runner,
 )
-from reprokit.app.pack import packed
-from reprokit.app.verdict_file import isolated, with_evidence, with_fields
+from reprokit.app.pipeline import Budget, Steps, run_phases
+from reprokit.app.request import BisectRequest
+from reprokit.app.runners import open_runner
 from reprokit.bisect.bisector import BisectOptions, Bisector
-from reprokit.data.budget import said
+from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
@@ -41,64 +39,41 @@ def pinned_devices() -> list | None:
     return gpus if len(gpus) > 1 else None
 
 
-def bisect_script(
-    script: str,
-    argv: tuple = (),
-    *,
-    output_dir: str | None = None,
-    timeout: float | None = None,
-    jobs: int | None = None,
-    repeat: int = 1,
-    check_accuracy: bool = False,
-    configs: bool = True,
-    subsystems: bool = True,
-    minify: bool = True,
-    pack: bool = True,
-    max_input_bytes: int = 64 << 20,
-    ranks: int = 1,
-    kind: str = "failure",
-    slow_threshold: float = 0.10,
-    command: str = "",
-    versions: bool = False,
-    executor: ExecutorSettings | None = None,
-    budget: float | None = None,
-    emit: Emit = noop,
-) -> Verdict:
+def bisect_script(script: str, argv: tuple = (), request: BisectRequest | None = None, emit: Emit = noop) -> Verdict:
     """Run the whole bisect: ladder, graph, configs, subsystems; then minify and pack unless told not to; with
-    versions, the failure under other torch releases last (reprokit versions, its cost said first). budget:
-    seconds the whole run may take (the verdict is always finished; what comes after it stops when they are
-    spent)."""
+    versions, the failure under other torch releases last (reprokit versions, its cost said first)."""
     started = time.monotonic()
+    r = request or BisectRequest()
     script = check_script(script)
-    guards.bisect_options(jobs, timeout, ranks, repeat, max_input_bytes, slow_threshold)
-    if versions:
-        emit("note", text="after the bisect, " + versions_case.cost_line(versions_case.plan(None)))
+    guards.bisect_options(r.jobs, r.timeout, r.ranks, r.repeat, r.max_input_bytes, r.slow_threshold)
+    if r.versions:
+        emit(Event.NOTE, text="after the bisect, " + versions_case.cost_line(versions_case.plan(None)))
     cwd = os.getcwd()
-    output_dir = output_dir or os.path.join(cwd, "artifacts")
-    run_dir = new_run_dir(script, output_dir, executor)
+    output_dir = r.output_dir or os.path.join(cwd, "artifacts")
+    run_dir = new_run_dir(script, output_dir, r.executor)
     devices = pinned_devices()
-    jobs = trial_jobs(jobs, devices, kind, emit)
+    jobs = trial_jobs(r.jobs, devices, r.kind, emit)
     opts = BisectOptions(
         script=script,
         argv=tuple(argv),
         cwd=cwd,
-        timeout=timeout,
+        timeout=r.timeout,
         jobs=jobs,
-        repeat=max(1, repeat),
-        check_accuracy=check_accuracy,
-        configs=configs,
-        subsystems=subsystems,
-        kind=kind,
-        slow_threshold=slow_threshold,
-        ranks=ranks,
+        repeat=max(1, r.repeat),
+        check_accuracy=r.check_accuracy,
+        configs=r.configs,
+        subsystems=r.subsystems,
+        kind=r.kind,
+        slow_threshold=r.slow_threshold,
+        ranks=r.ranks,
     )
-    record_run(run_dir, opts, command, max_input_bytes, {"minify": minify, "pack": pack, "budget": budget}, executor)
-    emit("run_dir", path=run_dir.path)
-    verdict = bisect_in(
-        run_dir, opts, devices, minify=minify, pack=pack, emit=emit, budget=Budget(budget, started) if budget else None
-    )
-    if versions and verdict.failing_stage and verdict.signature:
-        emit("phase", name="versions")
+    steps = {"minify": r.minify, "pack": r.pack, "budget": r.budget}
+    record_run(run_dir, opts, r.command, r.max_input_bytes, steps, r.executor)
+    emit(Event.RUN_DIR, path=run_dir.path)
+    budget = Budget(r.budget, started) if r.budget else None
+    verdict = bisect_in(run_dir, opts, devices, minify=r.minify, pack=r.pack, emit=emit, budget=budget)
+    if r.versions and verdict.failing_stage and verdict.signature:
+        emit(Event.PHASE, name="versions")
         verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
     return verdict
 
@@ -118,7 +93,7 @@ def trial_jobs(jobs: int | None, devices: list | None, kind: str, emit: Emit) ->
     if kind == "slow" and jobs > 1:
         # Trials side by side would slow each other down and make the timings lie.
         jobs = 1
-        emit("note", text="--kind slow runs one trial at a time: parallel trials would distort the timings")
+        emit(Event.NOTE, text="--kind slow runs one trial at a time: parallel trials would distort the timings")
     return jobs
 
 
@@ -156,8 +131,8 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
     opts = BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())})
     check_script(opts.script)
     steps = info.get("steps") or {}
-    emit("run_dir", path=folder.path)
-    emit("note", text=f"resuming: {len(folder.journal())} finished trials in the journal are not run again")
+    emit(Event.RUN_DIR, path=folder.path)
+    emit(Event.NOTE, text=f"resuming: {len(folder.journal())} finished trials in the journal are not run again")
     check_executor(executor_of(folder), os.path.dirname(folder.path))
     return bisect_in(
         folder,
@@ -183,88 +158,15 @@ def bisect_in(
     """The phases in a prepared run folder: the isolation, its repro (when allowed), the evidence asked after it,
     the pack; the verdict built from their results and written after each."""
     # --kind slow compares the timings of whole runs: those stay plain interpreters, like the user's own runs.
-    runner = trial_runner(
+    with open_runner(
         run_dir,
-        executor_of(run_dir),
         emit,
-        opts.timeout or 600.0,
-        opts.jobs,
+        timeout=opts.timeout or 600.0,
+        jobs=opts.jobs,
+        settings=executor_of(run_dir),
         devices=devices,
         warm_scripts=opts.kind == "failure" and forks_cleanly(opts.script),
-    )
-    try:
-        return _phases(run_dir, opts, runner, minify=minify, pack=pack, emit=emit, budget=budget)
-    finally:
-        runner.close()  # the warm worker, and on a cluster every job still queued or running
-
-
-@dataclasses.dataclass(frozen=True)
-class Budget:
-    """--budget: its seconds, from the run's start (time.monotonic)."""
-
-    seconds: float
-    started: float
-
-    @property
-    def deadline(self) -> float:
-        return self.started + self.seconds
-
-    def spent(self) -> bool:
-        return time.monotonic() >= self.deadline
-
-
-def _phases(
-    run_dir: RunDir, opts: BisectOptions, runner, *, minify: bool, pack: bool, emit: Emit, budget: Budget | None = None
-) -> Verdict:
-    """isolate, minify, the deferred evidence, pack: each phase's result into the verdict file. With a budget, the
-    verdict is always finished; past its end nothing more is asked but a repro's own checks, and the run says what
-    was not asked."""
-    bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
-    isolation = bisector.isolate()
-    verdict = isolated(run_dir, isolation)
-    runner.deadline = budget.deadline if budget else None
-    not_asked: list = []
-    if minify and verdict.failing_stage:
-        reason = minify_case.refusal(verdict)
-        if reason is None and budget and budget.spent():
-            not_asked.append("minify")
-        elif reason is None:  # the export path's failures too (#20): make_repro picks their minifier
-            verdict = minify_case.minify_verdict(
-                run_dir, verdict, runner=runner, emit=emit, command=f"reprokit bisect {os.path.basename(opts.script)}"
-            )
-        elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON, minify_case.PLAIN_REASON):
-            emit("note", text="not minified: " + reason)
-    if isolation.deferred and budget and budget.spent():
-        not_asked += list(isolation.deferred)
-    elif isolation.deferred:
-        verdict = with_evidence(run_dir, verdict, bisector.after_repro(isolation, case=graph_case(run_dir, verdict)))
-    if budget:
-        verdict = with_fields(run_dir, verdict, budget=_budget_record(budget, not_asked, runner.over_budget, emit))
-    if pack:
-        verdict = packed(run_dir, verdict, emit)
-    return verdict
-
-
-def graph_case(run_dir: RunDir, verdict: Verdict) -> str | None:
-    """The folder minify captured the failing graph in (the first diverging node is asked of it), if any."""
-    closer = (verdict.more_accurate or {}).get("case")
-    if closer:
-        return closer
-    if run_dir.exists("minify.json"):
-        return run_dir.read_json("minify.json").get("case")
-    return verdict.graph_case
-
-
-def _budget_record(budget: Budget, not_asked: list, trials_not_run: int, emit: Emit) -> dict:
-    """verdict.json's budget: spent or not, what was never asked, the search trials not run; said as a note."""
-    spent = bool(not_asked or trials_not_run)
-    if spent:
-        parts = [
-            f"not asked: {', '.join(not_asked)}" if not_asked else "",
-            f"{trials_not_run} search trials not run, so repro.py (when written) is the smallest verified so "
-            "far, not a minimal one"
-            if trials_not_run
-            else "",
-        ]
-        emit("note", text=f"the budget of {said(budget.seconds)} was spent: " + "; ".join(p for p in parts if p))
-    return {"seconds": budget.seconds, "spent": spent, "not_asked": not_asked, "trials_not_run": trials_not_run}
+    ) as runner:
+        bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
+        command = f"reprokit bisect {os.path.basename(opts.script)}"
+        return run_phases(run_dir, bisector, runner, Steps(minify, pack, command, budget), emit)

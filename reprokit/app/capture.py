@@ -30,6 +30,7 @@ from reprokit.capture.files import (
 from reprokit.capture.summary import note_job
 from reprokit.child.ranks import HOOK_DIR
 from reprokit.data.budget import parse_budget
+from reprokit.data.events import Event
 from reprokit.errors import ReprokitError
 
 
@@ -86,7 +87,7 @@ def capture_command(
     }
     env = _job_environment(recorder)
     if check_calls and emit is not None:
-        emit("check", calls=check_calls)
+        emit(Event.CHECK, calls=check_calls)
     note_job(root, {"command": list(command), "ended": None})  # None until it ends: a kill -9 leaves it so
     started = time.monotonic()
     status = _run(command, env)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable
 
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.rundir import RunDir
@@ -12,11 +11,7 @@ from reprokit.errors import ReprokitError
 from reprokit.report import keyed
 from reprokit.report.env import allowed_env
 from reprokit.report.redact import SECRET_NAME, live_identity
-from reprokit.trial.executors import remote_executor
-from reprokit.trial.runner import Runner, stop_all
-
-# Use cases report progress as events (name, keyword data) and never print; the CLI renders them.
-Emit = Callable[..., None]
+from reprokit.trial.runner import stop_all
 
 
 def noop(*_a, **_k) -> None:
@@ -87,22 +82,6 @@ def executor_of(run_dir: RunDir, given: ExecutorSettings | None = None) -> Execu
         return given
     recorded = run_dir.read_json("run.json").get("executor") if os.path.exists(run_dir.file("run.json")) else None
     return ExecutorSettings.from_dict(recorded) if recorded else None
-
-
-def trial_runner(
-    run_dir: RunDir, settings: ExecutorSettings | None, emit: Emit, timeout: float, jobs: int, **kwargs
-) -> Runner:
-    """The run's Runner: local trials, or jobs on the cluster (as many at once as --slurm-max-jobs allows)."""
-    remote = remote_executor(settings, run_dir.path)
-    return Runner(
-        run_dir,
-        timeout=timeout,
-        jobs=settings.max_jobs if remote is not None and settings is not None else jobs,
-        remote=remote,
-        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-        on_start=lambda s: emit("trial_start", spec=s),
-        **kwargs,
-    )
 
 
 def stop_trials() -> None:

@@ -6,8 +6,10 @@ import os
 import sys
 
 from reprokit.app import guards
-from reprokit.app.common import Emit, check_script, noop, record_secrets, recorded_environment
+from reprokit.app.common import check_script, noop, record_secrets, recorded_environment
+from reprokit.app.runners import open_runner
 from reprokit.data.doctor import DoctorReport
+from reprokit.data.events import Emit, Event
 from reprokit.data.ranks import needs_launcher
 from reprokit.data.records import Outcome, TrialSpec, file_hash
 from reprokit.data.rundir import RunDir
@@ -50,7 +52,7 @@ def eager_then_compiled(
         )
 
     eager = runner(spec("none", "eager"))
-    emit("stage", stage="none", outcome=eager)
+    emit(Event.STAGE, stage="none", outcome=eager)
     if eager.failed and ranks == 1 and needs_launcher(eager.traceback or eager.signature.message):
         name = os.path.basename(script)
         raise ReprokitError(
@@ -65,7 +67,7 @@ def eager_then_compiled(
     if timeout is None:
         runner.timeout = max(300.0, 10 * eager.seconds)
     compiled = runner(spec("user", "compiled"))
-    emit("stage", stage="user", outcome=compiled)
+    emit(Event.STAGE, stage="user", outcome=compiled)
     if not compiled.compiled:
         raise ReprokitError(f"{os.path.basename(script)} never calls torch.compile; doctor explains compiled code")
     return eager, compiled
@@ -103,15 +105,9 @@ def doctor_script(
             "environment": recorded_environment(),
         },
     )
-    emit("run_dir", path=run_dir.path)
-    runner = Runner(
-        run_dir,
-        timeout=timeout or 600.0,
-        jobs=1,
-        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-        on_start=lambda s: emit("trial_start", spec=s),
-    )
-    eager, compiled = eager_then_compiled(runner, script, argv, cwd, timeout, emit, ranks)
+    emit(Event.RUN_DIR, path=run_dir.path)
+    with open_runner(run_dir, emit, timeout=timeout or 600.0) as runner:
+        eager, compiled = eager_then_compiled(runner, script, argv, cwd, timeout, emit, ranks)
     observed = [read_observed(o.trial_dir) for o in (eager, compiled)]
     lines = source_lines([script] + (trial_record(compiled.trial_dir).get("local_modules") or []))
     outcome = {"kind": compiled.kind, "message": compiled.signature.short(), "user_backend": compiled.user_backend}

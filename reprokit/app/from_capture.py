@@ -7,79 +7,62 @@ import dataclasses
 import os
 import shutil
 import sys
+import time
 
 from reprokit.app import guards
-from reprokit.app import minify as minify_case
-from reprokit.app.common import Emit, default_jobs, noop, record_secrets, recorded_environment
-from reprokit.app.pack import packed
-from reprokit.app.verdict_file import isolated, with_evidence
+from reprokit.app.common import default_jobs, noop, record_secrets, recorded_environment
+from reprokit.app.pipeline import Budget, Steps, run_phases
+from reprokit.app.request import BisectRequest
+from reprokit.app.runners import open_runner
 from reprokit.bisect.capture_folder import CapturedFailure, read_capture
 from reprokit.bisect.diverging import KeptCalls, diverging_graph, kept_calls
 from reprokit.bisect.from_capture import GraphBisector
 from reprokit.bisect.hang_limit import hang_limit
 from reprokit.bisect.session import BisectOptions
 from reprokit.capture.files import SUMMARY
+from reprokit.data.events import Emit, Event
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir, write_json_atomic
 from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.trial.devices import cuda_devices
+from reprokit.trial.executors import check_executor
 from reprokit.trial.runner import Runner
 
 
-def bisect_from_capture(
-    capture_dir: str,
-    *,
-    output_dir: str | None = None,
-    timeout: float | None = None,
-    jobs: int | None = None,
-    ranks: int = 1,
-    subsystems: bool = True,
-    configs: bool = True,
-    minify: bool = True,
-    pack: bool = True,
-    command: str = "",
-    emit: Emit = noop,
-) -> Verdict:
+def bisect_from_capture(capture_dir: str, request: BisectRequest | None = None, emit: Emit = noop) -> Verdict:
     """Ladder, subsystems and lowerings, minify and pack, all on the captured graph: zero runs of the job. A job
-    that ended in error with no exception from torch: first, which of its graphs diverges (bisect/diverging)."""
+    that ended in error with no exception from torch: first, which of its graphs diverges (bisect/diverging). Every
+    option bisect takes applies, or is refused with one line when it cannot (_check_options)."""
+    started, r = time.monotonic(), request or BisectRequest()
     root = _capture_folder(capture_dir)
-    _check_options(jobs, timeout, ranks)
+    _check_options(r)
+    output_dir = r.output_dir or os.path.join(os.getcwd(), "artifacts")
+    check_executor(r.executor, output_dir)  # no sbatch, no such partition, a folder the nodes cannot see: exit 2
     kept = _kept_calls(root)
     captured = _read_capture(root) if kept is None else None
     script = kept.script if kept is not None else captured.script if captured is not None else ""
     name = os.path.splitext(os.path.basename(script))[0]
-    run_dir = RunDir.create(output_dir or os.path.join(os.getcwd(), "artifacts"), f"{name}-capture")
+    run_dir = RunDir.create(output_dir, f"{name}-capture")
     record_secrets(run_dir)
-    emit("run_dir", path=run_dir.path, phase="capture")  # no script runs first: its phase is named for what it does
-    jobs = jobs or default_jobs()
-    runner = _runner(run_dir, timeout or 600.0, jobs, emit) if kept is not None else None
-    captured = captured or _diverging(kept, runner, run_dir, emit)
-    case = _copy_capture(captured, run_dir)
-    opts = BisectOptions(
-        script=captured.script,
-        cwd=os.path.dirname(captured.script),
-        timeout=timeout,
-        jobs=jobs,
-        configs=configs,
-        subsystems=subsystems,
-        check_accuracy=kept is not None,
-    )
-    _write_run_json(run_dir, opts, captured, case, command, {"minify": minify, "pack": pack})
-    runner = runner or _runner(run_dir, timeout or _hang_limit(captured, emit) or 600.0, opts.jobs, emit)
-    bisector = GraphBisector(opts, runner, emit, captured, case)
-    isolation = bisector.isolate()
-    verdict = isolated(run_dir, isolation)
-    if not verdict.failing_stage:  # still packed: the capture and the failure are the report
-        if pack:
-            verdict = packed(run_dir, verdict, emit, announce=False)
-        raise NothingToIsolate(f"{isolation.message} (run folder: {run_dir.path})")
-    if minify:
-        verdict = minify_case.minify_verdict(run_dir, verdict, runner=runner, emit=emit, command=command)
-    if isolation.deferred:
-        verdict = with_evidence(run_dir, verdict, bisector.after_repro(isolation))
-    if pack:
-        verdict = packed(run_dir, verdict, emit)
-    return verdict
+    emit(Event.RUN_DIR, path=run_dir.path, phase="capture")  # no script runs first: its phase is named for what it does
+    jobs = r.jobs or default_jobs()
+    limit = r.timeout or (_hang_limit(captured, emit) if captured is not None else None) or 600.0
+    with open_runner(run_dir, emit, timeout=limit, jobs=jobs, settings=r.executor) as runner:
+        captured = captured or _diverging(kept, runner, run_dir, emit)
+        case = _copy_capture(captured, run_dir)
+        opts = BisectOptions(
+            script=captured.script,
+            cwd=os.path.dirname(captured.script),
+            timeout=r.timeout,
+            jobs=jobs,
+            configs=r.configs,
+            subsystems=r.subsystems,
+            check_accuracy=kept is not None,
+        )
+        _write_run_json(run_dir, opts, captured, case, r)
+        bisector = GraphBisector(opts, runner, emit, captured, case)
+        budget = Budget(r.budget, started) if r.budget else None
+        return run_phases(run_dir, bisector, runner, Steps(r.minify, r.pack, r.command, budget, capture=True), emit)
 
 
 def _diverging(kept: KeptCalls | None, runner: Runner | None, run_dir: RunDir, emit: Emit) -> CapturedFailure:
@@ -91,15 +74,17 @@ def _diverging(kept: KeptCalls | None, runner: Runner | None, run_dir: RunDir, e
         raise NothingToIsolate(f"{e} (run folder: {run_dir.path})") from None
 
 
-def _write_run_json(run_dir: RunDir, opts: BisectOptions, captured: CapturedFailure, case: str, command, steps):
+def _write_run_json(run_dir: RunDir, opts: BisectOptions, captured: CapturedFailure, case: str, r: BisectRequest):
+    """run.json: the options the graph trials run with, the steps after the verdict, the executor and the capture."""
     run_dir.write_json(
         "run.json",
         {
-            "command": command,
+            "command": r.command,
             "options": dataclasses.asdict(opts),
             "python": sys.executable,
             "environment": recorded_environment(),
-            "steps": steps,
+            "steps": {"minify": r.minify, "pack": r.pack, "budget": r.budget},
+            "executor": r.executor.to_dict() if r.executor else None,
             "capture": {
                 "from": captured.root,
                 "rank": captured.rank,
@@ -131,22 +116,12 @@ def _read_capture(root: str) -> CapturedFailure:
     return captured
 
 
-def _runner(run_dir: RunDir, limit: float, jobs: int, emit: Emit) -> Runner:
-    return Runner(
-        run_dir,
-        timeout=limit,
-        jobs=jobs,
-        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-        on_start=lambda s: emit("trial_start", spec=s),
-    )
-
-
 def _hang_limit(captured: CapturedFailure, emit: Emit) -> float | None:
     """A captured hang's trials are judged by time: the limit the capture sets (said), None for another kind."""
     if captured.failure.get("kind") != "hang":
         return None
     limit, why = hang_limit(captured.failure)
-    emit("note", text=f"a hang: each trial may take {limit:.0f} s ({why}; --timeout sets another)")
+    emit(Event.NOTE, text=f"a hang: each trial may take {limit:.0f} s ({why}; --timeout sets another)")
     return limit
 
 
@@ -169,13 +144,29 @@ def _capture_folder(capture_dir: str) -> str:
     return root
 
 
-def _check_options(jobs: int | None, timeout: float | None, ranks: int) -> None:
-    guards.trial_options(jobs, timeout)
-    if ranks != 1:  # the capture holds the failing rank's graph: its trials need no launcher and no other rank
+# Options of a script's bisect that a capture cannot take: the option, then why (said after "--from-capture ").
+REFUSED = {
+    "repeat": "replays the captured failure; drop --repeat (it measures how often a run of the script fails)",
+    "check_accuracy": "bisects the failure the capture recorded; drop --check-accuracy and capture the job with "
+    "reprokit capture --check-accuracy",
+    "max_input_bytes": "replays the inputs the capture kept; drop --max-input-bytes",
+    "kind": "bisects the failure a capture recorded; drop --kind (a slowdown is bisected from its script)",
+    "slow_threshold": "bisects the failure a capture recorded; drop --slow-threshold",
+    "versions": "runs no script; drop --versions and run reprokit versions RUN_DIR on the finished run folder",
+}
+
+
+def _check_options(r: BisectRequest) -> None:
+    """The options a capture's bisect takes as a script's does; one line (exit 2) for those that cannot apply."""
+    guards.trial_options(r.jobs, r.timeout)
+    if r.ranks != 1:  # the capture holds the failing rank's graph: its trials need no launcher and no other rank
         raise ReprokitError(
             "--from-capture replays the failing rank's graph in one process: drop --nproc-per-node "
-            f"{ranks} (torchrun's job was captured already)"
+            f"{r.ranks} (torchrun's job was captured already)"
         )
+    refused = next((name for name in r.changed() if name in REFUSED), None)
+    if refused is not None:
+        raise ReprokitError(f"--from-capture {REFUSED[refused]}")
 
 
 def _copy_capture(captured: CapturedFailure, run_dir: RunDir) -> str:

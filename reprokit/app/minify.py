@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import os
 
-from reprokit.app.common import Emit, executor_of, forks_cleanly, noop, run_kind, trial_runner
+from reprokit.app.common import executor_of, forks_cleanly, noop, run_kind
+from reprokit.app.runners import build_runner, open_runner
 from reprokit.app.verdict_file import with_fields, with_repro
+from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.phases import Isolation, Repro
-from reprokit.data.records import Signature, Verdict
+from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.errors import EXIT_MORE_ACCURATE, ReprokitError
 from reprokit.export.ladder import FAILING_STAGES
 from reprokit.export.rerun import check_unchanged, minify_export_run
-from reprokit.minify.repro_kinds import CompiledIsCloser, make_runner, minify_isolation
+from reprokit.minify.minifier import CompiledIsCloser, minify_isolation
 from reprokit.report.bisect_report import load_verdict
 from reprokit.trial.executors import check_executor
 from reprokit.trial.repeat import UntilItFails
@@ -68,11 +71,8 @@ def minify_folder(
         return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
     check_executor(settings, os.path.dirname(run_dir.path))
     opts = run_dir.read_json("run.json")["options"]
-    runner = trial_runner(run_dir, settings, emit, opts.get("timeout") or 600.0, 1)
-    try:
+    with open_runner(run_dir, emit, timeout=opts.get("timeout") or 600.0, settings=settings) as runner:
         return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
-    finally:
-        runner.close()  # every job still queued or running is cancelled
 
 
 def minify_verdict(
@@ -89,9 +89,9 @@ def minify_verdict(
     if reason:
         raise ReprokitError(f"not minified: {reason}")
     if verdict.failing_stage in FAILING_STAGES:  # bad input is one line: said before the phase's progress line
-        check_unchanged(run_dir, verdict)
+        check_unchanged(run_dir, Isolation.of(verdict))
     if not verdict.warm_cache:  # its repro is the script run cold then warm: nothing is cut (minify/warm_repro.py)
-        emit("phase", name="minify")
+        emit(Event.PHASE, name="minify")
     if verdict.flaky_tries and not isinstance(runner, UntilItFails):
         # A flaky failure: each cut asked until it fails that way, as the bisect asked each question.
         # A Runner in all but name: what it does not do itself it forwards to the wrapped one.
@@ -120,18 +120,23 @@ def make_repro(
     """The repro of an isolation: the export path's minifiers for its failures (#20), else the graph's or source."""
     if isolation.failing_stage in FAILING_STAGES:  # no Dynamo graph there
         return minify_export_run(run_dir, isolation, runner or export_runner(run_dir, isolation, emit), emit, command)
-    return minify_isolation(run_dir, isolation, runner=runner, emit=emit, resume=resume)
+    return minify_isolation(run_dir, isolation, runner or make_runner(run_dir, emit), emit, resume=resume)
+
+
+def make_runner(run_dir: RunDir, emit: Emit, jobs: int = 1) -> Runner:
+    """The runner of `reprokit minify RUN_DIR` with no runner handed in: local trials under the run's timeout."""
+    opts = run_dir.read_json("run.json")["options"]
+    return build_runner(run_dir, emit, timeout=opts.get("timeout") or 600.0, jobs=jobs)
 
 
 def export_runner(run_dir: RunDir, isolation: Isolation, emit: Emit) -> Runner:
     """The runner bisect had: its parallel trials, and forks of a warm worker where the script allows (a source
     reduction runs hundreds of short trials; each importing torch afresh would take ten times as long)."""
     opts = run_dir.read_json("run.json")["options"]
-    return Runner(
+    return build_runner(
         run_dir,
+        emit,
         timeout=opts.get("timeout") or 600.0,
         jobs=int(opts.get("jobs") or 1),
         warm_scripts=forks_cleanly(isolation.script),
-        on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
-        on_start=lambda s: emit("trial_start", spec=s),
     )

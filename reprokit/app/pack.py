@@ -12,8 +12,10 @@ import time
 from typing import Any
 
 from reprokit.app import guards
-from reprokit.app.common import Emit, noop, record_secrets, run_kind
+from reprokit.app.common import noop, record_secrets, run_kind
+from reprokit.app.runners import open_runner
 from reprokit.app.verdict_file import with_fields, write_verdict
+from reprokit.data.events import Emit, Event
 from reprokit.data.ranks import rank_dirs
 from reprokit.data.records import TrialSpec, Verdict
 from reprokit.data.rundir import RunDir, read_json
@@ -71,7 +73,7 @@ def write_pack(run_dir: RunDir, emit: Emit = noop, include_data: bool = False, v
 def packed(run_dir: RunDir, verdict: Verdict, emit: Emit = noop, announce: bool = True) -> Verdict:
     """The pack phase of a bisect: the tarball written, and the verdict that names it."""
     if announce:
-        emit("phase", name="pack")
+        emit(Event.PHASE, name="pack")
     return with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
 
 
@@ -247,7 +249,7 @@ def compile_attempts(runner: Runner, req: ModelRequest, a: Attempt, emit: Emit):
     started = time.monotonic()
     main_out, main = trial(a.layers)
     emit(
-        "note",
+        Event.NOTE,
         text=f"compile attempt at {a.layers} layers: {main_out.kind} ({main_out.signature.short()}), "
         f"{main_out.seconds:.1f} s",
     )
@@ -342,24 +344,18 @@ def pack_model(
             "environment": {},
         },
     )
-    emit("run_dir", path=run_dir.path)
+    emit(Event.RUN_DIR, path=run_dir.path)
     s, tp = a.sizes, req.tensor_parallel_gpus
     emit(
-        "note",
+        Event.NOTE,
         text=f"{a.name}: {s.get('params_total', '?'):,} parameters, {s.get('params_per_rank', '?'):,} "
         f"per rank (tp={tp}); risk {s.get('risk', 'unknown')}"
         if s
         else f"{a.name}: user factory",
     )
-    runner = Runner(
-        run_dir,
-        timeout=req.timeout,
-        jobs=1,
-        on_trial=lambda sp, o, c: emit("trial", spec=sp, outcome=o, cached=c),
-        on_start=lambda sp: emit("trial_start", spec=sp),
-    )
     started = time.monotonic()
-    main_out, main, depth = compile_attempts(runner, req, a, emit)
+    with open_runner(run_dir, emit, timeout=req.timeout) as runner:
+        main_out, main, depth = compile_attempts(runner, req, a, emit)
     verdict = model_verdict(a, main_out, main, depth, run_dir, round(time.monotonic() - started, 2))
     write_verdict(run_dir, verdict)
     if pack:

@@ -7,9 +7,10 @@ import os
 import sys
 from importlib import metadata
 
-from reprokit.app.common import Emit, noop
+from reprokit.app.common import noop
 from reprokit.app.pack import write_pack
 from reprokit.app.verdict_file import with_fields
+from reprokit.data.events import Emit, Event
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.errors import ReprokitError
@@ -110,7 +111,7 @@ def versions_after_bisect(run_dir: RunDir, verdict: Verdict, emit: Emit = noop) 
 
 def _tried(p: dict, v: Verdict, bisect: bool, emit: Emit) -> dict:
     """The table of releases tried and what it concludes."""
-    emit("note", text=cost_line(p))
+    emit(Event.NOTE, text=cost_line(p))
     made = {r: _env(p, r, emit) for r in p["chosen"]}  # bad input (network, disk, release) before any trial
     rows = {r: _row(p, v, r, made[r], emit) for r in p["chosen"]}
     if bisect:
@@ -140,7 +141,7 @@ def _env(p: dict, release: str, emit: Emit) -> dict:
     if release == p["user"]:
         return {"python": sys.executable, "created": False, "seconds": 0.0, "bytes": 0, "this_interpreter": True}
     if release in p["missing"]:
-        emit("note", text=f"torch {release}: making its environment")
+        emit(Event.NOTE, text=f"torch {release}: making its environment")
     return envs.ensure_env(release, p["cache_dir"], p["index_url"])
 
 
@@ -157,7 +158,7 @@ def _row(p: dict, v: Verdict, release: str, env: dict, emit: Emit) -> dict:
         **checked,
         "env": {k: env.get(k) for k in ("created", "seconds", "bytes", "this_interpreter")},
     }
-    emit("version", row=row)
+    emit(Event.VERSION, row=row)
     return row
 
 
@@ -174,7 +175,7 @@ def _bisect(p: dict, v: Verdict, rows: dict, emit: Emit) -> None:
     for lo, hi in releases.boundaries(ordered):
         left, right = releases.first_change(lo, hi, p["offered"], status_of)
         emit(
-            "note",
+            Event.NOTE,
             text=f"bisect: torch {left} {releases.STATUS_TEXT[rows[left]['status']]}, torch {right} "
             f"{releases.STATUS_TEXT[rows[right]['status']]}",
         )

@@ -25,6 +25,7 @@ from reprokit.bisect.start import record_original, reference_run, start_round
 from reprokit.bisect.steady import contradicting, count_same, more_runs
 from reprokit.bisect.subsystems import confirm_boundary, subsystem
 from reprokit.bisect.warm import warm_ladder
+from reprokit.data.events import Event
 from reprokit.data.phases import Evidence, Isolation
 from reprokit.data.rate import rate_line
 from reprokit.data.records import Outcome, StageResult, Verdict
@@ -145,7 +146,7 @@ class Bisector(Session):
         fails = count_same(self.target, runs)
         if fails == len(runs):
             self.emit(
-                "note",
+                Event.NOTE,
                 text=f"stage {odd} passes where the ladder says it should fail; the script failed "
                 f"{fails} of {fails} runs as written: the ladder's answer stands",
             )
@@ -176,7 +177,7 @@ class Bisector(Session):
             f"asked up to {tries} times: it fails at the first run that fails that way, and passes after "
             f"{tries} that do not"
         )
-        self.emit("note", text=v.message)
+        self.emit(Event.NOTE, text=v.message)
         return True
 
     def after_repro(self, isolation: Isolation, case: str | None = None) -> Evidence:
@@ -188,7 +189,7 @@ class Bisector(Session):
         asked = tuple(isolation.deferred)
         if not asked:
             return Evidence()
-        self.emit("phase", name="evidence")
+        self.emit(Event.PHASE, name="evidence")
         started, executed = time.monotonic(), self.runner.executed
         stage, found = isolation.failing_stage, isolation.subsystem
         assert stage is not None  # a stage failed: else nothing was deferred
@@ -203,7 +204,7 @@ class Bisector(Session):
                 confirmed = stable.result()
                 if not confirmed and found is not None:
                     self.emit(
-                        "note",
+                        Event.NOTE,
                         text=f"{found['name']} application #{found['application']}: "
                         "the boundary did not hold on a re-run (a flaky failure?)",
                     )
@@ -255,7 +256,7 @@ class Bisector(Session):
         """Within the failing stage: which graph, which config flips, which subsystem, which compile modes."""
         o, stage, passing = self.opts, v.failing_stage, v.last_passing_stage
         assert stage is not None and passing is not None  # set from the ladder just before
-        self.emit("phase", name="graph")
+        self.emit(Event.PHASE, name="graph")
         # The original saved the graph that raised: when it fails alone the same way, it is the failing graph, and
         # the stage's later questions are asked of it (graph trials, counted in that graph alone).
         alone = adopt_saved_graph(self, v, original, stage) if v.memory is None else None
@@ -271,15 +272,15 @@ class Bisector(Session):
             return  # config flips and counted passes are about failures, not the memory a program needs
         configs = o.configs and stage in CONFIG_STAGES
         if o.kind == "slow":
-            self.emit("phase", name="configs")
+            self.emit(Event.PHASE, name="configs")
             v.config = config_flips(self, stage, failing) if configs else None
             v.speed = {"original": original.note}
-            self.emit("phase", name="modes")
+            self.emit(Event.PHASE, name="modes")
             v.modes = modes(self, original)
             v.message = SLOW_STAGE_MEANING.get(stage, "")
         else:
             if o.subsystems and stage in SUBSYSTEMS:
-                self.emit("phase", name="subsystems")
+                self.emit(Event.PHASE, name="subsystems")
                 # The boundary's re-run checks the answer, it does not change it: asked after the repro.
                 v.subsystem = subsystem(self, stage, alone or failing, confirm=False)
                 if v.subsystem:
@@ -289,7 +290,7 @@ class Bisector(Session):
                 # asked after the repro (after_repro) instead of delaying the verdict by a full compile or more.
                 v.deferred.append("configs")
             elif configs:
-                self.emit("phase", name="configs")
+                self.emit(Event.PHASE, name="configs")
                 v.config = config_flips(self, stage, failing, self.likely_flips(v))
         if o.kind == "failure" and stage == "inductor" and is_accuracy(v, o.check_accuracy):
             # Wrong numbers: numerics-only or a wrong kernel (config trials: --no-configs skips them), and where in
@@ -297,7 +298,7 @@ class Bisector(Session):
             v.deferred += (["numerics"] if o.configs else []) + (["divergence"] if o.subsystems else [])
         if o.kind == "failure" and stage == "inductor" and _mode_matters(original):
             # On a GPU the mode decides CUDA graphs and autotuning: does the bug follow the mode?
-            self.emit("phase", name="modes")
+            self.emit(Event.PHASE, name="modes")
             v.modes = modes(self, original)
 
 

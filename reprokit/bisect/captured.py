@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 
-from reprokit.bisect.ladder import custom_ops, dynamo_hang
+from reprokit.bisect.ladder import custom_ops, dynamo_hang, record_stage
 from reprokit.bisect.recent_calls import diverging_graph
 from reprokit.bisect.session import Session
 from reprokit.capture import crash
-from reprokit.data.records import Outcome, StageResult, TrialSpec, Verdict
+from reprokit.data.events import Event
+from reprokit.data.records import Outcome, TrialSpec, Verdict
 
 # The ladder on a graph: Dynamo's graph as it is, then each layer below it (the run without compile and the
 # crossref check need the script).
@@ -72,14 +73,14 @@ def adopt_saved_graph(s: Session, v: Verdict, original: Outcome, stage: str) -> 
     alone = s.runner(spec)
     if not s.fails_same(alone):
         s.emit(
-            "note",
+            Event.NOTE,
             text=f"graph {k} as the original run saved it does not fail alone the "
             f"same way ({alone.signature.short()[:120]}): the script answers instead",
         )
         return None
     s.graph_case, s.graph_stage = case, stage
     v.graph, v.graph_case = k, case
-    s.emit("graph", graph=k, count=original.graphs)
+    s.emit(Event.GRAPH, graph=k, count=original.graphs)
     return alone
 
 
@@ -110,7 +111,7 @@ def graph_ladder(s: Session, v: Verdict, original: Outcome) -> list | None:
     )
     if first is None:
         s.emit(
-            "note",
+            Event.NOTE,
             text=f"graph {k}, saved by the original run, does not fail alone the same "
             "way under any stage: the script answers instead",
         )
@@ -121,21 +122,14 @@ def graph_ladder(s: Session, v: Verdict, original: Outcome) -> list | None:
         else ("as it failed", "no more runs of the script")
     )
     s.emit(
-        "note",
+        Event.NOTE,
         text=f"graph {k}, saved by the original run {saved}, fails alone the same way: the stages and every "
         f"later question are asked of it; {more} (one took {original.seconds:.1f} s)",
     )
-    s.emit("ladder_start", stages=list(GRAPH_STAGES))
+    s.emit(Event.LADDER_START, stages=list(GRAPH_STAGES))
     out = []
     for stage, outcome in zip(GRAPH_STAGES, outcomes):
-        s.stage_outcomes[stage] = outcome
-        same = s.fails_same(outcome)
-        out.append(
-            StageResult(
-                stage=stage, kind=outcome.kind, summary=outcome.signature.short(), seconds=outcome.seconds, same=same
-            )
-        )
-        s.emit("stage", stage=stage, outcome=outcome, same=same)
+        out.append(record_stage(s, stage, outcome))
     s.stage_outcomes["none"] = s.baseline or s.runner(s.spec("none", "baseline-no-compile"))  # as the ladder
     s.ladder_from_graph = True
     return out
@@ -153,5 +147,5 @@ def confirm_graph(s: Session, isolation) -> bool:
     )
     confirmed = s.fails_same(s.runner(spec))
     if not confirmed:
-        s.emit("note", text=f"graph {k} diverges from eager alone, but the script with it alone compiled passes")
+        s.emit(Event.NOTE, text=f"graph {k} diverges from eager alone, but the script with it alone compiled passes")
     return confirmed

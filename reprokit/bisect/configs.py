@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reprokit.bisect.session import Session, passes
+from reprokit.data.events import Event
 from reprokit.data.records import Outcome
 from reprokit.data.stages import GPU_ONLY_FLAGS, INDUCED_BY_REPROKIT, STAGE_CONFIG_FLIPS
 from reprokit.data.trial_files import trial_record
@@ -59,7 +60,11 @@ def config_flips(s: Session, stage: str, failing: Outcome, likely: tuple = ()) -
     everything, *singles = s.runner.map(specs)
     fixes = [n for n, out in zip(own, singles) if passes(out)]
     s.emit(
-        "configs", tried=len(names), fixes=fixes, together=passes(everything), likely=[n for n in likely if n in flips]
+        Event.CONFIGS,
+        tried=len(names),
+        fixes=fixes,
+        together=passes(everything),
+        likely=[n for n in likely if n in flips],
     )
     if fixes:
         return {n: flips[n] for n in fixes}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from reprokit.bisect.capture_folder import CapturedFailure, exited_ranks, failing_ranks
 from reprokit.capture import files
+from reprokit.data.events import Event
 from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import read_json_dict
 from reprokit.errors import NothingToIsolate, ReprokitError
@@ -61,7 +62,7 @@ def diverging_graph(kept: KeptCalls, runner, emit) -> CapturedFailure:
     NothingToIsolate in one line when none does alone."""
     graphs = list(kept.cases)
     emit(
-        "note",
+        Event.NOTE,
         text=f"the job ended in error ({kept.record.get('exit')}) with no exception from torch: "
         f"its {_graphs(len(graphs))}, each asked compiled against eager, float64 as referee",
     )
@@ -88,7 +89,7 @@ def diverging_graph(kept: KeptCalls, runner, emit) -> CapturedFailure:
                 "graphs_seen": kept.record.get("graphs_seen") or len(graphs),
                 "note": outcome.note or "",
             }
-            emit("note", text=f"graph {k} of rank {kept.rank} diverges alone: {outcome.note or 'compiled differs'}")
+            emit(Event.NOTE, text=f"graph {k} of rank {kept.rank} diverges alone: {outcome.note or 'compiled differs'}")
             return CapturedFailure(
                 kept.root, kept.rank, kept.cases[k], failure, read_json_dict(_summary(kept.root)) or {}
             )

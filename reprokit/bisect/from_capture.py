@@ -12,11 +12,14 @@ import os
 
 from reprokit.bisect.bisector import Bisector
 from reprokit.bisect.capture_folder import CapturedFailure
+from reprokit.bisect.ladder import record_stage
 from reprokit.bisect.session import BisectOptions, Emit
 from reprokit.bisect.speed import modes
 from reprokit.bisect.subsystems import subsystem
+from reprokit.data.events import Event
 from reprokit.data.phases import Isolation
-from reprokit.data.records import Outcome, Signature, StageResult, TrialSpec, Verdict
+from reprokit.data.records import Outcome, TrialSpec, Verdict
+from reprokit.data.signature import Signature
 from reprokit.data.stages import CONFIG_STAGES, STAGES, SUBSYSTEMS
 from reprokit.trial.runner import Runner
 
@@ -97,7 +100,7 @@ class GraphBisector(Bisector):
         if v.last_passing_stage:
             decisive["last_passing"] = self.stage_outcomes[v.last_passing_stage].trial_dir
         if self.opts.subsystems and failing.stage in SUBSYSTEMS:
-            self.emit("phase", name="subsystems")
+            self.emit(Event.PHASE, name="subsystems")
             v.subsystem = subsystem(self, failing.stage, outcome, confirm=False)
             if v.subsystem:
                 v.deferred.append("confirm")
@@ -105,7 +108,7 @@ class GraphBisector(Bisector):
                     v.deferred.append("configs")  # a workaround for the report, on the graph, after the repro
         if failing.stage == "inductor" and _mode_matters(meta_args, _case_meta(self.case)):
             # As in place (Bisector.narrow): on a GPU, or with a mode the job chose, does the failure follow the mode?
-            self.emit("phase", name="modes")
+            self.emit(Event.PHASE, name="modes")
             v.modes = modes(self, dataclasses.replace(outcome, compile_args=meta_args))
         v.deferred.append("torch_logs")
         v.message = f"from a capture (rank {self.captured.rank}, graph {v.graph}): no run of the job"
@@ -116,23 +119,13 @@ class GraphBisector(Bisector):
         """Every stage of the graph ladder at once (graph trials are short); the user's own backend last when it
         is not inductor."""
         stages = list(GRAPH_LADDER) + ([] if backend == "inductor" else ["user"])
-        self.emit("ladder_start", stages=stages)
+        self.emit(Event.LADDER_START, stages=stages)
         outcomes = self.runner.map([self.spec(st, f"graph-stage-{st}") for st in stages])
         out = []
         for stage, outcome in zip(stages, outcomes):
             outcome = outcome or Outcome.from_dict({"kind": "skip", "signature": {"kind": "skip"}, "seconds": 0.0})
-            self.stage_outcomes[stage] = outcome
             same = self.fails_same(outcome) or (stage == "eager" and same_error(self.target, outcome.signature))
-            out.append(
-                StageResult(
-                    stage=stage,
-                    kind=outcome.kind,
-                    summary=outcome.signature.short(),
-                    seconds=outcome.seconds,
-                    same=same,
-                )
-            )
-            self.emit("stage", stage=stage, outcome=outcome, same=same)
+            out.append(record_stage(self, stage, outcome, same))
         return out
 
 

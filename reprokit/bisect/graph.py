@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from reprokit.bisect.session import Session
+from reprokit.data.events import Event
 from reprokit.data.records import Outcome
 
 
@@ -17,7 +18,7 @@ def which_graph(s: Session, stage: str, passing: str, failing: Outcome) -> int |
     for k in candidates:
         outcome = s.runner(s.spec(stage, f"graph-{k}", only_graph=k, other_stage=passing))
         if s.fails_same(outcome):
-            s.emit("graph", graph=k, count=failing.graphs)
+            s.emit(Event.GRAPH, graph=k, count=failing.graphs)
             return k
     return None
 

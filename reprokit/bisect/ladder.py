@@ -7,6 +7,7 @@ import re
 
 from reprokit.bisect.session import Session
 from reprokit.bisect.steady import describe, differs, settle
+from reprokit.data.events import Event
 from reprokit.data.records import Outcome, StageResult, TrialSpec
 from reprokit.data.stages import CROSSREF, STAGES
 
@@ -58,11 +59,11 @@ def run_ladder(s: Session, original: Outcome) -> list[StageResult]:
             specs.append(None)
         else:
             specs.append(s.spec(stage, f"stage-{stage}"))
-    s.emit("ladder_start", stages=stages)
+    s.emit(Event.LADDER_START, stages=stages)
     runs = sum(1 for x in specs if x is not None)
     # The cost said before it is paid: a long job's user sees what the ladder will take.
     s.emit(
-        "note",
+        Event.NOTE,
         text=f"one run of the script took {original.seconds:.1f} s; the stages run it {runs} more "
         f"time{'s' * (runs != 1)}, side by side",
     )
@@ -77,16 +78,20 @@ def run_ladder(s: Session, original: Outcome) -> list[StageResult]:
         outcome = outcomes[i]
         if i < first_same and spec is not None and differs(s.target, outcome):
             outcome = _settled(s, stage, outcome)  # a stage before the failing one that failed another way
-        s.stage_outcomes[stage] = outcome
-        same = s.fails_same(outcome)
-        out.append(
-            StageResult(
-                stage=stage, kind=outcome.kind, summary=outcome.signature.short(), seconds=outcome.seconds, same=same
-            )
-        )
-        s.emit("stage", stage=stage, outcome=outcome, same=same)
+        out.append(record_stage(s, stage, outcome))
     s.stage_outcomes["none"] = s.baseline or s.runner(s.spec("none", "baseline-no-compile"))
     return out
+
+
+def record_stage(s: Session, stage: str, outcome: Outcome, same: bool | None = None) -> StageResult:
+    """One rung of a ladder: its outcome kept for the later questions, said as it comes, and its row. same: whether
+    it fails the original's way (by default the session's rule)."""
+    s.stage_outcomes[stage] = outcome
+    same = s.fails_same(outcome) if same is None else same
+    s.emit(Event.STAGE, stage=stage, outcome=outcome, same=same)
+    return StageResult(
+        stage=stage, kind=outcome.kind, summary=outcome.signature.short(), seconds=outcome.seconds, same=same
+    )
 
 
 def _settled(s: Session, stage: str, outcome: Outcome) -> Outcome:
@@ -95,7 +100,7 @@ def _settled(s: Session, stage: str, outcome: Outcome) -> Outcome:
     counted, runs = settle(s.runner, lambda k: s.spec(stage, f"stage-{stage}", attempt=k), s.target, outcome)
     if not differs(s.target, counted) or counted.kind == "hang":  # flaky, or hung each time: say so
         s.unsteady.append(describe(f"stage {stage}", runs, s.target))
-        s.emit("note", text=s.unsteady[-1])
+        s.emit(Event.NOTE, text=s.unsteady[-1])
     return counted
 
 

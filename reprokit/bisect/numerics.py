@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from reprokit.bisect.session import Session, passes
+from reprokit.data.events import Event
 from reprokit.data.phases import Isolation
 from reprokit.data.records import Outcome, TrialSpec, Verdict
 from reprokit.data.rundir import read_json
@@ -47,7 +48,7 @@ def ask_numerics(s: Session, stage: str, failing: Outcome) -> dict:
     modes = mode_configs(have)
     outs = s.runner.map([s.spec(stage, f"numerics-{m}", config=c) for m, c in modes.items()]) if modes else []
     found = numerics_finding(have.get("torch"), {m: passes(o) for m, o in zip(modes, outs)})
-    s.emit("note", text=found["text"])
+    s.emit(Event.NOTE, text=found["text"])
     return found
 
 
@@ -87,7 +88,7 @@ def first_divergence(s: Session, stage: str, case: str | None, subsystem: dict |
         return {"node": None, "why": f"the trial gave {out.signature.short() if out.failed else 'no answer'}"}
     found = read_json(path)
     found["lowering"] = agreement(found, subsystem)
-    s.emit("note", text=divergence_text(found))
+    s.emit(Event.NOTE, text=divergence_text(found))
     return found
 
 

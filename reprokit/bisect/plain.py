@@ -16,6 +16,7 @@ import shlex
 import sys
 
 from reprokit.bisect.session import Session
+from reprokit.data.events import Event
 from reprokit.data.records import Outcome, StageResult, TrialSpec, Verdict
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.errors import NothingToIsolate
@@ -109,10 +110,10 @@ def hidden_failure(s: Session, original: Outcome) -> Outcome | None:
         if not run.failed or run.kind == "hang":
             break
     failure = same_failure(s.as_written)
-    s.emit("note", text=f"the script run as written ({command_line(s)}): {as_written_words(s.as_written)}")
+    s.emit(Event.NOTE, text=f"the script run as written ({command_line(s)}): {as_written_words(s.as_written)}")
     if failure is None:
         return None
-    s.emit("note", text=hidden_line(s))
+    s.emit(Event.NOTE, text=hidden_line(s))
     return dataclasses.replace(failure, user_backend=original.user_backend, compile_args=original.compile_args)
 
 
@@ -153,7 +154,7 @@ def plain_ladder(s: Session, original: Outcome) -> tuple[list[StageResult], Outc
     for stage, outcome in zip(PLAIN_STAGES, outcomes, strict=False):
         ran = outcome is not None and outcome.kind != "skip"
         same = ran and outcome.failed and original.signature.matches(outcome.signature)
-        s.emit("stage", stage=stage, outcome=outcome, same=same)
+        s.emit(Event.STAGE, stage=stage, outcome=outcome, same=same)
         results.append(
             StageResult(stage, outcome.kind, outcome.signature.short()[:200], outcome.seconds, same)
             if ran

@@ -6,6 +6,7 @@ seconds each, where asking the script which graph diverges costs a run of it per
 from __future__ import annotations
 
 from reprokit.bisect.session import Session
+from reprokit.data.events import Event
 from reprokit.data.records import Outcome, TrialSpec
 from reprokit.data.trial_files import recent_calls
 
@@ -26,11 +27,13 @@ def diverging_graph(s: Session, original: Outcome) -> tuple[str | None, int | No
     if not diverging:
         said = "; ".join(f"graph {k}: {x.note or x.signature.short()}"[:160] for k, x in outcomes.items() if x)
         s.emit(
-            "note",
+            Event.NOTE,
             text=f"no graph the original run saved diverges from eager alone ({said}): the script answers instead",
         )
         return None, None
     k = diverging[0]
     if len(diverging) > 1:
-        s.emit("note", text=f"graphs {', '.join(map(str, diverging))} each diverge from eager: graph {k}, the first")
+        s.emit(
+            Event.NOTE, text=f"graphs {', '.join(map(str, diverging))} each diverge from eager: graph {k}, the first"
+        )
     return cases[k], k

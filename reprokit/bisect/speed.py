@@ -6,7 +6,9 @@ import dataclasses
 from typing import Any
 
 from reprokit.bisect.session import Session
-from reprokit.data.records import Outcome, Signature, TrialSpec
+from reprokit.data.events import Event
+from reprokit.data.records import Outcome, TrialSpec
+from reprokit.data.signature import Signature
 
 SLOW_STAGE_MEANING = {
     "eager": "Dynamo alone (backend=eager) is already slower than eager: the cost is Dynamo's guards and frame "
@@ -71,5 +73,5 @@ def modes(s: Session, original: Outcome) -> list:
                 "trial": out.trial_dir,
             }
         )
-    s.emit("modes", rows=rows)
+    s.emit(Event.MODES, rows=rows)
     return rows

@@ -11,6 +11,7 @@ from reprokit.bisect.plain import as_written_words, hidden_failure
 from reprokit.bisect.session import TORCH_LOGS_ENV, Beside, Session
 from reprokit.bisect.steady import count_same, more_runs, settle
 from reprokit.bisect.warm import warm_rung
+from reprokit.data.events import Event
 from reprokit.data.ranks import needs_launcher
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.warm_cache import describe as describe_warm
@@ -67,7 +68,9 @@ def hung_in_place(s: Session, original: Outcome) -> None:
     s.hang_limit = in_place_limit(original)
     if s.hang_limit is not None:
         s.runner.compile_limit = s.hang_limit["seconds"]
-        s.emit("note", text=f"a hang: each compile may take {s.hang_limit['seconds']:.0f} s ({s.hang_limit['why']})")
+        s.emit(
+            Event.NOTE, text=f"a hang: each compile may take {s.hang_limit['seconds']:.0f} s ({s.hang_limit['why']})"
+        )
 
 
 def trial_limit(baseline_seconds: float) -> float:
@@ -87,12 +90,12 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
     # With --repeat, a failing run is the reference even when the first run happened to pass.
     original = next((x for x in originals if x is not None and x.failed), originals[0])
     s.emit(
-        "stage",
+        Event.STAGE,
         stage="none",
         outcome=baseline,
         same=baseline.failed and original.failed and original.signature.matches(baseline.signature),
     )
-    s.emit("original", outcome=original)
+    s.emit(Event.ORIGINAL, outcome=original)
     if o.ranks == 1 and any(needs_launcher(x.traceback or x.signature.message) for x in (baseline, original)):
         name = os.path.basename(o.script)
         raise ReprokitError(
@@ -144,7 +147,7 @@ def passing_original(s: Session, baseline: Outcome, original: Outcome, originals
         s.warm_cache = None
         return warm
     if warm is not None and s.warm_cache is not None:  # (a warm run comes with its finding)
-        s.emit("note", text=describe_warm(s.warm_cache))
+        s.emit(Event.NOTE, text=describe_warm(s.warm_cache))
         return warm
     # Reprokit's own instrumentation can hide a failure (issue 45): before "nothing to isolate", the script
     # runs exactly as the user runs it, nothing of reprokit's in the process (twice, when the first fails).
@@ -189,7 +192,7 @@ def flaky_not_cached(s: Session, original: Outcome, failing: Outcome) -> bool:
             if not_inductor
             else "the failure came back with the caches off"
         )
-        s.emit("note", text=f"{why}: a flaky script, not a cache bug")
+        s.emit(Event.NOTE, text=f"{why}: a flaky script, not a cache bug")
     return not_inductor or back
 
 
@@ -216,7 +219,7 @@ def record_original(s: Session, v: Verdict, original: Outcome, originals: list, 
         )
     if EXIT_HANG_NOTE in (baseline.note or ""):
         s.unsteady.append(f"the run without compile hung at exit after its work was done; counted as {baseline.kind}")
-        s.emit("note", text=s.unsteady[-1])
+        s.emit(Event.NOTE, text=s.unsteady[-1])
     if baseline.failed and s.target.matches(baseline.signature):
         raise NothingToIsolate("the script fails without compile too in the same way: that is not a compiler bug")
     return fails

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reprokit.data.records import Outcome, Signature, TrialSpec
+from reprokit.data.records import Outcome, TrialSpec
+from reprokit.data.signature import Signature
 from reprokit.data.stages import CROSSREF
 
 # Runs after the first that failed another way: a flaky failure rarely survives three runs; a steady one is told

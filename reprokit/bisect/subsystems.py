@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from reprokit.bisect.guess import lowering_guesses
 from reprokit.bisect.session import Session, passes
+from reprokit.data.events import Event
 from reprokit.data.records import Outcome
 from reprokit.data.stages import SUBSYSTEMS
 from reprokit.search import find_boundary, find_boundary_guessing
@@ -36,7 +37,7 @@ def subsystem(s: Session, stage: str, failing: Outcome, confirm: bool = True) ->
         return subsystem_spec(s, stage, name, max_, attempt, label)
 
     fixed = subsystems_that_fix(s, stage, names, spec_for)
-    s.emit("subsystems", tried=names, fixes=fixed)
+    s.emit(Event.SUBSYSTEMS, tried=names, fixes=fixed)
     if not fixed:
         return None
     # Torch's order: passes before lowerings. Turning every lowering off hides most codegen bugs,
@@ -61,7 +62,7 @@ def subsystem(s: Session, stage: str, failing: Outcome, confirm: bool = True) ->
     result = {"name": name, "application": boundary, "applications": total, "detail": detail, "confirmed": None}
     if confirm:
         result["confirmed"] = confirm_boundary(s, stage, result)
-    s.emit("subsystem", **result)
+    s.emit(Event.SUBSYSTEM, **result)
     return result
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 
+from reprokit.data.events import Event
 from reprokit.data.records import Outcome, StageResult
 from reprokit.data.warm_cache import CACHES, cache_env, caches_on
 
@@ -28,7 +29,7 @@ def cold_then_warm(s, name: str, caches: tuple, per_rank: bool = False, warm: bo
         outcome = s.runner(s.spec("user", f"cache-{when}-{name}", env=env, attempt=len(runs)))
         title = f"{when} cache, {TITLES[name]}"
         runs.append((title, outcome))
-        s.emit("stage", stage=title, outcome=outcome, same=outcome.failed)  # what fails here is the failure
+        s.emit(Event.STAGE, stage=title, outcome=outcome, same=outcome.failed)  # what fails here is the failure
         if outcome.failed:
             break
     s.warm_cache_runs += runs
@@ -67,7 +68,7 @@ def warm_rung(s) -> tuple[dict | None, Outcome | None]:
     """(finding, the failing run) when the script fails only with inductor's caches on; (None, None) otherwise.
     finding: which caches ("fx_graph_cache", or "autograd_cache" when the FX graph cache alone passes warm), whether
     the cold run failed already, and the environment that shows it (plain data for the verdict)."""
-    s.emit("phase", name="warm-cache")
+    s.emit(Event.PHASE, name="warm-cache")
     both = tuple(CACHES)
     cold, warm = cold_then_warm(s, "both", both)
     failing = cold if cold.failed else warm if warm is not None and warm.failed else None

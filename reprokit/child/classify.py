@@ -10,7 +10,7 @@ from reprokit.child.accuracy import AccuracyFailure
 from reprokit.child.comparisons import mismatch_reported
 from reprokit.child.state import TrialState
 from reprokit.data import signature as sig
-from reprokit.data.records import MISMATCH
+from reprokit.data.signature import MISMATCH
 
 
 def passed() -> dict:

@@ -20,8 +20,9 @@ from reprokit import settings
 from reprokit.child.accuracy import AccuracyFailure
 from reprokit.child.classify import classify_exception, classify_exit, passed
 from reprokit.child.state import TrialState, peak_memory
-from reprokit.data.records import Signature, TrialSpec
+from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import private_opener, write_json_atomic
+from reprokit.data.signature import Signature
 
 # Importing torch is deliberately deferred until after faulthandler is armed: a hang in import is a hang too.
 

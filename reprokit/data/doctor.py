@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reprokit.data.records import JsonData
+from reprokit.data.jsondata import JsonData
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from reprokit.data.records import JsonData, ReproAttempt, Verdict, _from_dict
+from reprokit.data.jsondata import JsonData, _from_dict
+from reprokit.data.records import ReproAttempt, Verdict
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,83 @@
-"""Turn a raw failure (exception text, traceback frames, signal) into a comparable Signature."""
+"""`Signature`, what makes two failures the same, and how a raw failure (exception text, traceback frames, signal)
+becomes one."""
 
 from __future__ import annotations
 
 import re
 import signal as _signal
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
-from reprokit.data.records import Signature
+from reprokit.data.jsondata import JsonData
+
+# The cause of an exit or an exception that reported a mismatch of tensors (Signature.reports_mismatch).
+MISMATCH = "mismatch: the script's or the repro's comparison found tensors that differ"
+
+
+@dataclass(frozen=True)
+class Signature(JsonData):
+    """What makes two failures 'the same': kind, exception type, normalised message, innermost torch frame."""
+
+    kind: str
+    exc_type: str | None = None
+    message: str = ""
+    frame: str | None = None
+    # "Type: message @ frame" of the root cause behind Dynamo's and inductor's wrappers (signature.root_cause):
+    # when both sides have one, it alone decides, so one bug seen through different wrappers is one bug.
+    cause: str | None = None
+    # The message's first line as torch wrote it, digits and operators kept (`x.size()[0] // 5 != 1`): what a
+    # report quotes (said). Never compared: two runs of one bug differ in their numbers and paths.
+    text: str = field(default="", compare=False)
+
+    def matches(self, other: Signature | None) -> bool:
+        if other is not None and self.reports_mismatch() and other.reports_mismatch():
+            return True  # one wrong result, whether a check exited, raised, or the router's check saw it
+        if other is not None and self.reports_mismatch() != other.reports_mismatch():
+            return False  # exit 1 after a failed comparison is not exit 1 for another reason
+        if other is None or self.kind != other.kind:
+            return False
+        if self.kind in ("hang", "accuracy", "slow"):
+            return True
+        if self.kind == "cuda_fault":  # the fault, and the kernel where both name one (data/signature.py)
+            return self.message == other.message and _same_kernel(self.frame, other.frame)
+        if self.cause and other.cause:
+            return self.cause == other.cause
+        if self.exc_type != other.exc_type or self.message != other.message:
+            return False
+        return self.frame is None or other.frame is None or self.frame == other.frame
+
+    def reports_mismatch(self) -> bool:
+        """A wrong result, however its check reported it: reprokit's accuracy check, or an exit or an
+        AssertionError right after a comparison that found the tensors differ (child/comparisons.py)."""
+        return self.kind == "accuracy" or self.cause == MISMATCH
+
+    def short(self) -> str:
+        if self.kind == "pass":
+            return "passes"
+        head = self.exc_type or self.kind
+        return f"{head}: {self.message}" if self.message else head
+
+    def said(self) -> str:
+        """The failure as torch said it, for a reader: short() with the message's original text where kept."""
+        if self.kind == "pass" or not self.text:
+            return self.short()
+        return f"{self.exc_type or self.kind}: {self.text}"
+
+
+# Words of fused kernel names that many unrelated kernels share (threshold_backward, convolution_backward).
+_GENERIC_KERNEL_WORDS = {"", "backward", "forward", "native", "default", "copy", "to", "like"}
+
+
+def _same_kernel(a: str | None, b: str | None) -> bool:
+    """Two kernels of one CUDA fault: "kernel triton_poi_fused_mul_relu_sigmoid" is the same as "kernel
+    triton_poi_fused_relu_threshold_backward": they share an op. A lowering that falls back, or a graph cut
+    smaller, fuses other ops around the op that raises; an unnamed kernel (launches were asynchronous) matches
+    any."""
+    if a is None or b is None or a == b:
+        return True
+    ops_a, ops_b = (set(k.partition("fused_")[2].split("_")) - _GENERIC_KERNEL_WORDS for k in (a, b))
+    return bool(ops_a & ops_b)
+
 
 _PATTERNS: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),

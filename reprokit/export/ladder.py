@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 
 from reprokit.bisect.configs import config_flips
+from reprokit.bisect.ladder import record_stage
 from reprokit.bisect.session import Session
 from reprokit.bisect.subsystems import subsystem
-from reprokit.data.records import Outcome, StageResult, Verdict
+from reprokit.data.events import Event
+from reprokit.data.records import Outcome, Verdict
 from reprokit.data.trial_files import read_tail, trial_record
 from reprokit.export import aoti_debug
 from reprokit.export.findings import cpp_compile_error, describe, draft_failures, export_finding
@@ -50,7 +52,7 @@ def isolate_deployment(s: Session, v: Verdict, original: Outcome) -> dict | None
 
 def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
     """Fill the verdict from the export ladder; the decisive trials."""
-    s.emit("ladder_start", stages=[*EXPORT_TRIAL_STAGES, "aoti"])
+    s.emit(Event.LADDER_START, stages=[*EXPORT_TRIAL_STAGES, "aoti"])
     # capture=0: where export() raises, the export trial runs draft_export too and keeps its report
     outcomes = s.runner.map(
         [
@@ -61,14 +63,7 @@ def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
     s.stage_outcomes = {"none": s.runner(s.spec("none", "baseline-no-compile"))}
     ladder = []
     for stage, outcome in [*zip(EXPORT_TRIAL_STAGES, outcomes), ("aoti", original)]:
-        same = s.fails_same(outcome)
-        s.stage_outcomes[stage] = outcome
-        ladder.append(
-            StageResult(
-                stage=stage, kind=outcome.kind, summary=outcome.signature.short(), seconds=outcome.seconds, same=same
-            )
-        )
-        s.emit("stage", stage=stage, outcome=outcome, same=same)
+        ladder.append(record_stage(s, stage, outcome))
     v.ladder = [r.to_dict() for r in ladder]
     v.compile_args = {"entries": (export_record(original) or {}).get("entries", [])}
     failing = next((r for r in ladder if r.same), None)
@@ -204,5 +199,5 @@ def lowering_boundary(s: Session, failing: Outcome) -> dict | None:
         "detail": at.bisect_detail,
         "confirmed": True,
     }
-    s.emit("subsystem", **result)
+    s.emit(Event.SUBSYSTEM, **result)
     return result

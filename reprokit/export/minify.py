@@ -14,8 +14,10 @@ import time
 
 from reprokit import __version__
 from reprokit.bisect.session import Session
-from reprokit.data.records import ReproAttempt, Signature, Verdict, text_hash
+from reprokit.data.phases import Isolation, Repro
+from reprokit.data.records import ReproAttempt, text_hash
 from reprokit.data.rundir import RunDir, read_json
+from reprokit.data.signature import Signature
 from reprokit.data.trial_files import trial_record
 from reprokit.fx.prelude import prelude_for
 from reprokit.report.render import environment
@@ -27,21 +29,16 @@ _DTYPES_INT = ("torch.int", "torch.uint", "torch.long", "torch.short")
 _SET_BY_REPROKIT = ("fx_graph_cache", "autograd_cache")
 
 
-def minify_export(s: Session, run_dir: RunDir, v: Verdict, command: str = "") -> Verdict:
-    """Capture the program, cut it, write repro.py; the verdict with repro fields filled (or why not)."""
+def minify_export(s: Session, run_dir: RunDir, isolation: Isolation, command: str = "") -> Repro:
+    """Capture the program, cut it, write repro.py: the exported program's Repro (or, in its attempt, why not)."""
     started, before = time.monotonic(), s.runner.executed
     capture = s.runner(s.spec("user", "export-capture", capture=0))
     path = os.path.join(capture.trial_dir, "case", "export_graph.json")
     if not os.path.exists(path):
-        v.repro_attempts = [
-            ReproAttempt(
-                "export_graph",
-                "the program AOTInductor was given was not captured" + (f" ({capture.note})" if capture.note else ""),
-            )
-        ]
-        return v
+        why = "the program AOTInductor was given was not captured" + (f" ({capture.note})" if capture.note else "")
+        return Repro(attempts=(ReproAttempt("export_graph", why),), message=isolation.message)
     graph = read_json(path)
-    maker = CandidateMaker(s, run_dir, v, graph, configs(trial_record(capture.trial_dir)), command)
+    maker = CandidateMaker(s, run_dir, isolation, graph, configs(trial_record(capture.trial_dir)), command)
     n = len(graph["nodes"])
     width_ = s.runner.jobs
     end = find_boundary(
@@ -60,27 +57,27 @@ def minify_export(s: Session, run_dir: RunDir, v: Verdict, command: str = "") ->
     )
     text = maker.text(end - width, end)
     if text is None:  # no cut failed alone, and the whole program (the search's fall-back) cannot be written
-        v.repro_attempts = [ReproAttempt("export_graph", "no cut of the program can be written: " + NO_SHAPE)]
-        return v
+        why = "no cut of the program can be written: " + NO_SHAPE
+        return Repro(attempts=(ReproAttempt("export_graph", why),), message=isolation.message)
     final = os.path.join(run_dir.path, "repro.py")
     with open(final, "w") as f:
         f.write(text)
     verified = s.runner(maker.spec(final, text, "verify-repro", fresh=True))
-    v.repro, v.repro_kind = final, "export_graph"
-    v.repro_verified, v.repro_fresh_runs = maker.same(verified), 1
-    v.repro_signature = verified.signature.to_dict()
-    v.nodes = {"original": n, "minified": width + 1}
-    v.repro_attempts = [
-        ReproAttempt(
-            "export_graph",
-            "verified"
-            if v.repro_verified
-            else f"the cut program does not fail the same way ({verified.signature.short()})",
-        )
-    ]
-    v.minify_trials = s.runner.executed - before
-    v.minify_seconds = round(time.monotonic() - started, 2)
-    return v
+    same = maker.same(verified)
+    said = "verified" if same else f"the cut program does not fail the same way ({verified.signature.short()})"
+    return Repro(
+        kind="export_graph",
+        path=final,
+        verified=same,
+        fresh_runs=1,
+        signature=verified.signature.to_dict(),
+        nodes_before=n,
+        nodes_after=width + 1,
+        attempts=(ReproAttempt("export_graph", said),),
+        trials=s.runner.executed - before,
+        seconds=round(time.monotonic() - started, 2),
+        message=isolation.message,
+    )
 
 
 def configs(record: dict) -> list:
@@ -98,7 +95,7 @@ def configs(record: dict) -> list:
 class CandidateMaker:
     """Candidate repros cut from the captured program, and the same-failure oracle over them."""
 
-    def __init__(self, s: Session, run_dir: RunDir, v: Verdict, graph: dict, config_lines: list, command: str):
+    def __init__(self, s: Session, run_dir: RunDir, v: Isolation, graph: dict, config_lines: list, command: str):
         self.s, self.run_dir, self.v, self.graph = s, run_dir, v, graph
         self.config_lines, self.command = config_lines, command
         self.meta = {p["name"]: p for p in graph["placeholders"]}

@@ -12,8 +12,9 @@ import sys
 import time
 
 from reprokit import settings
-from reprokit.data.records import Signature, TrialSpec
+from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.trial import reaper
 from reprokit.trial.cache import compile_cache_root
 from reprokit.trial.environment import PACKAGE_PARENT, trial_env

@@ -6,15 +6,16 @@ best edit; each pass proposes smaller edits of the graph it is given.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from reprokit.data.records import Signature, TrialSpec
+from reprokit.data.events import Emit, Event
+from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.fx.graphcase import Edit, GraphShape
 from reprokit.search import Pass, Problem, Share, ddmin, find_boundary, run_passes
 from reprokit.trial.runner import Runner
 
-Emit = Callable[..., None]
 REFUSED_KEPT = 20  # smaller graphs that failed differently, kept for minify_refused.json
 
 
@@ -99,7 +100,9 @@ class GraphOracle:
         nodes = self.shape.size(edit)
         self.prechecked.append({"nodes": nodes, "edit": edit.to_dict(), "why": why})
         self.emit(
-            "minify_step", what=f"refused without a trial: it does not run on fake tensors ({why[:100]})", nodes=nodes
+            Event.MINIFY_STEP,
+            what=f"refused without a trial: it does not run on fake tensors ({why[:100]})",
+            nodes=nodes,
         )
         return False
 
@@ -127,7 +130,7 @@ def graph_problem(oracle: GraphOracle, start: Edit, run_dir: RunDir, emit: Emit)
     def on_improve(edit: Edit) -> None:
         # Written at every improvement: a signal or a crash keeps the smallest failing graph (minify --resume).
         run_dir.write_json("minify.json", {"case": oracle.case, "best": edit.to_dict(), "nodes": shape.size(edit)})
-        emit("minify_step", what="smaller graph fails the same way", nodes=shape.size(edit))
+        emit(Event.MINIFY_STEP, what="smaller graph fails the same way", nodes=shape.size(edit))
 
     return Problem(
         start,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from reprokit.data.records import Signature, TrialSpec, file_hash
+from reprokit.data.records import TrialSpec, file_hash
 from reprokit.data.rundir import read_json
+from reprokit.data.signature import Signature
 from reprokit.data.trial_files import trial_record
 
 

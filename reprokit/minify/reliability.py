@@ -9,9 +9,13 @@ third failure keeps a repro that fails every time at one or two more runs (the v
 
 from __future__ import annotations
 
+import dataclasses
+
 from reprokit import settings
-from reprokit.data.records import Signature, Verdict
+from reprokit.data.events import Event
+from reprokit.data.phases import Repro
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.minify.alone import alone_signature, failed, run_alone
 from reprokit.minify.testcase import judge_test
 from reprokit.report.decisive import last_chain
@@ -27,29 +31,31 @@ def most_runs() -> int:
         return 10
 
 
-def measure(run: RunDir, v: Verdict, timeout: float, emit) -> None:
+def measure(run: RunDir, repro: Repro, original: dict | None, timeout: float, emit) -> Repro:
     """Run the verified repro.py alone until it has failed the same way FLOOR times or run most_runs() times in
-    all; record the rate (v.repro_reliability) and, below the floor, call it not verified and say why."""
-    if not v.repro_verified or v.repro_kind == "warm_cache":  # a warm-cache repro runs itself twice, cold then warm
-        return
+    all; the repro with its rate (reliability) and, below the floor, not called verified, its message saying why.
+    original: the isolation's signature, the target when the repro's own runs recorded none."""
+    if not repro.verified or repro.kind == "warm_cache":  # a warm-cache repro runs itself twice, cold then warm
+        return repro
     most = most_runs()
     floor = min(FLOOR, most)
-    ran = min(v.repro_fresh_runs or 1, most)  # the verification's runs each failed the same way
+    ran = min(repro.fresh_runs or 1, most)  # the verification's runs each failed the same way
     fails = ran
-    target = Signature.from_dict(v.repro_signature or v.signature)
+    target = Signature.from_dict(repro.signature or original)
     while fails < floor and ran < most:
         code, output, _ = run_alone(run, "repro.py", timeout)
         ran += 1
         fails += reproduces(code, output, target)
-    v.repro_reliability = {"failed": fails, "runs": ran, "floor": floor, "most": most}
-    if fails < floor:
-        v.repro_verified = False
-        said = (
-            f"repro.py failed the same way in only {fails} of {ran} runs in fresh interpreters, under the floor of "
-            f"{floor}: not called verified"
-        )
-        emit("note", text=said)
-        v.message = "; ".join(x for x in (v.message, said) if x)
+    reliability = {"failed": fails, "runs": ran, "floor": floor, "most": most}
+    if fails >= floor:
+        return dataclasses.replace(repro, reliability=reliability)
+    said = (
+        f"repro.py failed the same way in only {fails} of {ran} runs in fresh interpreters, under the floor of "
+        f"{floor}: not called verified"
+    )
+    emit(Event.NOTE, text=said)
+    message = "; ".join(x for x in (repro.message, said) if x)
+    return dataclasses.replace(repro, reliability=reliability, verified=False, message=message)
 
 
 def reproduces(code, output: str, target: Signature) -> bool:

@@ -11,9 +11,13 @@ import dataclasses
 import functools
 import os
 import shutil
+from dataclasses import dataclass
 
-from reprokit.data.records import MISMATCH, TrialSpec, file_hash
+from reprokit.data.phases import Isolation, Repro
+from reprokit.data.records import TrialSpec, file_hash
 from reprokit.data.rundir import read_json
+from reprokit.data.signature import MISMATCH, Signature
+from reprokit.fx.graphcase import Edit
 from reprokit.minify.alone import HANG_GRACE, alone_signature, failed, keep_run, reported_hang, run_alone
 from reprokit.minify.testcase import discard_test_repro, judge_test, write_test_repro
 from reprokit.report.redact import Redactor
@@ -23,75 +27,101 @@ from reprokit.report.render import render_repro
 INPUT_MODES = (("synthetic", False, False), ("inline", False, True), ("file", True, False))
 
 
-def write_verified_repro(
-    run, runner, v, case, edit, stage, target, accuracy, run_backward, command, strict: bool = False
-) -> None:
-    """Render repro.py, run it in fresh processes (test_repro.py beside it), and record whether it fails the same way.
+@dataclass(frozen=True)
+class ReproJob:
+    """What write_verified_repro renders and checks: a graph cut (case, edit) of the isolation's failing graph, the
+    stage it compiles with, how it is judged (target, accuracy, strict), and the command named in its header.
 
-    strict: the repro judges accuracy itself, against a float64 reference with no tolerance to spare (the
-    graph was minified inside the script, whose own check and tolerance reprokit cannot copy); it is verified
-    when it fails that check."""
-    parts_out = runner(TrialSpec(mode="repro", stage=stage, case=case, edit=edit.to_dict(), label="repro-parts"))
+    strict: the repro judges accuracy itself, against a float64 reference with no tolerance to spare (the graph
+    was minified inside the script, whose own check and tolerance reprokit cannot copy); it is verified when it
+    fails that check."""
+
+    isolation: Isolation
+    case: str
+    edit: Edit
+    stage: str
+    target: Signature
+    accuracy: bool
+    run_backward: bool
+    command: str
+    nodes_before: int
+    strict: bool = False
+
+
+def write_verified_repro(run, runner, job: ReproJob) -> Repro:
+    """Render repro.py, run it in fresh processes (test_repro.py beside it): the written repro, verified when it
+    fails the same way (its kind, attempts, trials and seconds are the minifier's to fill in)."""
+    parts_out = runner(
+        TrialSpec(mode="repro", stage=job.stage, case=job.case, edit=job.edit.to_dict(), label="repro-parts")
+    )
     parts_path = os.path.join(parts_out.trial_dir, "repro_parts.json")
     if not os.path.exists(parts_path):
-        v.repro_verified = False
-        v.message = f"could not write repro.py: {parts_out.signature.short()}"
-        return
+        return Repro(verified=False, message=f"could not write repro.py: {parts_out.signature.short()}")
     parts = read_json(parts_path)
-    v.nodes = {"original": v.nodes["original"], "minified": parts["nodes"]}
-    v.repro_input_bytes = int(parts.get("input_bytes") or 0)
-    redactor = Redactor.for_run(run.path, argv=list(v.argv or ()))
+    size = {"nodes_before": job.nodes_before, "nodes_after": parts["nodes"]}
+    input_bytes = int(parts.get("input_bytes") or 0)
+    redactor = Redactor.for_run(run.path, argv=list(job.isolation.argv or ()))
     render = functools.partial(
         render_repro,
         parts,
-        v,
-        stage=stage,
-        target=target,
-        backward=run_backward,
-        command=command,
-        original_nodes=v.nodes["original"],
-        strict=strict,
-        hang=_hang_watch(run, runner, v, target),
+        job.isolation,
+        stage=job.stage,
+        target=job.target,
+        backward=job.run_backward,
+        command=job.command,
+        original_nodes=job.nodes_before,
+        strict=job.strict,
+        hang=_hang_watch(run, runner, job.isolation, job.target),
     )
     synthetic_gave = None
+    written = Repro()
     for name, use_saved, inline in INPUT_MODES:
         if inline and not parts.get("inline"):
             continue
-        text = render(accuracy=accuracy, use_saved=use_saved, inline=inline)
+        text = render(accuracy=job.accuracy, use_saved=use_saved, inline=inline)
         _place_inputs(run, parts_out.trial_dir, use_saved)
         # test_repro.py is rendered from the same parts and run beside repro.py's check: when the repro verifies,
         # its run is already done (the example's repro phase 17.3 s -> about 9 s; one fresh interpreter fewer).
         test_render = functools.partial(render, accuracy=True, use_saved=use_saved, inline=inline)
-        first, tested = _verify_scrubbed(
-            run, runner, v, redactor, text, (target, accuracy, strict), (stage, run_backward, test_render)
-        )
+        first, written, tested = _verify_scrubbed(run, runner, job, redactor, text, test_render)
         if name == "synthetic":
             synthetic_gave = first
-        if v.repro_verified:
-            v.repro_inputs = name
-            v.repro_inputs_note = _why_real_data(name, synthetic_gave, v.repro_input_bytes)
+        if written.verified:
+            path, seconds, verified, failure = tested
             # issue #17: the same repro as a failing PyTorch-style test (rendered with the accuracy check).
-            (v.test_repro, v.test_repro_seconds, v.test_repro_verified, v.test_repro_failure) = tested
-            return
+            return dataclasses.replace(
+                written,
+                **size,
+                input_bytes=input_bytes,
+                inputs=name,
+                inputs_note=_why_real_data(name, synthetic_gave, input_bytes),
+                test_repro=path,
+                test_repro_seconds=seconds,
+                test_repro_verified=verified,
+                test_repro_failure=failure,
+            )
         discard_test_repro(run)
-    v.repro_inputs = None
-    v.repro_inputs_note = "no input mode reproduced the failure (synthetic, then the real values)"
+    return dataclasses.replace(
+        written,
+        **size,
+        input_bytes=input_bytes,
+        inputs=None,
+        inputs_note="no input mode reproduced the failure (synthetic, then the real values)",
+    )
 
 
-def _verify_scrubbed(run, runner, v, redactor, text, judged, test):
+def _verify_scrubbed(run, runner, job: ReproJob, redactor, text, test_render):
     """Verify repro.py as written and, when the pack's scrub changes it and it verified, verify the scrubbed text
-    too (test_repro.py beside the last check). judged: (target, accuracy, strict). Returns _write_and_verify's
-    answer: the first run's signature of the text as written, and test_repro.py's."""
-    target, accuracy, strict = judged
+    too (test_repro.py beside the last check). Returns the first run's signature of the text as written, the
+    written repro and test_repro.py's run."""
     scrubbed = redactor.scrub(text, "repro.py")
     # The pack scrubs repro.py: when that changes it, the scrubbed file is the one verified (and packed).
-    v.repro_scrubbed = scrubbed != text
-    first, tested = _write_and_verify(
-        run, runner, text, target, accuracy, strict, v, test=None if v.repro_scrubbed else test
-    )
-    if v.repro_verified and v.repro_scrubbed:
-        _, tested = _write_and_verify(run, runner, scrubbed, target, accuracy, strict, v, test=test)
-    return first, tested
+    changed = scrubbed != text
+    test = (job.stage, job.run_backward, test_render)
+    first, written, tested = _write_and_verify(run, runner, text, job, test=None if changed else test)
+    if written.verified and changed:
+        _, written, tested = _write_and_verify(run, runner, scrubbed, job, test=test)
+    return first, dataclasses.replace(written, scrubbed=changed), tested
 
 
 def _place_inputs(run, trial_dir: str, use_saved: bool) -> None:
@@ -103,12 +133,13 @@ def _place_inputs(run, trial_dir: str, use_saved: bool) -> None:
         os.unlink(run.file("repro_inputs.pt"))
 
 
-def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None):
+def _write_and_verify(run, runner, text, job: ReproJob, test=None):
     """Write repro.py and run it as the user will (minify/alone.py: one run; two for a flaky failure), beside
-    test_repro.py's run when `test` is (stage, backward, render). v says whether each run failed the same way:
-    an accuracy repro by its own check, a crash or an exception also by the trial's same-failure rules. Returns
-    the first run's signature and test_repro.py's (path, seconds, verified, failure), or None."""
+    test_repro.py's run when `test` is (stage, backward, render); verified when each run failed the same way: an
+    accuracy repro by its own check, a crash or an exception also by the trial's same-failure rules. Returns the
+    first run's signature, the written repro and test_repro.py's (path, seconds, verified, failure), or None."""
     run.write_text("repro.py", text)
+    target, accuracy, strict, v = job.target, job.accuracy, job.strict, job.isolation
     runs = 2 if v.flaky else 1
     hang = target.kind == "hang"  # judged by its own report: a trial of it would wait out the same limit again
     judged_alone = accuracy or strict or target.kind == "accuracy" or hang
@@ -140,11 +171,8 @@ def _write_and_verify(run, runner, text, target, accuracy, strict, v, test=None)
             failed(a[0], a[1]) and c is not None and target.matches(c.signature) for a, c in zip(alone, checks or [])
         ]
     keep_run(run, alone[0][0], alone[0][1], said[0])
-    v.repro = run.file("repro.py")
-    v.repro_verified = all(same)
-    v.repro_fresh_runs = runs
-    v.repro_signature = said[0].to_dict()
-    return said[0], tested
+    written = Repro(path=run.file("repro.py"), verified=all(same), fresh_runs=runs, signature=said[0].to_dict())
+    return said[0], written, tested
 
 
 def _hang_watch(run, runner, v, target) -> dict | None:

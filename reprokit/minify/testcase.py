@@ -13,9 +13,9 @@ import signal
 from collections.abc import Callable
 
 from reprokit import __version__
-from reprokit.data.records import Signature, Verdict
+from reprokit.data.phases import Isolation
 from reprokit.data.rundir import RunDir
-from reprokit.data.signature import WRAPPERS, normalise_message
+from reprokit.data.signature import WRAPPERS, Signature, normalise_message
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.minify.alone import HANG_SAID, run_alone
 from reprokit.report.decisive import last_chain
@@ -24,7 +24,7 @@ from reprokit.report.render import environment
 NO_FAILURE = 'print("no failure: the bug did not reproduce")'
 
 
-def test_text(repro_text: str, v: Verdict, stage: str, target: Signature, backward: bool) -> str:
+def test_text(repro_text: str, isolation: Isolation, stage: str, target: Signature, backward: bool) -> str:
     """test_repro.py's text from repro.py's text rendered with the accuracy check (the correct behaviour): its
     definitions (imports, config, the graph) as they are, and what it runs after them as the test's body."""
     lines = repro_text.rstrip("\n").split("\n")
@@ -45,7 +45,7 @@ def test_text(repro_text: str, v: Verdict, stage: str, target: Signature, backwa
             expected=target.said(),
             definitions=definitions,
             body=body,
-            graph=v.graph,
+            graph=isolation.graph,
             backward=backward,
             class_name="TestCompileRepro",
             test_name=f"test_{name}_matches_eager",
@@ -55,7 +55,7 @@ def test_text(repro_text: str, v: Verdict, stage: str, target: Signature, backwa
 
 def write_test_repro(
     run: RunDir,
-    v: Verdict,
+    isolation: Isolation,
     stage: str,
     target: Signature,
     backward: bool,
@@ -64,7 +64,7 @@ def write_test_repro(
 ) -> tuple:
     """Write test_repro.py beside repro.py and run it once in a fresh interpreter: (its path, seconds, whether it
     fails as the bug does, its failing line). A resumed minify that writes the same text reads the recorded run."""
-    text = test_text(render(), v, stage, target, backward)
+    text = test_text(render(), isolation, stage, target, backward)
     path = run.file("test_repro.py")
     if (
         run.exists("test_repro.py")

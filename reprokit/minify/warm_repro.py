@@ -11,9 +11,11 @@ import os
 import time
 
 from reprokit import settings
-from reprokit.data.phases import Repro
-from reprokit.data.records import ReproAttempt, Signature, TrialSpec, Verdict, text_hash
+from reprokit.data.events import Event
+from reprokit.data.phases import Isolation, Repro
+from reprokit.data.records import ReproAttempt, TrialSpec, text_hash
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.data.warm_cache import CACHES, cache_env, caches_on, describe
 
 RUN_VAR = settings.REPRO_CACHE_RUN.name  # set in the two runs the driver starts: the script proper runs, not the driver
@@ -66,13 +68,13 @@ def warm_source(script_text: str, caches: list, why: str, ranks: int = 1, cold: 
     return "".join(lines[:future_end]) + driver + "".join(lines[future_end:])
 
 
-def minify_warm(run_dir: RunDir, v: Verdict, runner, emit, started: float, before: int) -> Repro:
+def minify_warm(run_dir: RunDir, isolation: Isolation, runner, emit, started: float, before: int) -> Repro:
     """Write repro.py for a warm-cache failure and verify it; the Repro."""
-    finding = v.warm_cache
+    finding = isolation.warm_cache
     assert finding is not None  # asked only for a failure that needs a warm cache
-    with open(v.script) as f:
+    with open(isolation.script) as f:
         original = f.read()
-    emit("phase", name="repro")
+    emit(Event.PHASE, name="repro")
     opts = run_dir.read_json("run.json")["options"]
     ranks = opts.get("ranks") or 1
     source = warm_source(original, finding["caches"], describe(finding), ranks, cold=finding["when"] == "cold")
@@ -85,39 +87,40 @@ def minify_warm(run_dir: RunDir, v: Verdict, runner, emit, started: float, befor
         stage="user",
         script=run_dir.file("repro.py"),
         cwd=opts["cwd"],
-        argv=tuple(v.argv),
+        argv=tuple(isolation.argv),
         env=env,
         ranks=ranks,
-        path_dirs=(os.path.dirname(v.script),),
+        path_dirs=(os.path.dirname(isolation.script),),
         script_hash=text_hash(source),
         fresh_interpreter=True,
         label="verify-repro-cold",
     )
-    shows, v.repro_verified = verify_warm(runner, base, Signature.from_dict(v.signature), finding["when"])
-    v.repro, v.repro_kind = run_dir.file("repro.py"), "warm_cache"
-    v.repro_signature = shows.signature.to_dict() if shows is not None else None
+    shows, verified = verify_warm(runner, base, Signature.from_dict(isolation.signature), finding["when"])
     lines = len(original.strip().splitlines())
-    v.nodes = {"original": lines, "minified": lines, "unit": "lines"}
-    v.repro_attempts = [
-        ReproAttempt(
-            "warm_cache",
-            "verified" if v.repro_verified else "repro.py's cold and warm runs did not show the failure again",
-        )
-    ]
-    v.minify_trials = runner.executed - before
-    v.minify_seconds = round(time.monotonic() - started, 2)
-    if not v.repro_verified:
-        v.repro_kind = None
+    why = "repro.py's cold and warm runs did not show the failure again"
+    repro = Repro(
+        kind="warm_cache" if verified else None,
+        path=run_dir.file("repro.py"),
+        verified=verified,
+        signature=shows.signature.to_dict() if shows is not None else None,
+        attempts=(ReproAttempt("warm_cache", "verified" if verified else why),),
+        nodes_before=lines,
+        nodes_after=lines,
+        unit="lines",
+        trials=runner.executed - before,
+        seconds=round(time.monotonic() - started, 2),
+        message=isolation.message,
+    )
     emit(
-        "minified",
+        Event.MINIFIED,
         before=lines,
         after=lines,
         unit="warm",
-        trials=v.minify_trials,
-        seconds=v.minify_seconds,
-        verified=v.repro_verified,
+        trials=repro.trials,
+        seconds=repro.seconds,
+        verified=verified,
     )
-    return Repro.of(v)
+    return repro
 
 
 def verify_warm(runner, base: TrialSpec, target: Signature, when: str) -> tuple:

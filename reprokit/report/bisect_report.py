@@ -7,8 +7,9 @@ import os
 
 from reprokit import __version__
 from reprokit.data.rate import rate_line
-from reprokit.data.records import Signature, Verdict
+from reprokit.data.records import Verdict
 from reprokit.data.rundir import VERDICT_FILE, RunDir
+from reprokit.data.signature import Signature
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.data.trial_files import trial_record
 from reprokit.data.warm_cache import describe as describe_warm

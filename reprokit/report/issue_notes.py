@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from reprokit.data.records import Signature, Verdict
+from reprokit.data.records import Verdict
+from reprokit.data.signature import Signature
 from reprokit.report.numerics_notes import numerics_lines
 
 # What each kind of repro is, in the words ISSUE.md uses.

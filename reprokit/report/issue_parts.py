@@ -8,8 +8,9 @@ import shutil
 import subprocess
 
 from reprokit.data.ranks import rank_stacks
-from reprokit.data.records import Signature, Verdict
+from reprokit.data.records import Verdict
 from reprokit.data.rundir import VERDICT_FILE, RunDir
+from reprokit.data.signature import Signature
 from reprokit.data.trial_files import trial_record
 from reprokit.report.decisive import decisive_error
 from reprokit.report.pack import read_tail

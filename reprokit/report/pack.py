@@ -16,6 +16,7 @@ import sys
 import tarfile
 from collections.abc import Callable, Sequence
 
+from reprokit.data.events import Event
 from reprokit.data.rundir import RunDir, write_atomic
 from reprokit.data.trial_files import TEXT_LIMIT, read_tail  # noqa: F401 (the report modules read logs through it)
 from reprokit.report import env as envmod
@@ -48,7 +49,7 @@ class PackPlan:
         """Write <top>.tar.gz into folder; returns its path."""
         path = os.path.join(folder, self.top + ".tar.gz")
         write_atomic(path, deterministic_tar(self.members(), self.top))
-        emit("packed", path=path)
+        emit(Event.PACKED, path=path)
         return path
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from reprokit.data.records import Signature, Verdict
+from reprokit.data.records import Verdict
+from reprokit.data.signature import Signature
 from reprokit.data.stages import CROSSREF
 
 COMPONENT = {

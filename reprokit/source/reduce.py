@@ -8,8 +8,11 @@ import os
 import time
 from typing import TypeGuard
 
-from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
+from reprokit.data.events import Event
+from reprokit.data.phases import Isolation, Repro
+from reprokit.data.records import TrialSpec, text_hash
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 from reprokit.minify.reliability import measure
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import Pass, Problem, Share, ddmin, run_passes, verified_back, walk_back_order
@@ -32,7 +35,7 @@ INLINE_SLACK = 200
 
 
 def source_problem(
-    run_dir: RunDir, v: Verdict, runner, start: str, stage: str = "eager", same=None, share: Share | None = None
+    run_dir: RunDir, v: Isolation, runner, start: str, stage: str = "eager", same=None, share: Share | None = None
 ) -> Problem:
     """The reduction problem over texts of the script: each is run as a trial under `stage` ("eager" for a
     Dynamo-stage failure, "user" for the script's own compile, an export stage); every improvement is repro.py.
@@ -53,7 +56,7 @@ class SourceOracle:
     passes with compile off. The script's first run sets a candidate's time limit and starts the share of time:
     once the share is spent, every candidate is refused without a trial."""
 
-    def __init__(self, run_dir: RunDir, v: Verdict, runner, stage: str, same, share: Share):
+    def __init__(self, run_dir: RunDir, v: Isolation, runner, stage: str, same, share: Share):
         self.run_dir, self.v, self.runner, self.stage, self.same, self.share = run_dir, v, runner, stage, same, share
         self.target = Signature.from_dict(v.signature)
         self.cwd = run_dir.read_json("run.json")["options"]["cwd"]
@@ -226,82 +229,84 @@ def candidate_limit(script_seconds: float) -> float:
 
 
 def minify_source(
-    run_dir: RunDir, v: Verdict, runner, emit, started: float, before: int, stage: str = "eager", same=None
-) -> Verdict:
-    """Reduce the script with the source passes while it fails the same way, then verify repro.py twice; fills in
-    the repro fields of `v`, minify's working verdict."""
-    with open(v.script) as f:
+    run_dir: RunDir,
+    isolation: Isolation,
+    runner,
+    emit,
+    started: float,
+    before: int,
+    stage: str = "eager",
+    same=None,
+    prior: Repro | None = None,
+) -> Repro:
+    """Reduce the script with the source passes while it fails the same way, then verify repro.py twice: the
+    source repro, from `prior` (what minify wrote before it, and the verdict's message so far)."""
+    with open(isolation.script) as f:
         original = f.read()
-    v.repro_kind = "source"
+    r = dataclasses.replace(prior or Repro(message=isolation.message), kind="source")
     share = source_share()
-    problem = source_problem(run_dir, v, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share)
-    emit("minify_start", graph="source", nodes=code_lines(original))
+    problem = source_problem(run_dir, isolation, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share)
+    emit(Event.MINIFY_START, graph="source", nodes=code_lines(original))
     unasked = runner.over_budget
     if not problem.test(problem.best):
         if runner.over_budget > unasked:  # not run at all: the run's --budget was spent before this phase
-            return _unreduced(run_dir, v, runner, problem.best, original, same, emit, before, started)
-        v.repro_verified = False
-        v.message = "the script, re-printed from its AST, no longer fails the same way: source not reduced"
-        return v
+            return _unreduced(run_dir, isolation, r, runner, problem.best, original, same, emit, (before, started))
+        said = "the script, re-printed from its AST, no longer fails the same way: source not reduced"
+        return dataclasses.replace(r, verified=False, message=said)
     run_passes(problem, SOURCE_PASSES)
     smallest = problem.best
 
     def verified(text: str) -> bool:
-        return _verify_polished(run_dir, v, runner, text, same, emit) is not None
+        nonlocal r
+        r = _verify_polished(run_dir, isolation, r, runner, text, same, emit)
+        return bool(r.verified)
 
-    most = walk_back_most(v)
+    most = walk_back_most(isolation.flaky)
     at = verified_back(problem.accepted, verified, most=most)
     # repro.py is the one verified, or else the last one checked (the smallest, unless the walk went back)
     result = problem.accepted[at if at is not None else walk_back_order(problem.accepted, most)[-1]]
     if at is not None and at != len(problem.accepted) - 1:
-        said = walked_back_note(f"a script of {code_lines(result)} lines", f"{code_lines(smallest)} lines")
-        emit("note", text=said)
-        v.message = "; ".join(x for x in (v.message, said) if x)
+        r = _said(r, walked_back_note(f"a script of {code_lines(result)} lines", f"{code_lines(smallest)} lines"), emit)
     with open(run_dir.file("repro.py")) as f:  # polished, when that verified: its lines are the repro's
-        nodes = _record_size(v, runner, original, f.read(), before, started)
+        r = _sized(r, runner, original, f.read(), before, started)
     if share.ran_out:
         said = (
             f"the source reduction stopped at its share of time ({share.given:.0f} s): "
             "repro.py is the smallest script so far that fails the same way, not a minimal one"
         )
-        emit("note", text=said)
-        v.message = "; ".join(x for x in (v.message, said) if x)
+        r = _said(r, said, emit)
+    return _minified(r, emit)
+
+
+def _said(r: Repro, said: str, emit) -> Repro:
+    """A note said now and added to the verdict's message."""
+    emit(Event.NOTE, text=said)
+    return dataclasses.replace(r, message="; ".join(x for x in (r.message, said) if x))
+
+
+def _minified(r: Repro, emit) -> Repro:
+    """The source repro, its sizes and counts said."""
     emit(
-        "minified",
-        before=nodes["original"],
-        after=nodes["minified"],
+        Event.MINIFIED,
+        before=r.nodes_before,
+        after=r.nodes_after,
         unit="lines",
-        trials=v.minify_trials,
-        seconds=v.minify_seconds,
-        verified=v.repro_verified,
-        reliability=v.repro_reliability,
+        trials=r.trials,
+        seconds=r.seconds,
+        verified=r.verified,
+        reliability=r.reliability,
     )
-    return v
+    return r
 
 
-def _unreduced(
-    run_dir: RunDir, v: Verdict, runner, text: str, original: str, same, emit, before: int, started: float
-) -> Verdict:
+def _unreduced(run_dir: RunDir, isolation: Isolation, r: Repro, runner, text: str, original: str, same, emit, at):
     """The run's budget was spent before the first candidate: the script itself, re-printed, is checked as repro.py
-    (a repro's checks run past the budget), and the verdict says it is not reduced."""
+    (a repro's checks run past the budget), and the verdict says it is not reduced. at: (before, started)."""
     run_dir.write_text("repro.py", text)
-    _verify(run_dir, v, runner, text, same)
-    measure(run_dir, v, runner.timeout, emit)
+    r = measure(run_dir, _verify(run_dir, isolation, r, runner, text, same), isolation.signature, runner.timeout, emit)
     said = "the run's budget was spent before the source reduction's first trial: repro.py is the script itself, not reduced"
-    emit("note", text=said)
-    v.message = "; ".join(x for x in (v.message, said) if x)
-    nodes = _record_size(v, runner, original, text, before, started)
-    emit(
-        "minified",
-        before=nodes["original"],
-        after=nodes["minified"],
-        unit="lines",
-        trials=v.minify_trials,
-        seconds=v.minify_seconds,
-        verified=v.repro_verified,
-        reliability=v.repro_reliability,
-    )
-    return v
+    r = _said(r, said, emit)
+    return _minified(_sized(r, runner, original, text, *at), emit)
 
 
 def code_lines(text: str) -> int:
@@ -309,28 +314,33 @@ def code_lines(text: str) -> int:
     return sum(1 for line in text.splitlines() if line.strip())
 
 
-def _record_size(v: Verdict, runner, original: str, result: str, before: int, started: float) -> dict:
-    """The repro's size in lines against the script's (returned), and the reduction's trials and seconds."""
-    v.nodes = nodes = {"original": code_lines(original), "minified": code_lines(result), "unit": "lines"}
-    v.minify_trials, v.minify_seconds = runner.executed - before, round(time.monotonic() - started, 2)
-    return nodes
+def _sized(r: Repro, runner, original: str, result: str, before: int, started: float) -> Repro:
+    """The repro with its size in lines against the script's, and the reduction's trials and seconds."""
+    return dataclasses.replace(
+        r,
+        nodes_before=code_lines(original),
+        nodes_after=code_lines(result),
+        unit="lines",
+        trials=runner.executed - before,
+        seconds=round(time.monotonic() - started, 2),
+    )
 
 
-def _verify_polished(run_dir: RunDir, v: Verdict, runner, text: str, same, emit) -> str | None:
-    """Verify `text` polished (its checks say what differs, ruff's layout: source/polish.py), else as it is; the text
-    left as repro.py when one verified and failed often enough in fresh runs (minify/reliability), None otherwise."""
+def _verify_polished(run_dir: RunDir, isolation: Isolation, r: Repro, runner, text: str, same, emit) -> Repro:
+    """Verify `text` polished (its checks say what differs, ruff's layout: source/polish.py), else as it is; the
+    repro left as repro.py, verified when one verified and failed often enough in fresh runs (minify/reliability)."""
     for candidate in dict.fromkeys((polished(text), text)):
         run_dir.write_text("repro.py", candidate)
-        _verify(run_dir, v, runner, candidate, same)
-        measure(run_dir, v, runner.timeout, emit)
-        if v.repro_verified:
-            return candidate
-    return None
+        r = _verify(run_dir, isolation, r, runner, candidate, same)
+        r = measure(run_dir, r, isolation.signature, runner.timeout, emit)
+        if r.verified:
+            return r
+    return r
 
 
-def _verify(run_dir: RunDir, v: Verdict, runner, result: str, same=None) -> None:
+def _verify(run_dir: RunDir, isolation: Isolation, r: Repro, runner, result: str, same=None) -> Repro:
     """Run repro.py twice in fresh interpreters: verified when both fail the same way."""
-    target = Signature.from_dict(v.signature)
+    target = Signature.from_dict(isolation.signature)
     opts = run_dir.read_json("run.json")["options"]
     specs = [
         TrialSpec(
@@ -338,19 +348,23 @@ def _verify(run_dir: RunDir, v: Verdict, runner, result: str, same=None) -> None
             stage="user",
             script=run_dir.file("repro.py"),
             cwd=opts["cwd"],
-            argv=tuple(v.argv),
+            argv=tuple(isolation.argv),
             attempt=i,
             label=f"verify-repro-{i}",
-            path_dirs=(os.path.dirname(v.script),),
+            path_dirs=(os.path.dirname(isolation.script),),
             script_hash=text_hash(result),
             fresh_interpreter=True,
         )
         for i in range(2)
     ]
     *checks, plain = runner.map(specs + [dataclasses.replace(specs[0], stage="none", label="verify-repro-no-compile")])
-    v.repro = run_dir.file("repro.py")
-    v.repro_fresh_runs = len(checks)
-    v.repro_verified = all(
-        c is not None and target.matches(c.signature) and (same is None or same(c)) for c in checks
-    ) and (plain is not None and plain.kind == "pass")
-    v.repro_signature = checks[0].signature.to_dict() if checks[0] else None
+    verified = all(c is not None and target.matches(c.signature) and (same is None or same(c)) for c in checks) and (
+        plain is not None and plain.kind == "pass"
+    )
+    return dataclasses.replace(
+        r,
+        path=run_dir.file("repro.py"),
+        fresh_runs=len(checks),
+        verified=verified,
+        signature=checks[0].signature.to_dict() if checks[0] else None,
+    )

@@ -8,8 +8,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict, file_hash
+from reprokit.data.records import Outcome, TrialSpec, Verdict, file_hash
 from reprokit.data.rundir import RunDir
+from reprokit.data.signature import Signature
 
 # A trial runs one spec under one interpreter: (spec, trial dir, python) -> Outcome.
 RunOne = Callable[[TrialSpec, str, str], Outcome]
