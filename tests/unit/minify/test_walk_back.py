@@ -2,24 +2,23 @@
 
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import verified_back
-from unit.fakes import verdict
 
 
 def test_a_flaky_failure_walks_back_to_the_first_accepted_candidate_that_verifies():
     accepted = ["40 nodes", "20 nodes", "9 nodes", "5 nodes", "3 nodes"]
-    at = verified_back(accepted, lambda c: c == "9 nodes", most=walk_back_most(verdict(flaky=True)))
+    at = verified_back(accepted, lambda c: c == "9 nodes", most=walk_back_most(flaky=True))
     assert at is not None and accepted[at] == "9 nodes"
 
 
 def test_a_flaky_walk_checks_at_most_three_candidates():
     asked = []
-    verified_back(list("abcdefg"), lambda c: asked.append(c) or False, most=walk_back_most(verdict(flaky=True)))
+    verified_back(list("abcdefg"), lambda c: asked.append(c) or False, most=walk_back_most(flaky=True))
     assert asked == ["g", "d", "a"]
 
 
 def test_a_steady_failure_checks_the_smallest_alone():
     asked = []
-    at = verified_back(list("abc"), lambda c: asked.append(c) or c == "a", most=walk_back_most(verdict()))
+    at = verified_back(list("abc"), lambda c: asked.append(c) or c == "a", most=walk_back_most(flaky=False))
     assert at is None and asked == ["c"]
 
 
