@@ -6,6 +6,7 @@ import json
 
 import click
 
+from reprokit.app import model_attempt
 from reprokit.app import models as models_case
 from reprokit.app import pack as pack_case
 from reprokit.cli_errors import one_line_errors
@@ -79,7 +80,7 @@ def pack(
 ):
     """Pack an earlier run folder (RUN_DIR), or build --model and pack a safe compile attempt of it."""
     if model or config_path:
-        req = pack_case.ModelRequest(
+        req = model_attempt.ModelRequest(
             model=model,
             config_path=config_path,
             layers=layers,
@@ -96,9 +97,9 @@ def pack(
             launch=launch,
         )
         with progress(verbose) as printer:
-            v = pack_case.pack_model(req, output_dir=output_dir, command=invoked("pack"), emit=printer)
+            v = model_attempt.pack_model(req, output_dir=output_dir, command=invoked("pack"), emit=printer)
         if as_json:
-            echo_json(pack_case.model_summary(v))
+            echo_json(model_attempt.model_summary(v))
         else:
             click.echo(f"{v['model']}: {v['outcome']}; tarball {v['tarball']}")
         return

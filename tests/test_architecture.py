@@ -391,7 +391,7 @@ VERDICT_FREE = ("bisect", "minify", "source", "export", "trial")
 # Modules that still work on a draft Verdict (issue 49, item 1, not finished): this list only ever shrinks.
 STILL_ON_A_DRAFT = {
     "reprokit.bisect.bisector",
-    "reprokit.bisect.captured",
+    "reprokit.bisect.saved_graph",
     "reprokit.bisect.cuda",
     "reprokit.bisect.findings",
     "reprokit.bisect.from_capture",

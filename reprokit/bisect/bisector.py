@@ -11,7 +11,6 @@ import dataclasses
 import time
 from collections.abc import Callable
 
-from reprokit.bisect.captured import adopt_saved_graph, confirm_graph, graph_ladder
 from reprokit.bisect.configs import config_flips
 from reprokit.bisect.cuda import launch_blocking
 from reprokit.bisect.findings import dynamo_message, memory_finding, meta_kernel_finding, pieces_finding, say
@@ -19,6 +18,7 @@ from reprokit.bisect.graph import failing_graph, graph_code
 from reprokit.bisect.ladder import meta_mismatch, previous_stage, run_ladder
 from reprokit.bisect.numerics import ask_numerics, first_divergence, is_accuracy
 from reprokit.bisect.plain import plain_verdict
+from reprokit.bisect.saved_graph import adopt_saved_graph, confirm_graph, graph_ladder
 from reprokit.bisect.session import TORCH_LOGS_ENV, BisectOptions, Emit, Session
 from reprokit.bisect.speed import SLOW_STAGE_MEANING, SpeedJudge, modes
 from reprokit.bisect.start import record_original, reference_run, start_round

@@ -79,17 +79,17 @@ class Session:
         self.baseline: Outcome | None = None
         self.unsteady: list[str] = []  # one line per run that failed another way and was asked again
         # The original run's failing graph, once it fails alone the same way under graph_stage: the questions of
-        # that stage are then graph trials on it, not runs of the script (bisect/captured.py)
+        # that stage are then graph trials on it, not runs of the script (bisect/saved_graph.py)
         self.graph_case: str | None = None
         self.original: Outcome | None = None  # the original run the search chases, once known
         # The original hung in a compile: every later trial's compile limit ({"seconds", "why"}: bisect/hang_limit)
         self.hang_limit: dict | None = None
-        self.ladder_from_graph = False  # the stages were asked of the saved graph (bisect/captured.graph_ladder)
+        self.ladder_from_graph = False  # the stages were asked of the saved graph (bisect/saved_graph.graph_ladder)
         self.graph_stage: str | None = None
         # The graph that stands for the script, checked against eager: the original's failure was a mismatch its
-        # own check found, and this graph, as of its recent call, diverges from eager (bisect/captured.py)
+        # own check found, and this graph, as of its recent call, diverges from eager (bisect/saved_graph.py)
         self.graph_accuracy = False
-        self.saved_graph: tuple | None = None  # (case, graph index) once looked for: bisect/captured.saved_graph
+        self.saved_graph: tuple | None = None  # (case, graph index) once looked for: bisect/saved_graph.saved_graph
         # The script fails only with inductor's caches on (bisect/warm.py): which, and how it was shown
         self.warm_cache: dict | None = None
         self.warm_cache_runs: list = []  # (title, Outcome) of each of its runs, in order
@@ -102,7 +102,7 @@ class Session:
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the user's script under `stage`, with the run's options; of the saved failing graph instead
         once it stands for the script in that stage (graph_case)."""
-        # The modes question asks the user's own backend, inductor when a graph was adopted (bisect/captured.py).
+        # The modes question asks the user's own backend, inductor when a graph was adopted (bisect/saved_graph.py).
         if self.graph_case is not None and (
             stage == self.graph_stage
             or stage == "user"

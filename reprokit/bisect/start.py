@@ -30,7 +30,7 @@ def start_round(s: Session) -> tuple[Outcome, list]:
         for i in range(o.repeat)
     ]
     # The stages do not start beside them: when the original saves the graph that raised, the ladder asks that
-    # graph alone (bisect/captured.py), and a run of the script per stage is what a long job cannot afford.
+    # graph alone (bisect/saved_graph.py), and a run of the script per stage is what a long job cannot afford.
 
     done: list = [None] * len(first)
 
