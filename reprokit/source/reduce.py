@@ -12,7 +12,7 @@ from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
 from reprokit.minify.reliability import measure
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
-from reprokit.search import Pass, Problem, Share, ddmin, run_passes, verified_back, walk_back_order
+from reprokit.search import Pass, Problem, Share, probdd, run_passes, verified_back, walk_back_order
 from reprokit.source.edits import (
     checks,
     graph_breaks,
@@ -45,6 +45,7 @@ def source_problem(
         size=len,
         first_failing=oracle.first_failing,
         on_improve=lambda source: run_dir.write_text("repro.py", source),
+        width=getattr(runner, "jobs", 1),
     )
 
 
@@ -151,16 +152,18 @@ def source_share() -> Share:
 
 
 def delete_statements(problem: Problem, source: str) -> str:
-    """ddmin over the statements of the AST, outermost first (an emptied block gets `pass`)."""
+    """Probabilistic delta debugging over the statements of the AST, outermost first (an emptied block gets
+    `pass`): ddmin's 1-minimal answer in fewer trials (search/probdd.py), `width` removals side by side."""
     paths = statements(ast.parse(source))
 
     def text(kept):
         return without(source, set(paths) - set(kept))
 
-    keep = ddmin(
+    keep = probdd(
         paths,
         lambda kept: problem.test(text(kept)),
         first_failing_of=lambda parts: problem.first_failing([text(k) for k in parts]),
+        width=problem.width,
     )
     return without(source, set(paths) - set(keep)) or source
 
