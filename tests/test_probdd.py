@@ -2,7 +2,8 @@
 
 import random
 
-from reprokit.search import Problem, ddmin, probdd
+from reprokit.search import Problem, ddmin, learned, probdd
+from reprokit.search.learned import EditMemory, edit_of
 from reprokit.search.probdd import learn_refused, removal_sets
 
 
@@ -102,3 +103,46 @@ def test_through_a_problem_each_removal_that_keeps_failing_becomes_the_best():
     probdd(list(problem.best), lambda kept: problem.test(tuple(kept)))
     assert problem.best == (4, 20)
     assert [len(c) for c in problem.accepted] == sorted((len(c) for c in problem.accepted), reverse=True)
+
+
+# -- sweeps of proposals: an edit refused before is asked last, then not at all -----------------------------------
+def test_an_edit_is_named_by_what_it_changes_and_its_surroundings():
+    assert edit_of("x = a + b\ny = 1\n", "x = a\ny = 1\n")[1:3] == (" + b", "")
+    # The same edit on a text changed far from it has the same name; one whose surroundings changed does not.
+    between = "y = 1\n" * 10
+    changed = edit_of("x = a + b\n" + between + "z = 3\n", "x = a\n" + between + "z = 3\n")
+    assert changed == edit_of("x = a + b\n" + between + "z = 2\n", "x = a\n" + between + "z = 2\n")
+    assert edit_of("x = a + b\n", "x = a\n") != edit_of("w = a + b\n", "w = a\n")
+
+
+class Sweeps:
+    """A problem whose candidates fail the same way when they are in `failing`; it records what it was asked."""
+
+    def __init__(self, failing):
+        self.failing, self.asked = failing, []
+
+    def first_failing(self, candidates):
+        for i, c in enumerate(candidates):
+            self.asked.append(c)
+            if c in self.failing:
+                return i
+        return None
+
+
+def test_a_refused_edit_is_not_asked_again_and_the_hit_is_indexed_in_the_callers_order(monkeypatch):
+    monkeypatch.setattr(learned, "CONTEXT", 0)  # one-letter texts: an edit is named by its change alone
+    memory, problem = EditMemory(), Sweeps({"abd"})
+    assert memory.first_failing(problem, "abcd", ["bcd", "acd", "abd"]) == 2
+    problem.asked.clear()
+    # From the new text, the two edits refused before (dropping "a", dropping "b") are left out.
+    assert memory.first_failing(problem, "abd", ["bd", "ad", "ab"]) is None
+    assert problem.asked == ["ab"] and memory.skipped == 2
+
+
+def test_with_two_refusals_allowed_a_refused_edit_waits_for_the_new_ones(monkeypatch):
+    monkeypatch.setattr(learned, "CONTEXT", 0)
+    memory, problem = EditMemory(skip_after=2), Sweeps({"ab"})
+    memory.first_failing(problem, "abd", ["bd"])
+    problem.asked.clear()
+    assert memory.first_failing(problem, "abd", ["bd", "ad", "ab"]) == 2
+    assert problem.asked == ["ad", "ab"]  # the unseen edits first; "bd" would have been last

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
+from .learned import EditMemory
+
 T = TypeVar("T")
 
 FirstFailing = Callable[[Sequence[T]], int | None]
@@ -44,6 +46,7 @@ class Problem(Generic[T]):
         self._on_improve = on_improve
         self.current_pass: str | None = None  # set by run_passes, so improvements can name their pass
         self.improvements: list[tuple[str | None, int]] = []  # (pass name, new size), in order
+        self.edits = EditMemory()  # what the oracle refused, for sweeps of proposals (search/learned.py)
         self.accepted: list[T] = [initial]  # every best so far, largest first: the initial one, then each improvement
 
     # -- asking ---------------------------------------------------------------------------------

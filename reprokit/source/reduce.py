@@ -179,7 +179,7 @@ def _each_that_fails(problem: Problem, source: str, propose, keep) -> str:
             return source
         at = min(at, len(candidates))
         order = candidates[at:] + candidates[:at]
-        hit = problem.first_failing(order)
+        hit = problem.edits.first_failing(problem, source, order)  # an edit refused before is not asked again
         if hit is None:
             return source
         source = order[hit]
