@@ -15,11 +15,11 @@ from reprokit.app.common import (
     check_script,
     default_jobs,
     executor_of,
-    forks_cleanly,
     noop,
     record_secrets,
     recorded_environment,
     run_kind,
+    script_forks,
     trial_runner,
 )
 from reprokit.app.pack import packed
@@ -190,7 +190,7 @@ def bisect_in(
         opts.timeout or 600.0,
         opts.jobs,
         devices=devices,
-        warm_scripts=opts.kind == "failure" and forks_cleanly(opts.script),
+        **(script_forks(opts.script) if opts.kind == "failure" else {}),
     )
     try:
         return _phases(run_dir, opts, runner, minify=minify, pack=pack, emit=emit, budget=budget)

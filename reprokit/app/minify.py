@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from reprokit.app.common import Emit, executor_of, forks_cleanly, noop, run_kind, trial_runner
+from reprokit.app.common import Emit, executor_of, noop, run_kind, script_forks, trial_runner
 from reprokit.app.verdict_file import with_fields, with_repro
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.phases import Isolation, Repro
@@ -64,11 +64,19 @@ def minify_folder(
     if kind != "bisect":
         raise ReprokitError(f"{run_dir.path} is a {kind} run folder; minify works on the folder reprokit bisect wrote")
     settings = executor_of(run_dir, executor)
-    if runner is not None or settings is None or settings.name == "local":
+    if runner is not None:
         return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
-    check_executor(settings, os.path.dirname(run_dir.path))
     opts = run_dir.read_json("run.json")["options"]
-    runner = trial_runner(run_dir, settings, emit, opts.get("timeout") or 600.0, 1)
+    if settings is None or settings.name == "local":
+        # As bisect's own minify runs: its jobs side by side, each a fork of the warm worker where the script allows
+        # (a source reduction started cold, one candidate at a time, paid `import torch` in each).
+        # (--kind slow times whole runs: those stay plain interpreters, as bisect ran them.)
+        warm = script_forks(load_verdict(run_dir).script) if opts.get("kind", "failure") == "failure" else {}
+        jobs = int(opts.get("jobs") or 1)
+    else:
+        check_executor(settings, os.path.dirname(run_dir.path))
+        jobs, warm = 1, {}
+    runner = trial_runner(run_dir, settings, emit, opts.get("timeout") or 600.0, jobs, **warm)
     try:
         return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
     finally:
@@ -131,7 +139,7 @@ def export_runner(run_dir: RunDir, isolation: Isolation, emit: Emit) -> Runner:
         run_dir,
         timeout=opts.get("timeout") or 600.0,
         jobs=int(opts.get("jobs") or 1),
-        warm_scripts=forks_cleanly(isolation.script),
+        **script_forks(isolation.script),
         on_trial=lambda s, o, c: emit("trial", spec=s, outcome=o, cached=c),
         on_start=lambda s: emit("trial_start", spec=s),
     )

@@ -47,10 +47,11 @@ def comparable(env: dict) -> dict:
 class WarmWorker:
     """The run's one warm worker, started lazily by the first eligible trial; None once it may not be used."""
 
-    def __init__(self, cache_root: str, enabled: bool, scripts: bool):
+    def __init__(self, cache_root: str, enabled: bool, scripts: bool, imports: tuple[str, ...] = ()):
         self.cache_root = cache_root
         self.enabled = enabled
         self.scripts = scripts
+        self.imports = imports  # the script's own imports, loaded in the worker too (trial/preload.py)
         self.pool: WarmPool | None = None
         self._lock = threading.Lock()
 
@@ -63,7 +64,11 @@ class WarmWorker:
                 from reprokit.trial.devices import cuda_devices
                 from reprokit.trial.warm import WarmPool
 
-                self.pool = WarmPool(comparable(trial_env(spec, self.cache_root, trial_dir)), cpu=not cuda_devices())
+                self.pool = WarmPool(
+                    comparable(trial_env(spec, self.cache_root, trial_dir)),
+                    cpu=not cuda_devices(),
+                    imports=self.imports,
+                )
                 atexit.register(self.pool.close)
             return self.pool if self.pool.alive() else None
 
