@@ -120,6 +120,7 @@ class Sweeps:
 
     def __init__(self, failing):
         self.failing, self.asked = failing, []
+        self.current_pass, self.improvements = "simplify", []
 
     def first_failing(self, candidates):
         for i, c in enumerate(candidates):
@@ -146,3 +147,15 @@ def test_with_two_refusals_allowed_a_refused_edit_waits_for_the_new_ones(monkeyp
     problem.asked.clear()
     assert memory.first_failing(problem, "abd", ["bd", "ad", "ab"]) == 2
     assert problem.asked == ["ad", "ab"]  # the unseen edits first; "bd" would have been last
+
+
+def test_what_was_refused_is_asked_again_once_another_pass_shrank_the_text(monkeypatch):
+    monkeypatch.setattr(learned, "CONTEXT", 0)
+    memory, problem = EditMemory(), Sweeps(set())
+    memory.first_failing(problem, "abd", ["bd", "ad"])
+    problem.improvements.append(("simplify", 2))  # its own hit: what it refused stays refused
+    assert memory.first_failing(problem, "abd", ["bd", "ad"]) is None and memory.skipped == 2
+    problem.improvements.append(("delete_statements", 2))  # may have removed what made them fail
+    problem.asked.clear()
+    memory.first_failing(problem, "abd", ["bd", "ad"])
+    assert problem.asked == ["bd", "ad"]

@@ -2,9 +2,10 @@
 the edits not asked yet, and not at all once refused `skip_after` times.
 
 A sweep (take the first proposal that fails the same way, then propose again from it) re-asks every refused edit
-after each hit, and the next round of passes re-asks them all once more. An edit is named by what it changes: the
-part of the candidate that differs from the text it was proposed on, with a little of the text on either side, so
-the same edit proposed again on a text changed elsewhere is known, and one whose surroundings changed is new.
+after each hit. An edit is named by what it changes: the part of the candidate that differs from the text it was
+proposed on, with a little of the text on either side, so the same edit proposed again on a text changed elsewhere
+is known, and one whose surroundings changed is new. What was refused is forgotten once another pass shrinks the
+text: that pass may have removed what made the edit fail (a helper inlined, then its def deleted).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ CONTEXT = 40
 
 
 class AsksFirstFailing(Protocol):
+    current_pass: str | None
+    improvements: list
+
     def first_failing(self, candidates: Sequence) -> int | None: ...
 
 
@@ -46,10 +50,17 @@ class EditMemory:
         self.skip_after = skip_after
         self.refused: collections.Counter = collections.Counter()
         self.skipped = 0  # proposals left out because their edit was refused before
+        self._seen = 0  # the problem's improvements already looked at
+
+    def _forget_after_other_passes(self, problem: AsksFirstFailing) -> None:
+        if any(name != problem.current_pass for name, _ in problem.improvements[self._seen :]):
+            self.refused.clear()
+        self._seen = len(problem.improvements)
 
     def first_failing(self, problem: AsksFirstFailing, base: Sequence, candidates: Sequence) -> int | None:
         """problem.first_failing over `candidates` (edits of `base`), edits never refused first and those refused
         skip_after times left out; the index into `candidates` of the hit, or None."""
+        self._forget_after_other_passes(problem)
         names = [edit_of(base, c) for c in candidates]
         order = sorted(range(len(candidates)), key=lambda i: self.refused[names[i]])  # stable: the caller's order
         asked = [i for i in order if self.refused[names[i]] < self.skip_after]
