@@ -153,7 +153,8 @@ def source_share() -> Share:
 
 def delete_statements(problem: Problem, source: str) -> str:
     """Probabilistic delta debugging over the statements of the AST, outermost first (an emptied block gets
-    `pass`): ddmin's 1-minimal answer in fewer trials (search/probdd.py), `width` removals side by side."""
+    `pass`): the statements each refusal shows likely needed are kept out of the next questions, so it reaches
+    ddmin's size in fewer trials (search/probdd.py); `width` removals side by side."""
     paths = statements(ast.parse(source))
 
     def text(kept):
