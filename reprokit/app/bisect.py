@@ -13,11 +13,11 @@ from reprokit.app.common import (
     check_script,
     default_jobs,
     executor_of,
-    forks_cleanly,
     noop,
     record_secrets,
     recorded_environment,
     run_kind,
+    script_forks,
 )
 from reprokit.app.pipeline import Budget, Steps, run_phases
 from reprokit.app.request import BisectRequest
@@ -165,7 +165,7 @@ def bisect_in(
         jobs=opts.jobs,
         settings=executor_of(run_dir),
         devices=devices,
-        warm_scripts=opts.kind == "failure" and forks_cleanly(opts.script),
+        **(script_forks(opts.script) if opts.kind == "failure" else {}),
     ) as runner:
         bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
         command = f"reprokit bisect {os.path.basename(opts.script)}"

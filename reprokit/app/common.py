@@ -11,6 +11,7 @@ from reprokit.errors import ReprokitError
 from reprokit.report import keyed
 from reprokit.report.env import allowed_env
 from reprokit.report.redact import SECRET_NAME, live_identity
+from reprokit.trial.preload import script_imports
 from reprokit.trial.runner import stop_all
 
 
@@ -52,6 +53,13 @@ def forks_cleanly(script: str) -> bool:
         if name in ("environ", "putenv", "execv", "execve", "execvp", "execl", "execle", "set_start_method"):
             return False
     return True
+
+
+def script_forks(script: str) -> dict:
+    """The Runner's warm options for a script: its trials fork from the warm worker when it forks cleanly, and the
+    worker loads the script's own imports too (a source reduction's hundreds of candidates import them once)."""
+    clean = forks_cleanly(script)
+    return {"warm_scripts": clean, "warm_imports": script_imports(script) if clean else ()}
 
 
 def recorded_environment() -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from reprokit.app.common import executor_of, forks_cleanly, noop, run_kind
+from reprokit.app.common import executor_of, noop, run_kind, script_forks
 from reprokit.app.runners import build_runner, open_runner
 from reprokit.app.verdict_file import with_fields, with_repro
 from reprokit.data.events import Emit, Event
@@ -67,11 +67,21 @@ def minify_folder(
     if kind != "bisect":
         raise ReprokitError(f"{run_dir.path} is a {kind} run folder; minify works on the folder reprokit bisect wrote")
     settings = executor_of(run_dir, executor)
-    if runner is not None or settings is None or settings.name == "local":
+    if runner is not None:
         return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
-    check_executor(settings, os.path.dirname(run_dir.path))
     opts = run_dir.read_json("run.json")["options"]
-    with open_runner(run_dir, emit, timeout=opts.get("timeout") or 600.0, settings=settings) as runner:
+    if settings is None or settings.name == "local":
+        # As bisect's own minify runs: its jobs side by side, each a fork of the warm worker where the script allows
+        # (a source reduction started cold, one candidate at a time, paid `import torch` in each).
+        # (--kind slow times whole runs: those stay plain interpreters, as bisect ran them.)
+        warm = script_forks(load_verdict(run_dir).script) if opts.get("kind", "failure") == "failure" else {}
+        jobs = int(opts.get("jobs") or 1)
+    else:
+        check_executor(settings, os.path.dirname(run_dir.path))
+        jobs, warm = 1, {}
+    with open_runner(
+        run_dir, emit, timeout=opts.get("timeout") or 600.0, jobs=jobs, settings=settings, **warm
+    ) as runner:
         return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
 
 
@@ -138,5 +148,5 @@ def export_runner(run_dir: RunDir, isolation: Isolation, emit: Emit) -> Runner:
         emit,
         timeout=opts.get("timeout") or 600.0,
         jobs=int(opts.get("jobs") or 1),
-        warm_scripts=forks_cleanly(isolation.script),
+        **script_forks(isolation.script),
     )

@@ -3,6 +3,7 @@
 from .bisect import find_boundary, find_boundary_guessing, first_failing
 from .ddmin import ddmin
 from .fixpoint import Pass, run_passes, run_to_fixpoint
+from .probdd import probdd
 from .problem import Problem
 from .share import Share
 from .verify_back import verified_back, walk_back_order
@@ -15,6 +16,7 @@ __all__ = [
     "run_to_fixpoint",
     "Pass",
     "Problem",
+    "probdd",
     "run_passes",
     "Share",
     "verified_back",

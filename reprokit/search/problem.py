@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
+from .learned import EditMemory
+
 T = TypeVar("T")
 
 FirstFailing = Callable[[Sequence[T]], int | None]
@@ -21,7 +23,8 @@ class Problem(Generic[T]):
     fails_same(candidate) -> bool is the oracle. The optional batch forms answer several candidates at once
     (in parallel, say): first_failing(candidates) -> the index of the first, in order, that fails the same way
     (or None); failing_mask(candidates) -> one answer per candidate. on_improve(candidate) is called each time
-    a candidate becomes the new best, so the caller can persist it.
+    a candidate becomes the new best, so the caller can persist it. width: how many candidates the batch forms run
+    side by side.
     """
 
     def __init__(
@@ -32,8 +35,10 @@ class Problem(Generic[T]):
         first_failing: FirstFailing | None = None,
         failing_mask: FailingMask | None = None,
         on_improve: Callable[[T], None] | None = None,
+        width: int = 1,
     ):
         self.best = initial
+        self.width = width  # candidates the batch forms answer side by side: a search may ask that many at once
         self.size = size
         self._fails_same = fails_same
         self._first_failing = first_failing
@@ -41,6 +46,7 @@ class Problem(Generic[T]):
         self._on_improve = on_improve
         self.current_pass: str | None = None  # set by run_passes, so improvements can name their pass
         self.improvements: list[tuple[str | None, int]] = []  # (pass name, new size), in order
+        self.edits = EditMemory()  # what the oracle refused, for sweeps of proposals (search/learned.py)
         self.accepted: list[T] = [initial]  # every best so far, largest first: the initial one, then each improvement
 
     # -- asking ---------------------------------------------------------------------------------

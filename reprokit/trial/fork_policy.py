@@ -30,6 +30,10 @@ _REREAD_IN_CHILD = (
 )
 
 
+# Times a run starts its warm worker again after a trial killed it.
+RESTARTS = 3
+
+
 def warm_eligible(spec: TrialSpec, scripts: bool = False) -> bool:
     """Trials a pre-imported worker may run: graphs and repros, and whole scripts when `scripts` (the script was
     read and sets no environment of its own). A trial with variables torch reads only at import starts cold, as
@@ -47,11 +51,13 @@ def comparable(env: dict) -> dict:
 class WarmWorker:
     """The run's one warm worker, started lazily by the first eligible trial; None once it may not be used."""
 
-    def __init__(self, cache_root: str, enabled: bool, scripts: bool):
+    def __init__(self, cache_root: str, enabled: bool, scripts: bool, imports: tuple[str, ...] = ()):
         self.cache_root = cache_root
         self.enabled = enabled
         self.scripts = scripts
+        self.imports = imports  # the script's own imports, loaded in the worker too (trial/preload.py)
         self.pool: WarmPool | None = None
+        self.restarts = 0
         self._lock = threading.Lock()
 
     def for_trial(self, spec: TrialSpec, trial_dir: str):
@@ -59,13 +65,27 @@ class WarmWorker:
         if not self.enabled or not warm_eligible(spec, self.scripts):
             return None
         with self._lock:
+            if self.pool is not None and self._died() and self.restarts < RESTARTS:
+                # A trial that killed its worker (a script signalling its parent) costs that trial, not the warm
+                # forks of every later one.
+                self.restarts += 1
+                self.pool.close()
+                self.pool = None
             if self.pool is None:
                 from reprokit.trial.devices import cuda_devices
                 from reprokit.trial.warm import WarmPool
 
-                self.pool = WarmPool(comparable(trial_env(spec, self.cache_root, trial_dir)), cpu=not cuda_devices())
+                self.pool = WarmPool(
+                    comparable(trial_env(spec, self.cache_root, trial_dir)),
+                    cpu=not cuda_devices(),
+                    imports=self.imports,
+                )
                 atexit.register(self.pool.close)
             return self.pool if self.pool.alive() else None
+
+    def _died(self) -> bool:
+        """The worker was serving and its process is gone (not one that refused: setup failed, no CUDA for forks)."""
+        return self.pool is not None and self.pool.ready and self.pool.proc.poll() is not None
 
     def close(self) -> None:
         if self.pool is not None:

@@ -1,6 +1,7 @@
 """A warm worker: imports torch, Dynamo and inductor once, then forks one fresh child per trial.
 
-Invoked as `python -m reprokit.trial.forkserver SOCKET [--cpu]` (--cpu: also probe inductor's CPU codegen once).
+Invoked as `python -m reprokit.trial.forkserver SOCKET [--cpu] [--import MODULES]` (--cpu: also probe inductor's CPU
+codegen once; --import: the script's own imports, comma-separated, loaded too where they may be: trial/preload.py).
 Single-threaded on purpose: fork() in a process with other threads can copy a lock one of them holds, and a child
 would hang on it. The server never touches CUDA, so each
 forked child initialises its own CUDA context (or none). A child lives exactly one trial, in its own session, so
@@ -113,8 +114,12 @@ def forks_can_use_cuda() -> bool:
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
-def serve(path: str, cpu: bool = False) -> None:
+def serve(path: str, cpu: bool = False, imports: tuple[str, ...] = ()) -> None:
     preload(cpu)
+    if imports:
+        from reprokit.trial import preload as script_preload
+
+        script_preload.load(imports)
     # With no GPU to run on (cpu), a fork that torch marks unfit for CUDA loses nothing. A CUDA build of torch
     # marks every fork so when there is no GPU (torch 2.15's wheel on a CPU machine): checked there too, every
     # trial started cold, importing torch each time (12-17 s a graph trial instead of under 1 s).
@@ -164,7 +169,9 @@ def serve(path: str, cpu: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], cpu="--cpu" in sys.argv[2:])
+    args = sys.argv[2:]
+    imports = args[args.index("--import") + 1].split(",") if "--import" in args else []
+    serve(sys.argv[1], cpu="--cpu" in args, imports=tuple(n for n in imports if n))
     # Nothing is left to write, and an interpreter that imported torch, Dynamo and inductor takes 1.5 s to shut down
     # (2 cores): the runner waits that long at the end of every run.
     sys.stdout.flush()

@@ -66,6 +66,7 @@ class Runner:
         judge: Callable[[TrialSpec, Outcome], Outcome] | None = None,
         devices: list | None = None,
         warm_scripts: bool = False,
+        warm_imports: tuple[str, ...] = (),
         on_start: Callable[[TrialSpec], None] = _no_start,
         remote=None,
     ):
@@ -86,8 +87,9 @@ class Runner:
             self.devices.put(d)
         self.pinned = bool(devices)
         # Eligible trials fork from a worker that has imported torch already (REPROKIT_WARM=0: never); whole
-        # scripts too when the caller has read the script and found it safe to fork (app.forks_cleanly).
-        self.forks = WarmWorker(self.cache_root, settings.WARM.not_off(), warm_scripts)
+        # scripts too when the caller has read the script and found it safe to fork (app.forks_cleanly), with the
+        # script's own imports (warm_imports) loaded in the worker where they may be (trial/preload.py).
+        self.forks = WarmWorker(self.cache_root, settings.WARM.not_off(), warm_scripts, warm_imports)
         # Re-judges a finished trial (bisect --kind slow: a passing run that is too slow is the failure)
         self.judge = judge
         self.timeout = timeout

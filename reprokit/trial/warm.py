@@ -26,8 +26,9 @@ class ForkSetupFailed(Exception):
 class WarmPool:
     """One pre-imported server process; each trial is a fresh fork of it, in its own session."""
 
-    def __init__(self, env: dict, python: str = sys.executable, cpu: bool = False):
-        """cpu: the worker also asks inductor's C++ backend once which vector ISAs work (no GPU to compile for)."""
+    def __init__(self, env: dict, python: str = sys.executable, cpu: bool = False, imports: tuple[str, ...] = ()):
+        """cpu: the worker also asks inductor's C++ backend once which vector ISAs work (no GPU to compile for);
+        imports: the script's own imports, loaded in the worker where they may be (trial/preload.py)."""
         self.env = env
         self._dir = tempfile.mkdtemp(prefix="reprokit-warm-")
         reaper.watch_folder(self._dir)  # its socket: removed by close(), or by the reaper if reprokit is killed
@@ -37,7 +38,14 @@ class WarmPool:
         # for CUDA ("Cannot re-initialize CUDA in forked subprocess"). NVML answers it without that.
         server_env = {**env, "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
         self.proc = subprocess.Popen(
-            [python, "-m", "reprokit.trial.forkserver", self.path, *(["--cpu"] if cpu else [])],
+            [
+                python,
+                "-m",
+                "reprokit.trial.forkserver",
+                self.path,
+                *(["--cpu"] if cpu else []),
+                *(["--import", ",".join(imports)] if imports else []),
+            ],
             env=server_env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
