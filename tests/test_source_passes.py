@@ -18,7 +18,7 @@ from reprokit.source.merge import merge_candidates
 from reprokit.source.passes import PERSON_EDITS
 from reprokit.source.reduce import source_problem
 from reprokit.source.shrink import cut_loop_candidates, fold_constant_candidates, shrink_literal_candidates, source_size
-from reprokit.source.trim import default_argument_candidates, unused_name_candidates
+from reprokit.source.trim import default_argument_candidates, unused_name_candidates, unused_parameter_candidates
 from reprokit.trial.runner import Runner
 
 REAL = pathlib.Path(__file__).parent / "real_bugs"
@@ -188,6 +188,28 @@ def test_an_imported_name_nothing_reads_goes():
 
 
 TRAIN_UNPARSED = ast.unparse(ast.parse(TRAIN)) + "\n"
+
+
+def test_a_parameter_the_def_never_reads_goes_with_its_argument_at_every_call():
+    # pytorch#193279 as its reduction left it: the loss no longer reads x nor target, and it is called through
+    # torch.func.grad's wrapper, eagerly and compiled in place.
+    text = (
+        FUNCGRAD[: FUNCGRAD.index("def quant_loss")]
+        + "def quant_loss(w, x, target):\n    return RoundSTE.apply(w).mean()\n\n\n"
+        + "grad_fn = torch.func.grad(quant_loss)\nw = torch.randn(8, 3)\nx = 16\ntarget = 16\n"
+        + "torch.testing.assert_close(torch.compile(grad_fn)(w, x, target), grad_fn(w, x, target))\n"
+    )
+    no_x = unused_parameter_candidates(text)[0]
+    assert lines(no_x)[-7:] == [
+        "def quant_loss(w, target):",
+        "    return RoundSTE.apply(w).mean()",
+        "grad_fn = torch.func.grad(quant_loss)",
+        "w = torch.randn(8, 3)",
+        "x = 16",  # now read by nothing: tidy's dead assignments take it
+        "target = 16",
+        "torch.testing.assert_close(torch.compile(grad_fn)(w, target), grad_fn(w, target))",
+    ]
+    assert run_eagerly(no_x, "grad_fn")(torch.ones(2), 0).tolist() == [0.5, 0.5]
 
 
 def test_an_assignment_read_once_is_merged_into_its_read():

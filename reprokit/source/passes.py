@@ -17,7 +17,7 @@ from reprokit.source.shrink import (
     shrink_literal_candidates,
     source_size,
 )
-from reprokit.source.trim import default_argument_candidates, unused_name_candidates
+from reprokit.source.trim import default_argument_candidates, unused_name_candidates, unused_parameter_candidates
 
 # Inlining a body or flattening a module may make the script longer before the def or class it leaves unused goes:
 # candidates up to this many characters longer than the best are still tried.
@@ -28,6 +28,7 @@ PERSON_EDITS = [
     ("merge_statements", merge_candidates, 0),
     ("drop_default_arguments", default_argument_candidates, 0),
     ("drop_unused_names", unused_name_candidates, 0),
+    ("drop_unused_parameters", unused_parameter_candidates, 0),
     ("inline_calls", inline_call_candidates, SLACK),
     ("flatten_modules", flatten_module_candidates, SLACK),
     ("remove_classes", remove_class_candidates, 0),

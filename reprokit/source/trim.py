@@ -134,3 +134,58 @@ def unused_name_candidates(source: str) -> list:
                     if (candidate := text(new)) is not None:
                         out.append(candidate)
     return out
+
+
+def unused_parameter_candidates(source: str) -> list:
+    """Each parameter a top-level def never reads dropped, with its argument at every call: of the def itself, of
+    a name bound to a wrapper of it (`grad_fn = torch.func.grad(loss)`), and of a wrapper made in place
+    (`torch.compile(grad_fn)(w, x)`)."""
+    tree = ast.parse(source)
+    out = []
+    for fi, f in enumerate(tree.body):
+        if not isinstance(f, ast.FunctionDef) or f.args.vararg or f.args.kwarg or f.args.posonlyargs:
+            continue
+        used = reads(ast.Module(body=f.body, type_ignores=[]))
+        for pi, p in enumerate(f.args.args):
+            if p.arg not in used and p.arg != "self":
+                new = copy.deepcopy(tree)
+                if _drop_parameter(new, fi, pi) and (candidate := text(new)) is not None:
+                    out.append(candidate)
+    return out
+
+
+def _drop_parameter(tree: ast.Module, fi: int, pi: int) -> bool:
+    f = tree.body[fi]
+    assert isinstance(f, ast.FunctionDef)
+    name, param = f.name, f.args.args[pi].arg
+    callees = {name} | {
+        s.targets[0].id
+        for s in tree.body
+        if isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and isinstance(s.value, ast.Call)
+        and s.value.args[:1]
+        and ast.unparse(s.value.args[0]) == name
+    }
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _calls_one_of(n, callees)]
+    if any(isinstance(a, ast.Starred) for c in calls for a in c.args) or any(
+        k.arg is None for c in calls for k in c.keywords
+    ):
+        return False
+    for c in calls:
+        c.args = [a for i, a in enumerate(c.args) if i != pi]
+        c.keywords = [k for k in c.keywords if k.arg != param]
+    first_default = len(f.args.args) - len(f.args.defaults)
+    if pi >= first_default:
+        del f.args.defaults[pi - first_default]
+    del f.args.args[pi]
+    return True
+
+
+def _calls_one_of(call: ast.Call, callees: set) -> bool:
+    """The call is of one of the names, or of a wrapper made in place of one (`torch.compile(f)(x)`)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id in callees
+    return isinstance(func, ast.Call) and bool(func.args) and ast.unparse(func.args[0]) in callees
