@@ -26,6 +26,7 @@ from reprokit.source.edits import (
     unbound_names,
     without,
 )
+from reprokit.source.passes import person_passes, source_size
 from reprokit.source.polish import polished
 from reprokit.source.tidy import tidy_candidates
 
@@ -45,7 +46,7 @@ def source_problem(
     return Problem(
         start,
         oracle.fails_same,
-        size=len,
+        size=source_size,
         first_failing=oracle.first_failing,
         on_improve=lambda source: run_dir.write_text("repro.py", source),
         width=getattr(runner, "jobs", 1),
@@ -217,6 +218,7 @@ SOURCE_PASSES = [
     Pass("delete_statements", delete_statements),
     Pass("inline_helpers", inline_helpers),
     Pass("simplify_expressions", simplify_expressions),
+    *person_passes(_each_that_fails),
     Pass("tidy", tidy),
 ]
 

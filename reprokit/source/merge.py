@@ -1,0 +1,95 @@
+"""Statements merged (issue 50, item 2): `y = f(x)` read once, by a later statement of the same block, is folded
+into that read (`out = g(y)` -> `out = g(f(x))`). The read must run once where the assignment ran once: not in a
+loop, a def, a lambda or a comprehension, and nothing between rebinds a name the value reads.
+Plain text in, candidate texts out."""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from reprokit.source.names import blocks, dynamic, reads, stored, text
+
+MOST = 16
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.For, ast.While, ast.comprehension)
+
+
+def merge_candidates(source: str) -> list:
+    """One candidate per assignment that can be folded into its one read, the last assignments first (a repro's
+    tail is where the compiled call and its check are)."""
+    tree = ast.parse(source)
+    if dynamic(tree):
+        return []
+    spots = [(b, i) for b, (owner, field) in enumerate(blocks(tree)) for i in range(len(getattr(owner, field)))]
+    out = []
+    for b, i in reversed(spots):
+        new = copy.deepcopy(tree)
+        owner, field = list(blocks(new))[b]
+        if _merge(new, getattr(owner, field), i) and (candidate := text(new)) is not None:
+            out.append(candidate)
+        if len(out) >= MOST:
+            break
+    return out
+
+
+def _merge(tree: ast.Module, block: list, i: int) -> bool:
+    s = block[i]
+    if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)):
+        return False
+    name, value = s.targets[0].id, s.value
+    total = reads(tree)[name]
+    needs = set(reads(value))
+    for j in range(i + 1, len(block)):
+        later = block[j]
+        here = reads(later)[name]
+        if here:
+            if here != 1 or total != 1 or isinstance(later, (ast.Assert, ast.If)):
+                return False  # read twice, elsewhere too, or in a check (a changed check is refused anyway)
+            site = _site(later, name)
+            if site is None:
+                return False
+            owner, field, k = site
+            if field is None:
+                owner[k] = value
+            else:
+                setattr(owner, field, value)
+            del block[i]
+            if not block:
+                block.append(ast.Pass())
+            return True
+        # A statement between that reads what the value reads may change it in place (`x.add_(1)`).
+        if (stored(later) | set(reads(later))) & (needs | {name}) or _opaque(later):
+            return False
+    return False
+
+
+def _opaque(stmt: ast.stmt) -> bool:
+    """A statement after which the value may differ: a def or class (it may rebind through a call) is fine, a
+    `global` or `del` is not."""
+    return any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Delete)) for n in ast.walk(stmt))
+
+
+def _site(stmt: ast.stmt, name: str):
+    """(owner, field, index) of the one read of `name` in `stmt`, where it is not inside a loop, a def or a
+    comprehension (it would run another number of times): field None means owner is a list."""
+
+    def find(node, inside):
+        for field, value in ast.iter_fields(node):
+            items = value if isinstance(value, list) else [value]
+            for k, child in enumerate(items):
+                if not isinstance(child, ast.AST):
+                    continue
+                if isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, ast.Load):
+                    if inside:
+                        return None
+                    return (value, None, k) if isinstance(value, list) else (node, field, None)
+                hit = find(child, inside or isinstance(child, _SCOPES))
+                if hit is not None or _has(child, name):
+                    return hit
+        return None
+
+    return find(stmt, isinstance(stmt, _SCOPES))
+
+
+def _has(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))

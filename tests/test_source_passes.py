@@ -1,0 +1,268 @@
+"""The source passes toward what a person writes (issue 50, item 2): each is a text transform, tested here on real
+scripts (the corpus's own, tests/real_bugs/, and scripts written the way its users write them) in milliseconds;
+a few candidates are run eagerly to show they still compute what the script did. The last test asks the real
+compiler: a candidate that changes a check or drops a seed is refused without a trial."""
+
+import ast
+import os
+import pathlib
+
+import torch
+
+from reprokit.data.records import TrialSpec, Verdict
+from reprokit.data.rundir import RunDir
+from reprokit.source.edits import checks, seeds
+from reprokit.source.flatten import flatten_module_candidates, remove_class_candidates
+from reprokit.source.inline import inline_call_candidates
+from reprokit.source.merge import merge_candidates
+from reprokit.source.passes import PERSON_EDITS
+from reprokit.source.reduce import source_problem
+from reprokit.source.shrink import cut_loop_candidates, fold_constant_candidates, shrink_literal_candidates, source_size
+from reprokit.source.trim import default_argument_candidates, unused_name_candidates, unused_parameter_candidates
+from reprokit.trial.runner import Runner
+
+REAL = pathlib.Path(__file__).parent / "real_bugs"
+FUNCGRAD = (REAL / "funcgrad_custom_function_ste.py").read_text()  # pytorch#193279
+NESTED = (REAL / "b_nested_region_global_rebind.py").read_text()  # pytorch#191821
+
+TRAIN = '''"""A block trained for a step, the way a user's script is laid out."""
+import torch
+import torch.nn as nn
+from typing import Optional, Tuple
+
+torch.manual_seed(0)
+HIDDEN = 16
+
+
+class Block(nn.Module):
+    def __init__(self, dim, hidden=HIDDEN * 2, bias=True):
+        super().__init__()
+        self.proj = nn.Linear(dim, hidden, bias=bias)
+        self.scale = nn.Parameter(torch.ones(hidden))
+
+    def forward(self, x):
+        h = self.proj(x) * self.scale
+        return h.relu().sum(dim=-1, keepdim=False)
+
+
+def make_batch(batch, dim=8):
+    x = torch.randn(batch, dim, requires_grad=False)
+    noise = torch.rand(batch, dim)
+    return x + 0.1 * noise
+
+
+model = Block(8, bias=True)
+x = make_batch(4)
+ref = model(x)
+out = torch.compile(model, fullgraph=False)(x)
+torch.testing.assert_close(out, ref)
+'''
+
+
+def lines(text: str) -> list:
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def run_eagerly(text: str, name: str):
+    """The value `name` has once the script's statements before its first torch.compile have run (eagerly)."""
+    tree = ast.parse(text)
+    head = []
+    for stmt in tree.body:
+        if "torch.compile" in ast.unparse(stmt):
+            break
+        head.append(stmt)
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(ast.Module(body=head, type_ignores=[]), "script", "exec"), namespace)
+    return namespace[name]
+
+
+def test_a_function_is_inlined_into_its_call_and_its_def_goes():
+    first = inline_call_candidates(TRAIN)[0]
+    assert "def make_batch" not in first
+    assert lines(first)[-9:] == [
+        "model = Block(8, bias=True)",
+        "batch = 4",
+        "dim = 8",  # the __init__'s own `dim` is its own
+        "x_make_batch = torch.randn(batch, dim, requires_grad=False)",
+        "noise = torch.rand(batch, dim)",
+        "x = x_make_batch + 0.1 * noise",  # the callee's `x` renamed: the caller has one
+        "ref = model(x)",
+        "out = torch.compile(model, fullgraph=False)(x)",
+        "torch.testing.assert_close(out, ref)",
+    ]
+    torch.testing.assert_close(run_eagerly(first, "ref"), run_eagerly(TRAIN, "ref"))
+
+
+def test_a_method_is_inlined_into_the_method_that_calls_it():
+    text = TRAIN.replace("        h = self.proj(x) * self.scale\n", "        h = self.project(x)\n").replace(
+        "    def forward(",
+        "    def project(self, x):\n        y = self.proj(x)\n        return y * self.scale\n\n    def forward(",
+    )
+    inlined = [c for c in inline_call_candidates(text) if "def project" not in c]
+    assert len(inlined) == 1
+    forward = inlined[0][inlined[0].index("def forward") :].splitlines()[1:4]
+    assert forward == [
+        "        y = self.proj(x)",
+        "        h = y * self.scale",
+        "        return h.relu().sum(dim=-1, keepdim=False)",
+    ]
+
+
+def test_a_module_made_once_becomes_plain_calls_that_compute_the_same():
+    flat = flatten_module_candidates(TRAIN)[0]
+    assert "class Block" not in flat
+    assert lines(flat)[10:18] == [
+        "dim = 8",
+        "hidden = HIDDEN * 2",
+        "bias = True",
+        "proj = nn.Linear(dim, hidden, bias=bias)",
+        "scale = nn.Parameter(torch.ones(hidden))",
+        "def model(x):",
+        "    h = proj(x) * scale",
+        "    return h.relu().sum(dim=-1, keepdim=False)",
+    ]
+    torch.testing.assert_close(run_eagerly(flat, "ref"), run_eagerly(TRAIN, "ref"))
+
+
+def test_a_class_goes_with_every_statement_that_uses_it():
+    # pytorch#191821's dataclass: without it, the statements that build its state go too, and those reading them.
+    gone = remove_class_candidates(NESTED)[0]
+    assert "LayerState" not in gone and "torch.manual_seed(0)" in gone
+    assert "state" not in gone.replace("state_", "") or "global state" in gone
+
+
+def test_integer_values_are_halved_everywhere_at_once_so_shapes_still_agree():
+    shrunk = shrink_literal_candidates(FUNCGRAD)
+    # pytorch#193279: 16 made 1, then 8 (its weight's rows and its input's columns) halved together.
+    eight = next(c for c in shrunk if "torch.randn(4, 3)" in c)
+    assert "x = torch.randn(16, 4)" in eight
+    assert run_eagerly(eight, "g_eager").shape == (4, 3)  # the matmul's sizes still agree
+    for c in shrunk:  # the seed and the script's checks are never a candidate's
+        assert "torch.manual_seed(0)" in c and checks(c) == checks(FUNCGRAD)
+    assert all(source_size(c) < source_size(FUNCGRAD) for c in shrunk)
+
+
+def test_a_same_length_script_with_smaller_numbers_is_smaller():
+    assert source_size("x = torch.randn(8, 3)\n") < source_size("x = torch.randn(9, 3)\n")
+    assert source_size("x = 1\n") < source_size("x = 9\n") < source_size("xy = 1\n")
+
+
+def test_a_loop_runs_once():
+    text = NESTED.replace("for i in range(num_layers)", "for i in range(4)")
+    once = cut_loop_candidates(text)[0]
+    assert "for i" not in once
+    assert lines(once[once.index("def run_stack") :])[:5] == [
+        "def run_stack(x, num_layers=3):",
+        "    global state",
+        "    i = 0",
+        "    state = LayerState(x, 1.0 + i)",
+        "    x = layer()",
+    ]
+
+
+def test_an_expression_python_computes_without_torch_becomes_its_value():
+    every = fold_constant_candidates(TRAIN)[0]
+    assert "def __init__(self, dim, hidden=32, bias=True):" in every
+    assert "HIDDEN * 2" not in every
+
+
+def test_arguments_equal_to_their_default_go():
+    every = default_argument_candidates(TRAIN)[0]
+    assert lines(every)[-5:] == [
+        "model = Block(8)",  # the script's own __init__ says bias=True
+        "x = make_batch(4)",
+        "ref = model(x)",
+        "out = torch.compile(model)(x)",  # torch.compile's fullgraph is False
+        "torch.testing.assert_close(out, ref)",
+    ]
+    assert "torch.randn(batch, dim)" in every and "sum(dim=-1)" in every
+    # pytorch#193279 names torch.compile's own default backend.
+    assert any("torch.compile(grad_fn)(w, x, target)" in c for c in default_argument_candidates(FUNCGRAD))
+
+
+def test_an_imported_name_nothing_reads_goes():
+    assert unused_name_candidates(TRAIN) == [
+        TRAIN_UNPARSED.replace("from typing import Optional, Tuple", "from typing import Tuple"),
+        TRAIN_UNPARSED.replace("from typing import Optional, Tuple", "from typing import Optional"),
+    ]
+
+
+TRAIN_UNPARSED = ast.unparse(ast.parse(TRAIN)) + "\n"
+
+
+def test_a_parameter_the_def_never_reads_goes_with_its_argument_at_every_call():
+    # pytorch#193279 as its reduction left it: the loss no longer reads x nor target, and it is called through
+    # torch.func.grad's wrapper, eagerly and compiled in place.
+    text = (
+        FUNCGRAD[: FUNCGRAD.index("def quant_loss")]
+        + "def quant_loss(w, x, target):\n    return RoundSTE.apply(w).mean()\n\n\n"
+        + "grad_fn = torch.func.grad(quant_loss)\nw = torch.randn(8, 3)\nx = 16\ntarget = 16\n"
+        + "torch.testing.assert_close(torch.compile(grad_fn)(w, x, target), grad_fn(w, x, target))\n"
+    )
+    no_x = unused_parameter_candidates(text)[0]
+    assert lines(no_x)[-7:] == [
+        "def quant_loss(w, target):",
+        "    return RoundSTE.apply(w).mean()",
+        "grad_fn = torch.func.grad(quant_loss)",
+        "w = torch.randn(8, 3)",
+        "x = 16",  # now read by nothing: tidy's dead assignments take it
+        "target = 16",
+        "torch.testing.assert_close(torch.compile(grad_fn)(w, target), grad_fn(w, target))",
+    ]
+    assert run_eagerly(no_x, "grad_fn")(torch.ones(2), 0).tolist() == [0.5, 0.5]
+
+
+def test_an_assignment_read_once_is_merged_into_its_read():
+    # pytorch#193279's loss: `pred` is read once, by the next statement.
+    merged = merge_candidates(FUNCGRAD)
+    assert any("return ((x @ RoundSTE.apply(w) - target) ** 2).mean()" in c for c in merged)
+    for c in merged:
+        assert checks(c) == checks(FUNCGRAD) and seeds(c) == seeds(FUNCGRAD)
+
+
+def test_every_pass_keeps_the_scripts_seeds_and_checks():
+    for script in (TRAIN, FUNCGRAD, NESTED):
+        for name, propose, _ in PERSON_EDITS:
+            for c in propose(script):
+                compile(c, name, "exec")
+                assert seeds(c) == seeds(script), (name, c)
+                assert all(checks(c)[k] <= checks(script)[k] for k in checks(c)), (name, c)
+
+
+SCORE = """import torch
+torch.manual_seed(0)
+
+@torch.compile(fullgraph=True)
+def score(x):
+    y = x.sin()
+    if y.sum() > 0:
+        return y.cos()
+    return y
+x = torch.randn(8)
+out = score(x)
+assert out.isfinite().all()
+"""
+
+
+def test_a_candidate_that_changes_a_check_or_drops_a_seed_is_refused_without_a_trial(tmp_path):
+    """On the real compiler: a data-dependent branch under fullgraph=True (Dynamo's Unsupported)."""
+    run = RunDir(str(tmp_path / "run"))
+    os.makedirs(run.path)
+    run.write_json("run.json", {"options": {"cwd": str(tmp_path)}})
+    runner = Runner(run, timeout=300, warm_scripts=True)
+    try:
+        script = tmp_path / "score.py"
+        script.write_text(SCORE)
+        original = runner(TrialSpec(mode="script", stage="eager", script=str(script), cwd=str(tmp_path)))
+        v = Verdict(script=str(script), argv=[], signature=original.signature.to_dict())
+        problem = source_problem(run, v, runner, SCORE, "eager")
+        assert problem.test(SCORE)
+        asked = runner.executed
+        assert not problem.test(SCORE.replace(".all()", ".any()").replace("randn(8)", "randn(1)"))  # a check changed
+        assert not problem.test(SCORE.replace("torch.manual_seed(0)\n", ""))  # the seed dropped
+        assert runner.executed == asked
+        # The pass's own candidate leaves the check alone: it runs, and fails the same way with one element.
+        shrunk = shrink_literal_candidates(SCORE)
+        assert problem.first_failing(shrunk) == 0 and "x = torch.randn(1)" in problem.best
+    finally:
+        runner.close()
