@@ -39,7 +39,7 @@ def test_the_script_is_cut_to_what_the_failure_needs_each_accepted_text_shorter(
     assert "print" not in best and "helper" not in best
     assert "torch.compile(" in best and ".view(" in best
     assert (tmp_path / "repro.py").read_text() == best  # every improvement is the repro so far
-    sizes = [len(text) for text in problem.accepted]
+    sizes = [problem.size(text) for text in problem.accepted]  # characters first, then integer literals
     assert sizes == sorted(set(sizes), reverse=True)
 
 
