@@ -63,7 +63,8 @@ def test_warm_trials_survive_hangs_and_crashes(case, tmp_path, monkeypatch):
         with open(os.path.join(hang.trial_dir, "stacks.txt")) as f:
             assert "compile_fx" in f.read()  # the stack dump of the forked trial, caught mid-compile
 
-        runner.timeout = 300  # a C++ build from an empty cache (a GPU machine's worker skips the CPU probe) is slow
+        # a C++ build from an empty cache (a GPU machine's worker skips the CPU probe) is slow
+        runner = runner.with_policy(timeout=300)
         crash = runner(spec(case, "inductor", {"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}))
         assert crash.failed and crash.kind in ("crash", "exception"), crash
 
@@ -184,18 +185,20 @@ def test_a_running_trial_takes_a_limit_set_after_it_started(tmp_path, monkeypatc
     asleep = tmp_path / "asleep"
     script.write_text(f"import pathlib, time\npathlib.Path({str(asleep)!r}).touch()\ntime.sleep(300)\n")
     runner = Runner(RunDir.create(str(tmp_path / "artifacts"), "limit"), timeout=600, warm_scripts=True)
+    limit = [600.0]  # asked while the trial runs, as bisect/start.py's limits are
 
     def shrink_once_asleep():
         # Only once the script sleeps: a cold interpreter may take seconds to import torch on a slow machine.
         deadline = time.monotonic() + 300
         while not asleep.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
-        runner.timeout = 1.0  # already past: the trial must be cut at once
+        limit[0] = 1.0  # already past: the trial must be cut at once
 
     threading.Thread(target=shrink_once_asleep, daemon=True).start()
     started = time.monotonic()
     try:
-        out = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="sleeps"))
+        sleeps = TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="sleeps")
+        out = runner(sleeps, limit=lambda: limit[0])
     finally:
         runner.close()
     assert out.kind == "hang", out

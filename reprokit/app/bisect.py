@@ -222,7 +222,7 @@ def _phases(
     bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
     isolation = bisector.isolate()
     verdict = isolated(run_dir, isolation)
-    runner.deadline = budget.deadline if budget else None
+    runner = bisector.use_policy(deadline=budget.deadline if budget else None)
     not_asked: list = []
     if minify and verdict.failing_stage:
         reason = minify_case.refusal(verdict)

@@ -17,7 +17,6 @@ from reprokit.export.rerun import check_unchanged, minify_export_run
 from reprokit.minify.repro_kinds import CompiledIsCloser, make_runner, minify_isolation
 from reprokit.report.bisect_report import load_verdict
 from reprokit.trial.executors import check_executor
-from reprokit.trial.repeat import UntilItFails
 from reprokit.trial.runner import Runner
 
 # Said (after "not minified: ") when a slowdown is bisected: there is no failing graph to cut.
@@ -92,11 +91,10 @@ def minify_verdict(
         check_unchanged(run_dir, verdict)
     if not verdict.warm_cache:  # its repro is the script run cold then warm: nothing is cut (minify/warm_repro.py)
         emit("phase", name="minify")
-    if verdict.flaky_tries and not isinstance(runner, UntilItFails):
+    if verdict.flaky_tries and (runner is None or runner.policy.tries == 1):
         # A flaky failure: each cut asked until it fails that way, as the bisect asked each question.
-        # A Runner in all but name: what it does not do itself it forwards to the wrapped one.
-        runner = UntilItFails(  # type: ignore[assignment]
-            runner or make_runner(run_dir, emit), Signature.from_dict(verdict.signature), verdict.flaky_tries
+        runner = (runner or make_runner(run_dir, emit)).with_policy(
+            tries=verdict.flaky_tries, target=Signature.from_dict(verdict.signature)
         )
     try:
         repro = make_repro(run_dir, Isolation.of(verdict), runner=runner, emit=emit, resume=resume, command=command)

@@ -31,7 +31,7 @@ from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.stages import CONFIG_STAGES, CROSSREF, STAGES, SUBSYSTEMS
 from reprokit.data.trial_files import trial_record
 from reprokit.data.warm_cache import describe as describe_warm
-from reprokit.trial.repeat import MAX_TRIES, UntilItFails, too_rare, tries_for
+from reprokit.trial.repeat import MAX_TRIES, too_rare, tries_for
 from reprokit.trial.runner import Runner
 
 RATE_RUNS = 3  # runs of the script that tell a flaky failure from a ladder that holds, when a stage contradicts it
@@ -55,7 +55,7 @@ class Bisector(Session):
         super().__init__(opts, runner, emit)
         self.deployment = deployment
         if opts.kind == "slow":
-            runner.judge = SpeedJudge(opts.slow_threshold)
+            self.use_policy(judge=SpeedJudge(opts.slow_threshold))
 
     def isolate(self) -> Isolation:
         """The whole bisect up to the verdict: original checks, stage ladder, then graph, configs, subsystems."""
@@ -168,8 +168,7 @@ class Bisector(Session):
             )
             return False
         assert self.target is not None  # the rate measured is of the original's failure
-        # A Runner in all but name: what it does not do itself it forwards to the wrapped one.
-        self.runner = UntilItFails(self.runner, self.target, tries)  # type: ignore[assignment]
+        self.use_policy(tries=tries, target=self.target)
         v.flaky_tries = tries
         v.message = (
             f"flaky: the original {rate_line(fails, runs)}{'; ' + why if why else ''}; each question was "

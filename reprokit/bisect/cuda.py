@@ -21,7 +21,7 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
     """Run the original again with synchronous launches and make its fault and kernel the target; every later
     trial (graph, lowering, config, minify, repro verification) runs so too. Returns what later steps take for
     the original (the inductor stage, when the script compiles with inductor)."""
-    s.runner.env = dict(LAUNCH_BLOCKING_ENV)
+    s.use_policy(env=LAUNCH_BLOCKING_ENV)
     # Its own key (the switch in its env): with the original's env alone the journal would answer for it.
     out = s.runner(s.spec("user", "original-launch-blocking", env={**TORCH_LOGS_ENV, **LAUNCH_BLOCKING_ENV}))
     text = _text(out)
@@ -41,7 +41,7 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
         sanitized(s, v.cuda_fault)
     if not same:
         # Synchronous launches change what happens: the search goes on with the launches as the script had them.
-        s.runner.env = {}
+        s.use_policy(env={})
         say(
             v,
             f"with CUDA_LAUNCH_BLOCKING=1 the script gives {out.signature.short()} instead; the trials ran "

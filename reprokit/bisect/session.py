@@ -69,6 +69,7 @@ class Session:
     def __init__(self, opts: BisectOptions, runner: Runner, emit: Emit):
         self.opts = opts
         self.runner = runner
+        self._policy_lock = threading.Lock()
         self.emit = emit
         self.target: Signature | None = None
         self.others: dict[str, dict] = {}
@@ -98,6 +99,13 @@ class Session:
         self.as_written: list = []  # the runs of the script as written that answered (bisect/plain.py)
         self.reruns: tuple = ()  # more runs of the script as written, when a failure showed only once (flaky)
         self.baseline_again: Beside | None = None  # the baseline asked again, when it failed another way
+
+    def use_policy(self, **changes) -> Runner:
+        """From now on every trial of the session is asked under the runner's policy with `changes` (TrialPolicy's
+        fields): the session's runner becomes that view, which shares the journal, workers and counters."""
+        with self._policy_lock:  # two threads switching at once (start_round's) each keep the other's change
+            self.runner = self.runner.with_policy(**changes)
+        return self.runner
 
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the user's script under `stage`, with the run's options; of the saved failing graph instead

@@ -34,14 +34,15 @@ def start_round(s: Session) -> tuple[Outcome, list]:
     done: list = [None] * len(first)
 
     def run(spec):
-        outcome = s.runner(spec)
+        # Its limit is asked while it runs: the one the baseline's or the original's time sets meanwhile (stop)
+        outcome = s.runner(spec, limit=lambda: s.runner.timeout)
         if spec.label == "original" and s.hang_limit is None:
             hung_in_place(s, outcome)
         if spec.label == "original" and o.timeout is None and outcome.kind != "hang" and s.baseline is None:
             # The original answered first: a baseline still running (a hang at teardown) need not hold the run
             # for the default limit; the original, compile included, tells how long a run takes. The baseline's
             # own time, once it comes, sets the limit again (stop).
-            s.runner.timeout = min(s.runner.timeout, limit_from_original(outcome.seconds))
+            s.use_policy(timeout=min(s.runner.timeout, limit_from_original(outcome.seconds)))
         return outcome
 
     def stop(i, outcome):
@@ -50,9 +51,9 @@ def start_round(s: Session) -> tuple[Outcome, list]:
             s.baseline = outcome
         if i == 0 and o.timeout is None and outcome.kind != "hang":
             # Compiling costs far more than running; leave room for it. --timeout overrides. Trials already
-            # running take the new limit too. A baseline cut at the limit says nothing of how long a run
+            # running take the new limit too (run). A baseline cut at the limit says nothing of how long a run
             # takes: ten times the limit would let every trial beside it hang ten times as long.
-            s.runner.timeout = trial_limit(outcome.seconds)
+            s.use_policy(timeout=trial_limit(outcome.seconds))
         # Dynamo hung before any graph reached a backend: every stage would hang the same way, a timeout each.
         # The ladder asks Dynamo's stage alone; the stages after it are not started.
         return i == o.repeat and any(x is not None and dynamo_hang(x) for x in done[1:])
@@ -66,7 +67,7 @@ def hung_in_place(s: Session, original: Outcome) -> None:
     set (bisect/hang_limit), not at the whole timeout."""
     s.hang_limit = in_place_limit(original)
     if s.hang_limit is not None:
-        s.runner.compile_limit = s.hang_limit["seconds"]
+        s.use_policy(compile_limit=s.hang_limit["seconds"])
         s.emit("note", text=f"a hang: each compile may take {s.hang_limit['seconds']:.0f} s ({s.hang_limit['why']})")
 
 

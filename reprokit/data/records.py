@@ -8,9 +8,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-# Outcome kinds. "pass" is the only non-failure; "invalid" marks a trial that could not be set up
+from reprokit.data.kinds import NOT_FAILURES, OutcomeKind
+
+# Outcome kinds (data/kinds.py): "pass" is the only non-failure; "invalid" marks a trial that could not be set up
 # (e.g. a graph edit that does not type-check) and never counts as the bug.
-KINDS = ("pass", "exception", "exit", "crash", "cuda_fault", "accuracy", "hang", "slow", "invalid", "skip")
+KINDS = tuple(OutcomeKind)
 
 
 def _from_dict(cls, data):
@@ -199,7 +201,7 @@ class Outcome(JsonData):
 
     @property
     def failed(self) -> bool:
-        return self.kind not in ("pass", "invalid", "skip")
+        return self.kind not in NOT_FAILURES
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)

@@ -59,7 +59,7 @@ def minify_isolation(
     info = run_dir.read_json("run.json")
     runner = runner or make_runner(run_dir, emit)
     if (v.cuda_fault or {}).get("launch_blocking"):  # as the bisect's trials ran (bisect/cuda.py)
-        runner.env = dict(LAUNCH_BLOCKING_ENV)
+        runner = runner.with_policy(env=LAUNCH_BLOCKING_ENV)
     started, before = time.monotonic(), runner.executed
     if not v.failing_stage:
         raise ReprokitError(f"{run_dir.path} has no failing stage to minify")
