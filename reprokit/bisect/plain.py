@@ -16,6 +16,7 @@ import shlex
 import sys
 
 from reprokit.bisect.session import Session
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, StageResult, TrialSpec, Verdict
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.errors import NothingToIsolate
@@ -66,6 +67,10 @@ def runs_here(s: Session) -> bool:
     return s.runner.remote is None
 
 
+# A run as written that has no answer: the budget was spent before it, or its job was ended (slurm's skip).
+NOT_RUN = (OutcomeKind.SKIP, OutcomeKind.BUDGET_SPENT)
+
+
 def plain_run(s: Session, label: str, extra_env: dict | None = None, stage: str = "user") -> Outcome:
     """One run of the script exactly as the user runs it (plus `extra_env`), in the run folder's plain/LABEL: a
     trial of the Runner's (its slots, its GPUs, the --budget, journaled as kind "plain" so --resume reuses it)."""
@@ -103,7 +108,7 @@ def hidden_failure(s: Session, original: Outcome) -> Outcome | None:
     s.as_written = []
     for label in as_written_labels():  # one after another: a run that passes or hangs ends it (one run, one limit)
         run = plain_run(s, label)
-        if run.kind == "skip":  # the budget was spent
+        if run.kind in NOT_RUN:
             break
         s.as_written.append(run)
         if not run.failed or run.kind == "hang":
@@ -151,7 +156,7 @@ def plain_ladder(s: Session, original: Outcome) -> tuple[list[StageResult], Outc
     outcomes = ordered_map(lambda a: plain_run(s, *a), asks, s.runner.jobs, abort=s.runner.cancel)
     results = []
     for stage, outcome in zip(PLAIN_STAGES, outcomes, strict=False):
-        ran = outcome is not None and outcome.kind != "skip"
+        ran = outcome is not None and outcome.kind not in NOT_RUN
         same = ran and outcome.failed and original.signature.matches(outcome.signature)
         s.emit("stage", stage=stage, outcome=outcome, same=same)
         results.append(
@@ -159,7 +164,7 @@ def plain_ladder(s: Session, original: Outcome) -> tuple[list[StageResult], Outc
             if ran
             else StageResult(stage, "not run", "", 0.0, False)
         )
-    probe = outcomes[-1] if outcomes[-1] is not None and outcomes[-1].kind != "skip" else None
+    probe = outcomes[-1] if outcomes[-1] is not None and outcomes[-1].kind not in NOT_RUN else None
     return results, probe
 
 
