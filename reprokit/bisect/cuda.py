@@ -48,7 +48,7 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
             "with asynchronous launches",
         )
         return original
-    s.target = out.signature
+    s.chase(out.signature)
     v.signature = out.signature.to_dict()
     return out
 

@@ -31,7 +31,7 @@ def meta_kernel_finding(s: Session, v: Verdict, original: Outcome) -> None:
     }
     if s.target is None or not s.target.matches(outcome.signature):
         s.others.pop(outcome.signature.short(), None)  # no longer another failure: the one chased
-        s.target = outcome.signature
+        s.chase(outcome.signature)
         v.signature = outcome.signature.to_dict()
         v.kind = outcome.kind
     op = f" of {v.meta_kernel['op']}" if m else ""

@@ -35,7 +35,7 @@ class GraphBisector(Bisector):
     def __init__(self, opts: BisectOptions, runner: Runner, emit: Emit, captured: CapturedFailure, case: str):
         super().__init__(opts, runner, emit)
         self.captured, self.case = captured, case
-        self.target = Signature.from_dict(captured.failure["signature"])
+        self.chase(Signature.from_dict(captured.failure["signature"]))
         self.backward = captured.failure.get("phase") == "backward"  # its failure shows when run backward too
         # wrong numbers with no exception (bisect/diverging): every trial compares compiled against eager
         self.accuracy = captured.failure.get("kind") == "accuracy"

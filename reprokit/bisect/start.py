@@ -199,25 +199,25 @@ def record_original(s: Session, v: Verdict, original: Outcome, originals: list, 
 
     Raises when the script fails without compile too: that is not a compiler bug.
     """
-    s.target = original.signature
+    target = s.chase(original.signature)
     v.kind = original.kind
     v.signature = original.signature.to_dict()
     v.user_backend = original.user_backend
     v.compile_args = original.compile_args
     v.graph_count = original.graphs
-    fails = sum(1 for x in originals if x is not None and s.target.matches(x.signature))
+    fails = sum(1 for x in originals if x is not None and target.matches(x.signature))
     v.repro_rate, v.repro_runs = fails / len(originals), len(originals)
-    if baseline.failed and not s.target.matches(baseline.signature):
+    if baseline.failed and not target.matches(baseline.signature):
         # Another failure than the original's (a hang at teardown where the original raised) is no proof that
         # the bug is not the compiler's: asked again, beside the questions that follow (a baseline that hangs
         # holds one slot for its limit, not the whole run twice over); the baseline that counts is the last one,
         # and Session.finish waits for it.
         s.baseline_again = Beside(
-            lambda: settle(s.runner, lambda k: s.spec("none", "baseline-no-compile", attempt=k), s.target, baseline)
+            lambda: settle(s.runner, lambda k: s.spec("none", "baseline-no-compile", attempt=k), target, baseline)
         )
     if EXIT_HANG_NOTE in (baseline.note or ""):
         s.unsteady.append(f"the run without compile hung at exit after its work was done; counted as {baseline.kind}")
         s.emit("note", text=s.unsteady[-1])
-    if baseline.failed and s.target.matches(baseline.signature):
+    if baseline.failed and target.matches(baseline.signature):
         raise NothingToIsolate("the script fails without compile too in the same way: that is not a compiler bug")
     return fails

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from reprokit.bisect.configs import config_flips
-from reprokit.bisect.session import Session
+from reprokit.bisect.session import Naming, Session
 from reprokit.bisect.subsystems import subsystem
 from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.trial_files import read_tail, trial_record
@@ -28,18 +28,9 @@ def export_record(outcome: Outcome | None) -> dict | None:
     return trial_record(outcome.trial_dir).get("export") if outcome is not None else None
 
 
-class AotiSession:
-    """A session whose "inductor" stage is the script with AOTInductor real: inductor's config and subsystem
-    narrowing then asks its questions of AOTInductor."""
-
-    def __init__(self, session: Session):
-        self._session = session
-
-    def spec(self, stage: str, label: str, **kw):
-        return self._session.spec("user" if stage == "inductor" else stage, f"aoti-{label}", **kw)
-
-    def __getattr__(self, name):
-        return getattr(self._session, name)
+# A session's "inductor" stage as the script with AOTInductor real: inductor's config and subsystem narrowing then
+# asks its questions of AOTInductor.
+AOTI_NAMING = Naming(stages=(("inductor", "user"),), label_prefix="aoti-")
 
 
 def isolate_deployment(s: Session, v: Verdict, original: Outcome) -> dict | None:
@@ -127,7 +118,7 @@ def narrow_export(s: Session, v: Verdict, failing: Outcome) -> None:
 def narrow_aoti(s: Session, v: Verdict, failing: Outcome) -> None:
     """AOTInductor's failure: the config flips, then the lowering whose application breaks it, then inductor's
     counted passes, all asked of AOTI."""
-    aoti: Session = AotiSession(s)  # type: ignore[assignment]  # a Session in all but name: it forwards the rest
+    aoti = s.named(AOTI_NAMING)
     error = cpp_compile_error(read_tail(os.path.join(failing.trial_dir, "stderr.txt")) or "")
     if error:  # g++'s output is hundreds of kilobytes of warnings around this one line
         v.message = error

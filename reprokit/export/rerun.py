@@ -50,8 +50,8 @@ def _minify_export(run_dir: RunDir, v: Verdict, runner, emit, command: str) -> V
     started, before = time.monotonic(), runner.executed
     info = run_dir.read_json("run.json")
     recorded = info["options"]
-    s = Session(BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())}), runner, emit)
-    s.target = Signature.from_dict(v.signature)
+    opts = BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())})
+    s = Session(opts, runner, emit, target=Signature.from_dict(v.signature))
     v = minify_export(s, run_dir, v, command or info.get("command") or f"reprokit bisect {os.path.basename(v.script)}")
     if v.repro_verified:
         return v
