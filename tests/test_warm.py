@@ -52,7 +52,7 @@ def test_warm_trials_survive_hangs_and_crashes(case, tmp_path, monkeypatch):
     try:
         first = runner(spec(case, "eager"))
         assert first.kind == "pass", first
-        assert runner.warm is not None and runner.warm.alive()
+        assert runner.fork_pool is not None and runner.fork_pool.alive()
         from reprokit.data.trial_files import trial_record
 
         # torch was imported by the worker, not by the trial
@@ -69,30 +69,30 @@ def test_warm_trials_survive_hangs_and_crashes(case, tmp_path, monkeypatch):
         assert crash.failed and crash.kind in ("crash", "exception"), crash
 
         again = runner(spec(case, "aot_eager", attempt=1))
-        assert again.kind == "pass" and runner.warm.alive()
+        assert again.kind == "pass" and runner.fork_pool.alive()
     finally:
         runner.close()
 
 
 def test_which_trials_may_fork_from_the_warm_worker():
-    from reprokit.trial.fork_policy import warm_eligible
+    from reprokit.trial.fork_policy import fork_eligible
 
     lowerings = {"backend": "inductor", "name": "lowerings", "max": 3}
-    assert warm_eligible(TrialSpec(mode="graph", stage="inductor"))
-    assert warm_eligible(TrialSpec(mode="repro", stage="inductor"))
+    assert fork_eligible(TrialSpec(mode="graph", stage="inductor"))
+    assert fork_eligible(TrialSpec(mode="repro", stage="inductor"))
     # torch's bisect counters and logging are read again in the fork, so those trials may fork too
-    assert warm_eligible(TrialSpec(mode="graph", stage="inductor", subsystem=lowerings))
-    assert warm_eligible(TrialSpec(mode="graph", stage="inductor", env={"TORCH_LOGS": "output_code"}))
+    assert fork_eligible(TrialSpec(mode="graph", stage="inductor", subsystem=lowerings))
+    assert fork_eligible(TrialSpec(mode="graph", stage="inductor", env={"TORCH_LOGS": "output_code"}))
     # whole scripts only when the caller read the script and found it safe to fork
-    assert not warm_eligible(TrialSpec(mode="script", stage="inductor"))
-    assert warm_eligible(TrialSpec(mode="script", stage="none"), scripts=True)
+    assert not fork_eligible(TrialSpec(mode="script", stage="inductor"))
+    assert fork_eligible(TrialSpec(mode="script", stage="none"), scripts=True)
     # a variable torch reads only at import, or a torchrun launch: cold
-    assert not warm_eligible(
+    assert not fork_eligible(
         TrialSpec(mode="script", stage="inductor", env={"TORCHINDUCTOR_MAX_AUTOTUNE": "1"}), scripts=True
     )
-    assert not warm_eligible(TrialSpec(mode="model", stage="user", ranks=2), scripts=True)
+    assert not fork_eligible(TrialSpec(mode="model", stage="user", ranks=2), scripts=True)
     # the repro's verification claims a fresh interpreter: never a fork
-    assert not warm_eligible(TrialSpec(mode="script", stage="user", fresh_interpreter=True), scripts=True)
+    assert not fork_eligible(TrialSpec(mode="script", stage="user", fresh_interpreter=True), scripts=True)
 
 
 @pytest.mark.parametrize(
@@ -251,7 +251,9 @@ def test_a_fork_that_cannot_prepare_torch_runs_its_trial_cold(tmp_path, monkeypa
     runner = Runner(RunDir.create(str(tmp_path / "artifacts"), "fork-setup"), timeout=300, warm_scripts=True)
     try:
         first = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="a"))
-        assert runner.warm is not None and not runner.warm.alive()  # every fork would fail alike: no more forks
+        assert (
+            runner.fork_pool is not None and not runner.fork_pool.alive()
+        )  # every fork would fail alike: no more forks
         second = runner(
             TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="b", attempt=1)
         )

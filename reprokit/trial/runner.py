@@ -20,7 +20,7 @@ from reprokit.trial import damaged_cache, reaper
 from reprokit.trial.cache import compile_cache_root
 from reprokit.trial.cancel import TrialsCancelled
 from reprokit.trial.environment import ranks_of
-from reprokit.trial.fork_policy import WarmWorker
+from reprokit.trial.fork_policy import ForkWorker
 from reprokit.trial.launch import run_trial
 from reprokit.trial.ordered_map import ordered_map
 from reprokit.trial.policy import Judge, TrialPolicy
@@ -111,7 +111,7 @@ class Runner:
         self.pinned = bool(devices)
         # Eligible trials fork from a worker that has imported torch already (REPROKIT_WARM=0: never); whole
         # scripts too when the caller has read the script and found it safe to fork (app.forks_cleanly).
-        self.forks = WarmWorker(self.cache_root, settings.WARM.not_off(), warm_scripts)
+        self.forks = ForkWorker(self.cache_root, settings.WARM.not_off(), warm_scripts)
         self.jobs = max(1, jobs)
         self.on_trial = on_trial
         self.on_start = on_start
@@ -127,7 +127,7 @@ class Runner:
 
     def with_policy(self, **changes) -> Runner:
         """A view of this Runner that asks its trials under this policy with `changes` (TrialPolicy's fields), and
-        shares the rest: journal, scheduler, GPUs, warm worker, counters, stop and cancel."""
+        shares the rest: journal, scheduler, GPUs, fork worker, counters, stop and cancel."""
         view = copy.copy(self)
         view.policy = self.policy.replace(**changes)
         return view
@@ -222,7 +222,7 @@ class Runner:
 
     def _limit(self, limit: Limit, cancels: int | None = None) -> Callable[[], float]:
         """The trial's time limit, asked while it runs: the policy's, or `limit` when lower; none left once
-        cancel() was called after the trial was asked (one that was still starting, its warm worker killed, is cut
+        cancel() was called after the trial was asked (one that was still starting, its fork worker killed, is cut
         as it starts)."""
         policy = self.policy
         # A function stands for the policy's timeout: a limit that may rise or fall while the trial runs.
@@ -252,7 +252,7 @@ class Runner:
                 self.cache_root,
                 self._limit(limit, cancels),
                 device=device,
-                warm=self.forks.for_trial(spec, trial_dir),
+                pool=self.forks.for_trial(spec, trial_dir),
                 compile_errors=self.compile_errors,
             )
             if device is not None:
@@ -281,8 +281,8 @@ class Runner:
         return need
 
     @property
-    def warm(self):
-        """The warm worker's pool once started, else None."""
+    def fork_pool(self):
+        """The fork worker's pool once started, else None."""
         return self.forks.pool
 
     def cancel(self) -> None:
@@ -308,7 +308,7 @@ class Runner:
         reaper.kill_all()
 
     def close(self) -> None:
-        """The warm worker stopped; every job still queued or running on the cluster cancelled."""
+        """The fork worker stopped; every job still queued or running on the cluster cancelled."""
         self.forks.close()
         if self.remote is not None:
             self.remote.cancel_all()
