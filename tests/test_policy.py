@@ -132,3 +132,10 @@ def test_a_limit_given_as_a_function_is_asked_in_place_of_the_policy_s(runner):
     answers = Answers(outcome())
     runner(spec(), limit=lambda: 250.0, how=answers)
     assert answers.limits == [250.0]
+
+
+def test_a_spec_that_saves_a_graph_keeps_the_json_and_key_journals_were_written_with():
+    saves = TrialSpec(mode="script", stage="inductor", script="s.py", save_graph=2, label="x")
+    assert saves.to_dict()["capture"] == 2 and "save_graph" not in saves.to_dict()
+    assert TrialSpec.from_dict(saves.to_dict()) == saves
+    assert saves.key() == "8cc94990a03da652"  # the key of TrialSpec(..., capture=2) before the field's rename

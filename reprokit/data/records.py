@@ -107,6 +107,9 @@ def _same_kernel(a: str | None, b: str | None) -> bool:
     return bool(ops_a & ops_b)
 
 
+_SAVE_GRAPH_KEY = "capture"  # TrialSpec.save_graph's name in JSON
+
+
 @dataclass(frozen=True)
 class TrialSpec(JsonData):
     """Everything one trial runs; its hash is the journal key."""
@@ -128,7 +131,9 @@ class TrialSpec(JsonData):
     only_graph: int | None = None  # compile only this graph with `stage`, the rest with `other_stage`
     other_stage: str = "eager"
     check_accuracy: bool = False
-    capture: int | None = None  # save this graph (code, inputs) into the trial folder
+    # Save graph N (its code and inputs) into the trial folder, as repro.py's parts; "capture" in JSON, the key
+    # journals were written with (TrialSpec.key is of the JSON, so --resume still finds their trials)
+    save_graph: int | None = None
     case: str | None = None  # graph mode: folder of a captured graph
     edit: dict | None = None  # graph mode: which nodes are computed, cut into inputs, output
     run_backward: bool = False
@@ -149,6 +154,11 @@ class TrialSpec(JsonData):
     compile_limit: float | None = None
     label: str = ""  # for humans only; not part of the key
 
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d[_SAVE_GRAPH_KEY] = d.pop("save_graph")
+        return d
+
     def key(self) -> str:
         d = self.to_dict()
         d.pop("label")
@@ -158,6 +168,9 @@ class TrialSpec(JsonData):
 
     @classmethod
     def from_dict(cls, data):
+        data = dict(data)
+        if _SAVE_GRAPH_KEY in data:
+            data["save_graph"] = data.pop(_SAVE_GRAPH_KEY)
         spec = _from_dict(cls, data)
         return dataclasses.replace(spec, argv=tuple(spec.argv))
 

@@ -42,10 +42,10 @@ def isolate_deployment(s: Session, v: Verdict, original: Outcome) -> dict | None
 def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
     """Fill the verdict from the export ladder; the decisive trials."""
     s.emit("ladder_start", stages=[*EXPORT_TRIAL_STAGES, "aoti"])
-    # capture=0: where export() raises, the export trial runs draft_export too and keeps its report
+    # save_graph=0: where export() raises, the export trial runs draft_export too and keeps its report
     outcomes = s.runner.map(
         [
-            s.spec(stage, f"stage-{stage}", **({"capture": 0} if stage == "export" else {}))
+            s.spec(stage, f"stage-{stage}", **({"save_graph": 0} if stage == "export" else {}))
             for stage in EXPORT_TRIAL_STAGES
         ]
     )

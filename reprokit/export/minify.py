@@ -30,7 +30,7 @@ _SET_BY_REPROKIT = ("fx_graph_cache", "autograd_cache")
 def minify_export(s: Session, run_dir: RunDir, v: Verdict, command: str = "") -> Verdict:
     """Capture the program, cut it, write repro.py; the verdict with repro fields filled (or why not)."""
     started, before = time.monotonic(), s.runner.executed
-    capture = s.runner(s.spec("user", "export-capture", capture=0))
+    capture = s.runner(s.spec("user", "export-capture", save_graph=0))
     path = os.path.join(capture.trial_dir, "case", "export_graph.json")
     if not os.path.exists(path):
         v.repro_attempts = [

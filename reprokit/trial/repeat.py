@@ -79,7 +79,7 @@ def map_until_it_fails(
 
 def _a_question(spec: TrialSpec) -> bool:
     """Whether the trial asks whether the failure shows: not one that writes a repro's parts or saves a graph."""
-    return spec.mode != TrialKind.REPRO and spec.capture is None
+    return spec.mode != TrialKind.REPRO and spec.save_graph is None
 
 
 def _answer(outs: list, shows: Callable) -> Outcome | None:
