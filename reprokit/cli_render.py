@@ -9,6 +9,7 @@ from collections.abc import Callable
 import click
 
 from reprokit.cli_tally import PHASES, Tally, clock, phase_trials
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.stages import STAGE_TITLES
 
 
@@ -63,9 +64,11 @@ def trial_line(d: dict) -> str:
 
 def stage_line(d: dict) -> str:
     o = d["outcome"]
-    mark = "✓" if o.kind == "pass" else "✗"
+    mark = "✓" if o.kind == OutcomeKind.PASS else "✗"
     same = (
-        "" if o.kind == "pass" else ("  (same as the original)" if d.get("same", True) else "  (a different failure)")
+        ""
+        if o.kind == OutcomeKind.PASS
+        else ("  (same as the original)" if d.get("same", True) else "  (a different failure)")
     )
     return (
         f"  {mark} {STAGE_TITLES.get(d['stage'], d['stage']):<28} {o.signature.said()[:60]:<60} "

@@ -8,6 +8,7 @@ import os
 from reprokit.app.common import Emit, executor_of, forks_cleanly, noop, run_kind, trial_runner
 from reprokit.app.verdict_file import with_fields, with_repro
 from reprokit.data.executor import ExecutorSettings
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import Signature, Verdict
 from reprokit.data.rundir import RunDir
@@ -38,7 +39,7 @@ def refusal(v: Verdict) -> str | None:
             f"the failure is flaky (it reproduced in {v.repro_rate or 0:.0%} of runs), too rarely to ask each cut "
             "until it fails"
         )
-    if v.kind == "slow":
+    if v.kind == OutcomeKind.SLOW:
         return SLOW_REASON
     if v.memory is not None:
         return MEMORY_REASON

@@ -14,6 +14,7 @@ from typing import Any
 from reprokit.app import guards
 from reprokit.app.common import Emit, noop, record_secrets, run_kind
 from reprokit.app.verdict_file import with_fields, write_verdict
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.ranks import rank_dirs
 from reprokit.data.records import TrialSpec, Verdict
 from reprokit.data.rundir import RunDir, read_json
@@ -252,7 +253,7 @@ def compile_attempts(runner: Runner, req: ModelRequest, a: Attempt, emit: Emit):
         f"{main_out.seconds:.1f} s",
     )
     depth = []
-    if main_out.kind == "pass" and a.layers and a.layers > 1:
+    if main_out.kind == OutcomeKind.PASS and a.layers and a.layers > 1:
         # Compile time against depth, within the time already spent: 1, 2, 4 ... layers.
         budget = max(main_out.seconds * 3, 60)
         k = 1

@@ -25,6 +25,7 @@ from reprokit.bisect.start import record_original, reference_run, start_round
 from reprokit.bisect.steady import contradicting, count_same, more_runs
 from reprokit.bisect.subsystems import confirm_boundary, subsystem
 from reprokit.bisect.warm import warm_ladder
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Evidence, Isolation
 from reprokit.data.rate import rate_line
 from reprokit.data.records import Outcome, StageResult, Verdict
@@ -82,12 +83,12 @@ class Bisector(Session):
         if fails < len(originals) and not self.ask_until_it_fails(v, fails, len(originals)):
             return self.finish(v, decisive={"first_failing": original.trial_dir})
 
-        if original.kind == "cuda_fault":  # from here on every launch is synchronous: the fault names its kernel
+        if original.kind == OutcomeKind.CUDA_FAULT:  # every launch synchronous from here: the fault names its kernel
             original = self.original = launch_blocking(self, v, original)
         decisive = self.deployment(self, v, original)  # torch.export and AOTInductor (issue #20)
         if decisive is not None:
             return self.finish(v, decisive=decisive)
-        if original.kind == "skip":
+        if original.kind == OutcomeKind.SKIP:
             memory_finding(v, original, baseline)
         ladder = self.ladder(v, original, originals)
         if ladder is None:  # flaky, and too rare to ask each question until it fails
@@ -97,7 +98,7 @@ class Bisector(Session):
         if failing is None:
             # Every stock stage passes: the user's own backend is what breaks.
             v.failing_stage = original.user_backend or "user"
-            v.last_passing_stage = ladder[-1].stage if ladder and ladder[-1].kind == "pass" else None
+            v.last_passing_stage = ladder[-1].stage if ladder and ladder[-1].kind == OutcomeKind.PASS else None
             v.message = "; ".join(
                 x for x in (f"every stock stage passes; the user's backend {v.failing_stage!r} fails", v.message) if x
             )

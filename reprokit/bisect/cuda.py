@@ -11,6 +11,7 @@ import re
 
 from reprokit.bisect.findings import say
 from reprokit.bisect.session import TORCH_LOGS_ENV, Session
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.signature import LAUNCH_BLOCKING_ENV
 from reprokit.data.trial_files import read_tail
@@ -25,7 +26,7 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
     # Its own key (the switch in its env): with the original's env alone the journal would answer for it.
     out = s.runner(s.spec("user", "original-launch-blocking", env={**TORCH_LOGS_ENV, **LAUNCH_BLOCKING_ENV}))
     text = _text(out)
-    same = out.kind == "cuda_fault" and out.signature.message == original.signature.message
+    same = out.kind == OutcomeKind.CUDA_FAULT and out.signature.message == original.signature.message
     asserting = asserting_kernel(text, text + _trace_text(out))
     kernel = asserting or launched_kernel(out.traceback or "")
     v.cuda_fault = {

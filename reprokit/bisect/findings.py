@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from reprokit.bisect.session import Session
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.stages import CROSSREF
 from reprokit.data.trial_files import trial_record
@@ -79,7 +80,7 @@ def pieces_finding(v: Verdict, original: Outcome) -> None:
     if not pieces:
         return
     failed = next((p for p in pieces if p.get("failed")), None)
-    if failed is None and original.failed and original.kind in ("crash", "hang"):
+    if failed is None and original.failed and original.kind in (OutcomeKind.CRASH, OutcomeKind.HANG):
         failed = pieces[-1]  # the process died in the last compile it started
     v.inductor_pieces = {"count": len(pieces), "failed": failed, "pieces": pieces}
     if failed is not None:

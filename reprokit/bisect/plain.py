@@ -111,7 +111,7 @@ def hidden_failure(s: Session, original: Outcome) -> Outcome | None:
         if run.kind in NOT_RUN:
             break
         s.as_written.append(run)
-        if not run.failed or run.kind == "hang":
+        if not run.failed or run.kind == OutcomeKind.HANG:
             break
     failure = same_failure(s.as_written)
     s.emit("note", text=f"the script run as written ({command_line(s)}): {as_written_words(s.as_written)}")
@@ -123,7 +123,7 @@ def hidden_failure(s: Session, original: Outcome) -> Outcome | None:
 
 def same_failure(runs: list) -> Outcome | None:
     """The first run when all AS_WRITTEN runs fail the same way; a hang (killed at the limit) is not that failure."""
-    if len(runs) < AS_WRITTEN or any(not x.failed or x.kind == "hang" for x in runs):
+    if len(runs) < AS_WRITTEN or any(not x.failed or x.kind == OutcomeKind.HANG for x in runs):
         return None
     return runs[0] if all(runs[0].signature.matches(x.signature) for x in runs[1:]) else None
 
@@ -133,9 +133,9 @@ def as_written_words(runs: list) -> str:
     if not runs:
         return "not run (the budget was spent)"
     ends = "; ".join(dict.fromkeys(x.signature.short()[:200] for x in runs))
-    failed = sum(1 for x in runs if x.failed and x.kind != "hang")
+    failed = sum(1 for x in runs if x.failed and x.kind != OutcomeKind.HANG)
     said = f"{ends} ({failed} of {len(runs)} failing)" if len(runs) > 1 else ends
-    if any(x.kind == "hang" for x in runs):
+    if any(x.kind == OutcomeKind.HANG for x in runs):
         said += "; a run killed at the time limit is not counted as a failure"
     return said
 
@@ -213,7 +213,7 @@ def plain_finding(s: Session, original: Outcome, ladder: list[StageResult], prob
         "doubt": doubt,
         "failing_stage": failing,
         "last_passing_stage": before
-        if before and any(r.stage == before and r.kind == "pass" for r in ladder)
+        if before and any(r.stage == before and r.kind == OutcomeKind.PASS for r in ladder)
         else None,
         "how": HOW,
         "not_asked": NOT_ASKED,

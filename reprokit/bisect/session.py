@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reprokit.bisect.steady import describe
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict, file_hash
 from reprokit.errors import NothingToIsolate
 from reprokit.trial.runner import Runner
@@ -39,7 +40,7 @@ class BisectOptions:
 
 def passes(outcome: Outcome | None) -> bool:
     """True when a trial ran and passed (a trial not run, or failing in any way, is no pass)."""
-    return outcome is not None and outcome.kind == "pass"
+    return outcome is not None and outcome.kind == OutcomeKind.PASS
 
 
 class Beside:

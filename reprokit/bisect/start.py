@@ -11,6 +11,7 @@ from reprokit.bisect.plain import as_written_words, hidden_failure
 from reprokit.bisect.session import TORCH_LOGS_ENV, Beside, Session
 from reprokit.bisect.steady import count_same, more_runs, settle
 from reprokit.bisect.warm import warm_rung
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.ranks import needs_launcher
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.warm_cache import describe as describe_warm
@@ -38,7 +39,7 @@ def start_round(s: Session) -> tuple[Outcome, list]:
         outcome = s.runner(spec, limit=lambda: s.runner.timeout)
         if spec.label == "original" and s.hang_limit is None:
             hung_in_place(s, outcome)
-        if spec.label == "original" and o.timeout is None and outcome.kind != "hang" and s.baseline is None:
+        if spec.label == "original" and o.timeout is None and outcome.kind != OutcomeKind.HANG and s.baseline is None:
             # The original answered first: a baseline still running (a hang at teardown) need not hold the run
             # for the default limit; the original, compile included, tells how long a run takes. The baseline's
             # own time, once it comes, sets the limit again (stop).
@@ -49,7 +50,7 @@ def start_round(s: Session) -> tuple[Outcome, list]:
         done[i] = outcome
         if i == 0:
             s.baseline = outcome
-        if i == 0 and o.timeout is None and outcome.kind != "hang":
+        if i == 0 and o.timeout is None and outcome.kind != OutcomeKind.HANG:
             # Compiling costs far more than running; leave room for it. --timeout overrides. Trials already
             # running take the new limit too (run). A baseline cut at the limit says nothing of how long a run
             # takes: ten times the limit would let every trial beside it hang ten times as long.
@@ -114,9 +115,9 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
             f"{os.path.basename(o.script)} never calls torch.compile (ran without it in "
             f"{baseline.seconds:.1f} s); reprokit bisects compiled code only"
         )
-    if original.kind == "skip" and baseline.kind == "pass":
+    if original.kind == OutcomeKind.SKIP and baseline.kind == OutcomeKind.PASS:
         return original  # out of memory compiled only: compiled needs more memory than eager, a finding
-    if original.kind == "skip":
+    if original.kind == OutcomeKind.SKIP:
         raise NothingToIsolate(
             f"the compiled run ran out of memory ({original.signature.exc_type}); that says "
             "nothing about the compiler: shrink the inputs or free the device, then run again"
@@ -169,7 +170,7 @@ def as_written_clause(runs: list) -> str:
     if not runs:
         return ""
     times = {1: "once", 2: "twice"}.get(len(runs), f"{len(runs)} times")
-    ended = "" if all(x.kind == "pass" for x in runs) else f": {as_written_words(runs)}"
+    ended = "" if all(x.kind == OutcomeKind.PASS for x in runs) else f": {as_written_words(runs)}"
     return f", and {times} as written, outside reprokit{ended}"
 
 

@@ -35,4 +35,5 @@ class TrialKind(StrEnum):
     GRAPH = "graph"
     REPRO = "repro"
     MODEL = "model"
+    DIVERGENCE = "divergence"  # the first node whose compiled value differs from eager (child/divergence.py)
     PLAIN = "plain"

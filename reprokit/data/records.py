@@ -64,9 +64,9 @@ class Signature(JsonData):
             return False  # exit 1 after a failed comparison is not exit 1 for another reason
         if other is None or self.kind != other.kind:
             return False
-        if self.kind in ("hang", "accuracy", "slow"):
+        if self.kind in (OutcomeKind.HANG, OutcomeKind.ACCURACY, OutcomeKind.SLOW):
             return True
-        if self.kind == "cuda_fault":  # the fault, and the kernel where both name one (data/signature.py)
+        if self.kind == OutcomeKind.CUDA_FAULT:  # the fault, and the kernel where both name one (data/signature.py)
             return self.message == other.message and _same_kernel(self.frame, other.frame)
         if self.cause and other.cause:
             return self.cause == other.cause
@@ -77,17 +77,17 @@ class Signature(JsonData):
     def reports_mismatch(self) -> bool:
         """A wrong result, however its check reported it: reprokit's accuracy check, or an exit or an
         AssertionError right after a comparison that found the tensors differ (child/comparisons.py)."""
-        return self.kind == "accuracy" or self.cause == MISMATCH
+        return self.kind == OutcomeKind.ACCURACY or self.cause == MISMATCH
 
     def short(self) -> str:
-        if self.kind == "pass":
+        if self.kind == OutcomeKind.PASS:
             return "passes"
         head = self.exc_type or self.kind
         return f"{head}: {self.message}" if self.message else head
 
     def said(self) -> str:
         """The failure as torch said it, for a reader: short() with the message's original text where kept."""
-        if self.kind == "pass" or not self.text:
+        if self.kind == OutcomeKind.PASS or not self.text:
             return self.short()
         return f"{self.exc_type or self.kind}: {self.text}"
 

@@ -13,6 +13,7 @@ import os
 from reprokit.bisect.configs import config_flips
 from reprokit.bisect.session import Naming, Session
 from reprokit.bisect.subsystems import subsystem
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.trial_files import read_tail, trial_record
 from reprokit.export import aoti_debug
@@ -67,7 +68,9 @@ def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
         v.message = "the original fails, but no step of the export ladder fails that way alone"
         return {"first_failing": original.trial_dir}
     names = ["none", *EXPORT_TRIAL_STAGES, "aoti"]
-    last = next(st for st in reversed(names[: names.index(failing.stage)]) if s.stage_outcomes[st].kind == "pass")
+    last = next(
+        st for st in reversed(names[: names.index(failing.stage)]) if s.stage_outcomes[st].kind == OutcomeKind.PASS
+    )
     outcome = s.stage_outcomes[failing.stage]
     v.failing_stage = stage_name(failing.stage, export_record(outcome))
     v.last_passing_stage = last
@@ -186,7 +189,7 @@ def lowering_boundary(s: Session, failing: Outcome) -> dict | None:
     if boundary is None:
         return None
     at, below = s.runner.map([spec_at(boundary), spec_at(boundary - 1)])
-    if below is None or below.kind != "pass" or not s.fails_same(at):
+    if below is None or below.kind != OutcomeKind.PASS or not s.fails_same(at):
         return None  # the application before it fails too (differently): no single lowering to name
     result = {
         "name": "lowerings",

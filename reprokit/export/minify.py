@@ -14,6 +14,7 @@ import time
 
 from reprokit import __version__
 from reprokit.bisect.session import Session
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import ReproAttempt, Signature, Verdict, text_hash
 from reprokit.data.rundir import RunDir, read_json
 from reprokit.data.trial_files import trial_record
@@ -173,7 +174,7 @@ class CandidateMaker:
             return True
         wrong = ("accuracy", "AssertionError")
         return (target.kind in wrong or target.exc_type in wrong) and (
-            outcome.kind == "accuracy" or outcome.signature.exc_type == "AssertionError"
+            outcome.kind == OutcomeKind.ACCURACY or outcome.signature.exc_type == "AssertionError"
         )
 
 

@@ -10,6 +10,7 @@ third failure keeps a repro that fails every time at one or two more runs (the v
 from __future__ import annotations
 
 from reprokit import settings
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Signature, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.minify.alone import alone_signature, failed, run_alone
@@ -59,9 +60,9 @@ def reproduces(code, output: str, target: Signature) -> bool:
         return False
     line = judge_test(target, code, output)[1]
     said = alone_signature(code, output, line)
-    if target.kind in ("hang", "crash"):
-        return said.kind == target.kind and (target.kind == "hang" or said.exc_type == target.exc_type)
-    if target.kind != "exception" or target.reports_mismatch() or target.exc_type == "AssertionError":
+    if target.kind in (OutcomeKind.HANG, OutcomeKind.CRASH):
+        return said.kind == target.kind and (target.kind == OutcomeKind.HANG or said.exc_type == target.exc_type)
+    if target.kind != OutcomeKind.EXCEPTION or target.reports_mismatch() or target.exc_type == "AssertionError":
         return True  # an exit has no type; a mismatch is its check failing, however it said so
     if not last_chain(output):
         return True  # it exited without a traceback: a script that caught the error (child/caught.py) and exited

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import ReproAttempt, Signature, Verdict
 from reprokit.data.rundir import RunDir
@@ -103,7 +104,7 @@ def _graph_repros(run_dir, runner, v, info, emit, resume, notes) -> bool:
     stage = v.failing_stage if v.failing_stage in STAGE_TITLES else "user"
     original = Signature.from_dict(v.signature)
     accuracy = (
-        original.kind in ("accuracy", "exit")
+        original.kind in (OutcomeKind.ACCURACY, OutcomeKind.EXIT)
         or original.exc_type == "AssertionError"
         or opts.get("check_accuracy", False)
     )
@@ -118,8 +119,8 @@ def _graph_repros(run_dir, runner, v, info, emit, resume, notes) -> bool:
         raise CompiledIsCloser(f"graph {v.graph} compiled differs from eager, but {found.note}", found.note, found.case)
     neighbour = (
         found.signature is not None
-        and original.kind in ("exception", "crash")
-        and not (found.signature.matches(original) or accuracy and found.signature.kind == "accuracy")
+        and original.kind in (OutcomeKind.EXCEPTION, OutcomeKind.CRASH)
+        and not (found.signature.matches(original) or accuracy and found.signature.kind == OutcomeKind.ACCURACY)
     )
     if neighbour:
         # Another failure, even through the wrappers' root cause: minifying it would report a neighbour.
@@ -148,7 +149,7 @@ def _captured_repro(run_dir, runner, v, info, emit, resume, notes) -> bool:
     """The graph a capture wrote, cut while it fails alone the way the job failed; True once repro.py is verified."""
     case, stage = info["capture"]["case"], v.failing_stage
     backward = info["capture"].get("phase") == "backward"  # the job failed in loss.backward()
-    accuracy = Signature.from_dict(v.signature).kind == "accuracy"  # found by capture --check-accuracy
+    accuracy = Signature.from_dict(v.signature).kind == OutcomeKind.ACCURACY  # found by capture --check-accuracy
     found = graph_alone(runner, case, stage, accuracy, backward, "graph-alone")
     if found.signature is None or not found.signature.matches(Signature.from_dict(v.signature)):
         v.repro_attempts.append(ReproAttempt("graph", "the captured graph alone does not fail the way the job did"))

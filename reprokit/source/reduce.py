@@ -8,6 +8,7 @@ import os
 import time
 from typing import TypeGuard
 
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Signature, TrialSpec, Verdict, text_hash
 from reprokit.data.rundir import RunDir
 from reprokit.minify.reliability import measure
@@ -111,7 +112,7 @@ class SourceOracle:
         # user's assert kept, the compiled call cut; or the script broken in a way that happens to match). Asked
         # only now: most candidates fail otherwise, and their no-compile trial would be wasted.
         plain = self.runner(dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile"), limit=self.limit)
-        return plain is not None and plain.kind == "pass"
+        return plain is not None and plain.kind == OutcomeKind.PASS
 
     def fails_same(self, source: str | None) -> bool:
         if not self.runnable(source) or self.share.spent():
@@ -352,5 +353,5 @@ def _verify(run_dir: RunDir, v: Verdict, runner, result: str, same=None) -> None
     v.repro_fresh_runs = len(checks)
     v.repro_verified = all(
         c is not None and target.matches(c.signature) and (same is None or same(c)) for c in checks
-    ) and (plain is not None and plain.kind == "pass")
+    ) and (plain is not None and plain.kind == OutcomeKind.PASS)
     v.repro_signature = checks[0].signature.to_dict() if checks[0] else None

@@ -6,6 +6,7 @@ import atexit
 import threading
 from typing import TYPE_CHECKING
 
+from reprokit.data.kinds import TrialKind
 from reprokit.data.records import TrialSpec
 from reprokit.data.warm_cache import COMPILE_ERRORS
 from reprokit.trial.environment import ranks_of, trial_env
@@ -36,7 +37,9 @@ def fork_eligible(spec: TrialSpec, scripts: bool = False) -> bool:
     does a multi-rank launch."""
     if spec.fresh_interpreter or any(k not in _REREAD_IN_CHILD for k in spec.env or {}) or ranks_of(spec) > 1:
         return False
-    return spec.mode in ("graph", "repro", "divergence") or (scripts and spec.mode == "script")
+    return spec.mode in (TrialKind.GRAPH, TrialKind.REPRO, TrialKind.DIVERGENCE) or (
+        scripts and spec.mode == TrialKind.SCRIPT
+    )
 
 
 def comparable(env: dict) -> dict:

@@ -9,6 +9,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from reprokit.data.kinds import TrialKind
 from reprokit.data.records import Outcome, Signature, TrialSpec
 
 Judge = Callable[[TrialSpec, Outcome], Outcome]
@@ -45,7 +46,7 @@ class TrialPolicy:
         the trials that compile (script and graph trials)."""
         if self.env:
             spec = dataclasses.replace(spec, env={**self.env, **(spec.env or {})})
-        if self.compile_limit and spec.compile_limit is None and spec.mode in ("script", "graph"):
+        if self.compile_limit and spec.compile_limit is None and spec.mode in (TrialKind.SCRIPT, TrialKind.GRAPH):
             spec = dataclasses.replace(spec, compile_limit=self.compile_limit)
         return spec
 
