@@ -10,6 +10,7 @@ import click
 
 from reprokit.cli_tally import PHASES, Tally, clock, phase_trials
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.stages import STAGE_TITLES
 
 
@@ -64,9 +65,11 @@ def trial_line(d: dict) -> str:
 
 def stage_line(d: dict) -> str:
     o = d["outcome"]
-    mark = "✓" if o.kind == "pass" else "✗"
+    mark = "✓" if o.kind == OutcomeKind.PASS else "✗"
     same = (
-        "" if o.kind == "pass" else ("  (same as the original)" if d.get("same", True) else "  (a different failure)")
+        ""
+        if o.kind == OutcomeKind.PASS
+        else ("  (same as the original)" if d.get("same", True) else "  (a different failure)")
     )
     return (
         f"  {mark} {STAGE_TITLES.get(d['stage'], d['stage']):<28} {o.signature.said()[:60]:<60} "

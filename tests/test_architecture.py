@@ -272,6 +272,50 @@ def test_only_the_executor_seam_knows_the_cluster():
     assert not wrong, report("the cluster named outside trial/", wrong)
 
 
+def names_a_runner(node: ast.AST) -> bool:
+    """`runner`, `s.runner`, `self._runner`: an expression whose last name is a runner's."""
+    last = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+    return last.lstrip("_") == "runner"
+
+
+def runner_writes(tree: ast.AST) -> list:
+    """Line numbers where a runner's attribute is assigned (`runner.timeout = 5`, `s.runner.env |= {...}`) or set
+    through setattr."""
+    found = []
+    for node in ast.walk(tree):
+        targets: list = []
+        if isinstance(node, ast.Assign):
+            targets = [t for target in node.targets for t in ast.walk(target)]
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute) and node.args:
+            name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+            if name in ("setattr", "__setattr__") and names_a_runner(node.args[0]):
+                found.append(node.lineno)
+        found += [node.lineno for t in targets if isinstance(t, ast.Attribute) and names_a_runner(t.value)]
+    return sorted(found)
+
+
+def test_no_runner_attribute_is_assigned_outside_trial():
+    """A Runner asks its trials under a frozen TrialPolicy (issue #49): another limit, switch, judge, deadline or
+    number of tries is a view (`runner.with_policy(...)`), never an attribute set from outside trial/."""
+    wrong = [
+        f"{path.relative_to(ROOT.parent)}:{line}"
+        for name, (path, tree) in MODULES.items()
+        if not in_package(name, "reprokit.trial")
+        for line in runner_writes(tree)
+    ]
+    assert not wrong, report("Runner attributes assigned outside trial/", wrong)
+
+
+def test_runner_write_detection():
+    tree = ast.parse(
+        "runner.env = {}\ns.runner.timeout = 1\nself._runner.deadline += 1\nsetattr(runner, 'judge', j)\n"
+        "a, s.runner.x = 1, 2\ns.runner = runner.with_policy(timeout=1)\nrunner = r\nother.timeout = 3\n"
+    )
+    assert runner_writes(tree) == [1, 2, 3, 4, 5]
+
+
 def test_no_import_circles():
     graph = import_graph()
     found = []

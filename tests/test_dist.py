@@ -206,7 +206,7 @@ def test_the_runner_switches_set_after_a_fault_reach_every_later_trial_but_keep_
     runner = Runner(RunDir.create(str(tmp_path / "runs"), "env"), timeout=120)
     spec = TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path))
     assert runner(spec).kind == "pass"
-    runner.env = dict(LAUNCH_BLOCKING_ENV)
+    runner = runner.with_policy(env=LAUNCH_BLOCKING_ENV)
     assert runner(spec).kind == "pass" and runner.executed == 1
     later = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), attempt=1))
     assert (later.kind, later.signature.message) == ("exception", "synchronous")

@@ -146,14 +146,13 @@ def test_a_baseline_cut_at_the_limit_does_not_raise_the_limit_of_the_trials_besi
     runner = Runner(RunDir.create(str(tmp_path), "hang"), timeout=8.0, jobs=4)
     try:
         started = time.monotonic()
-        baseline, originals = start_round(
-            Session(BisectOptions(script=str(script), cwd=str(tmp_path)), runner, lambda *a, **k: None)
-        )
+        session = Session(BisectOptions(script=str(script), cwd=str(tmp_path)), runner, lambda *a, **k: None)
+        baseline, originals = start_round(session)
         took = time.monotonic() - started
     finally:
         runner.close()
     assert (baseline.kind, [o.kind for o in originals]) == ("hang", ["hang"]), (baseline, originals)
-    assert runner.timeout == 8.0
+    assert session.runner.timeout == 8.0  # a baseline cut at the limit sets no other
     assert took < 60, took  # every trial cut at 8 s (not 120 s, the floor the baseline's time would have set)
 
 

@@ -84,9 +84,9 @@ def test_the_warm_worker_serves_a_cpu_machine_whatever_torchs_build():
     """Graph trials fork from a worker that imported torch once. torch 2.15's CUDA wheel marks every fork unfit for
     CUDA where there is no GPU; the worker refused to serve, and every trial imported torch afresh (the planted
     bisect above took 202 s instead of 81 s here)."""
-    from reprokit.trial.warm import WarmPool
+    from reprokit.trial.fork_pool import ForkPool
 
-    pool = WarmPool({**os.environ, "PYTHONPATH": str(REPO)}, cpu=True)
+    pool = ForkPool({**os.environ, "PYTHONPATH": str(REPO)}, cpu=True)
     try:
         assert pool.alive()
     finally:

@@ -107,7 +107,7 @@ def test_a_budget_spent_before_the_first_source_trial_checks_the_script_itself_a
     real = reduce.source_problem
 
     def budget_spent_now(run_dir, v, runner, *args, **kwargs):
-        runner.deadline = time.monotonic()  # what --budget sets: no search trial starts after it
+        runner = runner.with_policy(deadline=time.monotonic())  # what --budget sets: no search trial starts after it
         return real(run_dir, v, runner, *args, **kwargs)
 
     monkeypatch.setattr(reduce, "source_problem", budget_spent_now)

@@ -52,7 +52,7 @@ def test_warm_trials_survive_hangs_and_crashes(case, tmp_path, monkeypatch):
     try:
         first = runner(spec(case, "eager"))
         assert first.kind == "pass", first
-        assert runner.warm is not None and runner.warm.alive()
+        assert runner.fork_pool is not None and runner.fork_pool.alive()
         from reprokit.data.trial_files import trial_record
 
         # torch was imported by the worker, not by the trial
@@ -63,35 +63,36 @@ def test_warm_trials_survive_hangs_and_crashes(case, tmp_path, monkeypatch):
         with open(os.path.join(hang.trial_dir, "stacks.txt")) as f:
             assert "compile_fx" in f.read()  # the stack dump of the forked trial, caught mid-compile
 
-        runner.timeout = 300  # a C++ build from an empty cache (a GPU machine's worker skips the CPU probe) is slow
+        # a C++ build from an empty cache (a GPU machine's worker skips the CPU probe) is slow
+        runner = runner.with_policy(timeout=300)
         crash = runner(spec(case, "inductor", {"cpp.inject_relu_bug_TESTING_ONLY": "runtime_error"}))
         assert crash.failed and crash.kind in ("crash", "exception"), crash
 
         again = runner(spec(case, "aot_eager", attempt=1))
-        assert again.kind == "pass" and runner.warm.alive()
+        assert again.kind == "pass" and runner.fork_pool.alive()
     finally:
         runner.close()
 
 
 def test_which_trials_may_fork_from_the_warm_worker():
-    from reprokit.trial.fork_policy import warm_eligible
+    from reprokit.trial.fork_policy import fork_eligible
 
     lowerings = {"backend": "inductor", "name": "lowerings", "max": 3}
-    assert warm_eligible(TrialSpec(mode="graph", stage="inductor"))
-    assert warm_eligible(TrialSpec(mode="repro", stage="inductor"))
+    assert fork_eligible(TrialSpec(mode="graph", stage="inductor"))
+    assert fork_eligible(TrialSpec(mode="repro", stage="inductor"))
     # torch's bisect counters and logging are read again in the fork, so those trials may fork too
-    assert warm_eligible(TrialSpec(mode="graph", stage="inductor", subsystem=lowerings))
-    assert warm_eligible(TrialSpec(mode="graph", stage="inductor", env={"TORCH_LOGS": "output_code"}))
+    assert fork_eligible(TrialSpec(mode="graph", stage="inductor", subsystem=lowerings))
+    assert fork_eligible(TrialSpec(mode="graph", stage="inductor", env={"TORCH_LOGS": "output_code"}))
     # whole scripts only when the caller read the script and found it safe to fork
-    assert not warm_eligible(TrialSpec(mode="script", stage="inductor"))
-    assert warm_eligible(TrialSpec(mode="script", stage="none"), scripts=True)
+    assert not fork_eligible(TrialSpec(mode="script", stage="inductor"))
+    assert fork_eligible(TrialSpec(mode="script", stage="none"), scripts=True)
     # a variable torch reads only at import, or a torchrun launch: cold
-    assert not warm_eligible(
+    assert not fork_eligible(
         TrialSpec(mode="script", stage="inductor", env={"TORCHINDUCTOR_MAX_AUTOTUNE": "1"}), scripts=True
     )
-    assert not warm_eligible(TrialSpec(mode="model", stage="user", ranks=2), scripts=True)
+    assert not fork_eligible(TrialSpec(mode="model", stage="user", ranks=2), scripts=True)
     # the repro's verification claims a fresh interpreter: never a fork
-    assert not warm_eligible(TrialSpec(mode="script", stage="user", fresh_interpreter=True), scripts=True)
+    assert not fork_eligible(TrialSpec(mode="script", stage="user", fresh_interpreter=True), scripts=True)
 
 
 @pytest.mark.parametrize(
@@ -184,18 +185,20 @@ def test_a_running_trial_takes_a_limit_set_after_it_started(tmp_path, monkeypatc
     asleep = tmp_path / "asleep"
     script.write_text(f"import pathlib, time\npathlib.Path({str(asleep)!r}).touch()\ntime.sleep(300)\n")
     runner = Runner(RunDir.create(str(tmp_path / "artifacts"), "limit"), timeout=600, warm_scripts=True)
+    limit = [600.0]  # asked while the trial runs, as bisect/start.py's limits are
 
     def shrink_once_asleep():
         # Only once the script sleeps: a cold interpreter may take seconds to import torch on a slow machine.
         deadline = time.monotonic() + 300
         while not asleep.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
-        runner.timeout = 1.0  # already past: the trial must be cut at once
+        limit[0] = 1.0  # already past: the trial must be cut at once
 
     threading.Thread(target=shrink_once_asleep, daemon=True).start()
     started = time.monotonic()
     try:
-        out = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="sleeps"))
+        sleeps = TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="sleeps")
+        out = runner(sleeps, limit=lambda: limit[0])
     finally:
         runner.close()
     assert out.kind == "hang", out
@@ -248,7 +251,9 @@ def test_a_fork_that_cannot_prepare_torch_runs_its_trial_cold(tmp_path, monkeypa
     runner = Runner(RunDir.create(str(tmp_path / "artifacts"), "fork-setup"), timeout=300, warm_scripts=True)
     try:
         first = runner(TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="a"))
-        assert runner.warm is not None and not runner.warm.alive()  # every fork would fail alike: no more forks
+        assert (
+            runner.fork_pool is not None and not runner.fork_pool.alive()
+        )  # every fork would fail alike: no more forks
         second = runner(
             TrialSpec(mode="script", stage="none", script=str(script), cwd=str(tmp_path), label="b", attempt=1)
         )

@@ -65,7 +65,7 @@ def eager_then_compiled(
             "fix that first, doctor explains compiled runs of a working script"
         )
     if timeout is None:
-        runner.timeout = max(300.0, 10 * eager.seconds)
+        runner = runner.with_policy(timeout=max(300.0, 10 * eager.seconds))
     compiled = runner(spec("user", "compiled"))
     emit(Event.STAGE, stage="user", outcome=compiled)
     if not compiled.compiled:

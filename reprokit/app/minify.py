@@ -10,6 +10,7 @@ from reprokit.app.runners import build_runner, open_runner
 from reprokit.app.verdict_file import with_fields, with_repro
 from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
@@ -20,7 +21,6 @@ from reprokit.export.rerun import check_unchanged, minify_export_run
 from reprokit.minify.minifier import CompiledIsCloser, minify_isolation
 from reprokit.report.bisect_report import load_verdict
 from reprokit.trial.executors import check_executor
-from reprokit.trial.repeat import UntilItFails
 from reprokit.trial.runner import Runner
 
 # Said (after "not minified: ") when a slowdown is bisected: there is no failing graph to cut.
@@ -42,7 +42,7 @@ def refusal(v: Verdict) -> str | None:
             f"the failure is flaky (it reproduced in {v.repro_rate or 0:.0%} of runs), too rarely to ask each cut "
             "until it fails"
         )
-    if v.kind == "slow":
+    if v.kind == OutcomeKind.SLOW:
         return SLOW_REASON
     if v.memory is not None:
         return MEMORY_REASON
@@ -102,11 +102,10 @@ def minify_verdict(
         check_unchanged(run_dir, Isolation.of(verdict))
     if not verdict.warm_cache:  # its repro is the script run cold then warm: nothing is cut (minify/warm_repro.py)
         emit(Event.PHASE, name="minify")
-    if verdict.flaky_tries and not isinstance(runner, UntilItFails):
+    if verdict.flaky_tries and (runner is None or runner.policy.tries == 1):
         # A flaky failure: each cut asked until it fails that way, as the bisect asked each question.
-        # A Runner in all but name: what it does not do itself it forwards to the wrapped one.
-        runner = UntilItFails(  # type: ignore[assignment]
-            runner or make_runner(run_dir, emit), Signature.from_dict(verdict.signature), verdict.flaky_tries
+        runner = (runner or make_runner(run_dir, emit)).with_policy(
+            tries=verdict.flaky_tries, target=Signature.from_dict(verdict.signature)
         )
     try:
         repro = make_repro(run_dir, Isolation.of(verdict), runner=runner, emit=emit, resume=resume, command=command)

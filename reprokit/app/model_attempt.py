@@ -15,6 +15,7 @@ from reprokit.app.pack import write_pack
 from reprokit.app.runners import open_runner
 from reprokit.app.verdict_file import write_verdict
 from reprokit.data.events import Emit, Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.ranks import rank_dirs
 from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import RunDir, read_json
@@ -208,7 +209,7 @@ def compile_attempts(runner: Runner, req: ModelRequest, a: Attempt, emit: Emit):
         f"{main_out.seconds:.1f} s",
     )
     depth = []
-    if main_out.kind == "pass" and a.layers and a.layers > 1:
+    if main_out.kind == OutcomeKind.PASS and a.layers and a.layers > 1:
         # Compile time against depth, within the time already spent: 1, 2, 4 ... layers.
         budget = max(main_out.seconds * 3, 60)
         k = 1

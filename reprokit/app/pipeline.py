@@ -55,7 +55,8 @@ def run_phases(run_dir: RunDir, bisector: Bisector, runner, steps: Steps, emit: 
         if steps.pack:
             verdict = packed(run_dir, verdict, emit, announce=False)
         raise NothingToIsolate(f"{isolation.message} (run folder: {run_dir.path})")
-    runner.deadline = budget.deadline if budget else None
+    # minify and the evidence ask under the bisector's policy (its limit, switches, tries) and the budget's end
+    runner = bisector.use_policy(deadline=budget.deadline if budget else None)
     not_asked: list = []
     if steps.minify and verdict.failing_stage:
         reason = minify_case.refusal(verdict)

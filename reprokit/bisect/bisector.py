@@ -26,13 +26,14 @@ from reprokit.bisect.steady import contradicting, count_same, more_runs
 from reprokit.bisect.subsystems import confirm_boundary, subsystem
 from reprokit.bisect.warm import warm_ladder
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Evidence, Isolation
 from reprokit.data.rate import rate_line
 from reprokit.data.records import Outcome, StageResult, Verdict
 from reprokit.data.stages import CONFIG_STAGES, CROSSREF, STAGES, SUBSYSTEMS
 from reprokit.data.trial_files import trial_record
 from reprokit.data.warm_cache import describe as describe_warm
-from reprokit.trial.repeat import MAX_TRIES, UntilItFails, too_rare, tries_for
+from reprokit.trial.repeat import MAX_TRIES, too_rare, tries_for
 from reprokit.trial.runner import Runner
 
 RATE_RUNS = 3  # runs of the script that tell a flaky failure from a ladder that holds, when a stage contradicts it
@@ -56,7 +57,7 @@ class Bisector(Session):
         super().__init__(opts, runner, emit)
         self.deployment = deployment
         if opts.kind == "slow":
-            runner.judge = SpeedJudge(opts.slow_threshold)
+            self.use_policy(judge=SpeedJudge(opts.slow_threshold))
 
     def isolate(self) -> Isolation:
         """The whole bisect up to the verdict: original checks, stage ladder, then graph, configs, subsystems."""
@@ -83,12 +84,12 @@ class Bisector(Session):
         if fails < len(originals) and not self.ask_until_it_fails(v, fails, len(originals)):
             return self.finish(v, decisive={"first_failing": original.trial_dir})
 
-        if original.kind == "cuda_fault":  # from here on every launch is synchronous: the fault names its kernel
+        if original.kind == OutcomeKind.CUDA_FAULT:  # every launch synchronous from here: the fault names its kernel
             original = self.original = launch_blocking(self, v, original)
         decisive = self.deployment(self, v, original)  # torch.export and AOTInductor (issue #20)
         if decisive is not None:
             return self.finish(v, decisive=decisive)
-        if original.kind == "skip":
+        if original.kind == OutcomeKind.SKIP:
             memory_finding(v, original, baseline)
         ladder = self.ladder(v, original, originals)
         if ladder is None:  # flaky, and too rare to ask each question until it fails
@@ -98,7 +99,7 @@ class Bisector(Session):
         if failing is None:
             # Every stock stage passes: the user's own backend is what breaks.
             v.failing_stage = original.user_backend or "user"
-            v.last_passing_stage = ladder[-1].stage if ladder and ladder[-1].kind == "pass" else None
+            v.last_passing_stage = ladder[-1].stage if ladder and ladder[-1].kind == OutcomeKind.PASS else None
             v.message = "; ".join(
                 x for x in (f"every stock stage passes; the user's backend {v.failing_stage!r} fails", v.message) if x
             )
@@ -169,8 +170,7 @@ class Bisector(Session):
             )
             return False
         assert self.target is not None  # the rate measured is of the original's failure
-        # A Runner in all but name: what it does not do itself it forwards to the wrapped one.
-        self.runner = UntilItFails(self.runner, self.target, tries)  # type: ignore[assignment]
+        self.use_policy(tries=tries, target=self.target)
         v.flaky_tries = tries
         v.message = (
             f"flaky: the original {rate_line(fails, runs)}{'; ' + why if why else ''}; each question was "

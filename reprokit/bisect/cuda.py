@@ -11,6 +11,7 @@ import re
 
 from reprokit.bisect.findings import say
 from reprokit.bisect.session import TORCH_LOGS_ENV, Session
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.signature import LAUNCH_BLOCKING_ENV
 from reprokit.data.trial_files import read_tail
@@ -21,11 +22,11 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
     """Run the original again with synchronous launches and make its fault and kernel the target; every later
     trial (graph, lowering, config, minify, repro verification) runs so too. Returns what later steps take for
     the original (the inductor stage, when the script compiles with inductor)."""
-    s.runner.env = dict(LAUNCH_BLOCKING_ENV)
+    s.use_policy(env=LAUNCH_BLOCKING_ENV)
     # Its own key (the switch in its env): with the original's env alone the journal would answer for it.
     out = s.runner(s.spec("user", "original-launch-blocking", env={**TORCH_LOGS_ENV, **LAUNCH_BLOCKING_ENV}))
     text = _text(out)
-    same = out.kind == "cuda_fault" and out.signature.message == original.signature.message
+    same = out.kind == OutcomeKind.CUDA_FAULT and out.signature.message == original.signature.message
     asserting = asserting_kernel(text, text + _trace_text(out))
     kernel = asserting or launched_kernel(out.traceback or "")
     v.cuda_fault = {
@@ -41,14 +42,14 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
         sanitized(s, v.cuda_fault)
     if not same:
         # Synchronous launches change what happens: the search goes on with the launches as the script had them.
-        s.runner.env = {}
+        s.use_policy(env={})
         say(
             v,
             f"with CUDA_LAUNCH_BLOCKING=1 the script gives {out.signature.short()} instead; the trials ran "
             "with asynchronous launches",
         )
         return original
-    s.target = out.signature
+    s.chase(out.signature)
     v.signature = out.signature.to_dict()
     return out
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from reprokit.bisect.capture_folder import CapturedFailure, exited_ranks, failing_ranks
 from reprokit.capture import files
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import read_json_dict
 from reprokit.errors import NothingToIsolate, ReprokitError
@@ -79,7 +80,7 @@ def diverging_graph(kept: KeptCalls, runner, emit) -> CapturedFailure:
         ]
     )
     for k, outcome in zip(graphs, outcomes):
-        if outcome is not None and outcome.kind == "accuracy":
+        if outcome is not None and outcome.kind == OutcomeKind.ACCURACY:
             failure = {
                 **{key: kept.record.get(key) for key in ("rank", "process_group", "torch_version", "script", "exit")},
                 "kind": "accuracy",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from reprokit.bisect.session import Session
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.stages import CROSSREF
 from reprokit.data.trial_files import trial_record
@@ -31,7 +32,7 @@ def meta_kernel_finding(s: Session, v: Verdict, original: Outcome) -> None:
     }
     if s.target is None or not s.target.matches(outcome.signature):
         s.others.pop(outcome.signature.short(), None)  # no longer another failure: the one chased
-        s.target = outcome.signature
+        s.chase(outcome.signature)
         v.signature = outcome.signature.to_dict()
         v.kind = outcome.kind
     op = f" of {v.meta_kernel['op']}" if m else ""
@@ -79,7 +80,7 @@ def pieces_finding(v: Verdict, original: Outcome) -> None:
     if not pieces:
         return
     failed = next((p for p in pieces if p.get("failed")), None)
-    if failed is None and original.failed and original.kind in ("crash", "hang"):
+    if failed is None and original.failed and original.kind in (OutcomeKind.CRASH, OutcomeKind.HANG):
         failed = pieces[-1]  # the process died in the last compile it started
     v.inductor_pieces = {"count": len(pieces), "failed": failed, "pieces": pieces}
     if failed is not None:

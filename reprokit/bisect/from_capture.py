@@ -17,6 +17,7 @@ from reprokit.bisect.session import BisectOptions, Emit
 from reprokit.bisect.speed import modes
 from reprokit.bisect.subsystems import subsystem
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation
 from reprokit.data.records import Outcome, TrialSpec, Verdict
 from reprokit.data.signature import Signature
@@ -38,7 +39,7 @@ class GraphBisector(Bisector):
     def __init__(self, opts: BisectOptions, runner: Runner, emit: Emit, captured: CapturedFailure, case: str):
         super().__init__(opts, runner, emit)
         self.captured, self.case = captured, case
-        self.target = Signature.from_dict(captured.failure["signature"])
+        self.chase(Signature.from_dict(captured.failure["signature"]))
         self.backward = captured.failure.get("phase") == "backward"  # its failure shows when run backward too
         # wrong numbers with no exception (bisect/diverging): every trial compares compiled against eager
         self.accuracy = captured.failure.get("kind") == "accuracy"
@@ -46,8 +47,8 @@ class GraphBisector(Bisector):
     def fails_same(self, outcome: Outcome | None) -> bool:
         """A hang fails the same way by running past the limit in the same phase (compile or run): a hang's
         signature is where it waits, not a traceback."""
-        hang = self.target is not None and self.target.kind == "hang"
-        if hang and outcome is not None and outcome.kind == "hang":
+        hang = self.target is not None and self.target.kind == OutcomeKind.HANG
+        if hang and outcome is not None and outcome.kind == OutcomeKind.HANG:
             if hang_phase(outcome) == self.captured.failure.get("phase", "compile"):
                 return True
         return super().fails_same(outcome) and not hang
@@ -136,7 +137,7 @@ def _last_passing(ladder: list, failing: str) -> str | None:
     before = [
         r.stage
         for r in ladder
-        if r.kind == "pass" and r.stage != failing and STAGES.index(r.stage) < STAGES.index(failing)
+        if r.kind == OutcomeKind.PASS and r.stage != failing and STAGES.index(r.stage) < STAGES.index(failing)
     ]
     return before[-1] if before else None
 
@@ -144,7 +145,7 @@ def _last_passing(ladder: list, failing: str) -> str | None:
 def same_error(target: Signature | None, other: Signature | None) -> bool:
     """The same exception and message wherever it was raised: eager calls torch's function, where the compiled
     stages call its aten op, so the frame that raised differs even when the job fails without compile too."""
-    if target is None or other is None or target.kind != "exception" or other.kind != "exception":
+    if target is None or other is None or target.kind != OutcomeKind.EXCEPTION or other.kind != OutcomeKind.EXCEPTION:
         return False
     return (target.exc_type, target.message) == (other.exc_type, other.message)
 

@@ -3,6 +3,8 @@ from the in-place bisect's first trial that hung (its longest finished compile, 
 
 from __future__ import annotations
 
+from reprokit.data.kinds import OutcomeKind
+
 # A hang's offline limit (hang_limit): a few times the longest compile that ended in the job, never under the
 # floor (a graph trial's start and a compile on a loaded machine), and under half the hang's own duration.
 HANG_LIMIT_FACTOR = 3
@@ -27,7 +29,7 @@ def hang_limit(failure: dict) -> tuple[float, str]:
 def in_place_limit(outcome) -> dict | None:
     """{"seconds", "why"}: the compile limit of every later trial once the original hung in a compile (a graph
     reached the backend), derived as from a capture; None for another outcome (Dynamo's own hang among them)."""
-    if outcome.kind != "hang" or not outcome.compiled or not outcome.graphs:
+    if outcome.kind != OutcomeKind.HANG or not outcome.compiled or not outcome.graphs:
         return None
     seconds, why = hang_limit({"longest_compile": outcome.longest_compile, "seconds": outcome.seconds})
     return {"seconds": seconds, "why": why}

@@ -8,6 +8,7 @@ import re
 from reprokit.bisect.session import Session
 from reprokit.bisect.steady import describe, differs, settle
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, StageResult, TrialSpec
 from reprokit.data.stages import CROSSREF, STAGES
 
@@ -33,7 +34,7 @@ def ladder_stages(s: Session, original: Outcome) -> list[str]:
 
 def dynamo_hang(original: Outcome) -> bool:
     """The compiled run hung after torch.compile was called and before any graph reached the backend."""
-    return original.kind == "hang" and original.compiled and original.graphs == 0
+    return original.kind == OutcomeKind.HANG and original.compiled and original.graphs == 0
 
 
 def custom_ops(s: Session, original: Outcome) -> list[str]:
@@ -98,7 +99,7 @@ def _settled(s: Session, stage: str, outcome: Outcome) -> Outcome:
     """A stage that failed another way than the original, asked again (bisect/steady.py); noted when it came
     right or stayed broken."""
     counted, runs = settle(s.runner, lambda k: s.spec(stage, f"stage-{stage}", attempt=k), s.target, outcome)
-    if not differs(s.target, counted) or counted.kind == "hang":  # flaky, or hung each time: say so
+    if not differs(s.target, counted) or counted.kind == OutcomeKind.HANG:  # flaky, or hung each time: say so
         s.unsteady.append(describe(f"stage {stage}", runs, s.target))
         s.emit(Event.NOTE, text=s.unsteady[-1])
     return counted
@@ -109,10 +110,10 @@ def meta_mismatch(s: Session, ladder: list[StageResult]) -> StageResult | None:
     (a fake kernel that disagrees with the real one): that is a finding even though the compiled run failed
     otherwise, since inductor plans its buffers from fake kernels."""
     for r in ladder:
-        if r.stage == CROSSREF and r.kind == "exception":
+        if r.stage == CROSSREF and r.kind == OutcomeKind.EXCEPTION:
             sig = s.stage_outcomes[CROSSREF].signature
             return r if sig.exc_type == META_MISMATCH else None
-        if r.kind != "pass":
+        if r.kind != OutcomeKind.PASS:
             return None
     return None
 

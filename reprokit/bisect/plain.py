@@ -17,6 +17,7 @@ import sys
 
 from reprokit.bisect.session import Session
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, StageResult, TrialSpec, Verdict
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.errors import NothingToIsolate
@@ -67,6 +68,10 @@ def runs_here(s: Session) -> bool:
     return s.runner.remote is None
 
 
+# A run as written that has no answer: the budget was spent before it, or its job was ended (slurm's skip).
+NOT_RUN = (OutcomeKind.SKIP, OutcomeKind.BUDGET_SPENT)
+
+
 def plain_run(s: Session, label: str, extra_env: dict | None = None, stage: str = "user") -> Outcome:
     """One run of the script exactly as the user runs it (plus `extra_env`), in the run folder's plain/LABEL: a
     trial of the Runner's (its slots, its GPUs, the --budget, journaled as kind "plain" so --resume reuses it)."""
@@ -104,10 +109,10 @@ def hidden_failure(s: Session, original: Outcome) -> Outcome | None:
     s.as_written = []
     for label in as_written_labels():  # one after another: a run that passes or hangs ends it (one run, one limit)
         run = plain_run(s, label)
-        if run.kind == "skip":  # the budget was spent
+        if run.kind in NOT_RUN:
             break
         s.as_written.append(run)
-        if not run.failed or run.kind == "hang":
+        if not run.failed or run.kind == OutcomeKind.HANG:
             break
     failure = same_failure(s.as_written)
     s.emit(Event.NOTE, text=f"the script run as written ({command_line(s)}): {as_written_words(s.as_written)}")
@@ -119,7 +124,7 @@ def hidden_failure(s: Session, original: Outcome) -> Outcome | None:
 
 def same_failure(runs: list) -> Outcome | None:
     """The first run when all AS_WRITTEN runs fail the same way; a hang (killed at the limit) is not that failure."""
-    if len(runs) < AS_WRITTEN or any(not x.failed or x.kind == "hang" for x in runs):
+    if len(runs) < AS_WRITTEN or any(not x.failed or x.kind == OutcomeKind.HANG for x in runs):
         return None
     return runs[0] if all(runs[0].signature.matches(x.signature) for x in runs[1:]) else None
 
@@ -129,9 +134,9 @@ def as_written_words(runs: list) -> str:
     if not runs:
         return "not run (the budget was spent)"
     ends = "; ".join(dict.fromkeys(x.signature.short()[:200] for x in runs))
-    failed = sum(1 for x in runs if x.failed and x.kind != "hang")
+    failed = sum(1 for x in runs if x.failed and x.kind != OutcomeKind.HANG)
     said = f"{ends} ({failed} of {len(runs)} failing)" if len(runs) > 1 else ends
-    if any(x.kind == "hang" for x in runs):
+    if any(x.kind == OutcomeKind.HANG for x in runs):
         said += "; a run killed at the time limit is not counted as a failure"
     return said
 
@@ -152,7 +157,7 @@ def plain_ladder(s: Session, original: Outcome) -> tuple[list[StageResult], Outc
     outcomes = ordered_map(lambda a: plain_run(s, *a), asks, s.runner.jobs, abort=s.runner.cancel)
     results = []
     for stage, outcome in zip(PLAIN_STAGES, outcomes, strict=False):
-        ran = outcome is not None and outcome.kind != "skip"
+        ran = outcome is not None and outcome.kind not in NOT_RUN
         same = ran and outcome.failed and original.signature.matches(outcome.signature)
         s.emit(Event.STAGE, stage=stage, outcome=outcome, same=same)
         results.append(
@@ -160,7 +165,7 @@ def plain_ladder(s: Session, original: Outcome) -> tuple[list[StageResult], Outc
             if ran
             else StageResult(stage, "not run", "", 0.0, False)
         )
-    probe = outcomes[-1] if outcomes[-1] is not None and outcomes[-1].kind != "skip" else None
+    probe = outcomes[-1] if outcomes[-1] is not None and outcomes[-1].kind not in NOT_RUN else None
     return results, probe
 
 
@@ -209,7 +214,7 @@ def plain_finding(s: Session, original: Outcome, ladder: list[StageResult], prob
         "doubt": doubt,
         "failing_stage": failing,
         "last_passing_stage": before
-        if before and any(r.stage == before and r.kind == "pass" for r in ladder)
+        if before and any(r.stage == before and r.kind == OutcomeKind.PASS for r in ladder)
         else None,
         "how": HOW,
         "not_asked": NOT_ASKED,

@@ -17,6 +17,7 @@ from reprokit.bisect.recent_calls import diverging_graph
 from reprokit.bisect.session import Session
 from reprokit.capture import crash
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, TrialSpec, Verdict
 
 # The ladder on a graph: Dynamo's graph as it is, then each layer below it (the run without compile and the
@@ -39,7 +40,7 @@ def saved_case(original: Outcome) -> tuple[str | None, int | None]:
         case = os.path.join(original.trial_dir, folder, FAILING_CASE)
         if original.failed_graph is not None and os.path.exists(os.path.join(case, "meta.json")):
             return case, original.failed_graph
-    if original.kind != "crash" or original.signature.exc_type not in crash.FATAL_SIGNALS:
+    if original.kind != OutcomeKind.CRASH or original.signature.exc_type not in crash.FATAL_SIGNALS:
         return None, None  # killed from outside (SIGKILL, SIGTERM, a timeout): no graph's doing
     for folder in ["", *ranks]:
         for ahead in crash.ahead_folders(os.path.join(original.trial_dir, folder)):

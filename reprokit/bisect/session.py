@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import threading
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reprokit.bisect.steady import describe
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict, file_hash
 from reprokit.errors import NothingToIsolate
 from reprokit.trial.runner import Runner
@@ -38,7 +40,7 @@ class BisectOptions:
 
 def passes(outcome: Outcome | None) -> bool:
     """True when a trial ran and passed (a trial not run, or failing in any way, is no pass)."""
-    return outcome is not None and outcome.kind == "pass"
+    return outcome is not None and outcome.kind == OutcomeKind.PASS
 
 
 class Beside:
@@ -63,14 +65,29 @@ class Beside:
         return self._out["value"]
 
 
-class Session:
-    """The state of one bisect run; every answer is a trial run by `runner`."""
+@dataclasses.dataclass(frozen=True)
+class Naming:
+    """How a view of a session names its trials: a stage asked as another, and a prefix to every label (the export
+    ladder asks inductor's narrowing of AOTInductor: "inductor" is the script with AOTInductor real, "user")."""
 
-    def __init__(self, opts: BisectOptions, runner: Runner, emit: Emit):
+    stages: tuple[tuple[str, str], ...] = ()
+    label_prefix: str = ""
+
+    def stage(self, stage: str) -> str:
+        return dict(self.stages).get(stage, stage)
+
+
+class Session:
+    """The state of one bisect run; every answer is a trial run by `runner`. The failure chased (`target`) and the
+    runner's policy change through `chase` and `use_policy` alone."""
+
+    def __init__(self, opts: BisectOptions, runner: Runner, emit: Emit, target: Signature | None = None):
         self.opts = opts
         self.runner = runner
+        self._policy_lock = threading.Lock()
         self.emit = emit
-        self.target: Signature | None = None
+        self._target = target
+        self._naming = Naming()
         self.others: dict[str, dict] = {}
         self.started = time.monotonic()
         self.script_hash = file_hash(opts.script)
@@ -99,9 +116,34 @@ class Session:
         self.reruns: tuple = ()  # more runs of the script as written, when a failure showed only once (flaky)
         self.baseline_again: Beside | None = None  # the baseline asked again, when it failed another way
 
+    @property
+    def target(self) -> Signature | None:
+        """The failure the search chases: the original's, once known, or the one a finding showed it to be."""
+        return self._target
+
+    def chase(self, signature: Signature) -> Signature:
+        """From now on the session chases `signature` (what a step found the failure to be); it is returned."""
+        self._target = signature
+        return signature
+
+    def named(self, naming: Naming) -> Session:
+        """A view of this session whose trials are named by `naming`; everything else is this session's (its
+        mutable parts shared, as a wrapper forwarding to it would)."""
+        view = copy.copy(self)
+        view._naming = naming
+        return view
+
+    def use_policy(self, **changes) -> Runner:
+        """From now on every trial of the session is asked under the runner's policy with `changes` (TrialPolicy's
+        fields): the session's runner becomes that view, which shares the journal, workers and counters."""
+        with self._policy_lock:  # two threads switching at once (start_round's) each keep the other's change
+            self.runner = self.runner.with_policy(**changes)
+        return self.runner
+
     def spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the user's script under `stage`, with the run's options; of the saved failing graph instead
         once it stands for the script in that stage (graph_case)."""
+        stage, label = self._naming.stage(stage), self._naming.label_prefix + label
         # The modes question asks the user's own backend, inductor when a graph was adopted (bisect/saved_graph.py).
         if self.graph_case is not None and (
             stage == self.graph_stage

@@ -7,6 +7,7 @@ from typing import Any
 
 from reprokit.bisect.session import Session
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, TrialSpec
 from reprokit.data.signature import Signature
 
@@ -33,10 +34,10 @@ class SpeedJudge:
         from reprokit.doctor.speed import measure_speed
 
         if spec.stage == "none":
-            if self.eager_observed is None and outcome.kind == "pass":
+            if self.eager_observed is None and outcome.kind == OutcomeKind.PASS:
                 self.eager_observed = read_observed(outcome.trial_dir)
             return outcome
-        if outcome.kind != "pass" or self.eager_observed is None:
+        if outcome.kind != OutcomeKind.PASS or self.eager_observed is None:
             return outcome
         speed = measure_speed(self.eager_observed, read_observed(outcome.trial_dir))
         if speed.speedup is None or speed.speedup * (1 + self.threshold) >= 1.0:

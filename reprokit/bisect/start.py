@@ -12,6 +12,7 @@ from reprokit.bisect.session import TORCH_LOGS_ENV, Beside, Session
 from reprokit.bisect.steady import count_same, more_runs, settle
 from reprokit.bisect.warm import warm_rung
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.ranks import needs_launcher
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.warm_cache import describe as describe_warm
@@ -35,25 +36,26 @@ def start_round(s: Session) -> tuple[Outcome, list]:
     done: list = [None] * len(first)
 
     def run(spec):
-        outcome = s.runner(spec)
+        # Its limit is asked while it runs: the one the baseline's or the original's time sets meanwhile (stop)
+        outcome = s.runner(spec, limit=lambda: s.runner.timeout)
         if spec.label == "original" and s.hang_limit is None:
             hung_in_place(s, outcome)
-        if spec.label == "original" and o.timeout is None and outcome.kind != "hang" and s.baseline is None:
+        if spec.label == "original" and o.timeout is None and outcome.kind != OutcomeKind.HANG and s.baseline is None:
             # The original answered first: a baseline still running (a hang at teardown) need not hold the run
             # for the default limit; the original, compile included, tells how long a run takes. The baseline's
             # own time, once it comes, sets the limit again (stop).
-            s.runner.timeout = min(s.runner.timeout, limit_from_original(outcome.seconds))
+            s.use_policy(timeout=min(s.runner.timeout, limit_from_original(outcome.seconds)))
         return outcome
 
     def stop(i, outcome):
         done[i] = outcome
         if i == 0:
             s.baseline = outcome
-        if i == 0 and o.timeout is None and outcome.kind != "hang":
+        if i == 0 and o.timeout is None and outcome.kind != OutcomeKind.HANG:
             # Compiling costs far more than running; leave room for it. --timeout overrides. Trials already
-            # running take the new limit too. A baseline cut at the limit says nothing of how long a run
+            # running take the new limit too (run). A baseline cut at the limit says nothing of how long a run
             # takes: ten times the limit would let every trial beside it hang ten times as long.
-            s.runner.timeout = trial_limit(outcome.seconds)
+            s.use_policy(timeout=trial_limit(outcome.seconds))
         # Dynamo hung before any graph reached a backend: every stage would hang the same way, a timeout each.
         # The ladder asks Dynamo's stage alone; the stages after it are not started.
         return i == o.repeat and any(x is not None and dynamo_hang(x) for x in done[1:])
@@ -67,7 +69,7 @@ def hung_in_place(s: Session, original: Outcome) -> None:
     set (bisect/hang_limit), not at the whole timeout."""
     s.hang_limit = in_place_limit(original)
     if s.hang_limit is not None:
-        s.runner.compile_limit = s.hang_limit["seconds"]
+        s.use_policy(compile_limit=s.hang_limit["seconds"])
         s.emit(
             Event.NOTE, text=f"a hang: each compile may take {s.hang_limit['seconds']:.0f} s ({s.hang_limit['why']})"
         )
@@ -116,9 +118,9 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
             f"{os.path.basename(o.script)} never calls torch.compile (ran without it in "
             f"{baseline.seconds:.1f} s); reprokit bisects compiled code only"
         )
-    if original.kind == "skip" and baseline.kind == "pass":
+    if original.kind == OutcomeKind.SKIP and baseline.kind == OutcomeKind.PASS:
         return original  # out of memory compiled only: compiled needs more memory than eager, a finding
-    if original.kind == "skip":
+    if original.kind == OutcomeKind.SKIP:
         raise NothingToIsolate(
             f"the compiled run ran out of memory ({original.signature.exc_type}); that says "
             "nothing about the compiler: shrink the inputs or free the device, then run again"
@@ -171,7 +173,7 @@ def as_written_clause(runs: list) -> str:
     if not runs:
         return ""
     times = {1: "once", 2: "twice"}.get(len(runs), f"{len(runs)} times")
-    ended = "" if all(x.kind == "pass" for x in runs) else f": {as_written_words(runs)}"
+    ended = "" if all(x.kind == OutcomeKind.PASS for x in runs) else f": {as_written_words(runs)}"
     return f", and {times} as written, outside reprokit{ended}"
 
 
@@ -201,25 +203,25 @@ def record_original(s: Session, v: Verdict, original: Outcome, originals: list, 
 
     Raises when the script fails without compile too: that is not a compiler bug.
     """
-    s.target = original.signature
+    target = s.chase(original.signature)
     v.kind = original.kind
     v.signature = original.signature.to_dict()
     v.user_backend = original.user_backend
     v.compile_args = original.compile_args
     v.graph_count = original.graphs
-    fails = sum(1 for x in originals if x is not None and s.target.matches(x.signature))
+    fails = sum(1 for x in originals if x is not None and target.matches(x.signature))
     v.repro_rate, v.repro_runs = fails / len(originals), len(originals)
-    if baseline.failed and not s.target.matches(baseline.signature):
+    if baseline.failed and not target.matches(baseline.signature):
         # Another failure than the original's (a hang at teardown where the original raised) is no proof that
         # the bug is not the compiler's: asked again, beside the questions that follow (a baseline that hangs
         # holds one slot for its limit, not the whole run twice over); the baseline that counts is the last one,
         # and Session.finish waits for it.
         s.baseline_again = Beside(
-            lambda: settle(s.runner, lambda k: s.spec("none", "baseline-no-compile", attempt=k), s.target, baseline)
+            lambda: settle(s.runner, lambda k: s.spec("none", "baseline-no-compile", attempt=k), target, baseline)
         )
     if EXIT_HANG_NOTE in (baseline.note or ""):
         s.unsteady.append(f"the run without compile hung at exit after its work was done; counted as {baseline.kind}")
         s.emit(Event.NOTE, text=s.unsteady[-1])
-    if baseline.failed and s.target.matches(baseline.signature):
+    if baseline.failed and target.matches(baseline.signature):
         raise NothingToIsolate("the script fails without compile too in the same way: that is not a compiler bug")
     return fails

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, TrialSpec
 from reprokit.data.signature import Signature
 from reprokit.data.stages import CROSSREF
@@ -55,7 +56,7 @@ def describe(what: str, runs: list, target: Signature | None) -> str:
     other = [r for r in runs if differs(target, r)]
     how = _how(other[0])
     if not differs(target, runs[-1]):
-        ended = "passed" if runs[-1].kind == "pass" else "failed the original's way"
+        ended = "passed" if runs[-1].kind == OutcomeKind.PASS else "failed the original's way"
         return f"{what} is flaky: it {how} in {len(other)} of {len(runs)} runs, then {ended}; that is not the failure"
     return (
         f"{what} is broken another way: it {how} in all {len(runs)} runs; that is not the failure, the bisect went on"
@@ -63,7 +64,7 @@ def describe(what: str, runs: list, target: Signature | None) -> str:
 
 
 def _how(outcome: Outcome) -> str:
-    if outcome.kind == "hang":
+    if outcome.kind == OutcomeKind.HANG:
         return f"hung (cut at {outcome.seconds:.0f} s)"
     return f"failed with {outcome.signature.short()[:160]}"
 
@@ -74,9 +75,9 @@ def contradicting(ladder: list, user_stage: str | None) -> str | None:
     the script's own (a bug a stage brings in stays in the stages built on it). The crossref check is left out."""
     rows = [r for r in ladder if r.stage != CROSSREF]
     stages = [r.stage for r in rows]
-    if user_stage in stages and rows[stages.index(user_stage)].kind == "pass":
+    if user_stage in stages and rows[stages.index(user_stage)].kind == OutcomeKind.PASS:
         return user_stage
     first = next((i for i, r in enumerate(rows) if r.same), None)
     if first is None or user_stage not in stages:
         return None
-    return next((r.stage for r in rows[first + 1 : stages.index(user_stage) + 1] if r.kind == "pass"), None)
+    return next((r.stage for r in rows[first + 1 : stages.index(user_stage) + 1] if r.kind == OutcomeKind.PASS), None)

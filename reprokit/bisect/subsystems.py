@@ -5,6 +5,7 @@ from __future__ import annotations
 from reprokit.bisect.guess import lowering_guesses
 from reprokit.bisect.session import Session, passes
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome
 from reprokit.data.stages import SUBSYSTEMS
 from reprokit.search import find_boundary, find_boundary_guessing
@@ -72,7 +73,7 @@ def confirm_boundary(s: Session, stage: str, result: dict) -> bool:
     confirm = s.runner.map(
         [subsystem_spec(s, stage, name, boundary, attempt=1), subsystem_spec(s, stage, name, boundary - 1, attempt=1)]
     )
-    return s.fails_same(confirm[0]) and confirm[1] is not None and confirm[1].kind == "pass"
+    return s.fails_same(confirm[0]) and confirm[1] is not None and confirm[1].kind == OutcomeKind.PASS
 
 
 def _first_breaking_application(s: Session, spec_at, total: int | None, guesses: list) -> int | None:

@@ -92,7 +92,7 @@ class ExportRouter:
 
     def draft(self, mod, args, kwargs, options: dict) -> None:
         """export() raised: when the spec asks (the ladder's export trial), draft_export's report of it."""
-        if self.state.spec.capture != 0:
+        if self.state.spec.save_graph != 0:
             return
         from reprokit.child.export_draft import run_draft_export
 
@@ -141,7 +141,7 @@ class ExportRouter:
             return path
         configs = {**(inductor_configs or {}), **(self.state.spec.config or {})}
         self.state.record_configs(configs)
-        if self.state.spec.capture == 0:  # the minifier's starting point: the program AOTInductor was given
+        if self.state.spec.save_graph == 0:  # the minifier's starting point: the program AOTInductor was given
             from reprokit.child.export_case import write_case
 
             self.state.note = write_case(program, self.state.dir) or self.state.note

@@ -20,6 +20,7 @@ from reprokit import settings
 from reprokit.child.accuracy import AccuracyFailure
 from reprokit.child.classify import classify_exception, classify_exit, passed
 from reprokit.child.state import TrialState, peak_memory
+from reprokit.data.kinds import TrialKind
 from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import private_opener, write_json_atomic
 from reprokit.data.signature import Signature
@@ -123,7 +124,7 @@ def dispatch(state: TrialState, observer) -> None:
         from reprokit.child import compile_errors
 
         compile_errors.install(state.replayed.append)
-    if spec.mode == "script":
+    if spec.mode == TrialKind.SCRIPT:
         from reprokit.child.ranks import mark_environment
         from reprokit.child.router import install_router
         from reprokit.child.script import run_script
@@ -137,14 +138,14 @@ def dispatch(state: TrialState, observer) -> None:
         if observer:
             observer.watch_breaks()
         run_script(spec)
-    elif spec.mode == "model":
+    elif spec.mode == TrialKind.MODEL:
         from reprokit.models.trial import run_model_trial
 
         state.compiled = True
         os.chdir(spec.cwd or os.getcwd())
         assert spec.model is not None  # a model trial names its model
         run_model_trial(spec.model, state.dir)
-    elif spec.mode == "repro":
+    elif spec.mode == TrialKind.REPRO:
         from reprokit.child.graph import run_prelude
         from reprokit.fx.materialize import repro_parts
 
@@ -152,7 +153,7 @@ def dispatch(state: TrialState, observer) -> None:
         run_prelude(spec.case)  # the graph may call ops the script registered
 
         write_json_atomic(os.path.join(state.dir, "repro_parts.json"), repro_parts(spec.case, spec.edit, state.dir))
-    elif spec.mode == "divergence":
+    elif spec.mode == TrialKind.DIVERGENCE:
         from reprokit.child.divergence import run_divergence
 
         run_divergence(state)
@@ -173,7 +174,7 @@ def write_result(state: TrialState, observer, result: dict, started: float, impo
             write_json_atomic(os.path.join(state.dir, "observed.json"), observer.observations())
         except Exception as e:  # the verdict still stands without the observations
             result["note"] = (result.get("note") or "") + f" (observations unavailable: {type(e).__name__}: {e})"
-    if state.spec.mode == "script":
+    if state.spec.mode == TrialKind.SCRIPT:
         from reprokit.child.script import local_files_read, local_modules
 
         result["local_modules"] = local_modules(state.spec.script)

@@ -124,8 +124,8 @@ class GraphRouter:
             write_ahead(state, k, gm, example_inputs)
         if state.flag_values is None:
             state.record_configs(self.args["options"])
-        backward_capture = spec.capture == k and spec.capture_backward
-        if spec.capture == k and not backward_capture:
+        backward_capture = spec.save_graph == k and spec.capture_backward
+        if spec.save_graph == k and not backward_capture:
             from reprokit.child import context
             from reprokit.fx.capture import capture_graph
 

@@ -8,14 +8,18 @@ import json
 from dataclasses import dataclass, field
 
 from reprokit.data.jsondata import JsonData, _from_dict
+from reprokit.data.kinds import NOT_FAILURES, OutcomeKind
 
 # Signature and MISMATCH live in data/signature.py; trial/ and bisect/session.py still import them from here.
 from reprokit.data.signature import MISMATCH as MISMATCH
 from reprokit.data.signature import Signature as Signature
 
-# Outcome kinds. "pass" is the only non-failure; "invalid" marks a trial that could not be set up
+# Outcome kinds (data/kinds.py): "pass" is the only non-failure; "invalid" marks a trial that could not be set up
 # (e.g. a graph edit that does not type-check) and never counts as the bug.
-KINDS = ("pass", "exception", "exit", "crash", "cuda_fault", "accuracy", "hang", "slow", "invalid", "skip")
+KINDS = tuple(OutcomeKind)
+
+
+_SAVE_GRAPH_KEY = "capture"  # TrialSpec.save_graph's name in JSON
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,9 @@ class TrialSpec(JsonData):
     only_graph: int | None = None  # compile only this graph with `stage`, the rest with `other_stage`
     other_stage: str = "eager"
     check_accuracy: bool = False
-    capture: int | None = None  # save this graph (code, inputs) into the trial folder
+    # Save graph N (its code and inputs) into the trial folder, as repro.py's parts; "capture" in JSON, the key
+    # journals were written with (TrialSpec.key is of the JSON, so --resume still finds their trials)
+    save_graph: int | None = None
     case: str | None = None  # graph mode: folder of a captured graph
     edit: dict | None = None  # graph mode: which nodes are computed, cut into inputs, output
     run_backward: bool = False
@@ -60,6 +66,11 @@ class TrialSpec(JsonData):
     compile_limit: float | None = None
     label: str = ""  # for humans only; not part of the key
 
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d[_SAVE_GRAPH_KEY] = d.pop("save_graph")
+        return d
+
     def key(self) -> str:
         d = self.to_dict()
         d.pop("label")
@@ -69,6 +80,9 @@ class TrialSpec(JsonData):
 
     @classmethod
     def from_dict(cls, data):
+        data = dict(data)
+        if _SAVE_GRAPH_KEY in data:
+            data["save_graph"] = data.pop(_SAVE_GRAPH_KEY)
         spec = _from_dict(cls, data)
         return dataclasses.replace(spec, argv=tuple(spec.argv))
 
@@ -112,7 +126,7 @@ class Outcome(JsonData):
 
     @property
     def failed(self) -> bool:
-        return self.kind not in ("pass", "invalid", "skip")
+        return self.kind not in NOT_FAILURES
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)

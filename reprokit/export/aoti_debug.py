@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from reprokit.bisect.session import Session
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome
 from reprokit.data.signature import KERNEL_NAME
 from reprokit.trial.sanitizer import SANITIZER_ENV, SANITIZER_TOOL, sanitizer_path, sanitizer_report, trial_text
@@ -24,7 +25,7 @@ def names_no_kernel(outcome: Outcome) -> bool:
     value (the script's assert, reprokit's accuracy check) is no kernel's crash."""
     sig = outcome.signature
     text = " ".join(filter(None, (sig.message, sig.cause, outcome.traceback)))
-    wrong_value = outcome.kind == "accuracy" or sig.exc_type == "AssertionError"
+    wrong_value = outcome.kind == OutcomeKind.ACCURACY or sig.exc_type == "AssertionError"
     return outcome.failed and not wrong_value and not KERNEL_NAME.search(text)
 
 

@@ -12,9 +12,10 @@ import os
 
 from reprokit.bisect.configs import config_flips
 from reprokit.bisect.ladder import record_stage
-from reprokit.bisect.session import Session
+from reprokit.bisect.session import Naming, Session
 from reprokit.bisect.subsystems import subsystem
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, Verdict
 from reprokit.data.trial_files import read_tail, trial_record
 from reprokit.export import aoti_debug
@@ -30,18 +31,9 @@ def export_record(outcome: Outcome | None) -> dict | None:
     return trial_record(outcome.trial_dir).get("export") if outcome is not None else None
 
 
-class AotiSession:
-    """A session whose "inductor" stage is the script with AOTInductor real: inductor's config and subsystem
-    narrowing then asks its questions of AOTInductor."""
-
-    def __init__(self, session: Session):
-        self._session = session
-
-    def spec(self, stage: str, label: str, **kw):
-        return self._session.spec("user" if stage == "inductor" else stage, f"aoti-{label}", **kw)
-
-    def __getattr__(self, name):
-        return getattr(self._session, name)
+# A session's "inductor" stage as the script with AOTInductor real: inductor's config and subsystem narrowing then
+# asks its questions of AOTInductor.
+AOTI_NAMING = Naming(stages=(("inductor", "user"),), label_prefix="aoti-")
 
 
 def isolate_deployment(s: Session, v: Verdict, original: Outcome) -> dict | None:
@@ -53,10 +45,10 @@ def isolate_deployment(s: Session, v: Verdict, original: Outcome) -> dict | None
 def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
     """Fill the verdict from the export ladder; the decisive trials."""
     s.emit(Event.LADDER_START, stages=[*EXPORT_TRIAL_STAGES, "aoti"])
-    # capture=0: where export() raises, the export trial runs draft_export too and keeps its report
+    # save_graph=0: where export() raises, the export trial runs draft_export too and keeps its report
     outcomes = s.runner.map(
         [
-            s.spec(stage, f"stage-{stage}", **({"capture": 0} if stage == "export" else {}))
+            s.spec(stage, f"stage-{stage}", **({"save_graph": 0} if stage == "export" else {}))
             for stage in EXPORT_TRIAL_STAGES
         ]
     )
@@ -71,7 +63,9 @@ def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
         v.message = "the original fails, but no step of the export ladder fails that way alone"
         return {"first_failing": original.trial_dir}
     names = ["none", *EXPORT_TRIAL_STAGES, "aoti"]
-    last = next(st for st in reversed(names[: names.index(failing.stage)]) if s.stage_outcomes[st].kind == "pass")
+    last = next(
+        st for st in reversed(names[: names.index(failing.stage)]) if s.stage_outcomes[st].kind == OutcomeKind.PASS
+    )
     outcome = s.stage_outcomes[failing.stage]
     v.failing_stage = stage_name(failing.stage, export_record(outcome))
     v.last_passing_stage = last
@@ -122,7 +116,7 @@ def narrow_export(s: Session, v: Verdict, failing: Outcome) -> None:
 def narrow_aoti(s: Session, v: Verdict, failing: Outcome) -> None:
     """AOTInductor's failure: the config flips, then the lowering whose application breaks it, then inductor's
     counted passes, all asked of AOTI."""
-    aoti: Session = AotiSession(s)  # type: ignore[assignment]  # a Session in all but name: it forwards the rest
+    aoti = s.named(AOTI_NAMING)
     error = cpp_compile_error(read_tail(os.path.join(failing.trial_dir, "stderr.txt")) or "")
     if error:  # g++'s output is hundreds of kilobytes of warnings around this one line
         v.message = error
@@ -190,7 +184,7 @@ def lowering_boundary(s: Session, failing: Outcome) -> dict | None:
     if boundary is None:
         return None
     at, below = s.runner.map([spec_at(boundary), spec_at(boundary - 1)])
-    if below is None or below.kind != "pass" or not s.fails_same(at):
+    if below is None or below.kind != OutcomeKind.PASS or not s.fails_same(at):
         return None  # the application before it fails too (differently): no single lowering to name
     result = {
         "name": "lowerings",

@@ -14,6 +14,7 @@ import time
 
 from reprokit import __version__
 from reprokit.bisect.session import Session
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import ReproAttempt, text_hash
 from reprokit.data.rundir import RunDir, read_json
@@ -32,7 +33,7 @@ _SET_BY_REPROKIT = ("fx_graph_cache", "autograd_cache")
 def minify_export(s: Session, run_dir: RunDir, isolation: Isolation, command: str = "") -> Repro:
     """Capture the program, cut it, write repro.py: the exported program's Repro (or, in its attempt, why not)."""
     started, before = time.monotonic(), s.runner.executed
-    capture = s.runner(s.spec("user", "export-capture", capture=0))
+    capture = s.runner(s.spec("user", "export-capture", save_graph=0))
     path = os.path.join(capture.trial_dir, "case", "export_graph.json")
     if not os.path.exists(path):
         why = "the program AOTInductor was given was not captured" + (f" ({capture.note})" if capture.note else "")
@@ -170,7 +171,7 @@ class CandidateMaker:
             return True
         wrong = ("accuracy", "AssertionError")
         return (target.kind in wrong or target.exc_type in wrong) and (
-            outcome.kind == "accuracy" or outcome.signature.exc_type == "AssertionError"
+            outcome.kind == OutcomeKind.ACCURACY or outcome.signature.exc_type == "AssertionError"
         )
 
 

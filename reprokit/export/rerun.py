@@ -48,8 +48,8 @@ def minify_export_run(run_dir: RunDir, isolation: Isolation, runner, emit, comma
     started, before = time.monotonic(), runner.executed
     info = run_dir.read_json("run.json")
     recorded = info["options"]
-    s = Session(BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())}), runner, emit)
-    s.target = Signature.from_dict(isolation.signature)
+    opts = BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())})
+    s = Session(opts, runner, emit, target=Signature.from_dict(isolation.signature))
     named = command or info.get("command") or f"reprokit bisect {os.path.basename(isolation.script)}"
     cut = minify_export(s, run_dir, isolation, named)
     if cut.verified:

@@ -24,7 +24,7 @@ class ScriptOracle(GraphOracle):
     def spec(self, edit: Edit) -> TrialSpec:
         return dataclasses.replace(
             self.base,
-            capture=None,
+            save_graph=None,
             capture_backward=False,
             edit=edit.to_dict(),
             label=f"in-script-{self.shape.size(edit)}n",

@@ -42,7 +42,7 @@ def capture_spec(v, opts: dict, info: dict, stage: str, backward: bool, label: s
         stage=stage,
         only_graph=v.graph if v.graph_count > 1 else None,
         other_stage=v.last_passing_stage or "eager",
-        capture=v.graph,
+        save_graph=v.graph,
         check_accuracy=opts.get("check_accuracy", False),
         max_input_bytes=info.get("max_input_bytes", 64 << 20),
         capture_backward=backward,

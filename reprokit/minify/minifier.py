@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from reprokit.data.events import Emit, Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import ReproAttempt
 from reprokit.data.rundir import RunDir
@@ -68,7 +69,7 @@ def minify_isolation(run_dir: RunDir, isolation: Isolation, runner: Runner, emit
     the graph alone (or in the script's context), the graph minified inside the running script, the script
     reduced at source level. Every kind tried is recorded with what came of it (Repro.attempts)."""
     if (isolation.cuda_fault or {}).get("launch_blocking"):  # as the bisect's trials ran (bisect/cuda.py)
-        runner.env = dict(LAUNCH_BLOCKING_ENV)
+        runner = runner.with_policy(env=LAUNCH_BLOCKING_ENV)
     started, before = time.monotonic(), runner.executed
     if not isolation.failing_stage:
         raise ReprokitError(f"{run_dir.path} has no failing stage to minify")
@@ -115,7 +116,7 @@ def _graph_repros(m: Minify) -> bool:
     stage = v.failing_stage if v.failing_stage in STAGE_TITLES else "user"
     original = Signature.from_dict(v.signature)
     accuracy = (
-        original.kind in ("accuracy", "exit")
+        original.kind in (OutcomeKind.ACCURACY, OutcomeKind.EXIT)
         or original.exc_type == "AssertionError"
         or opts.get("check_accuracy", False)
     )
@@ -130,8 +131,8 @@ def _graph_repros(m: Minify) -> bool:
         raise CompiledIsCloser(f"graph {v.graph} compiled differs from eager, but {found.note}", found.note, found.case)
     neighbour = (
         found.signature is not None
-        and original.kind in ("exception", "crash")
-        and not (found.signature.matches(original) or accuracy and found.signature.kind == "accuracy")
+        and original.kind in (OutcomeKind.EXCEPTION, OutcomeKind.CRASH)
+        and not (found.signature.matches(original) or accuracy and found.signature.kind == OutcomeKind.ACCURACY)
     )
     if neighbour:
         # Another failure, even through the wrappers' root cause: minifying it would report a neighbour.
@@ -161,7 +162,7 @@ def _captured_repro(m: Minify) -> bool:
     assert stage is not None  # minify_isolation refuses an isolation without one
     backward = m.info["capture"].get("phase") == "backward"  # the job failed in loss.backward()
     original = Signature.from_dict(m.isolation.signature)
-    accuracy = original.kind == "accuracy"  # found by capture --check-accuracy
+    accuracy = original.kind == OutcomeKind.ACCURACY  # found by capture --check-accuracy
     found = graph_alone(m.runner, case, stage, accuracy, backward, "graph-alone")
     if found.signature is None or not found.signature.matches(original):
         m.tried("graph", "the captured graph alone does not fail the way the job did")

@@ -13,6 +13,7 @@ import dataclasses
 
 from reprokit import settings
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Repro
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
@@ -65,9 +66,9 @@ def reproduces(code, output: str, target: Signature) -> bool:
         return False
     line = judge_test(target, code, output)[1]
     said = alone_signature(code, output, line)
-    if target.kind in ("hang", "crash"):
-        return said.kind == target.kind and (target.kind == "hang" or said.exc_type == target.exc_type)
-    if target.kind != "exception" or target.reports_mismatch() or target.exc_type == "AssertionError":
+    if target.kind in (OutcomeKind.HANG, OutcomeKind.CRASH):
+        return said.kind == target.kind and (target.kind == OutcomeKind.HANG or said.exc_type == target.exc_type)
+    if target.kind != OutcomeKind.EXCEPTION or target.reports_mismatch() or target.exc_type == "AssertionError":
         return True  # an exit has no type; a mismatch is its check failing, however it said so
     if not last_chain(output):
         return True  # it exited without a traceback: a script that caught the error (child/caught.py) and exited

@@ -13,6 +13,7 @@ import os
 import shutil
 from dataclasses import dataclass
 
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import TrialSpec, file_hash
 from reprokit.data.rundir import read_json
@@ -141,8 +142,9 @@ def _write_and_verify(run, runner, text, job: ReproJob, test=None):
     run.write_text("repro.py", text)
     target, accuracy, strict, v = job.target, job.accuracy, job.strict, job.isolation
     runs = 2 if v.flaky else 1
-    hang = target.kind == "hang"  # judged by its own report: a trial of it would wait out the same limit again
-    judged_alone = accuracy or strict or target.kind == "accuracy" or hang
+    # judged by its own report: a trial of it would wait out the same limit again
+    hang = target.kind == OutcomeKind.HANG
+    judged_alone = accuracy or strict or target.kind == OutcomeKind.ACCURACY or hang
     limit = (max(runner.timeout, (v.hang_limit or {}).get("seconds") or 0.0) + HANG_GRACE) if hang else runner.timeout
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         testing = (
@@ -164,7 +166,8 @@ def _write_and_verify(run, runner, text, job: ReproJob, test=None):
         # Its own check's AssertionError is a comparison that found tensors differ: one wrong result, as a trial
         # of the repro (versions/check.py) reports it.
         said = [
-            dataclasses.replace(s, cause=MISMATCH) if ok and s.kind == "exception" else s for s, ok in zip(said, same)
+            dataclasses.replace(s, cause=MISMATCH) if ok and s.kind == OutcomeKind.EXCEPTION else s
+            for s, ok in zip(said, same)
         ]
     else:
         same = [
@@ -178,7 +181,7 @@ def _write_and_verify(run, runner, text, job: ReproJob, test=None):
 def _hang_watch(run, runner, v, target) -> dict | None:
     """A hang's repro.py watchdog: the verdict's hang limit (else the trials' own), and whether it hung compiling
     or running (the capture's phase; a bisect in place finds hangs in the compile)."""
-    if target.kind != "hang":
+    if target.kind != OutcomeKind.HANG:
         return None
     limit = (v.hang_limit or {}).get("seconds") or runner.timeout
     phase = (run.read_json("run.json").get("capture") or {}).get("phase")
@@ -208,7 +211,7 @@ def _why_real_data(mode: str, synthetic_gave, nbytes: int) -> str:
         return ""
     gave = (
         "passed"
-        if synthetic_gave is None or synthetic_gave.kind == "pass"
+        if synthetic_gave is None or synthetic_gave.kind == OutcomeKind.PASS
         else f"failed differently ({synthetic_gave.short()})"
     )
     where = "written into the repro" if mode == "inline" else f"in a data file of {nbytes} bytes the repro loads"
@@ -220,4 +223,6 @@ def _why_real_data(mode: str, synthetic_gave, nbytes: int) -> str:
 
 def _fails_its_check(signature) -> bool:
     """A strict repro's own verdict: its accuracy assertion (or the router's accuracy check) failed."""
-    return signature.kind == "accuracy" or (signature.kind == "exception" and signature.exc_type == "AssertionError")
+    return signature.kind == OutcomeKind.ACCURACY or (
+        signature.kind == OutcomeKind.EXCEPTION and signature.exc_type == "AssertionError"
+    )

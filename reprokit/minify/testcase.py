@@ -13,6 +13,7 @@ import signal
 from collections.abc import Callable
 
 from reprokit import __version__
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import WRAPPERS, Signature, normalise_message
@@ -95,16 +96,16 @@ def discard_test_repro(run: RunDir) -> None:
 def judge_test(target: Signature, returncode, output: str) -> tuple:
     """(fails as the bug does, its failing line) for one run of test_repro.py."""
     if returncode is None:
-        return target.kind == "hang", "timed out"
+        return target.kind == OutcomeKind.HANG, "timed out"
     said = HANG_SAID.search(output) if returncode else None
     if said:  # the watchdog's own report of the hang
-        return target.kind == "hang", output[said.start() :].split("\n", 1)[0]
+        return target.kind == OutcomeKind.HANG, output[said.start() :].split("\n", 1)[0]
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
         except ValueError:
             name = f"signal {-returncode}"
-        return target.kind == "crash" and target.exc_type == name, f"killed by {name}"
+        return target.kind == OutcomeKind.CRASH and target.exc_type == name, f"killed by {name}"
     if returncode == 0:
         return False, "passed"
     chain = last_chain(output)
@@ -117,9 +118,9 @@ def judge_test(target: Signature, returncode, output: str) -> tuple:
 def same_exception(target: Signature, exc_type: str, message: str) -> bool:
     """The test's final exception against the bug's signature: an accuracy bug fails the test's assertion; an
     exception is the same type and message (or the same root cause behind a compiler wrapper)."""
-    if target.kind == "accuracy" or target.exc_type == "AssertionError":
+    if target.kind == OutcomeKind.ACCURACY or target.exc_type == "AssertionError":
         return exc_type == "AssertionError"
-    if target.kind != "exception":
+    if target.kind != OutcomeKind.EXCEPTION:
         return False
     if exc_type == target.exc_type and normalise_message(message) == target.message:
         return True

@@ -12,6 +12,7 @@ import time
 
 from reprokit import settings
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import ReproAttempt, TrialSpec, text_hash
 from reprokit.data.rundir import RunDir
@@ -130,12 +131,12 @@ def verify_warm(runner, base: TrialSpec, target: Signature, when: str) -> tuple:
     warm = runner(dataclasses.replace(base, attempt=1, label="verify-repro-warm"))
     plain = runner(dataclasses.replace(base, stage="none", label="verify-repro-no-compile", env={RUN_VAR: "1"}))
     shows = warm if when == "warm" else cold
-    cold_passed = cold is not None and cold.kind == "pass"
+    cold_passed = cold is not None and cold.kind == OutcomeKind.PASS
     verified = bool(
         shows is not None
         and target.matches(shows.signature)
         and plain is not None
-        and plain.kind == "pass"
+        and plain.kind == OutcomeKind.PASS
         and (when == "cold" or cold_passed)
     )
     return shows, verified

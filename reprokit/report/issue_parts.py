@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.ranks import rank_stacks
 from reprokit.data.records import Verdict
 from reprokit.data.rundir import VERDICT_FILE, RunDir
@@ -49,7 +50,7 @@ def trial_error(trial: str, kind: str, signature: dict | None) -> str:
         text,
         note=result.get("note") or "",
         stacks=stacks,
-        signal=sig.exc_type if sig and sig.kind == "crash" else None,
+        signal=sig.exc_type if sig and sig.kind == OutcomeKind.CRASH else None,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Verdict
 from reprokit.data.signature import Signature
 from reprokit.data.stages import CROSSREF
@@ -56,13 +57,13 @@ def what_fails(v: Verdict, sig: Signature | None) -> str:
     """The failure in a maintainer's words: `C++ compile error`, `wrong results (silent)`, `crash (SIGSEGV)`."""
     if v.more_accurate:  # no wrong answer: compiled is the closer to float64, and the user needs eager's bits
         return "differs from eager's bits (compiled is the more accurate)"
-    if v.kind == "accuracy":
+    if v.kind == OutcomeKind.ACCURACY:
         return "wrong results (silent), compiled differs from eager and float64"
-    if v.kind == "crash":
+    if v.kind == OutcomeKind.CRASH:
         return f"crash ({sig.exc_type})" if sig and sig.exc_type else "crash"
-    if v.kind == "hang":
+    if v.kind == OutcomeKind.HANG:
         return "hang"
-    if v.kind == "exit":
+    if v.kind == OutcomeKind.EXIT:
         return "the script's own check fails"
     cause = (sig.cause or "").split(" @ ", 1)[0] if sig else ""
     if sig and sig.text and (not cause or cause == sig.short()):  # the cause is the exception itself: as it was said

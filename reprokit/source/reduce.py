@@ -9,6 +9,7 @@ import time
 from typing import TypeGuard
 
 from reprokit.data.events import Event
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import TrialSpec, text_hash
 from reprokit.data.rundir import RunDir
@@ -116,7 +117,7 @@ class SourceOracle:
         # user's assert kept, the compiled call cut; or the script broken in a way that happens to match). Asked
         # only now: most candidates fail otherwise, and their no-compile trial would be wasted.
         plain = self.runner(dataclasses.replace(spec, stage="none", label=spec.label + "-no-compile"), limit=self.limit)
-        return plain is not None and plain.kind == "pass"
+        return plain is not None and plain.kind == OutcomeKind.PASS
 
     def fails_same(self, source: str | None) -> bool:
         if not self.runnable(source) or self.share.spent():
@@ -365,7 +366,7 @@ def _verify(run_dir: RunDir, isolation: Isolation, r: Repro, runner, result: str
     ]
     *checks, plain = runner.map(specs + [dataclasses.replace(specs[0], stage="none", label="verify-repro-no-compile")])
     verified = all(c is not None and target.matches(c.signature) and (same is None or same(c)) for c in checks) and (
-        plain is not None and plain.kind == "pass"
+        plain is not None and plain.kind == OutcomeKind.PASS
     )
     return dataclasses.replace(
         r,

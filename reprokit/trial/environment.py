@@ -8,6 +8,7 @@ import os
 import sys
 
 from reprokit import settings
+from reprokit.data.kinds import TrialKind
 from reprokit.data.ranks import free_port
 from reprokit.data.records import TrialSpec
 from reprokit.data.warm_cache import CACHES, COMPILE_ERRORS
@@ -83,7 +84,7 @@ def trial_env(
     env.update({k: v.replace("{trial_dir}", trial_dir) for k, v in (spec.env or {}).items()})
     if spec.stage == "none":
         env["TORCHDYNAMO_DISABLE"] = "1"
-    if spec.mode == "script":
+    if spec.mode == TrialKind.SCRIPT:
         # Its own rendezvous port: trials side by side never meet at the script's port (EADDRINUSE).
         env["MASTER_PORT"] = str(free_port())
     if spec.subsystem and "name" in spec.subsystem:  # several names at once: the child's probe turns them off

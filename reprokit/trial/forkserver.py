@@ -1,4 +1,4 @@
-"""A warm worker: imports torch, Dynamo and inductor once, then forks one fresh child per trial.
+"""The fork worker (REPROKIT_WARM): imports torch, Dynamo and inductor once, then forks one fresh child per trial.
 
 Invoked as `python -m reprokit.trial.forkserver SOCKET [--cpu] [--import MODULES]` (--cpu: also probe inductor's CPU
 codegen once; --import: the script's own imports, comma-separated, loaded too where they may be: trial/preload.py).
@@ -93,7 +93,7 @@ def run_child(request: dict) -> None:
 
 
 def _report_setup_failure(path, error: BaseException) -> None:
-    """Say why this fork could not become a trial, where the runner looks (WarmPool.run)."""
+    """Say why this fork could not become a trial, where the runner looks (ForkPool.run)."""
     import traceback
 
     traceback.print_exc()

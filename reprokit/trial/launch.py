@@ -1,4 +1,4 @@
-"""Launch one trial, warm fork or fresh interpreter, in its own process group; kill it at its limit."""
+"""Launch one trial, a fork of the fork worker or a fresh interpreter, in its own process group; kill it at its limit."""
 
 from __future__ import annotations
 
@@ -30,17 +30,17 @@ def run_trial(
     timeout: float | Callable[[], float],
     python: str = sys.executable,
     device: str | None = None,
-    warm=None,
+    pool=None,
     compile_errors: str | None = None,
 ) -> Outcome:
     """Run one trial to completion or timeout and classify what happened. A callable timeout is asked again
-        while the trial runs (the first trials start before the baseline has set the run's limit). warm: the worker
-        to fork the trial from, when the caller found the trial eligible (warm_eligible); it is used only while
+        while the trial runs (the first trials start before the baseline has set the run's limit). pool: the fork worker
+        to fork the trial from, when the caller found the trial eligible (fork_eligible); it is used only while
         alive and started with the trial's environment. compile_errors: the run's folder of C++ compile errors its
         trials replay (trial_env). A trial that could not load a kernel binary another trial,
         killed mid-link, left half-written in the shared cache runs once more with that binary removed; one that
     could not open an AOTInductor package another trial was writing runs once more."""
-    outcome = _run_once(spec, trial_dir, cache_root, timeout, python, device, warm, compile_errors)
+    outcome = _run_once(spec, trial_dir, cache_root, timeout, python, device, pool, compile_errors)
     said = []
     for _ in range(DAMAGED_RERUNS):
         # The re-run may meet another half-written binary (CI at 8d7a70e: two in a row, in a machine's cache shared
@@ -56,7 +56,7 @@ def run_trial(
             said.append("run again: the AOTInductor package it loaded was being written by another trial")
         else:
             break
-        outcome = _run_once(spec, trial_dir, cache_root, timeout, python, device, warm, compile_errors)
+        outcome = _run_once(spec, trial_dir, cache_root, timeout, python, device, pool, compile_errors)
     return dataclasses.replace(outcome, note="; ".join(n for n in (outcome.note, *said) if n)) if said else outcome
 
 
@@ -67,20 +67,20 @@ def _run_once(
     timeout: float | Callable[[], float],
     python: str,
     device: str | None,
-    warm,
+    pool,
     compile_errors: str | None,
 ) -> Outcome:
-    """One try of the trial, forked from the warm worker where it can be, else cold."""
+    """One try of the trial, forked from the fork worker where it can be, else cold."""
     spec_path = prepare_trial(spec, trial_dir)
     env = with_device(trial_env(spec, cache_root, trial_dir, compile_errors=compile_errors, python=python), device)
     started = time.monotonic()
     cold_note = ""
-    if warm is not None and comparable(env) == warm.env and warm.alive():
-        from reprokit.trial.warm import ForkSetupFailed
+    if pool is not None and comparable(env) == pool.env and pool.alive():
+        from reprokit.trial.fork_pool import ForkSetupFailed
 
         try:
             with scratch(env) as forked_env:
-                returncode, timed_out = warm.fork_trial(
+                returncode, timed_out = pool.fork_trial(
                     [spec_path, trial_dir],
                     forked_env,
                     spec.cwd or trial_dir,

@@ -1,15 +1,21 @@
 """Trials of a flaky failure (issue #32): each question is asked until the failure shows or it has been asked
-`tries` times. A trial counts as failing after one reproduction and as passing only after none in `tries` runs
-(shrinkray's rule), with `tries` chosen from the original's measured rate so that a chance pass is rare."""
+`tries` times (the Runner's policy, trial/policy.py).
+
+The rule, first reproduction wins: a question fails at its first run that fails the target's way, and passes only
+after `tries` runs with none, `tries` chosen from the original's measured rate so that a question that does fail
+passes all of them with a chance of at most MISS (`tries_for`). One reproduction proves the failure is there; only
+a pass can be luck, so only passes are bought with more runs. It is not shrinkray's rule, which accepts at the 4th
+reproduction and rejects at 0 in 10 (a confidence both ways, at several times the trials)."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
+from reprokit.data.kinds import OutcomeKind, TrialKind
 from reprokit.data.records import Outcome, Signature, TrialSpec
-from reprokit.trial.runner import BUDGET_SPENT
+from reprokit.trial.policy import TrialPolicy
 
 MAX_TRIES = 8  # a rare failure (below about 30%) is not bisected run by run: past this it costs too much
 MISS = 0.05  # the chance a failing question passes all its tries
@@ -30,54 +36,50 @@ def too_rare(rate: float) -> bool:
     return rate <= 0.0 or (1.0 - rate) ** MAX_TRIES > MISS
 
 
-class UntilItFails:
-    """A Runner whose every trial is asked up to `tries` times, until it fails the target's way; the rest of the
-    Runner (its journal, limits, environment) is the wrapped one's."""
+def _shows(target: Signature | None) -> Callable[[Outcome | None], bool]:
+    """Whether an answer ends the asking: the failure shown, or no answer to ask again (not run, the budget)."""
 
-    def __init__(self, runner, target: Signature, tries: int):
-        object.__setattr__(self, "_inner", runner)
-        object.__setattr__(self, "target", target)
-        object.__setattr__(self, "tries", tries)
+    def shows(outcome: Outcome | None) -> bool:
+        if outcome is None or outcome.kind == OutcomeKind.BUDGET_SPENT:
+            return True
+        return target is not None and target.matches(outcome.signature)
 
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
+    return shows
 
-    def __setattr__(self, name, value):  # runner.env = ..., runner.timeout = ...: the wrapped runner's
-        setattr(self._inner, name, value)
 
-    def _shows(self, outcome: Outcome | None) -> bool:
-        return outcome is None or outcome is BUDGET_SPENT or self.target.matches(outcome.signature)
+def ask_until_it_fails(ask: Callable[[TrialSpec], Outcome], spec: TrialSpec, policy: TrialPolicy) -> Outcome:
+    """spec asked by ask() up to policy.tries times, until it fails the target's way."""
+    shows = _shows(policy.target)
+    outs = [ask(spec)]
+    for i in range(1, policy.tries if _a_question(spec) else 1):
+        if shows(outs[-1]):
+            break
+        outs.append(ask(_again(spec, i)))
+    answer = _answer(outs, shows)
+    assert answer is not None  # one of ask()'s outcomes, none of them None
+    return answer
 
-    def __call__(self, spec: TrialSpec, *args, **kwargs) -> Outcome:
-        outs = [self._inner(spec, *args, **kwargs)]
-        for i in range(1, self.tries if _a_question(spec) else 1):
-            if self._shows(outs[-1]):
-                break
-            outs.append(self._inner(_again(spec, i), *args, **kwargs))
-        answer = _answer(outs, self._shows)
-        assert answer is not None  # one of the wrapped runner's outcomes, none of them None
-        return answer
 
-    def map(
-        self, specs: Iterable[TrialSpec], stop: Callable[[int, Outcome], bool] | None = None, limit: float | None = None
-    ) -> list:
-        """The first round as the wrapped runner asks it; then each that has not shown the failure, again, all at
-        once, until it does or its tries are spent."""
-        specs = list(specs)
-        runs = [[o] for o in self._inner.map(specs, stop=stop, limit=limit)]
-        for i in range(1, self.tries):
-            again = [j for j, r in enumerate(runs) if _a_question(specs[j]) and not self._shows(r[-1])]
-            if not again:
-                break
-            for j, o in zip(again, self._inner.map([_again(specs[j], i) for j in again], limit=limit)):
-                if o is not None:
-                    runs[j].append(o)
-        return [_answer(r, self._shows) for r in runs]
+def map_until_it_fails(
+    run_round: Callable[[list, Callable | None], list], specs: list, stop: Callable | None, policy: TrialPolicy
+) -> list:
+    """The first round as run_round(specs, stop) asks it; then each that has not shown the failure, again, all at
+    once, until it does or its tries are spent."""
+    shows = _shows(policy.target)
+    runs = [[o] for o in run_round(specs, stop)]
+    for i in range(1, policy.tries):
+        again = [j for j, r in enumerate(runs) if _a_question(specs[j]) and not shows(r[-1])]
+        if not again:
+            break
+        for j, o in zip(again, run_round([_again(specs[j], i) for j in again], None)):
+            if o is not None:
+                runs[j].append(o)
+    return [_answer(r, shows) for r in runs]
 
 
 def _a_question(spec: TrialSpec) -> bool:
-    """Whether the trial asks whether the failure shows: not one that writes a repro's parts or captures a graph."""
-    return spec.mode != "repro" and spec.capture is None
+    """Whether the trial asks whether the failure shows: not one that writes a repro's parts or saves a graph."""
+    return spec.mode != TrialKind.REPRO and spec.save_graph is None
 
 
 def _answer(outs: list, shows: Callable) -> Outcome | None:

@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, TrialSpec, Verdict, file_hash
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
@@ -58,7 +59,7 @@ def target_of(v: Verdict, repro: bool) -> Signature | None:
 
 def _own_check_failed(sig: Signature) -> bool:
     """The repro's accuracy assertion (or the router's accuracy check) failed."""
-    return sig.kind == "accuracy" or (sig.kind == "exception" and sig.exc_type == "AssertionError")
+    return sig.kind == OutcomeKind.ACCURACY or (sig.kind == OutcomeKind.EXCEPTION and sig.exc_type == "AssertionError")
 
 
 def judge(outcome: Outcome, target: Signature | None) -> tuple[str, str]:

@@ -1,4 +1,4 @@
-"""The runner's side of the warm worker (reprokit.trial.forkserver): start it once, run trials as forks of it."""
+"""The runner's side of the fork worker (reprokit.trial.forkserver): start it once, run trials as forks of it."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ from reprokit.trial import reaper
 
 
 class ForkSetupFailed(Exception):
-    """A fork of the warm worker could not prepare torch for its trial (reprokit's problem, not the trial's):
+    """A fork of the fork worker could not prepare torch for its trial (reprokit's problem, not the trial's):
     run the trial cold. The message says why."""
 
 
-class WarmPool:
+class ForkPool:
     """One pre-imported server process; each trial is a fresh fork of it, in its own session."""
 
     def __init__(self, env: dict, python: str = sys.executable, cpu: bool = False, imports: tuple[str, ...] = ()):
