@@ -4,6 +4,7 @@ constructors (a frozen Verdict, a TrialPolicy on the Runner, Outcome kinds as an
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import os
@@ -12,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from reprokit.bisect.bisector import Bisector
 from reprokit.bisect.session import BisectOptions, Session
+from reprokit.data.kinds import OutcomeKind
 from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.fx.graphcase import Edit, GraphShape, NodeInfo
@@ -20,8 +22,9 @@ from reprokit.minify.inscript import ScriptOracle
 from reprokit.search.problem import Problem
 from reprokit.source.reduce import source_problem
 from reprokit.trial.ordered_map import ordered_map
-from reprokit.trial.repeat import UntilItFails
-from reprokit.trial.runner import BUDGET_SPENT
+from reprokit.trial.policy import TrialPolicy
+from reprokit.trial.repeat import ask_until_it_fails, map_until_it_fails
+from reprokit.trial.runner import budget_spent
 
 # The failure a table chases, and one that is another bug.
 BUG = Signature(kind="exception", exc_type="RuntimeError", message="bad lowering of relu", frame="lowering.py:relu")
@@ -53,7 +56,7 @@ def original(graphs: int = 1, **kw) -> Outcome:
 
 def is_spent(outcome: Outcome | None) -> bool:
     """The answer a trial gets once the run's budget is spent."""
-    return outcome is BUDGET_SPENT
+    return outcome is not None and outcome.kind == OutcomeKind.BUDGET_SPENT
 
 
 class FakeRunner:
@@ -61,41 +64,70 @@ class FakeRunner:
 
     As the Runner does: a question asked before (the same key) is answered again without running (its journal);
     `map` answers in order and, once stop(i, outcome) holds, leaves the specs after i unasked (None); a trial asked
-    once `budget` trials have run is not run (BUDGET_SPENT, counted in over_budget) unless it checks a repro; env
-    and compile_limit are the switches every later trial runs with; judge re-judges each fresh outcome.
-    `asked` lists every spec that ran, in order (the unit tests count trials with it and with `executed`)."""
+    once `budget` trials have run is not run (a budget_spent Outcome, counted in over_budget) unless it checks a
+    repro; its frozen TrialPolicy (switches, judge, tries) applies to every trial, and `with_policy` hands out views
+    that share the journal and counters. `asked` lists every spec that ran, in order (the unit tests count trials
+    with it and with `executed`)."""
 
     def __init__(self, answer: Answer, jobs: int = 2, timeout: float = 600.0, budget: int | None = None):
-        self.answer, self.jobs, self.timeout, self.budget = answer, jobs, timeout, budget
-        self.env: dict = {}
-        self.compile_limit: float | None = None
-        self.judge: Callable[[TrialSpec, Outcome], Outcome] | None = None
-        self.deadline: float | None = None
-        self.executed = 0
-        self.over_budget = 0
-        self.asked: list[TrialSpec] = []
-        self._answers: dict[str, Outcome] = {}
-        self._lock = threading.Lock()
+        self.answer, self.jobs = answer, jobs
+        self.policy = TrialPolicy(timeout=timeout)
+        self._shared = _Shared(budget)
 
-    def __call__(self, spec: TrialSpec, limit: float | None = None, how: Callable | None = None) -> Outcome:
-        if self.env:
-            spec = _replace(spec, env={**self.env, **spec.env})
-        if self.compile_limit and spec.compile_limit is None and spec.mode in ("script", "graph"):
-            spec = _replace(spec, compile_limit=self.compile_limit)
-        key = spec.key()
-        with self._lock:
-            if key in self._answers:
-                return self._answers[key]
-            if self.budget is not None and self.executed >= self.budget and not _checks_a_repro(spec):
-                self.over_budget += 1
-                return BUDGET_SPENT
-            self.executed += 1
-            self.asked.append(spec)
+    def with_policy(self, **changes) -> FakeRunner:
+        view = copy.copy(self)
+        view.policy = self.policy.replace(**changes)
+        return view
+
+    @property
+    def timeout(self) -> float:
+        return self.policy.timeout
+
+    @property
+    def env(self):
+        return self.policy.env
+
+    @property
+    def executed(self) -> int:
+        return self._shared.executed
+
+    @property
+    def over_budget(self) -> int:
+        return self._shared.over_budget
+
+    @property
+    def asked(self) -> list[TrialSpec]:
+        return self._shared.asked
+
+    @property
+    def budget(self) -> int | None:
+        return self._shared.budget
+
+    @budget.setter
+    def budget(self, trials: int | None) -> None:
+        self._shared.budget = trials  # the table's stand-in for --budget's deadline passing
+
+    def __call__(self, spec: TrialSpec, limit=None, how: Callable | None = None) -> Outcome:
+        if self.policy.tries > 1:
+            return ask_until_it_fails(self._ask, spec, self.policy)
+        return self._ask(spec)
+
+    def _ask(self, spec: TrialSpec) -> Outcome:
+        spec = self.policy.switched(spec)
+        key, shared = spec.key(), self._shared
+        with shared.lock:
+            if key in shared.answers:
+                return shared.answers[key]
+            if shared.budget is not None and shared.executed >= shared.budget and not _checks_a_repro(spec):
+                shared.over_budget += 1
+                return budget_spent()
+            shared.executed += 1
+            shared.asked.append(spec)
         outcome = self.answer(spec)
-        if self.judge is not None:
-            outcome = self.judge(spec, outcome)
-        with self._lock:
-            self._answers[key] = outcome
+        if self.policy.judge is not None:
+            outcome = self.policy.judge(spec, outcome)
+        with shared.lock:
+            shared.answers[key] = outcome
         return outcome
 
     def map(
@@ -103,7 +135,12 @@ class FakeRunner:
     ) -> list:
         # One at a time (width 1): what `jobs` slots would have started beside a stopping trial is never asked here,
         # so the trial counts the tests assert are the fewest the rule allows, the same on every run.
-        return ordered_map(lambda spec: self(spec, limit), list(specs), 1, stop)
+        def one_round(specs: list, stop) -> list:
+            return ordered_map(self._ask, specs, 1, stop)
+
+        if self.policy.tries > 1:
+            return map_until_it_fails(one_round, list(specs), stop, self.policy)
+        return one_round(list(specs), stop)
 
     def labels(self) -> list[str]:
         """The labels of the trials that ran, in order."""
@@ -116,6 +153,18 @@ class FakeRunner:
         pass
 
 
+class _Shared:
+    """What every view of one FakeRunner shares, as a Runner's views share its journal and counters."""
+
+    def __init__(self, budget: int | None):
+        self.budget = budget
+        self.executed = 0
+        self.over_budget = 0
+        self.asked: list[TrialSpec] = []
+        self.answers: dict[str, Outcome] = {}
+        self.lock = threading.Lock()
+
+
 def _replace(spec: TrialSpec, **kw) -> TrialSpec:
     return dataclasses.replace(spec, **kw)
 
@@ -124,9 +173,9 @@ def _checks_a_repro(spec: TrialSpec) -> bool:
     return spec.mode == "repro" or spec.fresh_interpreter
 
 
-def until_it_fails(inner: FakeRunner, tries: int, target: Signature = BUG) -> UntilItFails:
+def until_it_fails(inner: FakeRunner, tries: int, target: Signature = BUG) -> FakeRunner:
     """A flaky failure's runner: each question asked of `inner` up to `tries` times until it fails `target`'s way."""
-    return UntilItFails(inner, target, tries)
+    return inner.with_policy(tries=tries, target=target)
 
 
 class Events:
@@ -150,9 +199,7 @@ def options(**kw) -> BisectOptions:
 
 def session(answer: Answer, target: Signature | None = BUG, jobs: int = 2, **opts) -> Session:
     """A Session over a FakeRunner, chasing `target` (as record_original sets it)."""
-    s = Session(options(**opts), FakeRunner(answer, jobs=jobs), Events())
-    s.target = target
-    return s
+    return Session(options(**opts), FakeRunner(answer, jobs=jobs), Events(), target=target)
 
 
 def bisector(answer: Answer, jobs: int = 2, budget: int | None = None, **opts) -> Bisector:
@@ -237,7 +284,7 @@ def script_minifier(answer: Answer, shape: GraphShape, run_dir: str, graph: int 
     """(problem, runner): the graph minified inside the running script, each edit spliced into graph `graph` of a
     whole-script trial (the capture trial's spec is the base)."""
     runner = FakeRunner(answer)
-    base = TrialSpec(mode="script", stage="inductor", script="train.py", only_graph=graph, capture=graph)
+    base = TrialSpec(mode="script", stage="inductor", script="train.py", only_graph=graph, save_graph=graph)
     oracle = ScriptOracle(runner, shape, "case", "inductor", BUG, base)
     os.makedirs(run_dir, exist_ok=True)
     return graph_problem(oracle, shape.original(), RunDir(run_dir), lambda *a, **k: None), runner

@@ -16,4 +16,4 @@ def test_each_candidate_is_the_whole_script_with_the_edit_spliced_into_its_graph
     best = reduce_graph(problem, SHAPE, width=1)
     assert best.computed == {"relu_2"}
     assert all(spec.mode == "script" and spec.only_graph == 2 for spec in runner.asked)
-    assert all(spec.capture is None for spec in runner.asked)  # a candidate saves nothing
+    assert all(spec.save_graph is None for spec in runner.asked)  # a candidate saves nothing

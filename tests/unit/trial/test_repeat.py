@@ -62,7 +62,8 @@ def test_a_spent_budget_is_not_asked_again():
     assert inner.over_budget == 1
 
 
-def test_the_switches_set_on_it_are_the_wrapped_runners():
-    inner = FakeRunner(fails_on_try(1))
-    until_it_fails(inner, tries=2).timeout = 42.0
-    assert inner.timeout == 42.0
+def test_a_flaky_view_shares_the_runners_journal_and_counters():
+    inner = FakeRunner(fails_on_try(2))
+    until_it_fails(inner, tries=3)(question())
+    assert inner.executed == 2 and inner(question()).kind == "pass"  # the first try's answer, from the journal
+    assert inner.executed == 2
