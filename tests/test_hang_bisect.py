@@ -22,7 +22,8 @@ pytestmark = [
     pytest.mark.skipif(
         os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
         reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; 2 to 8 min each on 2 loaded cores): test_capture_hang.py's "
-        "SIGTERM test covers a captured hang bisected offline, test_hang_repro.py a hang's repro.py",
+        "test_a_compile_hang_ended_by_sigterm_is_captured_and_bisected_to_a_repro_by_time covers a captured hang "
+        "bisected offline to a verified repro.py",
     ),
 ]
 
@@ -35,7 +36,7 @@ def test_a_pass_that_loops_is_named_by_torchs_post_grad_counter(workdir, tmp_pat
     assert "failing stage              inductor" in out
     # torch counts a custom post-grad pass among its post-grad passes: the application is the job's own pass
     assert "subsystem                  post_grad_passes #" in out and ": post_grad_custom_post_pass" in out
-    assert "repro.py verified in a fresh process" in err
+    assert "repro.py verified: failed the same way in 1 of 1 fresh runs" in err
 
 
 def ranks_ready(capture, _proc) -> bool:
