@@ -35,6 +35,9 @@ def capture_until(workdir, capture, job: str | list, ready, sig: int, after: flo
         start_new_session=True,
         stdout=subprocess.PIPE,
         text=True,
+        # SIGINT as a terminal's foreground job has it: pytest started by `cmd &` in a script (or nohup) ignores
+        # it, the job would inherit that, and the capture rightly leaves an ignored signal ignored (capture/hang)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 300
