@@ -79,7 +79,7 @@ def test_the_hangs_test_repro_arms_the_same_watchdog():
 
 OPT_IN = pytest.mark.skipif(
     os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; about 5 min on 2 loaded cores, 40-70 s of CPU): test_capture_hang.py's "
+    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; 4-6 min on 2 loaded cores, 45 s of CPU): test_capture_hang.py's "
     "test_a_compile_hang_ended_by_sigterm_is_captured_and_bisected_to_a_repro_by_time covers the class (the same "
     "failure.json, bisected the same way; only the capture's ending differs, which test_capture_hang.py tests)",
 )
