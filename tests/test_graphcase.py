@@ -191,3 +191,37 @@ def test_the_failing_lowerings_op_is_cut_last_and_the_same_graph_found_in_fewer_
         asked[op], found[op] = len(questions), (best.computed, s.inputs_of(best), s.size(best))
     assert found[None] == found["aten.sum.dim_IntList"] == ({"s", "a0"}, ["m0", "m11"], 5), found
     assert asked["aten.sum.dim_IntList"] < asked[None], asked
+
+
+def test_a_view_of_an_input_sharing_memory_stays_computed_and_a_lone_write_is_cut_away():
+    """#198095 on torch 2.13 (tests/real_bugs/c_memory_bank_alias_view.py, its captured meta): `recent` is a view of
+    `bank`, which the graph writes in place. Cut into an input, `recent[0]` was fed the view in the trial and written
+    as a tensor of its own in repro.py: the 6-node cut failed in its trial and in no fresh interpreter, and the
+    repro fell back to the 7-node graph in the script. The view stays computed; add_, the only cuttable node and a
+    write in place, is cut away instead (a pure predicate, the bug as the trials found it, stands in for them)."""
+    from reprokit.minify.graph import reduce_graph
+    from reprokit.search import Problem
+
+    def node(name, op, target, deps, mutates=False):
+        return {"name": name, "op": op, "target": target, "deps": deps, "tensor": True, "mutates": mutates}
+
+    meta = {
+        "nodes": [
+            node("l_bank_", "placeholder", "L_bank_", []),
+            node("l_update_", "placeholder", "L_update_", []),
+            node("l_recent_", "placeholder", "L_recent_", []),
+            node("mul_", "call_method", "mul_", ["l_bank_"], mutates=True),
+            node("add_", "call_method", "add_", ["mul_", "l_update_"], mutates=True),
+            node("getitem", "call_function", "getitem", ["l_recent_"]),
+        ],
+        "outputs": ["getitem"],
+        "aliases": [{"inputs": [0, 2], "numel": 48, "offsets": [0, 8]}],
+    }
+    s = GraphShape.from_meta(meta)
+    assert s.cuttable(s.original()) == ["add_"]  # mul_ is written by add_, getitem a view of a shared input
+
+    def fails(e):  # the returned view regenerated from the wrong base: bank written in place, recent[0] returned
+        return e is not None and {"mul_", "getitem"} <= e.computed
+
+    best = reduce_graph(Problem(s.original(), fails, s.size), s, width=2)
+    assert (best.computed, s.inputs_of(best), s.size(best)) == ({"mul_", "getitem"}, ["l_bank_", "l_recent_"], 5)

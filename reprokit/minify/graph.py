@@ -173,7 +173,7 @@ def nodes_to_inputs(problem: Problem, edit: Edit, shape: GraphShape, op: str | N
     reduced first with them computed, as a cut that feeds the failing op its value in place of computing it
     passes or fails another way (issue #32), then those nodes themselves."""
     cuttable = shape.cuttable(edit)
-    if len(cuttable) < 2:
+    if not cuttable:
         return edit
     last = [n for n in shape.nodes_of_op(edit, op) if n in cuttable] if op else []
     first = [n for n in cuttable if n not in last]
@@ -188,8 +188,9 @@ def nodes_to_inputs(problem: Problem, edit: Edit, shape: GraphShape, op: str | N
 
 def _keep_1_minimal(problem: Problem, edit: Edit, shape: GraphShape, among: list, kept: list) -> Edit:
     """ddmin over the cuttable nodes `among`, each candidate keeping `kept` computed too (and none of `among`, when
-    it is one node: ddmin keeps at least one)."""
-    if not among or (len(among) < 2 and not kept):
+    it is one node: ddmin keeps at least one). A lone node is cut alone only beside others kept, or when it writes
+    in place: cut, the write drops out of the graph (#198095's add_), where a lone op that computes is the graph."""
+    if not among or (len(among) < 2 and not kept and not shape.by_name[among[0]].mutates):
         return edit
     if len(among) == 1:
         alone = shape.keep_computed(edit, kept)
