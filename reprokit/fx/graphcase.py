@@ -170,6 +170,24 @@ class GraphShape:
         to_cut = {n for n in edit.computed if n not in keep and self.by_name[n].tensor}
         return self.normalise(Edit(edit.computed - to_cut, edit.cut | to_cut, edit.outputs))
 
+    def effect_calls(self, edit: Edit) -> list:
+        """Computed calls made for their effect alone (no tensor, nothing reads them: a grad-mode switch,
+        _maybe_load_decompositions), a functorch level's opening and closing calls left out: they stay a pair."""
+        read = {d for n in edit.computed for d in self.by_name[n].deps}
+        return [
+            n
+            for n in self.body
+            if n in edit.computed
+            and self.by_name[n].mutates
+            and not self.by_name[n].tensor
+            and n not in read
+            and self.by_name[n].target not in LEVEL_OPENS | LEVEL_CLOSES
+        ]
+
+    def without(self, edit: Edit, names) -> Edit:
+        """The edit with these computed nodes gone."""
+        return self.normalise(Edit(edit.computed - set(names), edit.cut, edit.outputs))
+
     def nodes_of_op(self, edit: Edit, op: str) -> list:
         """The computed nodes that call `op` ('aten.sum.dim_IntList', as a lowering application names it)."""
         base = op_base(op)

@@ -205,12 +205,35 @@ def _keep_1_minimal(problem: Problem, edit: Edit, shape: GraphShape, among: list
     return shape.keep_computed(edit, list(keep) + kept)
 
 
+def drop_calls(problem: Problem, edit: Edit, shape: GraphShape) -> Edit:
+    """Drop the calls made for their effect alone, all at once, else keeping a 1-minimal set (#197086's jvp graph
+    kept _maybe_load_decompositions and both forward-grad switches: nothing cut them)."""
+    calls = shape.effect_calls(edit)
+    if not calls:
+        return edit
+    if problem.test(shape.without(edit, calls)):
+        return shape.without(edit, calls)
+    if len(calls) < 2:
+        return edit
+
+    def keeping(kept) -> Edit:
+        return shape.without(edit, [c for c in calls if c not in kept])
+
+    keep = ddmin(
+        calls,
+        lambda k: problem.test(keeping(k)),
+        first_failing_of=lambda cands: problem.first_failing([keeping(c) for c in cands]),
+    )
+    return keeping(keep)
+
+
 def graph_passes(shape: GraphShape, width: int, op: str | None = None) -> list:
     """The passes, in the order each round runs them."""
     return [
         Pass("truncate", lambda p, e: truncate(p, e, shape, width)),
         Pass("drop_outputs", lambda p, e: drop_outputs(p, e, shape)),
         Pass("nodes_to_inputs", lambda p, e: nodes_to_inputs(p, e, shape, op)),
+        Pass("drop_calls", lambda p, e: drop_calls(p, e, shape)),
     ]
 
 
