@@ -7,6 +7,7 @@ import glob
 import json
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 import torch
 
 from reprokit.bisect.capture_folder import read_capture
+from reprokit.bisect.hang_limit import hang_limit
 from tests.test_capture import cli
 
 CASES = pathlib.Path(__file__).parent / "capture_cases"
@@ -33,6 +35,9 @@ def capture_until(workdir, capture, job: str | list, ready, sig: int, after: flo
         start_new_session=True,
         stdout=subprocess.PIPE,
         text=True,
+        # SIGINT as a terminal's foreground job has it: pytest started by `cmd &` in a script (or nohup) ignores
+        # it, the job would inherit that, and the capture rightly leaves an ignored signal ignored (capture/hang)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 300
@@ -71,8 +76,33 @@ def hang_failure(capture) -> dict:
     return failure
 
 
+def bisected_to_a_repro(capture, tmp_path) -> tuple[str, pathlib.Path]:
+    """`bisect --from-capture` of a captured compile hang, as a user reads it: the stage (inductor; the sleep hook
+    is no pass or lowering torch's counters could name), and a repro.py verified by running it alone, which said
+    "still compiling after N s" with the compiling thread's stack and exited 1. (the progress lines, the run folder)."""
+    code, out, err = cli(
+        "bisect", "--from-capture", str(capture), "-o", str(tmp_path / "runs"), "--no-pack", "--no-subsystems",
+        "--no-configs",
+    )  # fmt: skip
+    assert code == 0, out + err
+    limit, why = hang_limit(json.loads((capture / "rank0" / "failure.json").read_text()))
+    assert f"a hang: each trial may take {limit:.0f} s ({why}; --timeout sets another)" in err  # the capture's
+    assert "failing stage              inductor" in out
+    assert "✗ inductor" in err and "hang: timed out" in err and "(same as the original)" in err
+    assert "✓ aot_eager " in err
+    assert "repro.py verified: failed the same way in 1 of 1 fresh runs" in err
+    run_dir = next(p for p in (tmp_path / "runs").iterdir() if p.is_dir())
+    said = (run_dir / "repro_run" / "stderr.txt").read_text()  # `python repro.py` in its folder, as verified
+    assert re.search(r"^still compiling after \d+ s: the hang reproduced; every thread's stack:$", said, re.M), said
+    assert "compile_fx.py" in said.split("the hang reproduced")[1]  # the main thread's stack, in inductor's compile
+    assert json.loads((run_dir / "repro_run" / "result.json").read_text())["returncode"] == 1
+    return err, run_dir
+
+
 @pytest.mark.slow
-def test_a_compile_hang_ended_by_sigterm_is_captured_and_bisected_by_time(workdir, tmp_path):
+def test_a_compile_hang_ended_by_sigterm_is_captured_and_bisected_to_a_repro_by_time(workdir, tmp_path):
+    """CI's one captured hang taken to a verified repro.py (Ctrl-C's and --compile-timeout's, opt-in, write the
+    same failure.json): the sleep hook costs wall time, not CPU."""
     capture = tmp_path / "cap"
     status = capture_until(workdir, capture, "hang_job.py", compiling(1), signal.SIGTERM)
     assert status == 128 + signal.SIGTERM  # the job's own ending, passed on
@@ -84,18 +114,13 @@ def test_a_compile_hang_ended_by_sigterm_is_captured_and_bisected_by_time(workdi
     assert not glob.glob(str(capture / "rank0" / "ahead-*"))  # the hang is written: nothing left to read ahead
 
     started = time.monotonic()
-    code, out, err = cli(
-        "bisect", "--from-capture", str(capture), "-o", str(tmp_path / "runs"), "--no-minify", "--no-pack",
-        "--no-subsystems", "--no-configs",
-    )  # fmt: skip
+    progress, run_dir = bisected_to_a_repro(capture, tmp_path)
     elapsed = time.monotonic() - started
-    assert code == 0, out + err
-    progress = err  # the live lines; the verdict's table is stdout
     assert "a hang: each trial may take 20 s (3x the job's longest compile" in progress
-    assert "✗ inductor" in progress and "hang: timed out" in progress and "(same as the original)" in progress
-    assert "✓ aot_eager " in progress
-    assert "failing stage              inductor" in out
-    assert elapsed < 200, elapsed  # the default limit alone is 600 s a trial
+    trials = [json.loads(line) for line in (run_dir / "journal.jsonl").read_text().splitlines()]
+    hung = [e["outcome"]["seconds"] for e in trials if (e.get("outcome") or {}).get("kind") == "hang"]
+    assert hung and max(hung) < 60, hung  # each at the capture's limit: the default is 600 s a trial
+    assert elapsed < 500, elapsed
 
 
 @pytest.mark.slow
@@ -119,18 +144,23 @@ def test_a_kill_9_in_a_compile_is_read_from_what_was_written_ahead(workdir, tmp_
     assert captured.failure["seconds"] is None  # nobody saw it end
 
 
-def test_a_job_ended_before_any_graph_compiled_has_nothing_to_blame(workdir, tmp_path):
+@pytest.mark.parametrize(
+    "sig, how",
+    [(signal.SIGTERM, "SIGTERM"), (signal.SIGKILL, "a kill that left no record (kill -9?)")],
+    ids=["sigterm", "kill-9"],
+)
+def test_a_job_ended_before_any_graph_compiled_has_nothing_to_blame(workdir, tmp_path, sig, how):
     capture = tmp_path / "cap"
 
     def loaded(_capture, proc) -> bool:
         return proc.stdout.readline().startswith("loaded torch")
 
-    status = capture_until(workdir, capture, "slow_start_job.py", loaded, signal.SIGTERM, after=0.5)
-    assert status == 128 + signal.SIGTERM
+    status = capture_until(workdir, capture, "slow_start_job.py", loaded, sig, after=0.5)
+    assert status == (128 + sig if sig != signal.SIGKILL else -sig)  # kill -9 takes reprokit's own process too
     code, out, err = cli("bisect", "--from-capture", str(capture))
     assert (code, out) == (3, "")
     assert err == (
-        "reprokit: the captured job was ended by SIGTERM before any graph compiled: there is nothing compiled "
+        f"reprokit: the captured job was ended by {how} before any graph compiled: there is nothing compiled "
         "to blame; capture it again and end it once it compiles (its hang, or its failure, comes after)\n"
     )
 
@@ -189,8 +219,6 @@ def test_compile_timeout_takes_a_duration(tmp_path):
 
 
 def test_a_hangs_limit_is_a_few_compiles_under_half_the_hang_and_never_below_the_floor():
-    from reprokit.bisect.hang_limit import hang_limit
-
     assert hang_limit({"longest_compile": 11.6, "seconds": 58.6}) == (
         29.3,
         "3x the job's longest compile (11.6 s), at most half the hang's 59 s",

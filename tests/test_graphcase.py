@@ -191,3 +191,85 @@ def test_the_failing_lowerings_op_is_cut_last_and_the_same_graph_found_in_fewer_
         asked[op], found[op] = len(questions), (best.computed, s.inputs_of(best), s.size(best))
     assert found[None] == found["aten.sum.dim_IntList"] == ({"s", "a0"}, ["m0", "m11"], 5), found
     assert asked["aten.sum.dim_IntList"] < asked[None], asked
+
+
+def test_a_view_of_an_input_sharing_memory_stays_computed_and_a_lone_write_is_cut_away():
+    """#198095 on torch 2.13 (tests/real_bugs/c_memory_bank_alias_view.py, its captured meta): `recent` is a view of
+    `bank`, which the graph writes in place. Cut into an input, `recent[0]` was fed the view in the trial and written
+    as a tensor of its own in repro.py: the 6-node cut failed in its trial and in no fresh interpreter, and the
+    repro fell back to the 7-node graph in the script. The view stays computed; add_, the only cuttable node and a
+    write in place, is cut away instead (a pure predicate, the bug as the trials found it, stands in for them)."""
+    from reprokit.minify.graph import reduce_graph
+    from reprokit.search import Problem
+
+    def node(name, op, target, deps, mutates=False):
+        return {"name": name, "op": op, "target": target, "deps": deps, "tensor": True, "mutates": mutates}
+
+    meta = {
+        "nodes": [
+            node("l_bank_", "placeholder", "L_bank_", []),
+            node("l_update_", "placeholder", "L_update_", []),
+            node("l_recent_", "placeholder", "L_recent_", []),
+            node("mul_", "call_method", "mul_", ["l_bank_"], mutates=True),
+            node("add_", "call_method", "add_", ["mul_", "l_update_"], mutates=True),
+            node("getitem", "call_function", "getitem", ["l_recent_"]),
+        ],
+        "outputs": ["getitem"],
+        "aliases": [{"inputs": [0, 2], "numel": 48, "offsets": [0, 8]}],
+    }
+    s = GraphShape.from_meta(meta)
+    assert s.cuttable(s.original()) == ["add_"]  # mul_ is written by add_, getitem a view of a shared input
+
+    def fails(e):  # the returned view regenerated from the wrong base: bank written in place, recent[0] returned
+        return e is not None and {"mul_", "getitem"} <= e.computed
+
+    best = reduce_graph(Problem(s.original(), fails, s.size), s, width=2)
+    assert (best.computed, s.inputs_of(best), s.size(best)) == ({"mul_", "getitem"}, ["l_bank_", "l_recent_"], 5)
+
+
+def test_calls_made_for_their_effect_are_dropped_and_a_functorch_levels_pair_stays():
+    """#197086 on torch 2.13 (tests/real_bugs/e_jvp_ldexp_aot_eager.py, its captured meta): every value is inside the
+    jvp level, so nothing may be cut into an input; the calls made for their effect alone are tried away, and the
+    level's opening and closing calls stay (a pure predicate stands in for the trials: the crash needs the level)."""
+    from reprokit.minify.graph import reduce_graph
+    from reprokit.search import Problem
+
+    def node(name, target, deps=(), tensor=True, mutates=False):
+        op = "placeholder" if target.startswith("L_") else "call_function"
+        return {"name": name, "op": op, "target": target, "deps": list(deps), "tensor": tensor, "mutates": mutates}
+
+    def effect(name, target):
+        return node(name, target, tensor=False, mutates=True)
+
+    meta = {
+        "nodes": [
+            node("l_w_", "L_w_"),
+            node("l_direction_", "L_direction_"),
+            node("g_exponents_", "L_exponents_"),
+            effect("_jvp_increment_nesting", "_jvp_increment_nesting"),
+            effect("_set_fwd_grad_enabled", "_set_fwd_grad_enabled"),
+            effect("_enter_dual_level", "_enter_dual_level"),
+            effect("_maybe_load_decompositions", "_maybe_load_decompositions"),
+            node("_make_dual", "_make_dual", ["l_w_", "l_direction_"]),
+            node("result_duals", "ldexp", ["_make_dual", "g_exponents_"]),
+            node("_unpack_dual", "_unpack_dual", ["result_duals"], tensor=False),
+            node("primal", "getitem", ["_unpack_dual"]),
+            node("dual", "getitem", ["_unpack_dual"]),
+            node("primals_out_unflatten", "_unwrap_for_grad", ["primal"]),
+            node("tangents_out_unflatten", "_unwrap_for_grad", ["dual"]),
+            effect("_exit_dual_level", "_exit_dual_level"),
+            effect("_set_fwd_grad_enabled_1", "_set_fwd_grad_enabled"),
+            effect("_jvp_decrement_nesting", "_jvp_decrement_nesting"),
+        ],
+        "outputs": ["primals_out_unflatten", "tangents_out_unflatten"],
+    }
+    s = GraphShape.from_meta(meta)
+    assert s.size(s.original()) == 18
+    level = {"_jvp_increment_nesting", "_enter_dual_level", "_exit_dual_level", "_jvp_decrement_nesting"}
+
+    def fails(e):  # the crash: ldexp on a dual tensor, its tangent returned, inside the level
+        return e is not None and level | {"result_duals", "tangents_out_unflatten"} <= e.computed
+
+    best = reduce_graph(Problem(s.original(), fails, s.size), s, width=2)
+    assert not {"_maybe_load_decompositions", "_set_fwd_grad_enabled", "_set_fwd_grad_enabled_1"} & best.computed
+    assert level <= best.computed and s.size(best) == 13  # 16 before: the calls nothing reads were all kept

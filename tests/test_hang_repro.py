@@ -1,10 +1,11 @@
 """A captured hang's repro.py (issue 47): it compiles the minimal graph under a watchdog, and past the limit says
 "still compiling after N s" with every thread's stack and exits 1; verification takes that report as the hang.
-The cheap tests read a repro's output as reprokit reads it; the end-to-end one (opt-in) captures, bisects
-offline and runs the repro on the real compiler."""
+The cheap tests read a repro's output as reprokit reads it; the end-to-end ones (opt-in) capture a hang ended by
+--compile-timeout and by Ctrl-C, bisect it offline and verify its repro on the real compiler."""
 
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import types
@@ -16,8 +17,7 @@ from reprokit.minify import testcase
 from reprokit.minify.alone import alone_signature, reported_hang
 from reprokit.minify.testcase import judge_test
 from reprokit.report.render import render_repro
-from tests.test_capture import cli
-from tests.test_capture_hang import capture_with_limit
+from tests.test_capture_hang import bisected_to_a_repro, capture_until, capture_with_limit, compiling, hang_failure
 from tests.test_repro_template import parts
 
 CASES = pathlib.Path(__file__).parent / "capture_cases"
@@ -77,25 +77,28 @@ def test_the_hangs_test_repro_arms_the_same_watchdog():
     assert "threading.Thread(target=_watchdog, daemon=True).start()" in text.split("class TestCompileRepro")[0]
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(
+OPT_IN = pytest.mark.skipif(
     os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; about 5 min on 2 loaded cores): the cheap tests above cover how a "
-    "hang's repro is judged; test_capture_hang.py's SIGTERM test covers the offline bisect of a hang",
+    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; 4-6 min on 2 loaded cores, 45 s of CPU): test_capture_hang.py's "
+    "test_a_compile_hang_ended_by_sigterm_is_captured_and_bisected_to_a_repro_by_time covers the class (the same "
+    "failure.json, bisected the same way; only the capture's ending differs, which test_capture_hang.py tests)",
 )
-def test_a_captured_hang_bisects_offline_to_a_repro_that_reports_it(workdir, tmp_path):
+
+
+@pytest.mark.slow
+@OPT_IN
+def test_a_hang_past_compile_timeout_bisects_offline_to_a_repro_that_reports_it(workdir, tmp_path):
     capture = tmp_path / "cap"
+    # 60 s: the training step's own compile (graph 0) took 39 s on 2 loaded cores, and must not be the hang
     assert capture_with_limit(workdir, capture, "--compile-timeout", "60s").returncode == 124
-    code, out, err = cli(
-        "bisect", "--from-capture", str(capture), "-o", str(tmp_path / "runs"), "--no-pack", "--no-subsystems",
-        "--no-configs",
-    )  # fmt: skip
-    assert code == 0, out + err
-    assert "failing stage              inductor" in out
-    assert "repro.py verified in a fresh process" in err
-    run_dir = next(p for p in (tmp_path / "runs").iterdir() if p.is_dir())
-    repro = run_dir / "repro.py"
-    done = subprocess.run([sys.executable, str(repro), "5"], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1
-    assert "still compiling after 5 s: the hang reproduced; every thread's stack:" in done.stderr
-    assert "site-packages/torch/" in done.stderr  # the main thread, in the compile
+    assert hang_failure(capture)["ended_by"] == "--compile-timeout 60"
+    bisected_to_a_repro(capture, tmp_path)
+
+
+@pytest.mark.slow
+@OPT_IN
+def test_ctrl_c_in_a_compile_bisects_offline_to_a_repro_that_reports_it(workdir, tmp_path):
+    capture = tmp_path / "cap"
+    assert capture_until(workdir, capture, "hang_job.py", compiling(1), signal.SIGINT) == 128 + signal.SIGINT
+    assert hang_failure(capture)["ended_by"] == "SIGINT"
+    bisected_to_a_repro(capture, tmp_path)

@@ -28,6 +28,13 @@ LEVEL_CLOSES = {
     "_exit_dual_level",
 }
 
+# Calls whose result is a view of their first argument's memory (the FX target's last dotted part).
+VIEWS = {
+    "getitem", "__getitem__", "view", "view_as", "reshape", "select", "slice", "narrow", "t", "transpose",
+    "permute", "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "as_strided", "diagonal",
+    "unfold", "movedim", "split", "chunk", "unbind", "detach", "alias",
+}  # fmt: skip
+
 
 def op_base(target) -> str:
     """An operator's name without namespace, overload or leading underscores: 'aten._softmax.default' -> 'softmax'."""
@@ -69,9 +76,16 @@ class GraphShape:
     nodes: list  # NodeInfo in graph order, output node excluded
     outputs: tuple  # names the original graph returns
     by_name: dict = field(default_factory=dict)
+    shared: frozenset = frozenset()  # placeholders that share memory with another input (meta's "aliases")
 
     def __post_init__(self):
         self.by_name = {n.name: n for n in self.nodes}
+        self.shared_views: set = set()  # views, at any depth, of a shared input
+        for n in self.nodes:
+            base = n.deps[0] if n.deps else None
+            if n.op != "placeholder" and str(n.target).split(".")[-1] in VIEWS and base is not None:
+                if base in self.shared or base in self.shared_views:
+                    self.shared_views.add(n.name)
         depth, self.in_level = 0, set()
         for n in self.nodes:
             if n.op == "call_function" and n.target in LEVEL_CLOSES:
@@ -87,7 +101,9 @@ class GraphShape:
             NodeInfo(n["name"], n["op"], n["target"], tuple(n["deps"]), bool(n["tensor"]), bool(n.get("mutates")))
             for n in meta["nodes"]
         ]
-        return cls(nodes=nodes, outputs=tuple(meta["outputs"]))
+        placeholders = [n.name for n in nodes if n.op == "placeholder"]
+        shared = {placeholders[i] for g in meta.get("aliases") or [] for i in g["inputs"] if i < len(placeholders)}
+        return cls(nodes=nodes, outputs=tuple(meta["outputs"]), shared=frozenset(shared))
 
     @property
     def body(self) -> list:
@@ -154,6 +170,24 @@ class GraphShape:
         to_cut = {n for n in edit.computed if n not in keep and self.by_name[n].tensor}
         return self.normalise(Edit(edit.computed - to_cut, edit.cut | to_cut, edit.outputs))
 
+    def effect_calls(self, edit: Edit) -> list:
+        """Computed calls made for their effect alone (no tensor, nothing reads them: a grad-mode switch,
+        _maybe_load_decompositions), a functorch level's opening and closing calls left out: they stay a pair."""
+        read = {d for n in edit.computed for d in self.by_name[n].deps}
+        return [
+            n
+            for n in self.body
+            if n in edit.computed
+            and self.by_name[n].mutates
+            and not self.by_name[n].tensor
+            and n not in read
+            and self.by_name[n].target not in LEVEL_OPENS | LEVEL_CLOSES
+        ]
+
+    def without(self, edit: Edit, names) -> Edit:
+        """The edit with these computed nodes gone."""
+        return self.normalise(Edit(edit.computed - set(names), edit.cut, edit.outputs))
+
     def nodes_of_op(self, edit: Edit, op: str) -> list:
         """The computed nodes that call `op` ('aten.sum.dim_IntList', as a lowering application names it)."""
         base = op_base(op)
@@ -162,10 +196,9 @@ class GraphShape:
     def cuttable(self, edit: Edit) -> list:
         """Computed tensor nodes that may become inputs. Not a tensor an in-place op writes into: as an input
         it would be a copy, no longer the view of what the graph returns, and the write would go nowhere. Not a
-        value computed inside a functorch level: as an input it would lose its level."""
+        value computed inside a functorch level: as an input it would lose its level. Not a view of an input that
+        shares memory with another: as an input its sharing is not the graph's (#198095: `recent[0]` cut failed
+        in its trial and passed as repro.py, and the repro fell back to the uncut graph in the script)."""
         written = {self.by_name[n].deps[0] for n in edit.computed if self.by_name[n].mutates and self.by_name[n].deps}
-        return [
-            n
-            for n in self.body
-            if n in edit.computed and self.by_name[n].tensor and n not in written and n not in self.in_level
-        ]
+        kept = written | self.in_level | self.shared_views
+        return [n for n in self.body if n in edit.computed and self.by_name[n].tensor and n not in kept]

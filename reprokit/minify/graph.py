@@ -176,7 +176,7 @@ def nodes_to_inputs(problem: Problem, edit: Edit, shape: GraphShape, op: str | N
     reduced first with them computed, as a cut that feeds the failing op its value in place of computing it
     passes or fails another way (issue #32), then those nodes themselves."""
     cuttable = shape.cuttable(edit)
-    if len(cuttable) < 2:
+    if not cuttable:
         return edit
     last = [n for n in shape.nodes_of_op(edit, op) if n in cuttable] if op else []
     first = [n for n in cuttable if n not in last]
@@ -191,8 +191,9 @@ def nodes_to_inputs(problem: Problem, edit: Edit, shape: GraphShape, op: str | N
 
 def _keep_1_minimal(problem: Problem, edit: Edit, shape: GraphShape, among: list, kept: list) -> Edit:
     """ddmin over the cuttable nodes `among`, each candidate keeping `kept` computed too (and none of `among`, when
-    it is one node: ddmin keeps at least one)."""
-    if not among or (len(among) < 2 and not kept):
+    it is one node: ddmin keeps at least one). A lone node is cut alone only beside others kept, or when it writes
+    in place: cut, the write drops out of the graph (#198095's add_), where a lone op that computes is the graph."""
+    if not among or (len(among) < 2 and not kept and not shape.by_name[among[0]].mutates):
         return edit
     if len(among) == 1:
         alone = shape.keep_computed(edit, kept)
@@ -207,12 +208,35 @@ def _keep_1_minimal(problem: Problem, edit: Edit, shape: GraphShape, among: list
     return shape.keep_computed(edit, list(keep) + kept)
 
 
+def drop_calls(problem: Problem, edit: Edit, shape: GraphShape) -> Edit:
+    """Drop the calls made for their effect alone, all at once, else keeping a 1-minimal set (#197086's jvp graph
+    kept _maybe_load_decompositions and both forward-grad switches: nothing cut them)."""
+    calls = shape.effect_calls(edit)
+    if not calls:
+        return edit
+    if problem.test(shape.without(edit, calls)):
+        return shape.without(edit, calls)
+    if len(calls) < 2:
+        return edit
+
+    def keeping(kept) -> Edit:
+        return shape.without(edit, [c for c in calls if c not in kept])
+
+    keep = ddmin(
+        calls,
+        lambda k: problem.test(keeping(k)),
+        first_failing_of=lambda cands: problem.first_failing([keeping(c) for c in cands]),
+    )
+    return keeping(keep)
+
+
 def graph_passes(shape: GraphShape, width: int, op: str | None = None) -> list:
     """The passes, in the order each round runs them."""
     return [
         Pass("truncate", lambda p, e: truncate(p, e, shape, width)),
         Pass("drop_outputs", lambda p, e: drop_outputs(p, e, shape)),
         Pass("nodes_to_inputs", lambda p, e: nodes_to_inputs(p, e, shape, op)),
+        Pass("drop_calls", lambda p, e: drop_calls(p, e, shape)),
     ]
 
 

@@ -115,11 +115,28 @@ def _killed_rank(trial_dir: str) -> tuple | None:
 
 
 def answered(trial_dir: str) -> bool:
-    """Every process of the trial wrote its result: the trial process, or each rank it started."""
-    if os.path.exists(os.path.join(trial_dir, "result.json")):
+    """Every process of the trial wrote its result, before any stack dump at the limit: the trial process, or
+    each rank it started."""
+    if _answered_in(trial_dir):
         return True
     ranks = rank_dirs(trial_dir)
-    return bool(ranks) and all(os.path.exists(os.path.join(trial_dir, r, "result.json")) for r in ranks)
+    return bool(ranks) and all(_answered_in(os.path.join(trial_dir, r)) for r in ranks)
+
+
+def _answered_in(folder: str) -> bool:
+    """result.json is there and older than the limit's stack dump (stacks.txt, empty until then). One written after
+    it is the limit's doing: SIGUSR1 goes to the whole group, a compiler the trial runs (g++) dies by it, and the
+    compile raises a CppCompileError before the SIGKILL comes (a looping pass's subsystem search, CPU: every trial
+    whose g++ ran at the limit answered a compile error). A tie counts as after: timestamps are a clock tick apart."""
+    try:
+        result = os.stat(os.path.join(folder, "result.json"))
+    except OSError:
+        return False
+    try:
+        stacks = os.stat(os.path.join(folder, "stacks.txt"))
+    except OSError:
+        return True
+    return stacks.st_size == 0 or stacks.st_mtime_ns > result.st_mtime_ns
 
 
 def _hang_frame(stacks_path: str) -> str | None:

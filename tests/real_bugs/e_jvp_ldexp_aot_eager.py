@@ -1,4 +1,4 @@
-# EXPECT = {"failing_stage": "aot_eager", "kinds": ["crash"], "issue": 197086, "repro_kinds": ["graph", "graph_in_context", "graph_in_script", "source"], "max_nodes": 18, "max_lines": 30, "class": "AOT autograd (fails with backend=\"aot_eager\"; eager backend and inductor are fine), hard crash (SIGSEGV)"}
+# EXPECT = {"failing_stage": "aot_eager", "kinds": ["crash"], "issue": 197086, "repro_kinds": ["graph", "graph_in_context", "graph_in_script", "source"], "max_nodes": 13, "max_lines": 30, "class": "AOT autograd (fails with backend=\"aot_eager\"; eager backend and inductor are fine), hard crash (SIGSEGV)"}
 # pytorch/pytorch#197086: [aot_autograd] process crash (access violation) when torch.func.jvp over torch.ldexp is compiled with backend="aot_eager"
 # CLASS: AOT autograd (fails with backend="aot_eager"; eager backend and inductor are fine), hard crash (SIGSEGV)
 # WHY: AOTAutograd mishandles ldexp's forward-mode dual tensors under functorch jvp, and the interpreter dies with a segfault instead of a Python error
