@@ -23,7 +23,7 @@ def test_a_trial_that_kills_its_worker_leaves_later_trials_warm(tmp_path, monkey
     try:
         killed = trial("kills.py")
         assert killed.kind != "pass", killed
-        assert runner.warm is not None and not runner.warm.alive()
+        assert runner.fork_pool is not None and not runner.fork_pool.alive()
         after = trial("fine.py")
         assert after.kind == "pass", after
         assert trial_record(after.trial_dir)["import_seconds"] < 0.1, "ran cold"
