@@ -207,7 +207,7 @@ def table(rows: list[dict]) -> str:
         "verified",
     ]
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in rows]
+    lines += ["| " + " | ".join("-" if r.get(k) is None else str(r[k]) for k in keys) + " |" for r in rows]
     for engine in dict.fromkeys(r["engine"] for r in rows):
         mine = [r for r in rows if r["engine"] == engine and "after" in r]
         if not mine:
