@@ -121,7 +121,7 @@ def by_pysource_minimize(oracle: reduce.SourceOracle, start: str, width: int) ->
 
 def by_shrinkray(oracle: reduce.SourceOracle, start: str, width: int) -> tuple[str, int | None]:
     """shrinkray 0.0.2's Reducer over the text's bytes, its default strategies, one predicate at a time."""
-    from shrinkray import Reducer
+    from shrinkray import Reducer  # type: ignore[import-untyped]  # 0.0.2 ships no types
 
     asked = Asked(oracle, start)
 
