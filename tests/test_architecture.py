@@ -439,7 +439,6 @@ STILL_ON_A_DRAFT = {
     "reprokit.bisect.cuda",
     "reprokit.bisect.findings",
     "reprokit.bisect.from_capture",
-    "reprokit.bisect.numerics",
     "reprokit.bisect.plain",
     "reprokit.bisect.session",
     "reprokit.bisect.start",

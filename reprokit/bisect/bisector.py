@@ -226,7 +226,7 @@ class Bisector(Session):
 
     def likely_flips(self, v: Verdict | Isolation) -> tuple:
         """The flips asked alone in the first round: of wrong numbers, the one that gives eager's precision back."""
-        return ("emulate_precision_casts",) if is_accuracy(v, self.opts.check_accuracy) else ()
+        return ("emulate_precision_casts",) if is_accuracy(v.signature, self.opts.check_accuracy) else ()
 
     def numbers_asked(self, isolation: Isolation, asked: tuple, case: str | None) -> tuple:
         """(numerics modes' finding, first diverging node) of wrong numbers, each None when not asked."""
@@ -292,7 +292,7 @@ class Bisector(Session):
             elif configs:
                 self.emit(Event.PHASE, name="configs")
                 v.config = config_flips(self, stage, failing, self.likely_flips(v))
-        if o.kind == "failure" and stage == "inductor" and is_accuracy(v, o.check_accuracy):
+        if o.kind == "failure" and stage == "inductor" and is_accuracy(v.signature, o.check_accuracy):
             # Wrong numbers: numerics-only or a wrong kernel (config trials: --no-configs skips them), and where in
             # the graph (beside the counters: --no-subsystems skips it); after the repro: neither changes the verdict
             v.deferred += (["numerics"] if o.configs else []) + (["divergence"] if o.subsystems else [])
