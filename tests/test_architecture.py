@@ -433,8 +433,6 @@ def test_bisect_minify_and_report_meet_only_through_phase_results():
 # The domain hands on Isolation, Repro and Evidence and never sees the Verdict the app builds from them (issue 49,
 # item 1): each step returns a frozen finding or a frozen Isolation made with dataclasses.replace.
 VERDICT_FREE = ("bisect", "minify", "source", "export", "trial")
-# The ways between a Verdict and an Isolation, for the app alone: a verdict.json read back, the Verdict written
-DRAFT_WAYS = ("Isolation.of", "draft")
 
 
 def imports_verdict(name: str) -> list:
@@ -451,24 +449,11 @@ def imports_verdict(name: str) -> list:
     ]
 
 
-def turns_to_a_draft(name: str) -> list:
-    """Where the module turns an Isolation into a working Verdict or back (Isolation.of, .draft())."""
-    path, tree = MODULES[name]
-    return [
-        f"{where(path, node)} {ast.unparse(node)}"
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute)
-        and (ast.unparse(node) in DRAFT_WAYS or node.attr == "draft" and not isinstance(node.ctx, ast.Store))
-    ]
-
-
 def test_the_domain_never_imports_the_verdict():
     domain = [name for name in MODULES if any(in_package(name, f"reprokit.{p}") for p in VERDICT_FREE)]
     assert "reprokit.bisect.bisector" in domain and "reprokit.export.ladder" in domain  # the walk found them
     found = [f"{at} {name}" for name in domain for at in imports_verdict(name)]
     assert not found, report("the domain imports Verdict", found)
-    drafts = [f"{at} {name}" for name in domain for at in turns_to_a_draft(name)]
-    assert not drafts, report("the domain works on a draft Verdict", drafts)
 
 
 RUNNER_BUILDER = "reprokit.app.runners"  # the one module that builds a Runner (with its progress events)
