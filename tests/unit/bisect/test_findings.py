@@ -3,10 +3,10 @@ search around them."""
 
 import dataclasses
 
-from reprokit.bisect.bisector import deferring, user_backend_fails
+from reprokit.bisect.bisector import SLOW_STAGE_MEANING, deferring, user_backend_fails
 from reprokit.bisect.findings import memory_finding, pieces_finding, say
 from reprokit.data.phases import Isolation
-from reprokit.data.records import StageResult
+from reprokit.data.records import Signature, StageResult
 from reprokit.export.ladder import narrow_export
 from unit.fakes import OTHER, bisector, failed, hung, passed, session, trial_folder
 
@@ -87,3 +87,23 @@ def test_an_exported_program_refusing_a_later_call_says_the_fix(tmp_path):
     assert found.message.startswith("the exported program fails on a call the script makes (")
     assert found.message.endswith("Fix: dynamic_shapes with Dim ranges for the sizes that vary")
     assert dataclasses.replace(found, message=SO_FAR.message) == SO_FAR
+
+
+def test_a_slow_stage_is_asked_its_config_flips_and_every_compile_mode(tmp_path):
+    slow = Signature(kind="slow", exc_type=None, message="compiled slower than eager by more than 10%", frame=None)
+
+    def answer(spec):
+        if spec.stage in ("none", "eager", "aot_eager", "aot_eager_decomp_partition"):
+            return passed()
+        return failed(slow, compiled=True, user_backend="inductor", note="compiled 2.0x slower than eager")
+
+    b = bisector(answer, kind="slow", configs=False, subsystems=False)
+    isolation = b.isolate()
+    assert (isolation.failing_stage, isolation.last_passing_stage, isolation.kind) == (
+        "inductor",
+        "aot_eager_decomp_partition",
+        "slow",
+    )
+    assert isolation.speed == {"original": "compiled 2.0x slower than eager"} and isolation.config is None
+    assert isolation.modes and isolation.message == SLOW_STAGE_MEANING["inductor"]
+    assert isolation.deferred == () and "torch_logs" in isolation.decisive_trials  # the original is the stage
