@@ -1,7 +1,8 @@
 """The bisect use case: which stage, graph, config flip and subsystem application breaks a script.
 
 Each step lives in a module of its own (start, ladder, graph, configs, subsystems, speed, cuda); this one
-runs them in order and decides what goes into the verdict.
+runs them in order, each taking the frozen Isolation so far and returning it with what it found
+(dataclasses.replace), and returns the last one.
 """
 
 from __future__ import annotations
