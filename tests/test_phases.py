@@ -99,7 +99,7 @@ def test_an_older_verdict_json_still_loads():
     assert v.repro_attempts == [ReproAttempt("graph", "the graph alone fails differently")]
     assert v.repro_attempts[0]["kind"] == "graph"  # as the renderers read it
     assert (v.deferred, v.test_repro, v.nodes) == ([], None, None)
-    assert Isolation.of(v).failing_stage == "inductor"
+    assert Isolation.from_dict(old).failing_stage == "inductor"
 
 
 def test_on_start_is_called_for_trials_that_run_not_for_journal_answers(tmp_path):

@@ -7,7 +7,7 @@ import os
 
 from reprokit.app.common import executor_of, noop, run_kind, script_forks
 from reprokit.app.runners import build_runner, open_runner
-from reprokit.app.verdict_file import with_fields, with_repro
+from reprokit.app.verdict_file import isolation_of, with_fields, with_repro
 from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.kinds import OutcomeKind
@@ -99,7 +99,7 @@ def minify_verdict(
     if reason:
         raise ReprokitError(f"not minified: {reason}")
     if verdict.failing_stage in FAILING_STAGES:  # bad input is one line: said before the phase's progress line
-        check_unchanged(run_dir, Isolation.of(verdict))
+        check_unchanged(run_dir, isolation_of(verdict))
     if not verdict.warm_cache:  # its repro is the script run cold then warm: nothing is cut (minify/warm_repro.py)
         emit(Event.PHASE, name="minify")
     if verdict.flaky_tries and (runner is None or runner.policy.tries == 1):
@@ -108,7 +108,7 @@ def minify_verdict(
             tries=verdict.flaky_tries, target=Signature.from_dict(verdict.signature)
         )
     try:
-        repro = make_repro(run_dir, Isolation.of(verdict), runner=runner, emit=emit, resume=resume, command=command)
+        repro = make_repro(run_dir, isolation_of(verdict), runner=runner, emit=emit, resume=resume, command=command)
     except CompiledIsCloser as e:
         # Not "nothing to isolate": a user who needs eager's bits acts on the setting that gives them back. The
         # verdict is finished (configs, numerics, the first diverging node asked after) and the command exits 4.

@@ -17,9 +17,15 @@ def write_verdict(run_dir: RunDir, verdict: Verdict | dict) -> None:
 
 def isolated(run_dir: RunDir, isolation: Isolation) -> Verdict:
     """The verdict of an isolation, written."""
-    verdict = dataclasses.replace(isolation.draft(), run_dir=run_dir.path)
+    verdict = Verdict(**isolation.verdict_fields(), run_dir=run_dir.path)
     write_verdict(run_dir, verdict)
     return verdict
+
+
+def isolation_of(verdict: Verdict) -> Isolation:
+    """The isolation a verdict holds (`reprokit minify RUN_DIR` starts from a finished run's), as verdict.json
+    reads back."""
+    return Isolation.from_dict(verdict.to_dict())
 
 
 def with_repro(run_dir: RunDir, verdict: Verdict, repro: Repro) -> Verdict:

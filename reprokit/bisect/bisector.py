@@ -1,7 +1,8 @@
 """The bisect use case: which stage, graph, config flip and subsystem application breaks a script.
 
 Each step lives in a module of its own (start, ladder, graph, configs, subsystems, speed, cuda); this one
-runs them in order and decides what goes into the verdict.
+runs them in order, each taking the frozen Isolation so far and returning it with what it found
+(dataclasses.replace), and returns the last one.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Evidence, Isolation
 from reprokit.data.rate import rate_line
-from reprokit.data.records import Outcome, StageResult, Verdict
+from reprokit.data.records import Outcome, StageResult
 from reprokit.data.stages import CONFIG_STAGES, CROSSREF, STAGES, SUBSYSTEMS
 from reprokit.data.trial_files import trial_record
 from reprokit.data.warm_cache import describe as describe_warm
@@ -41,13 +42,36 @@ RATE_RUNS = 3  # runs of the script that tell a flaky failure from a ladder that
 __all__ = ["BisectOptions", "Bisector", "Deployment", "TORCH_LOGS_ENV", "SLOW_STAGE_MEANING"]
 
 # The deployment path's isolation (export/, which builds on bisect/ and so is handed in by the app): given the
-# session, the draft verdict and the original run, the decisive trials when the original failed on that path,
-# else None.
-Deployment = Callable[[Session, Verdict, Outcome], dict | None]
+# session, the isolation so far and the original run, (the isolation, its decisive trials) when the original failed
+# on that path, else None.
+Deployment = Callable[[Session, Isolation, Outcome], tuple[Isolation, dict] | None]
 
 
-def _no_deployment(_s: Session, _v: Verdict, _original: Outcome) -> dict | None:
+def _no_deployment(_s: Session, _found: Isolation, _original: Outcome) -> tuple[Isolation, dict] | None:
     return None
+
+
+def deferring(found: Isolation, *asked: str) -> Isolation:
+    """The isolation with `asked` added to what is asked after the repro (Bisector.after_repro)."""
+    return dataclasses.replace(found, deferred=(*found.deferred, *asked))
+
+
+def rungs(ladder: list) -> tuple:
+    """The ladder as the isolation holds it: each stage's result as plain data."""
+    return tuple(dataclasses.asdict(r) for r in ladder)
+
+
+def user_backend_fails(found: Isolation, ladder: list, user_backend: str | None) -> Isolation:
+    """Every stock stage passes: the user's own backend is what breaks, after the last stage when it passed."""
+    stage = user_backend or "user"
+    return dataclasses.replace(
+        found,
+        failing_stage=stage,
+        last_passing_stage=ladder[-1].stage if ladder and ladder[-1].kind == OutcomeKind.PASS else None,
+        message="; ".join(
+            x for x in (f"every stock stage passes; the user's backend {stage!r} fails", found.message) if x
+        ),
+    )
 
 
 class Bisector(Session):
@@ -61,85 +85,88 @@ class Bisector(Session):
 
     def isolate(self) -> Isolation:
         """The whole bisect up to the verdict: original checks, stage ladder, then graph, configs, subsystems."""
-        return Isolation.of(self._draft())
-
-    def _draft(self) -> Verdict:
-        """The isolation, filled into a working verdict by each step."""
         o = self.opts
-        v = Verdict(script=o.script, argv=list(o.argv))
         baseline, originals = start_round(self)
-        v.hang_limit = self.hang_limit
+        found = Isolation(script=o.script, argv=tuple(o.argv), hang_limit=self.hang_limit)
         original = self.original = reference_run(self, baseline, originals)
         originals = [*originals, *self.reruns]  # a failure the first run missed: every run counts to its rate
-        fails = record_original(self, v, original, originals, baseline)
+        found, fails = record_original(self, found, original, originals, baseline)
         if self.warm_cache is not None:
-            # The stages and counters run with the caches off, where the script passes: nothing more to ask of them.
-            v.failing_stage, v.warm_cache = "inductor", self.warm_cache
-            v.repro_rate, v.repro_runs = 1.0, 1  # the originals ran with the caches off: the warm run is the one
-            v.ladder = [dataclasses.asdict(r) for r in warm_ladder(self.warm_cache_runs, self.target)]
-            v.message = "; ".join(x for x in (describe_warm(self.warm_cache), v.message) if x)
-            return self.finish(v, decisive={"first_failing": original.trial_dir})
+            return self.finish(self.warm_only(found), decisive={"first_failing": original.trial_dir})
         if self.plain is not None:  # only the script run as written fails: reprokit's router hides it
-            return self.finish(v, decisive=plain_verdict(self, v, original))
-        if fails < len(originals) and not self.ask_until_it_fails(v, fails, len(originals)):
-            return self.finish(v, decisive={"first_failing": original.trial_dir})
+            return self.finish(*plain_verdict(self, found, original))
+        if fails < len(originals):
+            found, steady = self.ask_until_it_fails(found, fails, len(originals))
+            if not steady:
+                return self.finish(found, decisive={"first_failing": original.trial_dir})
 
         if original.kind == OutcomeKind.CUDA_FAULT:  # every launch synchronous from here: the fault names its kernel
-            original = self.original = launch_blocking(self, v, original)
-        decisive = self.deployment(self, v, original)  # torch.export and AOTInductor (issue #20)
-        if decisive is not None:
-            return self.finish(v, decisive=decisive)
+            found, original = launch_blocking(self, found, original)
+            self.original = original
+        deployed = self.deployment(self, found, original)  # torch.export and AOTInductor (issue #20)
+        if deployed is not None:
+            return self.finish(*deployed)
         if original.kind == OutcomeKind.SKIP:
-            memory_finding(v, original, baseline)
-        ladder = self.ladder(v, original, originals)
+            found = memory_finding(found, original, baseline)
+        found, ladder = self.ladder(found, original, originals)
         if ladder is None:  # flaky, and too rare to ask each question until it fails
-            return self.finish(v, decisive={"first_failing": original.trial_dir})
-        pieces_finding(v, original)
-        failing = self.first_failing(v, ladder, original)
+            return self.finish(found, decisive={"first_failing": original.trial_dir})
+        found, failing = self.first_failing(pieces_finding(found, original), ladder, original)
         if failing is None:
-            # Every stock stage passes: the user's own backend is what breaks.
-            v.failing_stage = original.user_backend or "user"
-            v.last_passing_stage = ladder[-1].stage if ladder and ladder[-1].kind == OutcomeKind.PASS else None
-            v.message = "; ".join(
-                x for x in (f"every stock stage passes; the user's backend {v.failing_stage!r} fails", v.message) if x
-            )
-            return self.finish(v, decisive={"first_failing": original.trial_dir})
-        v.failing_stage = failing.stage
-        v.last_passing_stage = previous_stage(self, failing.stage)
+            found = user_backend_fails(found, ladder, original.user_backend)
+            return self.finish(found, decisive={"first_failing": original.trial_dir})
+        return self.in_stage(found, failing, original)
+
+    def warm_only(self, found: Isolation) -> Isolation:
+        """It fails only with inductor's caches on. The stages and counters run with the caches off, where the
+        script passes: nothing more to ask of them."""
+        assert self.warm_cache is not None  # the cache runs found it
+        return dataclasses.replace(
+            found,
+            failing_stage="inductor",
+            warm_cache=self.warm_cache,
+            repro_rate=1.0,  # the originals ran with the caches off: the warm run is the one
+            repro_runs=1,
+            ladder=rungs(warm_ladder(self.warm_cache_runs, self.target)),
+            message="; ".join(x for x in (describe_warm(self.warm_cache), found.message) if x),
+        )
+
+    def in_stage(self, found: Isolation, failing: StageResult, original: Outcome) -> Isolation:
+        """A stock stage fails: the isolation with it and the one before, narrowed within it, and finished with
+        the decisive trials."""
+        passing = previous_stage(self, failing.stage)
+        found = dataclasses.replace(found, failing_stage=failing.stage, last_passing_stage=passing)
         stage_outcome = self.stage_outcomes[failing.stage]
         # The saved graph answered the ladder under the user's own inductor: the script's failing run is the
         # original itself, whose output, sources and torch logs the report packs.
         script_run = original if self.ladder_from_graph and failing.stage == "inductor" else stage_outcome
-        decisive = {
-            "first_failing": script_run.trial_dir,
-            "last_passing": self.stage_outcomes[v.last_passing_stage].trial_dir,
-        }
-        self.narrow(v, original, stage_outcome)
+        decisive = {"first_failing": script_run.trial_dir, "last_passing": self.stage_outcomes[passing].trial_dir}
+        found = self.narrow(found, original, stage_outcome)
         # Dynamo failing before any graph reached a backend did so in the original as in its own stage: the
         # original's logs tell it (a hang would cost a whole timeout more).
         in_dynamo = failing.stage == "eager" and dynamo_message(original) is not None
         if script_run is original or in_dynamo:
             decisive["torch_logs"] = original.trial_dir
         else:  # the report's logs, not the verdict's: asked after the repro (after_repro)
-            v.deferred.append("torch_logs")
-        return self.finish(v, decisive=decisive)
+            found = deferring(found, "torch_logs")
+        return self.finish(found, decisive=decisive)
 
-    def ladder(self, v: Verdict, original: Outcome, originals: list) -> list | None:
+    def ladder(self, found: Isolation, original: Outcome, originals: list) -> tuple[Isolation, list | None]:
         """The stage ladder: of the graph the original saved as it raised when it fails alone, else of the script;
         asked again, each stage until the failure shows, when a stage contradicts it and the script proves flaky;
-        None when it is flaky too rarely for that."""
-        ladder = graph_ladder(self, v, original) or run_ladder(self, original)
-        v.ladder = [dataclasses.asdict(r) for r in ladder]
-        odd = contradicting(ladder, original.user_backend) if not v.flaky else None
+        None when it is flaky too rarely for that. Beside it, the isolation with the ladder."""
+        ladder = graph_ladder(self, original) or run_ladder(self, original)
+        found = dataclasses.replace(found, ladder=rungs(ladder))
+        odd = contradicting(ladder, original.user_backend) if not found.flaky else None
         if odd is None:
-            return ladder
-        if not self.flaky_after_all(v, originals, odd):
-            return None if v.flaky else ladder
-        ladder = (graph_ladder(self, v, original) if self.ladder_from_graph else None) or run_ladder(self, original)
-        v.ladder = [dataclasses.asdict(r) for r in ladder]
-        return ladder
+            return found, ladder
+        found, steady = self.flaky_after_all(found, originals, odd)
+        if not steady:
+            return found, None if found.flaky else ladder
+        ladder = (graph_ladder(self, original) if self.ladder_from_graph else None) or run_ladder(self, original)
+        return dataclasses.replace(found, ladder=rungs(ladder)), ladder
 
-    def flaky_after_all(self, v: Verdict, originals: list, odd: str) -> bool:
+    def flaky_after_all(self, found: Isolation, originals: list, odd: str) -> tuple[Isolation, bool]:
         """A stage passed where the ladder says it should fail (`odd`): the script as written runs RATE_RUNS more
         times. When one passes, the failure is flaky: every later question is asked until it fails (True). When
         all fail, the ladder's answer stands."""
@@ -151,34 +178,33 @@ class Bisector(Session):
                 text=f"stage {odd} passes where the ladder says it should fail; the script failed "
                 f"{fails} of {fails} runs as written: the ladder's answer stands",
             )
-            return False
+            return found, False
         return self.ask_until_it_fails(
-            v, fails, len(runs), why=f"stage {odd} passed where the ladder says it should fail"
+            found, fails, len(runs), why=f"stage {odd} passed where the ladder says it should fail"
         )
 
-    def ask_until_it_fails(self, v: Verdict, fails: int, runs: int, why: str = "") -> bool:
+    def ask_until_it_fails(self, found: Isolation, fails: int, runs: int, why: str = "") -> tuple[Isolation, bool]:
         """A flaky failure, measured at `fails` of `runs`: from here on each question is asked until it fails that
         way or has passed often enough that a chance pass is unlikely (trial/repeat.py); True when it can be
-        bisected so, False (with the verdict's message) when it is too rare for that."""
+        bisected so, False (with the isolation's message) when it is too rare for that."""
         rate = fails / runs
-        v.flaky, v.repro_rate, v.repro_runs = True, rate, runs
+        found = dataclasses.replace(found, flaky=True, repro_rate=rate, repro_runs=runs)
         tries = tries_for(rate)
         if too_rare(rate):
-            v.message = (
+            message = (
                 f"flaky: the original {rate_line(fails, runs)}; too rare to bisect run by run (a question "
                 f"would need more than {MAX_TRIES} runs)"
             )
-            return False
+            return dataclasses.replace(found, message=message), False
         assert self.target is not None  # the rate measured is of the original's failure
         self.use_policy(tries=tries, target=self.target)
-        v.flaky_tries = tries
-        v.message = (
+        message = (
             f"flaky: the original {rate_line(fails, runs)}{'; ' + why if why else ''}; each question was "
             f"asked up to {tries} times: it fails at the first run that fails that way, and passes after "
             f"{tries} that do not"
         )
-        self.emit(Event.NOTE, text=v.message)
-        return True
+        self.emit(Event.NOTE, text=message)
+        return dataclasses.replace(found, flaky_tries=tries, message=message), True
 
     def after_repro(self, isolation: Isolation, case: str | None = None) -> Evidence:
         """Ask what the verdict did not need and the report wants (isolation.deferred), side by side: the re-run of
@@ -224,9 +250,9 @@ class Bisector(Session):
             seconds=round(time.monotonic() - started, 2),
         )
 
-    def likely_flips(self, v: Verdict | Isolation) -> tuple:
+    def likely_flips(self, found: Isolation) -> tuple:
         """The flips asked alone in the first round: of wrong numbers, the one that gives eager's precision back."""
-        return ("emulate_precision_casts",) if is_accuracy(v, self.opts.check_accuracy) else ()
+        return ("emulate_precision_casts",) if is_accuracy(found.signature, self.opts.check_accuracy) else ()
 
     def numbers_asked(self, isolation: Isolation, asked: tuple, case: str | None) -> tuple:
         """(numerics modes' finding, first diverging node) of wrong numbers, each None when not asked."""
@@ -238,68 +264,78 @@ class Bisector(Session):
             divergence = first_divergence(self, stage, case or isolation.graph_case, isolation.subsystem)
         return numerics, divergence
 
-    def first_failing(self, v: Verdict, ladder: list, original: Outcome) -> StageResult | None:
+    def first_failing(self, found: Isolation, ladder: list, original: Outcome) -> tuple[Isolation, StageResult | None]:
         """The first stage that fails the same way; or crossref, when its own check fails before that (a wrong
-        fake kernel, which the compiled run's failure most likely follows from)."""
+        fake kernel, which the compiled run's failure most likely follows from). Beside it, the isolation with
+        what that says."""
         failing = next((r for r in ladder if r.same), None)
         meta = meta_mismatch(self, ladder)
         if meta is not None and (failing is None or STAGES.index(meta.stage) < STAGES.index(failing.stage)):
-            meta_kernel_finding(self, v, original)
-            return meta
+            return meta_kernel_finding(self, found, original), meta
         if failing is not None and failing.stage == CROSSREF:
-            say(v, "the crossref stage fails first: a fake (meta) kernel disagrees with its real kernel")
+            found = say(found, "the crossref stage fails first: a fake (meta) kernel disagrees with its real kernel")
         elif failing is not None and failing.stage == "eager" and (message := dynamo_message(original)):
-            say(v, message)
-        return failing
+            found = say(found, message)
+        return found, failing
 
-    def narrow(self, v: Verdict, original: Outcome, failing: Outcome) -> None:
+    def narrow(self, found: Isolation, original: Outcome, failing: Outcome) -> Isolation:
         """Within the failing stage: which graph, which config flips, which subsystem, which compile modes."""
-        o, stage, passing = self.opts, v.failing_stage, v.last_passing_stage
+        o, stage, passing = self.opts, found.failing_stage, found.last_passing_stage
         assert stage is not None and passing is not None  # set from the ladder just before
         self.emit(Event.PHASE, name="graph")
         # The original saved the graph that raised: when it fails alone the same way, it is the failing graph, and
         # the stage's later questions are asked of it (graph trials, counted in that graph alone).
-        alone = adopt_saved_graph(self, v, original, stage) if v.memory is None else None
+        alone = None
+        if found.memory is None:
+            found, alone = adopt_saved_graph(self, found, original, stage)
         if alone is not None and self.graph_accuracy:
-            v.deferred.append("graph_confirm")  # the script with that graph alone compiled: one run, after the repro
-        graph = v.graph if alone is not None else failing_graph(self, stage, passing, failing)
+            found = deferring(found, "graph_confirm")  # the script with that graph alone compiled: after the repro
+        graph = found.graph if alone is not None else failing_graph(self, stage, passing, failing)
         if graph is not None:
-            v.graph = graph
             code = graph_code(failing, graph) or graph_code(original, graph)
-            if code is not None:
-                v.graph_code = code
-        if v.memory is not None:
-            return  # config flips and counted passes are about failures, not the memory a program needs
+            found = dataclasses.replace(found, graph=graph, graph_code=found.graph_code if code is None else code)
+        if found.memory is not None:
+            return found  # config flips and counted passes are about failures, not the memory a program needs
         configs = o.configs and stage in CONFIG_STAGES
         if o.kind == "slow":
+            return self.slow_stage(found, original, failing, configs)
+        if o.subsystems and stage in SUBSYSTEMS:
+            self.emit(Event.PHASE, name="subsystems")
+            # The boundary's re-run checks the answer, it does not change it: asked after the repro.
+            found = dataclasses.replace(found, subsystem=subsystem(self, stage, alone or failing, confirm=False))
+            if found.subsystem:
+                found = deferring(found, "confirm")
+        if configs and found.subsystem:
+            # The application found is the cause; a flip that avoids it is a workaround for the report,
+            # asked after the repro (after_repro) instead of delaying the verdict by a full compile or more.
+            found = deferring(found, "configs")
+        elif configs:
             self.emit(Event.PHASE, name="configs")
-            v.config = config_flips(self, stage, failing) if configs else None
-            v.speed = {"original": original.note}
-            self.emit(Event.PHASE, name="modes")
-            v.modes = modes(self, original)
-            v.message = SLOW_STAGE_MEANING.get(stage, "")
-        else:
-            if o.subsystems and stage in SUBSYSTEMS:
-                self.emit(Event.PHASE, name="subsystems")
-                # The boundary's re-run checks the answer, it does not change it: asked after the repro.
-                v.subsystem = subsystem(self, stage, alone or failing, confirm=False)
-                if v.subsystem:
-                    v.deferred.append("confirm")
-            if configs and v.subsystem:
-                # The application found is the cause; a flip that avoids it is a workaround for the report,
-                # asked after the repro (after_repro) instead of delaying the verdict by a full compile or more.
-                v.deferred.append("configs")
-            elif configs:
-                self.emit(Event.PHASE, name="configs")
-                v.config = config_flips(self, stage, failing, self.likely_flips(v))
-        if o.kind == "failure" and stage == "inductor" and is_accuracy(v, o.check_accuracy):
+            found = dataclasses.replace(found, config=config_flips(self, stage, failing, self.likely_flips(found)))
+        if o.kind == "failure" and stage == "inductor" and is_accuracy(found.signature, o.check_accuracy):
             # Wrong numbers: numerics-only or a wrong kernel (config trials: --no-configs skips them), and where in
             # the graph (beside the counters: --no-subsystems skips it); after the repro: neither changes the verdict
-            v.deferred += (["numerics"] if o.configs else []) + (["divergence"] if o.subsystems else [])
+            found = deferring(found, *(["numerics"] if o.configs else []), *(["divergence"] if o.subsystems else []))
         if o.kind == "failure" and stage == "inductor" and _mode_matters(original):
             # On a GPU the mode decides CUDA graphs and autotuning: does the bug follow the mode?
             self.emit(Event.PHASE, name="modes")
-            v.modes = modes(self, original)
+            found = dataclasses.replace(found, modes=modes(self, original))
+        return found
+
+    def slow_stage(self, found: Isolation, original: Outcome, failing: Outcome, configs: bool) -> Isolation:
+        """--kind slow, within the stage that is slow: the config flips that speed it up, and each compile mode."""
+        stage = found.failing_stage
+        assert stage is not None  # set from the ladder
+        self.emit(Event.PHASE, name="configs")
+        config = config_flips(self, stage, failing) if configs else None
+        self.emit(Event.PHASE, name="modes")
+        return dataclasses.replace(
+            found,
+            config=config,
+            speed={"original": original.note},
+            modes=modes(self, original),
+            message=SLOW_STAGE_MEANING.get(stage, ""),
+        )
 
 
 def _mode_matters(original: Outcome) -> bool:

@@ -8,20 +8,23 @@ from __future__ import annotations
 import glob
 import os
 import re
+from dataclasses import replace
 
 from reprokit.bisect.findings import say
 from reprokit.bisect.session import TORCH_LOGS_ENV, Session
 from reprokit.data.kinds import OutcomeKind
-from reprokit.data.records import Outcome, Verdict
+from reprokit.data.phases import Isolation
+from reprokit.data.records import Outcome
 from reprokit.data.signature import LAUNCH_BLOCKING_ENV
 from reprokit.data.trial_files import read_tail
 from reprokit.trial.sanitizer import SANITIZER_ENV, sanitizer_path, sanitizer_report, trial_text
 
 
-def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
+def launch_blocking(s: Session, found: Isolation, original: Outcome) -> tuple[Isolation, Outcome]:
     """Run the original again with synchronous launches and make its fault and kernel the target; every later
-    trial (graph, lowering, config, minify, repro verification) runs so too. Returns what later steps take for
-    the original (the inductor stage, when the script compiles with inductor)."""
+    trial (graph, lowering, config, minify, repro verification) runs so too. Returns the isolation with the fault
+    found, and what later steps take for the original (the inductor stage, when the script compiles with
+    inductor)."""
     s.use_policy(env=LAUNCH_BLOCKING_ENV)
     # Its own key (the switch in its env): with the original's env alone the journal would answer for it.
     out = s.runner(s.spec("user", "original-launch-blocking", env={**TORCH_LOGS_ENV, **LAUNCH_BLOCKING_ENV}))
@@ -29,7 +32,7 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
     same = out.kind == OutcomeKind.CUDA_FAULT and out.signature.message == original.signature.message
     asserting = asserting_kernel(text, text + _trace_text(out))
     kernel = asserting or launched_kernel(out.traceback or "")
-    v.cuda_fault = {
+    fault = {
         "fault": original.signature.message,
         "kernel": kernel,
         "named_by": "message" if asserting else "launch" if kernel else None,
@@ -38,20 +41,17 @@ def launch_blocking(s: Session, v: Verdict, original: Outcome) -> Outcome:
         "launch_blocking": same,
         "device_check": out.device_check or original.device_check,
     }
-    if kernel is None and same:
-        sanitized(s, v.cuda_fault)
+    found = replace(found, cuda_fault=sanitized(s, fault) if kernel is None and same else fault)
     if not same:
         # Synchronous launches change what happens: the search goes on with the launches as the script had them.
         s.use_policy(env={})
-        say(
-            v,
+        said = (
             f"with CUDA_LAUNCH_BLOCKING=1 the script gives {out.signature.short()} instead; the trials ran "
-            "with asynchronous launches",
+            "with asynchronous launches"
         )
-        return original
+        return say(found, said), original
     s.chase(out.signature)
-    v.signature = out.signature.to_dict()
-    return out
+    return replace(found, signature=out.signature.to_dict()), out
 
 
 # A frame of inductor's generated wrapper (a module in its cache, named by a hash: .../ab/cab...xyz.py) at the
@@ -66,18 +66,21 @@ def launched_kernel(traceback: str) -> str | None:
     return found[-1] if found else None
 
 
-def sanitized(s: Session, fault: dict) -> None:
-    """No kernel named yet (a fault in a kernel the script brought, a launch the traceback does not show): where
-    compute-sanitizer is installed, one more run under its memcheck, whose report names the faulting kernel."""
+def sanitized(s: Session, fault: dict) -> dict:
+    """`fault` with what compute-sanitizer says, where it is installed: no kernel named yet (a fault in a kernel the
+    script brought, a launch the traceback does not show), one more run under its memcheck, whose report names
+    the faulting kernel."""
     exe = sanitizer_path()
     if not exe:
-        return
+        return fault
     out = s.runner(s.spec("user", "original-compute-sanitizer", env={**LAUNCH_BLOCKING_ENV, SANITIZER_ENV: exe}))
     said = sanitizer_report(trial_text(out), out.trial_dir)
-    if said:
-        fault["sanitizer"] = said
-        if said.get("kernel"):
-            fault["kernel"], fault["named_by"] = said["kernel"], "sanitizer"
+    if not said:
+        return fault
+    fault = {**fault, "sanitizer": said}
+    if said.get("kernel"):
+        fault["kernel"], fault["named_by"] = said["kernel"], "sanitizer"
+    return fault
 
 
 # What CUDA prints for each thread whose device-side assert failed: "<file>:<line>: <function>: block: [..],

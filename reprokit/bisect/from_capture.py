@@ -19,7 +19,7 @@ from reprokit.bisect.subsystems import subsystem
 from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation
-from reprokit.data.records import Outcome, TrialSpec, Verdict
+from reprokit.data.records import Outcome, StageResult, TrialSpec
 from reprokit.data.signature import Signature
 from reprokit.data.stages import CONFIG_STAGES, STAGES, SUBSYSTEMS
 from reprokit.trial.runner import Runner
@@ -61,60 +61,68 @@ class GraphBisector(Bisector):
 
     def isolate(self) -> Isolation:
         """The ladder on the graph, then torch's subsystem and lowering counters in the failing stage."""
-        return Isolation.of(self._from_capture())
-
-    def _from_capture(self) -> Verdict:
         failure = self.captured.failure
-        v = Verdict(
+        meta_args = _case_meta(self.case).get("compile_args") or {}
+        found = Isolation(
             script=self.captured.script,
-            argv=[],
             kind=failure.get("kind"),
             signature=failure["signature"],
             graph=failure.get("graph"),
             graph_count=int(failure.get("graphs_seen") or 1),
+            user_backend=meta_args.get("backend"),
+            compile_args=meta_args,
+            capture={"from": self.captured.root, "rank": self.captured.rank},
+            hang_limit=(
+                {"seconds": self.runner.timeout, "why": "the limit each trial was judged by"}
+                if failure.get("kind") == "hang"
+                else None
+            ),
+            graph_code=_graph_code(self.case),
         )
-        meta_args = _case_meta(self.case).get("compile_args") or {}
-        v.user_backend, v.compile_args = meta_args.get("backend"), meta_args
-        v.capture = {"from": self.captured.root, "rank": self.captured.rank}
-        if failure.get("kind") == "hang":
-            v.hang_limit = {"seconds": self.runner.timeout, "why": "the limit each trial was judged by"}
-        v.graph_code = _graph_code(self.case)
         ladder = self._ladder(meta_args.get("backend") or "inductor")
-        v.ladder = [r.to_dict() for r in ladder]
+        found = dataclasses.replace(found, ladder=tuple(r.to_dict() for r in ladder))
         failing = next((r for r in ladder if r.same), None)
         if failing is None:
-            v.message = (
+            message = (
                 f"the captured graph does not fail the same way replayed alone (rank {self.captured.rank}, "
-                f"graph {v.graph}){_stand_ins_line(_case_meta(self.case))}; {settle_line(v.script)}"
+                f"graph {found.graph}){_stand_ins_line(_case_meta(self.case))}; {settle_line(found.script)}"
             )
-            return self.finish(v, decisive={})
+            return self.finish(dataclasses.replace(found, message=message), decisive={})
         if failing.stage == "eager":  # Dynamo's graph run as it is, no compiler below it
-            v.message = (
-                f"the captured graph fails the same way run eagerly (rank {self.captured.rank}, graph {v.graph}): "
+            message = (
+                f"the captured graph fails the same way run eagerly (rank {self.captured.rank}, graph {found.graph}): "
                 "the job fails without compile too; that is not a compiler bug"
             )
-            return self.finish(v, decisive={})
-        v.failing_stage = failing.stage
-        v.last_passing_stage = _last_passing(ladder, failing.stage)
+            return self.finish(dataclasses.replace(found, message=message), decisive={})
+        return self.in_failing_stage(found, ladder, failing, meta_args)
+
+    def in_failing_stage(self, found: Isolation, ladder: list, failing: StageResult, meta_args: dict) -> Isolation:
+        """A compiler stage fails the captured graph: the stage before it, then the counters and modes in it."""
+        passing = _last_passing(ladder, failing.stage)
+        found = dataclasses.replace(found, failing_stage=failing.stage, last_passing_stage=passing)
         outcome = self.stage_outcomes[failing.stage]
         decisive = {"first_failing": outcome.trial_dir}
-        if v.last_passing_stage:
-            decisive["last_passing"] = self.stage_outcomes[v.last_passing_stage].trial_dir
+        if passing:
+            decisive["last_passing"] = self.stage_outcomes[passing].trial_dir
+        deferred: list = []
         if self.opts.subsystems and failing.stage in SUBSYSTEMS:
             self.emit(Event.PHASE, name="subsystems")
-            v.subsystem = subsystem(self, failing.stage, outcome, confirm=False)
-            if v.subsystem:
-                v.deferred.append("confirm")
+            found = dataclasses.replace(found, subsystem=subsystem(self, failing.stage, outcome, confirm=False))
+            if found.subsystem:
+                deferred.append("confirm")
                 if self.opts.configs and failing.stage in CONFIG_STAGES:
-                    v.deferred.append("configs")  # a workaround for the report, on the graph, after the repro
+                    deferred.append("configs")  # a workaround for the report, on the graph, after the repro
         if failing.stage == "inductor" and _mode_matters(meta_args, _case_meta(self.case)):
             # As in place (Bisector.narrow): on a GPU, or with a mode the job chose, does the failure follow the mode?
             self.emit(Event.PHASE, name="modes")
-            v.modes = modes(self, dataclasses.replace(outcome, compile_args=meta_args))
-        v.deferred.append("torch_logs")
-        v.message = f"from a capture (rank {self.captured.rank}, graph {v.graph}): no run of the job"
-        v.message += waiting_ranks(self.captured.summary, self.captured.rank)
-        return self.finish(v, decisive=decisive)
+            found = dataclasses.replace(found, modes=modes(self, dataclasses.replace(outcome, compile_args=meta_args)))
+        message = f"from a capture (rank {self.captured.rank}, graph {found.graph}): no run of the job"
+        found = dataclasses.replace(
+            found,
+            deferred=(*deferred, "torch_logs"),
+            message=message + waiting_ranks(self.captured.summary, self.captured.rank),
+        )
+        return self.finish(found, decisive=decisive)
 
     def _ladder(self, backend: str) -> list:
         """Every stage of the graph ladder at once (graph trials are short); the user's own backend last when it

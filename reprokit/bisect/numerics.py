@@ -14,8 +14,7 @@ import os
 
 from reprokit.bisect.session import Session, passes
 from reprokit.data.events import Event
-from reprokit.data.phases import Isolation
-from reprokit.data.records import Outcome, TrialSpec, Verdict
+from reprokit.data.records import Outcome, TrialSpec
 from reprokit.data.rundir import read_json
 from reprokit.data.stages import STRICT_NUMERICS
 from reprokit.data.trial_files import trial_record
@@ -23,9 +22,10 @@ from reprokit.data.trial_files import trial_record
 FALLBACK = "fallback_to_aten"
 
 
-def is_accuracy(v: Verdict | Isolation, check_accuracy: bool) -> bool:
-    """Whether the failure is wrong numbers: reprokit's own check, or the script's (an assert, an exit)."""
-    sig = v.signature or {}
+def is_accuracy(signature: dict | None, check_accuracy: bool) -> bool:
+    """Whether the failure (its signature, as the isolation holds it) is wrong numbers: reprokit's own check, or the
+    script's (an assert, an exit)."""
+    sig = signature or {}
     return check_accuracy or sig.get("kind") in ("accuracy", "exit") or sig.get("exc_type") == "AssertionError"
 
 

@@ -18,7 +18,8 @@ import sys
 from reprokit.bisect.session import Session
 from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
-from reprokit.data.records import Outcome, StageResult, TrialSpec, Verdict
+from reprokit.data.phases import Isolation
+from reprokit.data.records import Outcome, StageResult, TrialSpec
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.errors import NothingToIsolate
 from reprokit.trial.ordered_map import ordered_map
@@ -238,20 +239,24 @@ def plain_summary(finding: dict) -> str:
     )
 
 
-def plain_verdict(s: Session, v: Verdict, original: Outcome) -> dict:
-    """The verdict of a failure only the script run as written shows, from the plain ladder; the decisive runs."""
+def plain_verdict(s: Session, found: Isolation, original: Outcome) -> tuple[Isolation, dict]:
+    """The isolation of a failure only the script run as written shows, from the plain ladder; the decisive runs."""
     ladder, probe = plain_ladder(s, original)
     finding = plain_finding(s, original, ladder, probe)
-    v.plain_run = finding
-    v.ladder = [dataclasses.asdict(r) for r in ladder]
-    v.failing_stage = finding["failing_stage"] or original.user_backend or "user"
-    v.last_passing_stage = finding["last_passing_stage"]
-    # the instrumented originals passed: the runs as written are the ones that count
-    v.repro_rate, v.repro_runs = 1.0, AS_WRITTEN
     said = f"{hidden_line(s)}: {plain_summary(finding)}; not asked: {NOT_ASKED}"
-    v.message = "; ".join(x for x in (said, v.message) if x)
+    found = dataclasses.replace(
+        found,
+        plain_run=finding,
+        ladder=tuple(dataclasses.asdict(r) for r in ladder),
+        failing_stage=finding["failing_stage"] or original.user_backend or "user",
+        last_passing_stage=finding["last_passing_stage"],
+        # the instrumented originals passed: the runs as written are the ones that count
+        repro_rate=1.0,
+        repro_runs=AS_WRITTEN,
+        message="; ".join(x for x in (said, found.message) if x),
+    )
     folders = {r.stage: os.path.join(os.path.dirname(original.trial_dir), r.stage) for r in ladder}
     decisive = {"first_failing": original.trial_dir}
     if finding["last_passing_stage"]:
         decisive["last_passing"] = folders[finding["last_passing_stage"]]
-    return decisive
+    return found, decisive

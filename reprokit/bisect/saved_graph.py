@@ -11,6 +11,7 @@ stands for the script the same way, every trial of it checked against eager (bis
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from reprokit.bisect.ladder import custom_ops, dynamo_hang, record_stage
 from reprokit.bisect.recent_calls import diverging_graph
@@ -18,7 +19,8 @@ from reprokit.bisect.session import Session
 from reprokit.capture import crash
 from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
-from reprokit.data.records import Outcome, TrialSpec, Verdict
+from reprokit.data.phases import Isolation
+from reprokit.data.records import Outcome, TrialSpec
 
 # The ladder on a graph: Dynamo's graph as it is, then each layer below it (the run without compile and the
 # crossref check need the script).
@@ -64,12 +66,13 @@ def saved_graph(s: Session, original: Outcome) -> tuple[str | None, int | None]:
     return s.saved_graph
 
 
-def adopt_saved_graph(s: Session, v: Verdict, original: Outcome, stage: str) -> Outcome | None:
+def adopt_saved_graph(s: Session, found: Isolation, original: Outcome, stage: str) -> tuple[Isolation, Outcome | None]:
     """The saved graph run alone under `stage`; when it fails the same way it stands for the script from now on
-    (s.graph_case, v.graph, v.graph_case) and its outcome is returned (its counters are the graph's own)."""
+    (s.graph_case; the isolation's graph and graph_case) and its outcome is returned beside the isolation (its
+    counters are the graph's own); else the isolation as it was, and None."""
     case, k = saved_graph(s, original)
     if case is None or stage not in GRAPH_STAGES[1:] or s.opts.kind != "failure":
-        return None
+        return found, None
     spec = TrialSpec(mode="graph", stage=stage, case=case, check_accuracy=s.graph_accuracy, label="graph-alone")
     alone = s.runner(spec)
     if not s.fails_same(alone):
@@ -78,14 +81,13 @@ def adopt_saved_graph(s: Session, v: Verdict, original: Outcome, stage: str) -> 
             text=f"graph {k} as the original run saved it does not fail alone the "
             f"same way ({alone.signature.short()[:120]}): the script answers instead",
         )
-        return None
+        return found, None
     s.graph_case, s.graph_stage = case, stage
-    v.graph, v.graph_case = k, case
     s.emit(Event.GRAPH, graph=k, count=original.graphs)
-    return alone
+    return replace(found, graph=k, graph_case=case), alone
 
 
-def graph_ladder(s: Session, v: Verdict, original: Outcome) -> list | None:
+def graph_ladder(s: Session, original: Outcome) -> list | None:
     """The ladder asked of the saved graph, every stage at once; None (nothing asked or nothing kept) when there is
     no saved graph, or it does not fail alone the same way under any stage, or the script's custom ops call for
     the crossref stage."""
@@ -136,10 +138,11 @@ def graph_ladder(s: Session, v: Verdict, original: Outcome) -> list | None:
     return out
 
 
-def confirm_graph(s: Session, isolation) -> bool:
+def confirm_graph(s: Session, isolation: Isolation) -> bool:
     """The one run of the script that ties the adopted graph to the script's failure: that graph alone compiled by
     the failing stage, the rest by the stage before it, fails the same way (a mismatch its own check finds)."""
     k, stage = isolation.graph, isolation.failing_stage
+    assert stage is not None  # deferred only once a stage failed
     spec = s.script_spec(
         stage,
         "graph-confirm",

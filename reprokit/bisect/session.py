@@ -12,7 +12,8 @@ from typing import Any
 
 from reprokit.bisect.steady import describe
 from reprokit.data.kinds import OutcomeKind
-from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict, file_hash
+from reprokit.data.phases import Isolation
+from reprokit.data.records import Outcome, Signature, TrialSpec, file_hash
 from reprokit.errors import NothingToIsolate
 from reprokit.trial.runner import Runner
 
@@ -217,12 +218,14 @@ class Session:
         self.unsteady.insert(0, describe("the run without compile", runs, self.target))
         self.emit("note", text=self.unsteady[0])
 
-    def finish(self, v: Verdict, decisive: dict) -> Verdict:
-        """Stamp the verdict with the decisive trials, the other failures seen, trial count and time."""
+    def finish(self, found: Isolation, decisive: dict) -> Isolation:
+        """The isolation stamped with the decisive trials, the other failures seen, trial count and time."""
         self.settle_baseline()
-        v.decisive_trials = decisive
-        v.other_failures = list(self.others.values())
-        v.unsteady = "; ".join(self.unsteady)
-        v.trials = self.runner.executed
-        v.seconds = round(time.monotonic() - self.started, 2)
-        return v
+        return dataclasses.replace(
+            found,
+            decisive_trials=decisive,
+            other_failures=tuple(self.others.values()),
+            unsteady="; ".join(self.unsteady),
+            trials=self.runner.executed,
+            seconds=round(time.monotonic() - self.started, 2),
+        )

@@ -4,6 +4,7 @@ anything compiler-specific to isolate at all."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from reprokit.bisect.hang_limit import in_place_limit
 from reprokit.bisect.ladder import dynamo_hang
@@ -13,8 +14,9 @@ from reprokit.bisect.steady import count_same, more_runs, settle
 from reprokit.bisect.warm import warm_rung
 from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
+from reprokit.data.phases import Isolation
 from reprokit.data.ranks import needs_launcher
-from reprokit.data.records import Outcome, Verdict
+from reprokit.data.records import Outcome
 from reprokit.data.warm_cache import describe as describe_warm
 from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.trial.ordered_map import ordered_map
@@ -198,19 +200,25 @@ def flaky_not_cached(s: Session, original: Outcome, failing: Outcome) -> bool:
     return not_inductor or back
 
 
-def record_original(s: Session, v: Verdict, original: Outcome, originals: list, baseline: Outcome) -> int:
-    """Make the original's failure the target and note it in the verdict; how many originals failed that way.
+def record_original(
+    s: Session, found: Isolation, original: Outcome, originals: list, baseline: Outcome
+) -> tuple[Isolation, int]:
+    """Make the original's failure the target; the isolation with it noted, and how many originals failed that way.
 
     Raises when the script fails without compile too: that is not a compiler bug.
     """
     target = s.chase(original.signature)
-    v.kind = original.kind
-    v.signature = original.signature.to_dict()
-    v.user_backend = original.user_backend
-    v.compile_args = original.compile_args
-    v.graph_count = original.graphs
     fails = sum(1 for x in originals if x is not None and target.matches(x.signature))
-    v.repro_rate, v.repro_runs = fails / len(originals), len(originals)
+    found = replace(
+        found,
+        kind=original.kind,
+        signature=original.signature.to_dict(),
+        user_backend=original.user_backend,
+        compile_args=original.compile_args,
+        graph_count=original.graphs,
+        repro_rate=fails / len(originals),
+        repro_runs=len(originals),
+    )
     if baseline.failed and not target.matches(baseline.signature):
         # Another failure than the original's (a hang at teardown where the original raised) is no proof that
         # the bug is not the compiler's: asked again, beside the questions that follow (a baseline that hangs
@@ -224,4 +232,4 @@ def record_original(s: Session, v: Verdict, original: Outcome, originals: list, 
         s.emit(Event.NOTE, text=s.unsteady[-1])
     if baseline.failed and target.matches(baseline.signature):
         raise NothingToIsolate("the script fails without compile too in the same way: that is not a compiler bug")
-    return fails
+    return found, fails

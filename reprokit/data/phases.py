@@ -56,19 +56,21 @@ class Isolation(JsonData):
     deferred: tuple = ()
 
     @classmethod
-    def of(cls, v: Verdict) -> Isolation:
-        """The isolation part of a verdict (the bisector's draft, or a finished run's verdict.json)."""
-        data = {f.name: getattr(v, f.name) for f in dataclasses.fields(cls)}
-        return cls(**{**data, **{k: tuple(data[k] or ()) for k in ("argv", "other_failures", "ladder", "deferred")}})
-
-    @classmethod
     def from_dict(cls, data):
-        return cls.of(Verdict.from_dict(data))
+        """The isolation part of a verdict.json (a finished run's, or an older reprokit's: missing keys take the
+        verdict's defaults). The app's one way from a verdict back to an isolation; the domain never needs one."""
+        v = Verdict.from_dict(data)
+        fields = {f.name: getattr(v, f.name) for f in dataclasses.fields(cls)}
+        return cls(**{**fields, **{k: tuple(fields[k] or ()) for k in _SEQUENCES}})
 
-    def draft(self) -> Verdict:
-        """A working verdict holding this isolation, for the steps that fill one in (minify's renderers)."""
+    def verdict_fields(self) -> dict:
+        """The verdict's fields this isolation sets (lists where verdict.json has lists): the app builds the
+        Verdict from them (app/verdict_file)."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return Verdict(**{**fields, **{k: list(fields[k]) for k in ("argv", "other_failures", "ladder", "deferred")}})
+        return {**fields, **{k: list(fields[k]) for k in _SEQUENCES}}
+
+
+_SEQUENCES = ("argv", "other_failures", "ladder", "deferred")  # tuples in the Isolation, lists in the Verdict
 
 
 @dataclass(frozen=True)

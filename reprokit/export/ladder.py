@@ -9,6 +9,7 @@ aoti_run (where the original's failure was raised). An AOTInductor failure is th
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from reprokit.bisect.configs import config_flips
 from reprokit.bisect.ladder import record_stage
@@ -16,7 +17,8 @@ from reprokit.bisect.session import Naming, Session
 from reprokit.bisect.subsystems import subsystem
 from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
-from reprokit.data.records import Outcome, Verdict
+from reprokit.data.phases import Isolation
+from reprokit.data.records import Outcome
 from reprokit.data.trial_files import read_tail, trial_record
 from reprokit.export import aoti_debug
 from reprokit.export.findings import cpp_compile_error, describe, draft_failures, export_finding
@@ -36,14 +38,14 @@ def export_record(outcome: Outcome | None) -> dict | None:
 AOTI_NAMING = Naming(stages=(("inductor", "user"),), label_prefix="aoti-")
 
 
-def isolate_deployment(s: Session, v: Verdict, original: Outcome) -> dict | None:
-    """The export ladder's decisive trials when the original failed inside torch.export or AOTInductor, else None
-    (the Bisector's `deployment`)."""
-    return run_export_ladder(s, v, original) if export_record(original) else None
+def isolate_deployment(s: Session, found: Isolation, original: Outcome) -> tuple[Isolation, dict] | None:
+    """(the isolation, the decisive trials) from the export ladder when the original failed inside torch.export or
+    AOTInductor, else None (the Bisector's `deployment`)."""
+    return run_export_ladder(s, found, original) if export_record(original) else None
 
 
-def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
-    """Fill the verdict from the export ladder; the decisive trials."""
+def run_export_ladder(s: Session, found: Isolation, original: Outcome) -> tuple[Isolation, dict]:
+    """The isolation the export ladder finds; the decisive trials."""
     s.emit(Event.LADDER_START, stages=[*EXPORT_TRIAL_STAGES, "aoti"])
     # save_graph=0: where export() raises, the export trial runs draft_export too and keeps its report
     outcomes = s.runner.map(
@@ -56,104 +58,116 @@ def run_export_ladder(s: Session, v: Verdict, original: Outcome) -> dict:
     ladder = []
     for stage, outcome in [*zip(EXPORT_TRIAL_STAGES, outcomes), ("aoti", original)]:
         ladder.append(record_stage(s, stage, outcome))
-    v.ladder = [r.to_dict() for r in ladder]
-    v.compile_args = {"entries": (export_record(original) or {}).get("entries", [])}
+    found = replace(
+        found,
+        ladder=tuple(r.to_dict() for r in ladder),
+        compile_args={"entries": (export_record(original) or {}).get("entries", [])},
+    )
     failing = next((r for r in ladder if r.same), None)
     if failing is None:
-        v.message = "the original fails, but no step of the export ladder fails that way alone"
-        return {"first_failing": original.trial_dir}
+        said = "the original fails, but no step of the export ladder fails that way alone"
+        return replace(found, message=said), {"first_failing": original.trial_dir}
     names = ["none", *EXPORT_TRIAL_STAGES, "aoti"]
     last = next(
         st for st in reversed(names[: names.index(failing.stage)]) if s.stage_outcomes[st].kind == OutcomeKind.PASS
     )
     outcome = s.stage_outcomes[failing.stage]
-    v.failing_stage = stage_name(failing.stage, export_record(outcome))
-    v.last_passing_stage = last
-    v.graph_count = (export_record(outcome) or {}).get("nodes") or 0
+    found = replace(
+        found,
+        failing_stage=stage_name(failing.stage, export_record(outcome)),
+        last_passing_stage=last,
+        graph_count=(export_record(outcome) or {}).get("nodes") or 0,
+    )
     before = [s.stage_outcomes[r.stage].signature.said() for r in ladder[: ladder.index(failing)]]
     guard = next((said for said in before if "Guard failed" in said), None)
     if guard:  # the program would have refused the call the compiled package answered
-        v.message = (
-            f"the exported program rejects a call the script makes ({guard}); AOTInductor's package, "
+        found = replace(
+            found,
+            message=f"the exported program rejects a call the script makes ({guard}); AOTInductor's package, "
             "which checks no input shapes by default, runs it anyway. Fix: dynamic_shapes with Dim ranges "
-            "for the sizes that vary"
+            "for the sizes that vary",
         )
-    if v.failing_stage == "export":
-        narrow_export(s, v, outcome)
+    if found.failing_stage == "export":
+        found = narrow_export(s, found, outcome)
     elif failing.stage == "aoti":
-        narrow_aoti(s, v, outcome)
-    return {"first_failing": outcome.trial_dir, "last_passing": s.stage_outcomes[last].trial_dir}
+        found = narrow_aoti(s, found, outcome)
+    return found, {"first_failing": outcome.trial_dir, "last_passing": s.stage_outcomes[last].trial_dir}
 
 
 def stage_name(trial_stage: str, record: dict | None) -> str:
-    """The verdict's failing_stage: AOTInductor's failure named by where it was raised (compile or run)."""
+    """The isolation's failing_stage: AOTInductor's failure named by where it was raised (compile or run)."""
     if trial_stage != "aoti":
         return trial_stage
     return "aoti_compile" if (record or {}).get("phase") == "aoti_compile" else "aoti_run"
 
 
-def narrow_export(s: Session, v: Verdict, failing: Outcome) -> None:
+def narrow_export(s: Session, found: Isolation, failing: Outcome) -> Isolation:
     """export() raised: the guard or constraint, the user's line and the fix; or ep.module() differs."""
     record = export_record(failing) or {}
     if record.get("phase") == "export_run":
-        v.message = (
-            f"the exported program fails on a call the script makes ({failing.signature.said()[:300]}), "
+        return replace(
+            found,
+            message=f"the exported program fails on a call the script makes ({failing.signature.said()[:300]}), "
             "though export passed: a guard of the program rejects an input other than the example, or "
-            "the program differs. Fix: dynamic_shapes with Dim ranges for the sizes that vary"
+            "the program differs. Fix: dynamic_shapes with Dim ranges for the sizes that vary",
         )
-        return
     if record.get("last_phase") != "export" or record.get("phase") != "export":
-        v.message = "the exported program's module() differs from eager when the script calls it"
-        return
+        return replace(found, message="the exported program's module() differs from eager when the script calls it")
     finding = export_finding(failing.traceback, s.opts.script, draft_failures(failing.trial_dir))
-    if finding and os.path.exists(os.path.join(failing.trial_dir, "draft_export.txt")):
+    if not finding:
+        return found
+    if os.path.exists(os.path.join(failing.trial_dir, "draft_export.txt")):
         finding["report"] = "draft_export.txt"  # packed beside ISSUE.md
-    if finding:
-        v.export = finding
-        v.message = describe(finding)
+    return replace(found, export=finding, message=describe(finding))
 
 
-def narrow_aoti(s: Session, v: Verdict, failing: Outcome) -> None:
+def narrow_aoti(s: Session, found: Isolation, failing: Outcome) -> Isolation:
     """AOTInductor's failure: the config flips, then the lowering whose application breaks it, then inductor's
     counted passes, all asked of AOTI."""
     aoti = s.named(AOTI_NAMING)
     error = cpp_compile_error(read_tail(os.path.join(failing.trial_dir, "stderr.txt")) or "")
+    fault = found.cuda_fault
     if error:  # g++'s output is hundreds of kilobytes of warnings around this one line
-        v.message = error
-    elif v.failing_stage == "aoti_run":
-        aoti_run_switches(s, v, failing)
-    elif v.cuda_fault:  # seen on an H100 (tests/gpu_cases/aoti_relu_assert.py)
-        v.message = (
-            "AOTInductor runs each CUDA kernel it generates once while compiling (its autotuning, on random "
-            "inputs of the example's shapes), and one of them"
-            + (f", {v.cuda_fault['kernel']}," if v.cuda_fault.get("kernel") else "")
-            + f' raised "{v.cuda_fault["fault"]}" there'
-            + (", the same with CUDA_LAUNCH_BLOCKING=1" if v.cuda_fault.get("same") else "")
+        found = replace(found, message=error)
+    elif found.failing_stage == "aoti_run":
+        found = aoti_run_switches(s, found, failing)
+    elif fault:  # seen on an H100 (tests/gpu_cases/aoti_relu_assert.py)
+        found = replace(
+            found,
+            message="AOTInductor runs each CUDA kernel it generates once while compiling (its autotuning, on "
+            "random inputs of the example's shapes), and one of them"
+            + (f", {fault['kernel']}," if fault.get("kernel") else "")
+            + f' raised "{fault["fault"]}" there'
+            + (", the same with CUDA_LAUNCH_BLOCKING=1" if fault.get("same") else ""),
         )
     if s.opts.configs:
-        v.config = config_flips(aoti, "inductor", failing)
+        found = replace(found, config=config_flips(aoti, "inductor", failing))
     if s.opts.subsystems:
-        v.subsystem = lowering_boundary(aoti, failing) or subsystem(aoti, "inductor", failing)
+        found = replace(found, subsystem=lowering_boundary(aoti, failing) or subsystem(aoti, "inductor", failing))
+    return found
 
 
-def aoti_run_switches(s: Session, v: Verdict, failing: Outcome) -> None:
+def aoti_run_switches(s: Session, found: Isolation, failing: Outcome) -> Isolation:
     """The package failed at run time: re-run it with AOTI's input checks, then (no kernel named) its
-    kernel-name printer; what they say goes into the verdict's message."""
+    kernel-name printer; what they say goes into the isolation's message."""
     checked = aoti_debug.check_inputs(s, "user")
+    message, fault = found.message, found.cuda_fault
     if checked:  # a guard the program would have checked already said which call (and the fix): keep it first
-        v.message = (
-            f"{v.message}; AOTI_RUNTIME_CHECK_INPUTS=1 refuses that call ({checked['error']})"
-            if v.message
+        message = (
+            f"{message}; AOTI_RUNTIME_CHECK_INPUTS=1 refuses that call ({checked['error']})"
+            if message
             else aoti_debug.describe_inputs(checked)
         )
-    if aoti_debug.names_no_kernel(failing):  # "Unknown exception", or a CUDA fault the loader hid: which kernel
-        # compute-sanitizer ran already where the launch-blocking re-run named no kernel (bisect/cuda.py)
-        sanitize = bool(v.cuda_fault and not v.cuda_fault.get("sanitizer"))
-        v.aoti_kernel = aoti_debug.name_aoti_kernel(s, "user", failing, sanitize=sanitize)
-        if v.aoti_kernel:
-            v.message = "; ".join(filter(None, (v.message, aoti_debug.describe(v.aoti_kernel))))
-            if v.cuda_fault:  # the launch-blocking re-run's logs name every kernel of the package: this one failed
-                v.cuda_fault["kernel"] = v.aoti_kernel["kernel"]
+    if not aoti_debug.names_no_kernel(failing):
+        return replace(found, message=message)
+    # "Unknown exception", or a CUDA fault the loader hid: which kernel. compute-sanitizer ran already where the
+    # launch-blocking re-run named no kernel (bisect/cuda.py)
+    kernel = aoti_debug.name_aoti_kernel(s, "user", failing, sanitize=bool(fault and not fault.get("sanitizer")))
+    if kernel:
+        message = "; ".join(filter(None, (message, aoti_debug.describe(kernel))))
+        if fault:  # the launch-blocking re-run's logs name every kernel of the package: this one failed
+            fault = {**fault, "kernel": kernel["kernel"]}
+    return replace(found, message=message, aoti_kernel=kernel, cuda_fault=fault)
 
 
 def lowering_boundary(s: Session, failing: Outcome) -> dict | None:

@@ -3,8 +3,9 @@ with the last that passed before it; a stage that failed another way is asked ag
 
 import pytest
 
+from reprokit.data.records import Signature
 from reprokit.errors import NothingToIsolate, ReprokitError
-from unit.fakes import OTHER, bisector, events_of, failed, hung, original, passed, runner_of
+from unit.fakes import BUG, OTHER, bisector, events_of, failed, hung, original, passed, runner_of
 
 FAILS_FROM_DECOMP = ("aot_eager_decomp_partition", "inductor")
 
@@ -111,6 +112,35 @@ def test_a_graph_calling_a_custom_op_adds_the_fake_kernel_check_to_the_ladder(tm
     (graphs / "graph_0.py").write_text("y = torch.ops.mylib.scale.default(x)\nz = torch.ops.aten.relu.default(y)\n")
     isolation = bisector(ladder_table(trial_dir=str(tmp_path / "original")), subsystems=False, configs=False).isolate()
     assert [row["stage"] for row in isolation.ladder][-2:] == ["aot_eager_decomp_partition_crossref", "inductor"]
+
+
+def test_a_fake_kernel_disagreeing_before_the_compiled_failure_is_the_finding_and_the_failure_chased(tmp_path):
+    graphs = tmp_path / "original" / "graphs"
+    graphs.mkdir(parents=True)
+    (graphs / "graph_0.py").write_text("y = torch.ops.mylib.scale.default(x)\n")
+    mismatch = Signature(kind="exception", exc_type="MetadataMismatchError", message="meta says float32")
+    traceback = (
+        "When comparing the output of mylib.scale.default on FakeTensor and concrete Tensors, found mismatched "
+        "tensor metadata: dtype mismatch float32 vs float16\n"
+    )
+    crossref = failed(mismatch, traceback=traceback, trial_dir="/t/crossref")
+    table = ladder_table(failing_stages=("inductor",), trial_dir=str(tmp_path / "original"))
+    b = bisector(
+        lambda spec: crossref if spec.stage.endswith("_crossref") else table(spec), subsystems=False, configs=False
+    )
+    isolation = b.isolate()
+    assert (isolation.failing_stage, isolation.last_passing_stage) == (
+        "aot_eager_decomp_partition_crossref",
+        "aot_eager_decomp_partition",
+    )
+    assert isolation.meta_kernel == {
+        "op": "mylib.scale.default",
+        "mismatch": "dtype mismatch float32 vs float16",
+        "compiled_failure": BUG.short(),
+        "trial": "/t/crossref",
+    }
+    assert (isolation.kind, isolation.signature) == ("exception", mismatch.to_dict()) and b.target == mismatch
+    assert isolation.message.startswith("the crossref stage fails first: the fake (meta) kernel of mylib.scale.default")
 
 
 def test_dynamo_hanging_before_any_graph_asks_its_own_stage_alone():
