@@ -2,6 +2,7 @@
 
 import fcntl
 import hashlib
+import json
 import os
 import pathlib
 import shutil
@@ -61,18 +62,24 @@ def workdir(request, tmp_path):
     assert tree_digest(work) == before, "reprokit modified the user's files"
 
 
+# Seconds each test took in a full run of the suite (tests/durations.json: setup and call, 5 s and over), for the
+# order below. Refresh it from a run's `--durations=0` list; a test it lacks is placed by its markers.
+DURATIONS = json.loads((pathlib.Path(__file__).parent / "durations.json").read_text())
+UNTIMED = {"real_bug": 200, "slow": 100}  # seconds guessed for a test durations.json lacks, by marker; else 3
+
+
 def pytest_collection_modifyitems(config, items):
-    """The `timing` tests, then the longest (genuine bugs, then other end-to-end runs), so that under pytest-xdist the
-    run does not end with one worker finishing a 7-minute bisect while the other cores sit idle."""
+    """The `timing` tests, then the longest first, so that under pytest-xdist the run does not end with one worker
+    finishing a 7-minute bisect while the other cores sit idle (longest-first is the classic rule for that)."""
 
     # The `timing` tests first: each holds the workers' lock alone, and asked for mid-run it waits (its worker idle)
     # until no other test holds the lock shared; CI at 0954adb lost 316 s and 128 s so in two setups.
-    def weight(item):
-        if item.get_closest_marker("timing"):
-            return -1
-        return 0 if item.get_closest_marker("real_bug") else 1 if item.get_closest_marker("slow") else 2
+    def seconds(item) -> float:
+        if item.nodeid in DURATIONS:
+            return DURATIONS[item.nodeid]
+        return next((s for m, s in UNTIMED.items() if item.get_closest_marker(m)), 3)
 
-    items.sort(key=weight)  # stable: file order within each weight
+    items.sort(key=lambda item: (item.get_closest_marker("timing") is None, -seconds(item)))
 
 
 SCRIPTS = pathlib.Path(__file__).resolve().parent.parent / "scripts"

@@ -136,6 +136,13 @@ def test_doctor_says_a_compiled_ddp_compiled_nothing_on_the_users_line(project):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
+    reason=(
+        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 480 s in the suite at 110e4fd, CI over its 45 minutes): "
+        "torchrun jobs bisected in CI: the segfaulting ranks, the collective in the graph and the spawned ranks above"
+    ),
+)
 def test_a_rank_that_loads_what_another_rank_stored_is_named_shared_cache(project, tmp_path):
     """Two ranks share one inductor cache: rank 1 loads the graph rank 0 stored and fails; with the caches off, or
     a cache per rank, the job passes (issue #32's warm-cache rung, pytorch/pytorch#188332's class)."""

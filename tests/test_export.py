@@ -65,6 +65,13 @@ def check_ladder(data, exp):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
+    reason=(
+        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 419 s in the suite at 110e4fd, CI over its 45 minutes): "
+        "the AOTInductor path is covered by test_export_aoti.py's compile-error, accuracy and genuine #153992 cases, a lowering named by the counters by test_e2e's relu cases"
+    ),
+)
 def test_aoti_runtime_error_names_the_relu_lowering(workdir):
     """The planted C++ runtime error: stage aoti_run, then the lowering whose application breaks it, searched
     directly (every lowering off makes AOTI's proxy executor fail otherwise)."""

@@ -89,8 +89,15 @@ OPT_IN = {
     "e_while_loop_int_carry.py",
     "e_guidance_batch_recompile.py",
     # The slowest case in the default set (733 s on a loaded machine, stop 53): an inductor compile error under
-    # jacfwd; b_cumsum_zero_dim_lowering and b_diag_mask_setitem_softmax_keyerror cover that class in CI.
+    # jacfwd; b_cumsum_zero_dim_lowering covers that class in CI.
     "b_jacfwd_half_reduction_cpp_error.py",
+    # CI ran 67 minutes at stop 54 (45 kept to); seconds in the suite at 110e4fd, and the case that keeps the class:
+    "d_minimum_signed_zero_angle.py",  # 409 s; accuracy: erfinv_near_one_f64 (the refused seed cut: test_source_passes)
+    "b_custom_op_dtype_view_diagonal_scatter.py",  # 392 s; custom op: b_aten_autogradcpu_override_fake
+    "attention_softmax_nonlast_dim.py",  # 350 s; accuracy: erfinv_near_one_f64 (fixed in 2.15: skipped there anyway)
+    "b_diag_mask_setitem_softmax_keyerror.py",  # 236 s; inductor compile error: b_cumsum_zero_dim_lowering
+    "bmm_int8_output_dtype.py",  # 165 s; accuracy: erfinv_near_one_f64
+    "b_nested_region_global_rebind.py",  # 143 s; Dynamo-stage source reduction: e_local_class_attr, funcgrad
 }
 
 
