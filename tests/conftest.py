@@ -1,5 +1,6 @@
 """Shared fixtures of the end-to-end tests."""
 
+import collections
 import fcntl
 import hashlib
 import json
@@ -8,6 +9,7 @@ import pathlib
 import shutil
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -15,6 +17,14 @@ import pytest
 # fresh interpreters per verified repro, some 30 repros in the suite, minutes CI (45-minute limit) has not got. The
 # suite runs each repro once, its verification's runs counted; tests/test_reliability.py sets the count it measures.
 os.environ.setdefault("REPROKIT_REPRO_RUNS", "1")
+
+
+_TIMING = pytest.StashKey[list]()  # the node ids of the `timing` tests this session runs (not skipped)
+TIMING_GATE = 240  # seconds a test waits at most for the `timing` tests to have run, before it starts anyway
+
+
+def _done_mark(base: str, nodeid: str) -> str:
+    return f"{base}.done-{hashlib.sha256(nodeid.encode()).hexdigest()[:16]}"
 
 
 @pytest.fixture(autouse=True)
@@ -28,13 +38,26 @@ def _cores_shared_unless_timing(request):
         return
     exclusive = request.node.get_closest_marker("timing") is not None
     base = os.path.join(tempfile.gettempdir(), f"reprokit-tests-{run_id}")
+    if not exclusive:
+        # The `timing` tests are each worker's first (pytest_collection_modifyitems): the others wait for them
+        # here, so that a worker that wins the start cannot take the lock shared for a 9-minute bisect while a
+        # `timing` test waits on it. Bounded: a `timing` test that errors before its lock never marks itself done.
+        gate = time.monotonic() + TIMING_GATE
+        while time.monotonic() < gate and not all(
+            os.path.exists(_done_mark(base, t)) for t in request.config.stash.get(_TIMING, [])
+        ):
+            time.sleep(0.5)
     with open(base + ".turnstile", "a") as turnstile, open(base + ".lock", "a") as lock:
         # Every test passes the turnstile first, and a `timing` test holds it while it waits: no test starts
         # beside a waiting one. flock alone lets shared holders starve it (CI at 1dbe7f9, three workers: 270 s).
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         fcntl.flock(turnstile, fcntl.LOCK_UN)
-        yield
+        try:
+            yield
+        finally:
+            if exclusive:
+                pathlib.Path(_done_mark(base, request.node.nodeid)).touch()
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -68,18 +91,52 @@ DURATIONS = json.loads((pathlib.Path(__file__).parent / "durations.json").read_t
 UNTIMED = {"real_bug": 200, "slow": 100}  # seconds guessed for a test durations.json lacks, by marker; else 3
 
 
-def pytest_collection_modifyitems(config, items):
-    """The `timing` tests, then the longest first, so that under pytest-xdist the run does not end with one worker
-    finishing a 7-minute bisect while the other cores sit idle (longest-first is the classic rule for that)."""
+def _module_fixture(item) -> str | None:
+    """The module-scoped fixture of the test's own module that it uses (a bisect or a pack made once per worker for
+    the tests that share it), as MODULE::NAME; None if it uses none."""
+    module = item.nodeid.split("::")[0]
+    names = sorted(
+        name
+        for name, defs in item._fixtureinfo.name2fixturedefs.items()
+        if defs[-1].scope == "module" and defs[-1].baseid == module
+    )
+    return f"{module}::{names[0]}" if names else None
 
-    # The `timing` tests first: each holds the workers' lock alone, and asked for mid-run it waits (its worker idle)
-    # until no other test holds the lock shared; CI at 0954adb lost 316 s and 128 s so in two setups.
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the xdist_group marks set here
+def pytest_collection_modifyitems(config, items):
+    """The `timing` tests, then the longest units of work first, so that under pytest-xdist the run does not end with
+    one worker finishing a 7-minute bisect while the other cores sit idle (longest-first is the classic rule for
+    that). A unit is one test, or the tests of a module that share a module-scoped fixture: they form one
+    xdist_group, run by one worker, so the fixture's bisect is made once, not once per worker (CI at 18ec367 made
+    test_pack's three times, 135-167 s each). `--dist loadgroup --no-loadscope-reorder` (pyproject.toml) deals the
+    units to the workers one at a time in this order; `worksteal` handed each worker a third of the list."""
+
     def seconds(item) -> float:
         if item.nodeid in DURATIONS:
             return DURATIONS[item.nodeid]
         return next((s for m, s in UNTIMED.items() if item.get_closest_marker(m)), 3)
 
-    items.sort(key=lambda item: (item.get_closest_marker("timing") is None, -seconds(item)))
+    def skipped(item) -> bool:
+        return bool(item.get_closest_marker("skip")) or any(
+            m.args and m.args[0] is True for m in item.iter_markers("skipif")
+        )
+
+    # The `timing` tests are units of their own, first: each holds the workers' lock alone, and asked for mid-run it
+    # waits (its worker idle) until no other test holds the lock shared; CI at 0954adb lost 316 s and 128 s so in two
+    # setups. The other tests wait for them (_cores_shared_unless_timing).
+    timing = [item.nodeid for item in items if item.get_closest_marker("timing") and not skipped(item)]
+    config.stash[_TIMING] = timing
+    shared = {item.nodeid: _module_fixture(item) for item in items}
+    users = collections.Counter(shared.values())
+    unit = {node: f if f and users[f] > 1 and node not in timing else node for node, f in shared.items()}
+    total: collections.Counter[str] = collections.Counter()
+    for item in items:
+        total[unit[item.nodeid]] += 0 if skipped(item) else seconds(item)
+        if unit[item.nodeid] != item.nodeid:
+            item.add_marker(pytest.mark.xdist_group(unit[item.nodeid]))
+    first = {u: i for i, u in reversed(list(enumerate(unit[item.nodeid] for item in items)))}
+    items.sort(key=lambda item: (item.nodeid not in timing, -total[unit[item.nodeid]], first[unit[item.nodeid]]))
 
 
 SCRIPTS = pathlib.Path(__file__).resolve().parent.parent / "scripts"

@@ -15,6 +15,7 @@ import torch
 from click.testing import CliRunner
 
 from reprokit.cli import main
+from tests.opt_in import opt_in
 
 CASES = pathlib.Path(__file__).parent / "capture_cases"
 
@@ -59,11 +60,10 @@ def test_passing_job_writes_only_its_summary(workdir, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; 345 s on a loaded 2-core machine): test_capture_accuracy's relu job "
-    "(capture, ladder, lowerings, minify, repro, config flips, pack) and its exit-3 replay, and "
-    "test_torchrun_job_bisected_in_one_process (a graph raising at run) cover its class",
+@opt_in(
+    "345 s on a loaded 2-core machine): test_capture_accuracy's relu job (capture, ladder, "
+    "lowerings, minify, repro, config flips, pack) and its exit-3 replay, and "
+    "test_torchrun_job_bisected_in_one_process (a graph raising at run) cover its class"
 )
 def test_capture_then_bisect_from_capture(workdir, tmp_path):
     capture = tmp_path / "cap"
@@ -170,11 +170,10 @@ def test_bisect_writes_ahead_in_its_original_run_so_a_crash_is_asked_of_the_grap
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; a capture and a ladder plus 4 mode trials on the graph): the modes "
-    "question is covered by test_doctor.py's test_bisect_kind_slow_names_the_stage_that_is_slow, a capture bisected "
-    "offline by test_capture_then_bisect_from_capture",
+@opt_in(
+    "a capture and a ladder plus 4 mode trials on the graph): the modes question is covered by "
+    "test_doctor.py's test_bisect_kind_slow_names_the_stage_that_is_slow, a capture bisected "
+    "offline by test_capture_then_bisect_from_capture"
 )
 def test_the_modes_are_asked_of_a_captured_graph_when_the_job_chose_one(workdir, tmp_path):
     """Issue #30: the modes question offline. The job compiled with mode="reduce-overhead"; each other mode and
@@ -320,13 +319,10 @@ def test_from_capture_takes_the_folder_alone(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 300 s on 2 shared cores at load 15, where the FSDP2 capture took 429 s): a capture per rank bisected from the capture is tested by "
-        "test_spawned_ranks.py's FSDP2 job, a collective in the graph replayed on the fake group by test_dist_e2e.py's "
-        "torchrun job whose ranks segfault"
-    ),
+@opt_in(
+    "300 s on 2 shared cores at load 15, where the FSDP2 capture took 429 s): a capture per rank "
+    "bisected from the capture is tested by test_spawned_ranks.py's FSDP2 job, a collective in the "
+    "graph replayed on the fake group by test_dist_e2e.py's torchrun job whose ranks segfault"
 )
 def test_torchrun_job_bisected_in_one_process(workdir, tmp_path):
     capture = tmp_path / "cap"

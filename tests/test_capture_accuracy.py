@@ -14,6 +14,8 @@ import tarfile
 import pytest
 import torch
 
+from tests.opt_in import opt_in
+
 CASES = pathlib.Path(__file__).parent / "capture_cases"
 
 
@@ -165,10 +167,9 @@ def test_a_job_whose_own_check_fails_is_captured_and_bisected_offline(workdir, t
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; ~150 s): test_a_job_whose_own_check_fails_is_captured_and_bisected_"
-    "offline covers its class in one process, test_capture's torchrun test the two-rank capture",
+@opt_in(
+    "~150 s): test_a_job_whose_own_check_fails_is_captured_and_bisected_offline covers its class in "
+    "one process, test_capture's torchrun test the two-rank capture"
 )
 def test_a_two_rank_job_whose_own_check_fails_is_bisected_in_one_process(workdir, tmp_path):
     """Two ranks under torchrun (gloo), an all-reduce in the compiled graph, wrong values found by the job's own

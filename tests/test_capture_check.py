@@ -10,6 +10,8 @@ import sys
 import pytest
 from test_capture import cli, reprokit, script_trials
 
+from tests.opt_in import opt_in
+
 CASES = pathlib.Path(__file__).parent / "capture_cases"
 ANNOUNCED = (
     "reprokit capture: --check-accuracy: each graph's first 2 calls also run eagerly and in float64 on copies of "
@@ -96,11 +98,10 @@ def test_check_calls_bad_input(tmp_path, args, line):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; 4 min on a loaded 2-core machine): a capture bisected to a verified "
-    "lowering repro is covered by test_capture.py's test_capture_then_bisect_from_capture, the divergence's capture "
-    "by test_check_accuracy_writes_the_first_diverging_graph_with_its_inputs",
+@opt_in(
+    "4 min on a loaded 2-core machine): a capture bisected to a verified lowering repro is covered "
+    "by test_capture.py's test_capture_then_bisect_from_capture, the divergence's capture by "
+    "test_check_accuracy_writes_the_first_diverging_graph_with_its_inputs"
 )
 def test_check_accuracy_finds_the_diverging_graph_in_one_run_and_bisects_it(workdir, tmp_path):
     capture = tmp_path / "cap"

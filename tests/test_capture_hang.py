@@ -19,6 +19,7 @@ import torch
 
 from reprokit.bisect.capture_folder import read_capture
 from reprokit.bisect.hang_limit import hang_limit
+from tests.opt_in import opt_in
 from tests.test_capture import cli
 
 CASES = pathlib.Path(__file__).parent / "capture_cases"
@@ -175,10 +176,9 @@ def capture_with_limit(workdir, capture, *options) -> subprocess.CompletedProces
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; about 70 s): the --fall-back-to-eager test covers the class (the same "
-    "alarm writes the same hang; only what follows differs)",
+@opt_in(
+    "about 70 s): the --fall-back-to-eager test covers the class (the same alarm writes the same "
+    "hang; only what follows differs)"
 )
 def test_a_compile_past_compile_timeout_is_a_hang_and_stops_the_job(workdir, tmp_path):
     capture = tmp_path / "cap"

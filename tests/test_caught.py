@@ -15,6 +15,7 @@ from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
 from reprokit.source.reduce import source_problem, tidy
 from reprokit.trial.runner import Runner
+from tests.opt_in import opt_in
 
 HEAD = """import sys
 import torch
@@ -108,10 +109,7 @@ def test_an_exit_after_a_caught_dynamo_error_is_that_error(runner):
     assert run(runner, "passes", passes, "eager").kind == "pass"
 
 
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; 51 s on shared cores, three inductor compiles): the Dynamo error above covers its class",
-)
+@opt_in("51 s on shared cores, three inductor compiles): the Dynamo error above covers its class")
 def test_an_exit_after_a_caught_compile_error_is_that_error(runner):
     caught, uncaught = run(runner, "caught", CAUGHT), run(runner, "uncaught", UNCAUGHT)
     assert caught.kind == uncaught.kind == "exception", (caught, uncaught)

@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from tests.opt_in import opt_in
+
 CASES = pathlib.Path(__file__).parent / "dist_cases"
 REPO = pathlib.Path(__file__).parent.parent
 
@@ -46,12 +48,9 @@ def check_relu_lowering(data):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 89 s in CI at 8e43f58): ranks the script spawns, bisected in place to the "
-        "relu lowering with a verified repro, are tested by test_spawned_ranks.py's FSDP2 job"
-    ),
+@opt_in(
+    "89 s in CI at 8e43f58): ranks the script spawns, bisected in place to the relu lowering with a "
+    "verified repro, are tested by test_spawned_ranks.py's FSDP2 job"
 )
 def test_ranks_the_script_spawns_run_under_the_stage_and_bisect_to_the_relu_lowering(project):
     data = bisected(project, "ddp_spawn_relu.py")
@@ -62,14 +61,12 @@ def test_ranks_the_script_spawns_run_under_the_stage_and_bisect_to_the_relu_lowe
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 158 s in CI at 8d7a70e): the collective in the graph and the one-process "
-        "repro on the fake group are tested by test_a_torchrun_job_whose_ranks_segfault_is_asked_of_the_graph_the_"
-        "original_wrote_ahead, the in-place torchrun bisect by "
-        "test_a_rank_that_loads_what_another_rank_stored_is_named_shared_cache"
-    ),
+@opt_in(
+    "158 s in CI at 8d7a70e): the collective in the graph and the one-process repro on the fake "
+    "group are tested by "
+    "test_a_torchrun_job_whose_ranks_segfault_is_asked_of_the_graph_the_original_wrote_ahead, the "
+    "in-place torchrun bisect by "
+    "test_a_rank_that_loads_what_another_rank_stored_is_named_shared_cache"
 )
 def test_a_torchrun_job_with_a_collective_in_the_graph_gets_a_one_process_repro(project):
     data = bisected(project, "--nproc-per-node", "2", "tp_torchrun_relu.py")
@@ -136,12 +133,9 @@ def test_doctor_says_a_compiled_ddp_compiled_nothing_on_the_users_line(project):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 480 s in the suite at 110e4fd, CI over its 45 minutes): "
-        "torchrun jobs bisected in CI: the segfaulting ranks, the collective in the graph and the spawned ranks above"
-    ),
+@opt_in(
+    "480 s in the suite at 110e4fd, CI over its 45 minutes): torchrun jobs bisected in CI: the "
+    "segfaulting ranks, the collective in the graph and the spawned ranks above"
 )
 def test_a_rank_that_loads_what_another_rank_stored_is_named_shared_cache(project, tmp_path):
     """Two ranks share one inductor cache: rank 1 loads the graph rank 0 stored and fails; with the caches off, or

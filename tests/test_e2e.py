@@ -14,6 +14,8 @@ import pytest
 import torch
 from issue_checks import check_compile_errors_replayed, check_issue, shutil_which
 
+from tests.opt_in import opt_in
+
 CASES = pathlib.Path(__file__).parent / "cases"
 TORCH = torch.__version__.split("+")[0]
 NEWEST = tuple(int(x) for x in TORCH.split(".")[:2]) >= (2, 15)  # inductor's numerics modes (TORCHINDUCTOR_NUMERICS)
@@ -187,14 +189,10 @@ ISSUE_CHECKS = {
         "relu_compile_error.py",
         pytest.param(
             "relu_accuracy.py",
-            marks=pytest.mark.skipif(
-                os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-                reason=(
-                    "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 301 s on the loaded 2-core machine, beside the 214 s of the "
-                    "test that covers its class): an in-place bisect of a wrong relu the script's own check finds, to "
-                    "a verified few-node repro and ISSUE.md's accuracy wording, runs in CI through "
-                    "test_accuracy_inplace.py"
-                ),
+            marks=opt_in(
+                "301 s on the loaded 2-core machine, beside the 214 s of the test that covers its class): an "
+                "in-place bisect of a wrong relu the script's own check finds, to a verified few-node repro and "
+                "ISSUE.md's accuracy wording, runs in CI through test_accuracy_inplace.py"
             ),
         ),
     ],
@@ -241,13 +239,10 @@ def test_third_of_three_graphs_then_minify_and_resume(workdir):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 165 s on shared cores at load 18): a Dynamo-stage source reduction "
-        "verified end to end is covered by test_source_share's bisects of the same script and the real bugs' "
-        "funcgrad, autogradcpu and nested; the tidy pass by test_caught"
-    ),
+@opt_in(
+    "165 s on shared cores at load 18): a Dynamo-stage source reduction verified end to end is "
+    "covered by test_source_share's bisects of the same script and the real bugs' funcgrad, "
+    "autogradcpu and nested; the tidy pass by test_caught"
 )
 def test_graph_break_under_fullgraph_reduces_the_source(workdir):
     exp = expect("graph_break_fullgraph.py")
@@ -309,12 +304,10 @@ def test_backward_only_failure_minifies_with_backward(workdir):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 291 s in the suite at 110e4fd, CI over its 45 minutes): "
-        "--check-accuracy is covered by test_backward_only_silent_accuracy_bug_is_caught_by_the_gradient_check (exit 3 without it, then the bug found with it) and the capture --check-accuracy tests"
-    ),
+@opt_in(
+    "291 s in the suite at 110e4fd, CI over its 45 minutes): --check-accuracy is covered by "
+    "test_backward_only_silent_accuracy_bug_is_caught_by_the_gradient_check (exit 3 without it, "
+    "then the bug found with it) and the capture --check-accuracy tests"
 )
 def test_silent_accuracy_bug_needs_check_accuracy(workdir):
     exp = expect("silent_accuracy.py")
@@ -389,12 +382,10 @@ def test_a_flaky_failure_is_bisected_with_each_question_asked_until_it_fails(wor
     assert data["repro_verified"] is True and data["nodes"]["minified"] < data["nodes"]["original"]
 
 
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 307 s in the suite at 110e4fd, CI over its 45 minutes): "
-        "flaky failures are covered by test_a_flaky_failure_is_bisected_with_each_question_asked_until_it_fails, the warm-cache rung by test_a_failure_only_a_warm_cache_shows_is_named_and_its_repro_fails_on_its_warm_run"
-    ),
+@opt_in(
+    "307 s in the suite at 110e4fd, CI over its 45 minutes): flaky failures are covered by "
+    "test_a_flaky_failure_is_bisected_with_each_question_asked_until_it_fails, the warm-cache rung "
+    "by test_a_failure_only_a_warm_cache_shows_is_named_and_its_repro_fails_on_its_warm_run"
 )
 def test_a_failure_the_first_run_missed_is_flaky_not_a_cache_bug(workdir, tmp_path):
     """Only the first compiled run passes (held-out: pytorch/pytorch#145445 fails 40% of runs, and the original
@@ -521,10 +512,7 @@ def test_compiler_hook_set_at_run_time_travels_into_the_repro(workdir):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; 110 s): test_numerics's exit-4 line and the fp8 case cover its class",
-)
+@opt_in("110 s): test_numerics's exit-4 line and the fp8 case cover its class")
 def test_compiled_more_accurate_than_eager_is_exit_4_not_nothing_to_isolate(workdir):
     """#181696: the script's own check fails, but compiled is the result closer to float64: said plainly, exit 4;
     no setting makes compiled match eager here."""
@@ -553,10 +541,8 @@ def test_compiled_more_accurate_is_exit_4_with_the_flip_that_gives_eager_bits_ba
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; 77 s): the --no-subsystems fp8 test above covers exit 4 and the flip, "
-    "two_accuracy_bugs's the first diverging node",
+@opt_in(
+    "77 s): the --no-subsystems fp8 test above covers exit 4 and the flip, two_accuracy_bugs's the first diverging node"
 )
 def test_compiled_more_accurate_names_what_gives_eager_bits_back(workdir):
     """The fp8 scale with the counters on: the lowering is convert_element_type, and the first diverging node is the

@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from reprokit.export.findings import cpp_compile_error, export_finding, user_line
+from tests.opt_in import opt_in
 
 CASES = pathlib.Path(__file__).parent / "export_cases"
 REPO = pathlib.Path(__file__).parent.parent
@@ -65,12 +66,10 @@ def check_ladder(data, exp):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 419 s in the suite at 110e4fd, CI over its 45 minutes): "
-        "the AOTInductor path is covered by test_export_aoti.py's compile-error, accuracy and genuine #153992 cases, a lowering named by the counters by test_e2e's relu cases"
-    ),
+@opt_in(
+    "419 s in the suite at 110e4fd, CI over its 45 minutes): the AOTInductor path is covered by "
+    "test_export_aoti.py's compile-error, accuracy and genuine #153992 cases, a lowering named by "
+    "the counters by test_e2e's relu cases"
 )
 def test_aoti_runtime_error_names_the_relu_lowering(workdir):
     """The planted C++ runtime error: stage aoti_run, then the lowering whose application breaks it, searched
@@ -113,11 +112,10 @@ def test_lying_fake_kernel_repro_carries_the_custom_op(workdir):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; 226 s alone, 227 s and failed in a 71-minute suite at 249edc9): its "
-    "150 s --budget is a wall-clock bound the suite's load decides; test_export_findings' and test_export_aoti's "
-    "source reductions cover an export failure reduced at source, test_source_share a budget ending one",
+@opt_in(
+    "226 s alone, 227 s and failed in a 71-minute suite at 249edc9): its 150 s --budget is a "
+    "wall-clock bound the suite's load decides; test_export_findings' and test_export_aoti's source "
+    "reductions cover an export failure reduced at source, test_source_share a budget ending one"
 )
 def test_second_call_with_another_input_is_replayed(workdir):
     """The script's own calls are replayed on each stage's artefact: the second call, with a batch export never

@@ -16,6 +16,7 @@ import pytest
 
 from reprokit.export.aoti_debug import unfinished_kernel
 from reprokit.export.minify import input_expr
+from tests.opt_in import opt_in
 
 CASES = pathlib.Path(__file__).parent / "export_cases"
 REPO = pathlib.Path(__file__).parent.parent
@@ -97,12 +98,9 @@ def test_aoti_accuracy_stage_and_verified_repro(accuracy):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 241 s in the suite at 110e4fd, CI over its 45 minutes): "
-        "an AOTInductor accuracy failure to a verified graph repro is covered by test_aoti_accuracy_stage_and_verified_repro"
-    ),
+@opt_in(
+    "241 s in the suite at 110e4fd, CI over its 45 minutes): an AOTInductor accuracy failure to a "
+    "verified graph repro is covered by test_aoti_accuracy_stage_and_verified_repro"
 )
 def test_aoti_accuracy_checked_by_sys_exit_gets_the_same_graph_repro(tmp_path_factory):
     """Issue #32: the script's own check calls sys.exit(1); the cut program's raises from assert_close. One wrong
@@ -115,13 +113,10 @@ def test_aoti_accuracy_checked_by_sys_exit_gets_the_same_graph_repro(tmp_path_fa
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 7.5 min on a loaded 2-core machine): the crash it guards (no cut written, "
-        "None written as repro.py) is fixed in export/minify; export source reduction runs in CI through "
-        "test_export_findings.py's test_minify_reduces_the_source_of_an_export_failure"
-    ),
+@opt_in(
+    "7.5 min on a loaded 2-core machine): the crash it guards (no cut written, None written as "
+    "repro.py) is fixed in export/minify; export source reduction runs in CI through "
+    "test_export_findings.py's test_minify_reduces_the_source_of_an_export_failure"
 )
 def test_a_program_whose_last_value_has_a_data_dependent_size_is_reduced_at_source(tmp_path_factory):
     """relu of a boolean-mask selection: no cut of the exported program can be written (its last value's size has

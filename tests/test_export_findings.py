@@ -16,6 +16,7 @@ import tarfile
 import pytest
 
 from reprokit.export.findings import export_finding
+from tests.opt_in import opt_in
 
 CASES = pathlib.Path(__file__).parent / "export_cases"
 REPO = pathlib.Path(__file__).parent.parent
@@ -244,12 +245,9 @@ def test_minify_reduces_the_source_of_an_export_failure(runs, case, kept, guard)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 178 s in the suite at 110e4fd, CI over its 45 minutes): "
-        "a source reduction of an export-stage failure is covered by test_minify_reduces_the_source_of_an_export_failure"
-    ),
+@opt_in(
+    "178 s in the suite at 110e4fd, CI over its 45 minutes): a source reduction of an export-stage "
+    "failure is covered by test_minify_reduces_the_source_of_an_export_failure"
 )
 def test_minify_reduces_the_source_of_a_wrong_decomposition_at_decompose(runs):
     """The script's own decomposition table is wrong (gelu): decompose fails, with no guard to keep; repro.py keeps

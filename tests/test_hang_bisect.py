@@ -5,13 +5,13 @@ first hang sets the compile limit of every later trial."""
 
 import glob
 import json
-import os
 import pathlib
 import signal
 import sys
 
 import pytest
 
+from tests.opt_in import opt_in
 from tests.test_capture import cli
 from tests.test_capture_hang import capture_until, compiling
 
@@ -19,11 +19,10 @@ CASES = pathlib.Path(__file__).parent / "capture_cases"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(
-        os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-        reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; 2 to 8 min each on 2 loaded cores): test_capture_hang.py's "
-        "test_a_compile_hang_ended_by_sigterm_is_captured_and_bisected_to_a_repro_by_time covers a captured hang "
-        "bisected offline to a verified repro.py",
+    opt_in(
+        "2 to 8 min each on 2 loaded cores): test_capture_hang.py's "
+        "test_a_compile_hang_ended_by_sigterm_is_captured_and_bisected_to_a_repro_by_time covers a "
+        "captured hang bisected offline to a verified repro.py"
     ),
 ]
 

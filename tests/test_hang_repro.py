@@ -3,7 +3,6 @@
 The cheap tests read a repro's output as reprokit reads it; the end-to-end ones (opt-in) capture a hang ended by
 --compile-timeout and by Ctrl-C, bisect it offline and verify its repro on the real compiler."""
 
-import os
 import pathlib
 import signal
 import subprocess
@@ -17,6 +16,7 @@ from reprokit.minify import testcase
 from reprokit.minify.alone import alone_signature, reported_hang
 from reprokit.minify.testcase import judge_test
 from reprokit.report.render import render_repro
+from tests.opt_in import opt_in
 from tests.test_capture_hang import bisected_to_a_repro, capture_until, capture_with_limit, compiling, hang_failure
 from tests.test_repro_template import parts
 
@@ -77,11 +77,11 @@ def test_the_hangs_test_repro_arms_the_same_watchdog():
     assert "threading.Thread(target=_watchdog, daemon=True).start()" in text.split("class TestCompileRepro")[0]
 
 
-OPT_IN = pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason="opt-in (REPROKIT_ALL_SLOW_TESTS=1; 4-6 min on 2 loaded cores, 45 s of CPU): test_capture_hang.py's "
-    "test_a_compile_hang_ended_by_sigterm_is_captured_and_bisected_to_a_repro_by_time covers the class (the same "
-    "failure.json, bisected the same way; only the capture's ending differs, which test_capture_hang.py tests)",
+OPT_IN = opt_in(
+    "4-6 min on 2 loaded cores, 45 s of CPU): test_capture_hang.py's "
+    "test_a_compile_hang_ended_by_sigterm_is_captured_and_bisected_to_a_repro_by_time covers the "
+    "class (the same failure.json, bisected the same way; only the capture's ending differs, which "
+    "test_capture_hang.py tests)"
 )
 
 

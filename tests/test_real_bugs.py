@@ -8,8 +8,8 @@ op. tests/real_bugs/BASELINE.md has the seconds and the result of each case. A b
 skips and says so: by its EXPECT's "fixed_in" (the release where it no longer reproduces), or when the bisect finds
 nothing to isolate and the script passes alone (issue #45: the README's test command on what pip installs).
 
-CI runs 12 of the 29; seventeen are opt-in with REPROKIT_ALL_REAL_BUGS=1, to keep CI under 45 minutes on two cores
-(the fresh-clone CI at 84b6f5f took 48 min 50 s with all but one; BASELINE.md has each case's seconds):
+CI runs 8 of the 43; the other 35 (OPT_IN below, each with the case that keeps its class) are opt-in with
+REPROKIT_ALL_REAL_BUGS=1, to keep CI under 45 minutes on two cores (BASELINE.md has each case's seconds). The first:
 - interp_conv_pool_where_grad (124 s): backward-only failures are covered by funcgrad_custom_function_ste;
 - b_segformer_sr_conv_dynamic_recompile (485 s in that CI, 11% of the suite's work): its source reduction is
   covered by funcgrad, autogradcpu and nested, its time share by tests/test_source_share.py;
@@ -134,11 +134,12 @@ def params():
     everything = os.environ.get("REPROKIT_ALL_REAL_BUGS") == "1"
     for path in sorted(CASES.glob("*.py")):
         marks = [pytest.mark.newest_smoke] if path.name in NEWEST_SMOKE else []
-        if not everything and path.name in OPT_IN:
-            marks.append(pytest.mark.skip(reason="opt-in: REPROKIT_ALL_REAL_BUGS=1 runs every real bug"))
         exp = expect(path.name)
+        # Fixed here first: the newest torch's smoke set runs a case fixed there to see it skip saying so.
         if fixed_here(exp):
             marks.append(pytest.mark.skip(reason=fixed_here(exp)))
+        elif not everything and path.name in OPT_IN:
+            marks.append(pytest.mark.skip(reason="opt-in: REPROKIT_ALL_REAL_BUGS=1 runs every real bug"))
         isa = exp.get("isa")
         if isa and not set(isa) & cpu_flags():
             marks.append(pytest.mark.skip(reason=f"needs a vector ISA ({' or '.join(isa)}) for the bug's codegen"))

@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+from tests.opt_in import opt_in
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
 CASES = REPO / "tests" / "cases"
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -136,12 +138,9 @@ def test_plan_packs_each_round_onto_k_nodes(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 145 s in CI at 8e43f58): a SLURM bisect to a verified repro runs in CI "
-        "through test_slurm_phases.py's default-flags bisect, with every phase on"
-    ),
+@opt_in(
+    "145 s in CI at 8e43f58): a SLURM bisect to a verified repro runs in CI through "
+    "test_slurm_phases.py's default-flags bisect, with every phase on"
 )
 def test_relu_bisect_through_slurm_matches_local(tmp_path, slurm_cluster):
     """The same verdict and repro as the local executor (test_e2e.py's planted relu, bisected with these flags,
@@ -190,12 +189,9 @@ def test_relu_bisect_through_slurm_matches_local(tmp_path, slurm_cluster):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1): an interrupted SLURM run's jobs are cancelled, tested in CI by "
-        "test_slurm_phases.py's interrupted-then-resumed bisect and test_signals.py's SIGTERM through SLURM"
-    ),
+@opt_in(
+    "a SLURM cluster run): an interrupted SLURM run's jobs are cancelled, tested in CI by test_signals.py's SIGTERM through "
+    "SLURM (test_slurm_phases.py's interrupted-then-resumed bisect is opt-in too)"
 )
 def test_interrupted_slurm_run_leaves_no_job_behind(tmp_path, slurm_cluster):
     work = project(tmp_path, "relu_compile_error.py", "_blocks.py")

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from tests.opt_in import opt_in
 from tests.test_slurm import ENV, REPO, our_jobs, reprokit
 
 
@@ -50,12 +51,10 @@ def test_default_bisect_through_slurm_holds_through_its_evidence_phase(tmp_path,
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 554 s in the suite at 110e4fd, CI over its 45 minutes): "
-        "--resume is covered locally by test_e2e's third_of_three case, an interrupted SLURM run's jobs cancelled by test_slurm's cancel test, a default-flags SLURM bisect by the test above"
-    ),
+@opt_in(
+    "554 s in the suite at 110e4fd, CI over its 45 minutes): --resume is covered locally by "
+    "test_e2e's third_of_three case, an interrupted SLURM run's jobs cancelled by test_slurm's "
+    "cancel test, a default-flags SLURM bisect by the test above"
 )
 def test_an_interrupted_slurm_bisect_resumes_to_the_same_verdict(tmp_path, slurm_cluster):
     """Ctrl-C once the run has journaled a few trials: its jobs are cancelled; --resume answers those from the

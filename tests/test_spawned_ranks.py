@@ -15,6 +15,7 @@ import torch.distributed as dist
 
 from reprokit.capture import files
 from reprokit.capture.recorder import Recorder
+from tests.opt_in import opt_in
 
 CASES = pathlib.Path(__file__).parent / "dist_cases"
 REPO = pathlib.Path(__file__).parent.parent
@@ -87,12 +88,9 @@ def project(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 176 s in the suite at 110e4fd, CI over its 45 minutes): "
-        "a job that spawns its ranks is covered by the in-place case below, a capture per rank by test_capture.py's multi-rank cases"
-    ),
+@opt_in(
+    "176 s in the suite at 110e4fd, CI over its 45 minutes): a job that spawns its ranks is covered "
+    "by the in-place case below, a capture per rank by test_capture.py's multi-rank cases"
 )
 def test_an_fsdp2_job_that_spawns_its_ranks_is_captured_per_rank_and_bisected_from_the_capture(project, tmp_path):
     capture = tmp_path / "cap"

@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from tests.opt_in import opt_in
+
 CASES = pathlib.Path(__file__).parent / "unsteady_cases"
 REPO = pathlib.Path(__file__).parent.parent
 
@@ -43,12 +45,10 @@ def bisect(workdir, case):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("REPROKIT_ALL_SLOW_TESTS") != "1",
-    reason=(
-        "opt-in (REPROKIT_ALL_SLOW_TESTS=1; 560 s in the suite at 110e4fd, CI over its 45 minutes): "
-        "a baseline broken another way than the original is covered by this file's other cases, a hang cut at its limit by test_e2e's test_compile_hang_is_cut_with_stacks"
-    ),
+@opt_in(
+    "560 s in the suite at 110e4fd, CI over its 45 minutes): a baseline broken another way than the "
+    "original is covered by this file's other cases, a hang cut at its limit by test_e2e's "
+    "test_compile_hang_is_cut_with_stacks"
 )
 def test_a_baseline_that_hangs_where_the_compiled_run_raises_is_not_the_failure(workdir):
     data, seconds = bisect(workdir, "hang_without_compile.py")
