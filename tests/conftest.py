@@ -23,6 +23,23 @@ _TIMING = pytest.StashKey[list]()  # the node ids of the `timing` tests this ses
 TIMING_GATE = 240  # seconds a test waits at most for the `timing` tests to have run, before it starts anyway
 
 
+def _timing_tests(session) -> list[str]:
+    """The `timing` tests this session runs: after `-m`/`-k` deselection (a stash filled while collecting, before
+    it, made the newest torch's smoke set wait out its gate at every test), none skipped by a mark."""
+    if _TIMING not in session.config.stash:
+        session.config.stash[_TIMING] = [
+            item.nodeid for item in session.items if item.get_closest_marker("timing") and not _skipped(item)
+        ]
+    return session.config.stash[_TIMING]
+
+
+def _skipped(item) -> bool:
+    """Whether a mark skips the test (a skip, or a skipif whose condition holds)."""
+    return bool(item.get_closest_marker("skip")) or any(
+        m.args and m.args[0] is True for m in item.iter_markers("skipif")
+    )
+
+
 def _done_mark(base: str, nodeid: str) -> str:
     return f"{base}.done-{hashlib.sha256(nodeid.encode()).hexdigest()[:16]}"
 
@@ -42,10 +59,9 @@ def _cores_shared_unless_timing(request):
         # The `timing` tests are each worker's first (pytest_collection_modifyitems): the others wait for them
         # here, so that a worker that wins the start cannot take the lock shared for a 9-minute bisect while a
         # `timing` test waits on it. Bounded: a `timing` test that errors before its lock never marks itself done.
+        timing = _timing_tests(request.session)
         gate = time.monotonic() + TIMING_GATE
-        while time.monotonic() < gate and not all(
-            os.path.exists(_done_mark(base, t)) for t in request.config.stash.get(_TIMING, [])
-        ):
+        while time.monotonic() < gate and not all(os.path.exists(_done_mark(base, t)) for t in timing):
             time.sleep(0.5)
     with open(base + ".turnstile", "a") as turnstile, open(base + ".lock", "a") as lock:
         # Every test passes the turnstile first, and a `timing` test holds it while it waits: no test starts
@@ -117,22 +133,16 @@ def pytest_collection_modifyitems(config, items):
             return DURATIONS[item.nodeid]
         return next((s for m, s in UNTIMED.items() if item.get_closest_marker(m)), 3)
 
-    def skipped(item) -> bool:
-        return bool(item.get_closest_marker("skip")) or any(
-            m.args and m.args[0] is True for m in item.iter_markers("skipif")
-        )
-
     # The `timing` tests are units of their own, first: each holds the workers' lock alone, and asked for mid-run it
     # waits (its worker idle) until no other test holds the lock shared; CI at 0954adb lost 316 s and 128 s so in two
     # setups. The other tests wait for them (_cores_shared_unless_timing).
-    timing = [item.nodeid for item in items if item.get_closest_marker("timing") and not skipped(item)]
-    config.stash[_TIMING] = timing
+    timing = {item.nodeid for item in items if item.get_closest_marker("timing") and not _skipped(item)}
     shared = {item.nodeid: _module_fixture(item) for item in items}
     users = collections.Counter(shared.values())
     unit = {node: f if f and users[f] > 1 and node not in timing else node for node, f in shared.items()}
     total: collections.Counter[str] = collections.Counter()
     for item in items:
-        total[unit[item.nodeid]] += 0 if skipped(item) else seconds(item)
+        total[unit[item.nodeid]] += 0 if _skipped(item) else seconds(item)
         if unit[item.nodeid] != item.nodeid:
             item.add_marker(pytest.mark.xdist_group(unit[item.nodeid]))
     first = {u: i for i, u in reversed(list(enumerate(unit[item.nodeid] for item in items)))}
