@@ -43,7 +43,8 @@ from collections.abc import Callable
 
 from reprokit.app.common import noop, script_forks
 from reprokit.app.runners import open_runner
-from reprokit.data.phases import Isolation, Repro
+from reprokit.app.verdict_file import isolation_of
+from reprokit.data.phases import Repro
 from reprokit.data.rundir import RunDir
 from reprokit.report.bisect_report import load_verdict
 from reprokit.search import Problem, run_passes
@@ -155,7 +156,7 @@ def run_engine(isolated: str, out: str, engine: str, begin: str | None = None) -
     run sets the candidates' limit, and its seeds, checks and graph breaks are what every candidate keeps)."""
     run_dir = fresh_run(isolated, out, engine)
     verdict = load_verdict(run_dir)
-    isolation = Isolation.of(verdict)
+    isolation = isolation_of(verdict)
     opts = run_dir.read_json("run.json")["options"]
     stage = "eager" if isolation.failing_stage == "eager" else "user"  # as minify/minifier._source_repro asks
     with open(isolation.script) as f:

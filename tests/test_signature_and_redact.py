@@ -170,6 +170,53 @@ def test_signatures_with_one_root_cause_match_whatever_the_wrapper():
     assert Signature("exception", "ValueError", "bad", "torch/_refs/y.py:g").matches(bare)
 
 
+def fake_tensor_call_failed(error: Exception) -> Exception:
+    """Dynamo's TorchRuntimeError for an error its fake-tensor run of a call met, its text as torch 2.13 writes it
+    (torch/_dynamo/utils.py, run_node's "got " + repr(e); raised `from None`, so only the text holds the error)."""
+    from torch._dynamo.exc import TorchRuntimeError
+
+    return TorchRuntimeError(
+        "RuntimeError when making fake tensor call\n  Explanation: Dynamo failed to run FX node with fake tensors: "
+        "call_function <built-in method tanh of type object at 0x7f8b4b2cea40>(*(FakeTensor(..., size=(4, 8), "
+        f"grad_fn=<AddmmBackward0>),), **{{}}): got {error!r}\n  Hint: Your code may result in an error when "
+        'running in eager.\n\nfrom user code:\n   File "case.py", line 43, in forward\n'
+    )
+
+
+def test_the_error_inside_dynamos_fake_tensor_wrapper_tells_two_failures_apart():
+    """pytorch#139707's kernel calls .numpy() on a FakeTensor; pysource-minimize cut it to `0()`, a TypeError
+    behind the same wrapper's same message, and the oracle took it for the bug (issue 50). The error inside is
+    now part of the signature, normalised as messages are: the same error with other numbers is still the bug."""
+    said = {}
+    for name, error in [
+        ("bug", RuntimeError(".numpy() is not supported for tensor subclasses.")),
+        ("zero", TypeError("'int' object is not callable")),
+        ("plain", ValueError("expected size 3 but got 4")),
+        ("other_size", ValueError("expected size 7 but got 8")),
+    ]:
+        name_, message, _ = sig.root_cause(fake_tensor_call_failed(error))
+        said[name] = sig.wrapped_error(name_, message)
+    assert said["bug"] == "RuntimeError: .numpy() is not supported for tensor subclasses."
+    assert said["zero"] == "TypeError: 'int' object is not callable"
+    assert said["plain"] == said["other_size"] == "ValueError: expected size N but got N"
+    # an exception that is no wrapper, or a wrapper whose text names no error, holds none
+    assert sig.wrapped_error("RuntimeError", "got TypeError('x')") is None
+    assert sig.wrapped_error("TorchRuntimeError", "tensor does not require grad and does not have a grad_fn") is None
+
+    def signature(inner):
+        cause = "TorchRuntimeError: RuntimeError when making fake tensor call @ torch/_dynamo/exc.py:unimplemented"
+        return Signature(
+            "exception", "TorchRuntimeError", "RuntimeError when making fake tensor call", None, cause, inner
+        )
+
+    bug, zero = signature(said["bug"]), signature(said["zero"])
+    assert bug.matches(signature(said["bug"])) and not bug.matches(zero) and not zero.matches(bug)
+    # A journal or verdict written before the field: read without it, it compares as it always did.
+    old = {k: v for k, v in bug.to_dict().items() if k != "inner"}
+    assert Signature.from_dict(old).inner is None and Signature.from_dict(old).matches(bug)
+    assert bug.matches(Signature.from_dict(old)) and zero.matches(Signature.from_dict(old))
+
+
 def test_names_inductor_numbers_as_it_generates_them_do_not_tell_failures_apart():
     """pytorch/pytorch#196570 on torch 2.15: the whole graph failed with KeyError: 'buf4', every cut of it with
     'buf1'..'buf3', and minify refused all eight cuts as another failure (real messages from that run)."""

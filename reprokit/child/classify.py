@@ -66,7 +66,11 @@ def classify_exception(state: TrialState, exc: BaseException) -> dict:
     text = str(exc)
     if isinstance(exc, AssertionError) and (mismatch_reported() or text.lstrip().startswith(sig.MISMATCH_WORDS)):
         cause = MISMATCH  # a check's comparison failed: the mismatch is the failure, not how it was raised
-    s = dataclasses.replace(sig.for_exception(type(exc).__name__, str(exc), frames, compat.TORCH_ROOT), cause=cause)
+    s = dataclasses.replace(
+        sig.for_exception(type(exc).__name__, str(exc), frames, compat.TORCH_ROOT),
+        cause=cause,
+        inner=sig.wrapped_error(name, message),
+    )
     if remote:  # said as the worker's error, as an in-process compile of the same kernel says it
         s = dataclasses.replace(
             s,

@@ -50,6 +50,7 @@ def install_router(state: TrialState, observer: Observer | None = None) -> None:
         site = user_frame(sys._getframe(1)) if observer else None
 
         def build(m):
+            compat.check_compile_arguments(backend, mode, options, kwargs.get("dynamic"))  # as torch.compile does
             inside[0] += 1
             try:
                 compiled = compat.compile_keeping_backend(original_compile, m, backend=router, **kwargs)
@@ -60,25 +61,29 @@ def install_router(state: TrialState, observer: Observer | None = None) -> None:
 
         return build if model is None else build(model)
 
-    def wrap_optimize(original_optimize):
-        def optimize(*args, **kwargs):
-            """torch._dynamo.optimize(backend, ...) with the router as the backend (not timed: it may be a
-            context manager as well as a decorator)."""
-            if inside[0]:
-                return original_optimize(*args, **kwargs)
-            backend = (args[0] if args else kwargs.pop("backend", None)) or "inductor"
-            state.record_compile(
-                backend_name(backend), None, None, kwargs.get("dynamic"), kwargs.get("nopython", False)
-            )
-            overrides = state.spec.compile_overrides
-            kwargs["dynamic"] = overrides.get("dynamic", kwargs.get("dynamic"))
-            router = GraphRouter(state, backend, overrides.get("mode"), None, kwargs["dynamic"])
-            return original_optimize(router, *args[1:], **kwargs)
-
-        return optimize
-
     torch.compile = compile
-    compat.wrap_dynamo_optimize(wrap_optimize)
+    compat.wrap_dynamo_optimize(lambda original_optimize: routed_optimize(state, inside, original_optimize))
+
+
+def routed_optimize(state: TrialState, inside: list, original_optimize):
+    """torch._dynamo.optimize's stand-in: `inside` counts the router's own torch.compile calls in progress (torch.compile
+    calls it itself)."""
+    from reprokit import compat
+
+    def optimize(*args, **kwargs):
+        """torch._dynamo.optimize(backend, ...) with the router as the backend (not timed: it may be a
+        context manager as well as a decorator)."""
+        if inside[0]:
+            return original_optimize(*args, **kwargs)
+        backend = (args[0] if args else kwargs.pop("backend", None)) or "inductor"
+        compat.check_compile_arguments(backend, None, None, kwargs.get("dynamic"))  # as torch's optimize does
+        state.record_compile(backend_name(backend), None, None, kwargs.get("dynamic"), kwargs.get("nopython", False))
+        overrides = state.spec.compile_overrides
+        kwargs["dynamic"] = overrides.get("dynamic", kwargs.get("dynamic"))
+        router = GraphRouter(state, backend, overrides.get("mode"), None, kwargs["dynamic"])
+        return original_optimize(router, *args[1:], **kwargs)
+
+    return optimize
 
 
 def dynamo_options(options, kwargs: dict):

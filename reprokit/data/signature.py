@@ -3,6 +3,7 @@ becomes one."""
 
 from __future__ import annotations
 
+import ast
 import re
 import signal as _signal
 from collections.abc import Callable, Sequence
@@ -25,6 +26,10 @@ class Signature(JsonData):
     # "Type: message @ frame" of the root cause behind Dynamo's and inductor's wrappers (signature.root_cause):
     # when both sides have one, it alone decides, so one bug seen through different wrappers is one bug.
     cause: str | None = None
+    # "Type: message" of the error a wrapper root_cause cannot follow names in its text alone (wrapped_error):
+    # when both sides have one they must agree, or one wrapper's message would make two errors one failure.
+    # None in a signature written before it (journals, verdicts), which then compares as it did.
+    inner: str | None = None
     # The message's first line as torch wrote it, digits and operators kept (`x.size()[0] // 5 != 1`): what a
     # report quotes (said). Never compared: two runs of one bug differ in their numbers and paths.
     text: str = field(default="", compare=False)
@@ -40,6 +45,8 @@ class Signature(JsonData):
             return True
         if self.kind == "cuda_fault":  # the fault, and the kernel where both name one (data/signature.py)
             return self.message == other.message and _same_kernel(self.frame, other.frame)
+        if self.inner and other.inner and self.inner != other.inner:
+            return False
         if self.cause and other.cause:
             return self.cause == other.cause
         if self.exc_type != other.exc_type or self.message != other.message:
@@ -227,6 +234,34 @@ def root_cause(exc: BaseException) -> tuple[str, str, BaseException]:
     if name == REMOTE:
         name, message = _remote_error(exc) or (name, message)
     return name, message, exc
+
+
+# Dynamo's TorchRuntimeError is raised `from None`, and names the error its fake-tensor run met only in its
+# explanation: "...: call_function <built-in method tanh ...>(*(FakeTensor(...),), **{}): got RuntimeError('.numpy()
+# is not supported for tensor subclasses.')". Its own message is the same for every such error ("RuntimeError when
+# making fake tensor call"): pysource-minimize's `0()` kernel raised TypeError there and passed for the bug.
+_GOT = re.compile(r"\bgot ([A-Za-z_][\w.]*(?:Error|Exception|Failed|Interrupt|Exit))\((.*)\)$")
+
+
+def wrapped_error(name: str, message: str) -> str | None:
+    """The error that a wrapper root_cause stopped at (name, message) names in its text as "got Type('message')",
+    as "Type: message" normalised; None for any other exception, or a wrapper whose text names none."""
+    if name not in WRAPPERS:
+        return None
+    for line in message.splitlines():
+        m = _GOT.search(line.strip())
+        if m:
+            return f"{m.group(1).split('.')[-1]}: {normalise_message(_repr_args(m.group(2)))}"
+    return None
+
+
+def _repr_args(args: str) -> str:
+    """The message an exception's repr holds ("'msg'" is msg), or the text as it is where it is no literal."""
+    try:
+        value = ast.literal_eval(args)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return args
+    return value if isinstance(value, str) else str(value)
 
 
 # Inductor compiles kernels in a pool of worker processes once the pool is up, and re-raises a worker's exception
