@@ -67,8 +67,8 @@ class Verdict:
 
     @property
     def deferred(self) -> tuple:
-        """The questions still waiting for after the repro."""
-        return tuple(q for q in self.isolation.deferred if q not in self.evidence.asked)
+        """The questions still waiting for after the repro: none once the evidence was asked (it asks them all)."""
+        return () if self.evidence.asked else self.isolation.deferred
 
     def to_dict(self) -> dict:
         """verdict.json's flat form, its keys in the order reprokit always wrote them."""

@@ -87,7 +87,7 @@ def test_later_phases_supersede_and_the_verdict_reads_the_final_value():
 def test_evidence_that_did_not_ask_leaves_the_isolations_values():
     v = Verdict(ISOLATION, evidence=Evidence(asked=("torch_logs",), torch_logs="/t/logs", seconds=1.0))
     assert (v.config, v.subsystem) == (ISOLATION.config, ISOLATION.subsystem)
-    assert v.deferred == ("confirm", "configs", "graph_confirm")
+    assert v.deferred == ()  # as verdict.json always said once the evidence was in
 
 
 def test_before_minify_and_the_evidence_the_flat_form_has_their_defaults():
