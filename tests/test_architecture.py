@@ -433,17 +433,20 @@ def test_bisect_minify_and_report_meet_only_through_phase_results():
 # The domain hands on Isolation, Repro and Evidence and never sees the Verdict the app builds from them (issue 49,
 # item 1): each step returns a frozen finding or a frozen Isolation made with dataclasses.replace.
 VERDICT_FREE = ("bisect", "minify", "source", "export", "trial")
+VERDICT_MODULE = "reprokit.data.verdict"
 
 
 def imports_verdict(name: str) -> list:
-    """Where the module imports the name Verdict (from reprokit.data.verdict, at any depth) or reads it as an
-    attribute (verdict.Verdict)."""
+    """Where the module imports the name Verdict or its module (reprokit.data.verdict, at any depth), or reads it as
+    an attribute (verdict.Verdict)."""
     path, tree = MODULES[name]
     return [
         where(path, node)
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom)
-        and any(a.name == "Verdict" for a in node.names)
+        and any(a.name == "Verdict" or f"{node.module}.{a.name}" == VERDICT_MODULE for a in node.names)
+        or isinstance(node, ast.Import)
+        and any(a.name == VERDICT_MODULE for a in node.names)
         or isinstance(node, ast.Attribute)
         and node.attr == "Verdict"
     ]
