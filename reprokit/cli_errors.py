@@ -11,6 +11,7 @@ import click
 
 from reprokit.app.common import stop_trials
 from reprokit.cli_signals import exits_on_signals
+from reprokit.data.verdict import Verdict
 from reprokit.errors import EXIT_MORE_ACCURATE, NothingToIsolate, ReprokitError
 
 EXIT_BAD_INPUT = 2
@@ -23,9 +24,9 @@ def fail(message: str, code: int):
     sys.exit(code)
 
 
-def verdict_exit(v) -> None:
+def verdict_exit(v: Verdict) -> None:
     """A finished verdict that found compiled the more accurate one: its one line on stderr, then exit 4."""
-    if v.exit_code == EXIT_MORE_ACCURATE:
+    if v.run.exit_code == EXIT_MORE_ACCURATE:
         from reprokit.report.numerics_notes import more_accurate_line
 
         fail(more_accurate_line(v), EXIT_MORE_ACCURATE)

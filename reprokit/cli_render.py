@@ -12,6 +12,7 @@ from reprokit.cli_tally import PHASES, Tally, clock, phase_trials
 from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.stages import STAGE_TITLES
+from reprokit.data.verdict import Verdict
 
 
 class Printer:
@@ -166,7 +167,7 @@ LINES: dict[str, Callable[[dict], str]] = {
 }
 
 
-def verdict_json(v) -> dict:
+def verdict_json(v: Verdict) -> dict:
     """The verdict as --json prints it (without the failing graph's code, which stays in verdict.json)."""
     d = v.to_dict()
     d.pop("graph_code", None)

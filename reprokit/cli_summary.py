@@ -7,30 +7,31 @@ import json
 from reprokit.cli_tally import Tally, tally_table
 from reprokit.data.budget import said
 from reprokit.data.stages import STAGE_TITLES
+from reprokit.data.verdict import Verdict
 
 
-def summary_table(v, tally: Tally | None = None) -> str:
+def summary_table(v: Verdict, tally: Tally | None = None) -> str:
     """The ladder as a table, then what the bisect isolated, one fact a line; then, given the CLI's tally, every
     trial and second of the run by phase (the verdict's own count stops at the verdict)."""
     lines = _ladder_rows(v)
     lines.append("")
     lines += [f"{k:<26} {val}" for k, val in _facts(v) if val is not None]
     lines += _other_lines(v)
-    if v.versions:  # reprokit versions: the news that matters most goes first
-        lines.insert(0, f"{v.versions['summary']}\n" if v.versions.get("fixed_in") else "")
-        lines.append(f"{'torch releases':<26} {v.versions['summary']}")
+    if v.run.versions:  # reprokit versions: the news that matters most goes first
+        lines.insert(0, f"{v.run.versions['summary']}\n" if v.run.versions.get("fixed_in") else "")
+        lines.append(f"{'torch releases':<26} {v.run.versions['summary']}")
     if tally is not None:
         lines += ["", tally_table(tally)]
-        if v.test_repro_seconds and any(p.name == "repro" for p in tally.phases):
+        if v.repro.test_repro_seconds and any(p.name == "repro" for p in tally.phases):
             # Not a trial (a plain interpreter run once), so no row of its own: its seconds are the repro phase's.
-            lines.append(f"repro's seconds include one run of test_repro.py: {v.test_repro_seconds:.1f} s")
+            lines.append(f"repro's seconds include one run of test_repro.py: {v.repro.test_repro_seconds:.1f} s")
     return "\n".join(lines).lstrip("\n")
 
 
-def _ladder_rows(v) -> list:
+def _ladder_rows(v: Verdict) -> list:
     """The ladder: stage, result, seconds, aligned under a rule."""
     rows = [("stage", "result", "seconds")]
-    for r in v.ladder:
+    for r in v.isolation.ladder:
         rows.append((STAGE_TITLES.get(r["stage"], r["stage"]), _stage_result(v, r), f"{r['seconds']:.1f}"))
     width = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = ["  ".join(c.ljust(width[i]) for i, c in enumerate(r)) for r in rows]
@@ -38,12 +39,13 @@ def _ladder_rows(v) -> list:
     return lines
 
 
-def _facts(v) -> list:
+def _facts(v: Verdict) -> list:
     """What the bisect isolated, one (name, value) a line; None values are left out."""
+    iso = v.isolation
     return [
-        ("failing stage", v.failing_stage),
-        ("failure", v.kind or (v.signature or {}).get("kind")),
-        ("graph", None if v.graph is None else f"{v.graph} of {v.graph_count}"),
+        ("failing stage", iso.failing_stage),
+        ("failure", iso.kind or (iso.signature or {}).get("kind")),
+        ("graph", None if iso.graph is None else f"{iso.graph} of {iso.graph_count}"),
         ("config that makes it pass", json.dumps(v.config) if v.config else None),
         (
             "subsystem",
@@ -54,76 +56,77 @@ def _facts(v) -> list:
         (
             "fake kernel",
             None
-            if not v.meta_kernel
-            else f"{v.meta_kernel['op'] or '?'}: {v.meta_kernel['mismatch'] or 'fake and real kernels disagree'}",
+            if not iso.meta_kernel
+            else f"{iso.meta_kernel['op'] or '?'}: {iso.meta_kernel['mismatch'] or 'fake and real kernels disagree'}",
         ),
         (
             "memory",
             None
-            if not v.memory
-            else f"compiled peak {_mib(v.memory['compiled_peak_mib'])}, eager "
-            f"peak {_mib(v.memory['eager_peak_mib'])} ({v.memory['measure']})",
+            if not iso.memory
+            else f"compiled peak {_mib(iso.memory['compiled_peak_mib'])}, eager "
+            f"peak {_mib(iso.memory['eager_peak_mib'])} ({iso.memory['measure']})",
         ),
-        ("inductor pieces", _pieces(v.inductor_pieces)),
-        ("export guard", v.export and v.export.get("guard")),
-        ("user line", v.export and v.export.get("line") and f"{v.export['line']}: {v.export['code']}"),
+        ("inductor pieces", _pieces(iso.inductor_pieces)),
+        ("export guard", iso.export and iso.export.get("guard")),
+        ("user line", iso.export and iso.export.get("line") and f"{iso.export['line']}: {iso.export['code']}"),
         (
             "cuda fault",
             None
-            if not v.cuda_fault
-            else f"{v.cuda_fault['fault']} in {v.cuda_fault['kernel'] or 'no named kernel'}; "
-            f"device afterwards: {v.cuda_fault.get('device_check') or 'not checked'}",
+            if not iso.cuda_fault
+            else f"{iso.cuda_fault['fault']} in {iso.cuda_fault['kernel'] or 'no named kernel'}; "
+            f"device afterwards: {iso.cuda_fault.get('device_check') or 'not checked'}",
         ),
-        ("aoti kernel", v.aoti_kernel and f"{v.aoti_kernel['kernel']} (launched, never finished)"),
-        ("speed", (v.speed or {}).get("original")),
+        ("aoti kernel", iso.aoti_kernel and f"{iso.aoti_kernel['kernel']} (launched, never finished)"),
+        ("speed", (iso.speed or {}).get("original")),
         (
             "modes that pass",
             None
-            if v.modes is None
+            if iso.modes is None
             else ", ".join(
-                f"mode={r['mode'] or 'default'} dynamic={r['dynamic']}" for r in v.modes if r["kind"] == "pass"
+                f"mode={r['mode'] or 'default'} dynamic={r['dynamic']}" for r in iso.modes if r["kind"] == "pass"
             )
             or "none",
         ),
-        ("repro", v.repro and f"{v.repro} ({v.repro_kind or 'not verified'})"),
+        ("repro", v.repro.path and f"{v.repro.path} ({v.repro.kind or 'not verified'})"),
         (
             "no repro because",
             None
-            if v.repro_verified or not v.repro_attempts
-            else "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts),
+            if v.repro.verified or not v.repro.attempts
+            else "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro.attempts),
         ),
-        ("tarball", v.tarball),
-        ("budget", _budget(v.budget)),
-        ("verdict after", f"{v.trials} trials, {v.seconds:.1f} s"),
+        ("tarball", v.run.tarball),
+        ("budget", _budget(v.run.budget)),
+        ("verdict after", f"{iso.trials} trials, {iso.seconds:.1f} s"),
     ]
 
 
-def _other_lines(v) -> list:
+def _other_lines(v: Verdict) -> list:
     """Other failures seen, runs that failed otherwise, and the verdict's message."""
+    iso = v.isolation
     lines = []
-    if v.other_failures:
+    if iso.other_failures:
         lines.append(
             f"{'other failures seen':<26} "
             + "; ".join(
                 f"{o['signature'].get('exc_type') or o['signature']['kind']}: {o['signature'].get('message', '')[:50]}"
-                for o in v.other_failures
+                for o in iso.other_failures
             )
         )
-    if v.unsteady:
-        lines.append(f"{'runs that failed otherwise':<26} {v.unsteady}")
+    if iso.unsteady:
+        lines.append(f"{'runs that failed otherwise':<26} {iso.unsteady}")
     if v.message:
         lines.append(v.message)
     return lines
 
 
-def _stage_result(v, r: dict) -> str:
+def _stage_result(v: Verdict, r: dict) -> str:
     """A ladder row's result: pass, the same failure as the original, the crossref check's own (a wrong fake
     kernel, chased in its place), or a different failure."""
     if r["kind"] == "pass":
         return "pass"
     if r["same"]:
         return "FAIL (same)"
-    if v.meta_kernel and r["stage"] == v.failing_stage:
+    if v.isolation.meta_kernel and r["stage"] == v.isolation.failing_stage:
         return "FAIL (fake kernel)"
     return f"fail ({r['kind']}, different)"
 

@@ -433,17 +433,20 @@ def test_bisect_minify_and_report_meet_only_through_phase_results():
 # The domain hands on Isolation, Repro and Evidence and never sees the Verdict the app builds from them (issue 49,
 # item 1): each step returns a frozen finding or a frozen Isolation made with dataclasses.replace.
 VERDICT_FREE = ("bisect", "minify", "source", "export", "trial")
+VERDICT_MODULE = "reprokit.data.verdict"
 
 
 def imports_verdict(name: str) -> list:
-    """Where the module imports the name Verdict (from reprokit.data.records, at any depth) or reads it as an
-    attribute (records.Verdict)."""
+    """Where the module imports the name Verdict or its module (reprokit.data.verdict, at any depth), or reads it as
+    an attribute (verdict.Verdict)."""
     path, tree = MODULES[name]
     return [
         where(path, node)
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom)
-        and any(a.name == "Verdict" for a in node.names)
+        and any(a.name == "Verdict" or f"{node.module}.{a.name}" == VERDICT_MODULE for a in node.names)
+        or isinstance(node, ast.Import)
+        and any(a.name == VERDICT_MODULE for a in node.names)
         or isinstance(node, ast.Attribute)
         and node.attr == "Verdict"
     ]
@@ -454,6 +457,48 @@ def test_the_domain_never_imports_the_verdict():
     assert "reprokit.bisect.bisector" in domain and "reprokit.export.ladder" in domain  # the walk found them
     found = [f"{at} {name}" for name in domain for at in imports_verdict(name)]
     assert not found, report("the domain imports Verdict", found)
+
+
+# The Verdict is frozen, and built or replaced in one place: app/verdict_file (isolated, with_repro, with_evidence,
+# with_run); data/verdict holds its codec with verdict.json. Elsewhere it is only read.
+VERDICT_BUILDERS = ("reprokit.app.verdict_file", "reprokit.data.verdict")
+
+
+def verdict_names(tree: ast.AST) -> set:
+    """The names a module gives a Verdict: its parameters annotated Verdict, and any name that says verdict."""
+    params = {
+        node.arg
+        for node in ast.walk(tree)
+        if isinstance(node, ast.arg) and node.annotation is not None and "Verdict" in ast.unparse(node.annotation)
+    }
+    return params | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and "verdict" in n.id.lower()}
+
+
+def builds_or_replaces_verdict(name: str) -> list:
+    """Where the module calls Verdict(...), or dataclasses.replace of a name it gives a Verdict."""
+    path, tree = MODULES[name]
+    names = verdict_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = getattr(func, "id", None) or getattr(func, "attr", None)
+        dataclass_replace = called == "replace" and (
+            isinstance(func, ast.Name) or getattr(func.value, "id", None) == "dataclasses"
+        )
+        first = node.args[0] if node.args else None
+        if called == "Verdict" or dataclass_replace and isinstance(first, ast.Name) and first.id in names:
+            found.append(where(path, node))
+    return found
+
+
+def test_only_verdict_file_builds_or_replaces_a_verdict():
+    assert "reprokit.app.verdict_file" in MODULES and builds_or_replaces_verdict("reprokit.app.verdict_file")
+    found = [
+        f"{at} {name}" for name in MODULES if name not in VERDICT_BUILDERS for at in builds_or_replaces_verdict(name)
+    ]
+    assert not found, report("a Verdict built or replaced outside app/verdict_file", found)
 
 
 RUNNER_BUILDER = "reprokit.app.runners"  # the one module that builds a Runner (with its progress events)

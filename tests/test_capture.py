@@ -391,19 +391,21 @@ def test_resume_refuses_a_folder_bisected_from_a_capture(tmp_path):
 
 
 def test_issue_says_the_run_came_from_a_capture():
-    from reprokit.data.records import Verdict
+    from reprokit.data.verdict import Verdict
     from reprokit.report.bisect_report import summary
 
-    v = Verdict(
-        script="/job/train.py",
-        argv=[],
-        failing_stage="inductor",
-        last_passing_stage="aot_eager",
-        kind="exception",
-        signature={"kind": "exception", "exc_type": "RuntimeError", "message": "boom"},
-        graph=1,
-        graph_count=2,
-        capture={"from": "/job/cap", "rank": "3"},
+    v = Verdict.from_dict(
+        dict(
+            script="/job/train.py",
+            argv=[],
+            failing_stage="inductor",
+            last_passing_stage="aot_eager",
+            kind="exception",
+            signature={"kind": "exception", "exc_type": "RuntimeError", "message": "boom"},
+            graph=1,
+            graph_count=2,
+            capture={"from": "/job/cap", "rank": "3"},
+        )
     )
     assert summary(v).endswith(
         "Graph 1 of 2 that Dynamo produced fails on its own. Found from one captured run of "

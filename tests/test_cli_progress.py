@@ -182,13 +182,15 @@ def test_the_summary_says_where_test_repro_py_went():
     """test_repro.py runs once in a plain interpreter, not as a trial: the summary says its seconds are the repro
     phase's."""
     from reprokit.cli_summary import summary_table
-    from reprokit.data.records import Verdict
+    from reprokit.data.verdict import Verdict
 
     printer, _, clock = printer_with_clock()
     printer("phase", name="repro")
     trial(printer, "verify-repro-0", 2.0, script="/run/repro.py")  # a script, but not the user's: not counted
     clock.now += 9.0
-    v = Verdict(script="s.py", argv=[], failing_stage="inductor", trials=4, seconds=20.0, test_repro_seconds=6.3)
+    v = Verdict.from_dict(
+        dict(script="s.py", argv=[], failing_stage="inductor", trials=4, seconds=20.0, test_repro_seconds=6.3)
+    )
     assert summary_table(v, printer.tally).splitlines()[-7:] == [
         "verdict after              4 trials, 20.0 s",
         "",

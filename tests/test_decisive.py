@@ -6,8 +6,8 @@ import pathlib
 
 import pytest
 
-from reprokit.data.records import Verdict
 from reprokit.data.signature import Signature
+from reprokit.data.verdict import Verdict
 from reprokit.minify.testcase import judge_test
 from reprokit.report import triage
 from reprokit.report.decisive import LIMIT, decisive_error, last_chain

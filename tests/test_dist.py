@@ -278,7 +278,7 @@ def test_the_start_up_hook_hands_over_to_the_sitecustomize_it_shadows(tmp_path):
 
 
 def test_issue_md_says_the_trials_after_a_cuda_fault_ran_with_synchronous_launches():
-    from reprokit.data.records import Verdict
+    from reprokit.data.verdict import Verdict
     from reprokit.report.issue_notes import isolated_lines
 
     fault = {
@@ -286,7 +286,7 @@ def test_issue_md_says_the_trials_after_a_cuda_fault_ran_with_synchronous_launch
         "kernel": "triton_poi_fused_mul_relu_sigmoid_1",
         "launch_blocking": True,
     }
-    assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=fault, repro_kind="graph")) == [
+    assert isolated_lines(Verdict.from_dict(dict(script="s.py", argv=[], cuda_fault=fault, repro_kind="graph"))) == [
         "CUDA fault: device-side assert triggered in kernel `triton_poi_fused_mul_relu_sigmoid_1`; every trial after "
         "the original ran with `CUDA_LAUNCH_BLOCKING=1`, so the fault surfaced at the kernel that raised it (repro.py "
         "sets it too)"

@@ -234,18 +234,20 @@ def test_sanitizer_report_names_the_kernel_it_saw_and_not_cudas_assert():
 
 
 def test_issue_md_says_a_cuda_fault_of_aotis_compile_named_no_kernel():
-    from reprokit.data.records import Verdict
+    from reprokit.data.verdict import Verdict
     from reprokit.report.issue_notes import isolated_lines
 
     fault = {"fault": "device-side assert triggered", "kernel": None, "launch_blocking": True}
-    assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=fault, repro_kind="export_graph")) == [
+    assert isolated_lines(
+        Verdict.from_dict(dict(script="s.py", argv=[], cuda_fault=fault, repro_kind="export_graph"))
+    ) == [
         "CUDA fault: device-side assert triggered, named by no kernel; every trial after the original ran with "
         "`CUDA_LAUNCH_BLOCKING=1`"
     ]
 
 
 def test_issue_md_says_how_a_kernel_the_fault_did_not_surface_in_was_named():
-    from reprokit.data.records import Verdict
+    from reprokit.data.verdict import Verdict
     from reprokit.report.issue_notes import isolated_lines
 
     by_message = {
@@ -254,7 +256,9 @@ def test_issue_md_says_how_a_kernel_the_fault_did_not_surface_in_was_named():
         "named_by": "message",
         "launch_blocking": True,
     }
-    assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=by_message, repro_kind="export_graph")) == [
+    assert isolated_lines(
+        Verdict.from_dict(dict(script="s.py", argv=[], cuda_fault=by_message, repro_kind="export_graph"))
+    ) == [
         "CUDA fault: device-side assert triggered in kernel `triton_poi_fused_addmm_relu_sigmoid_0`; every trial "
         "after the original ran with `CUDA_LAUNCH_BLOCKING=1`; it surfaced in no kernel, which is named by the "
         "message its assert printed, found in that kernel's generated source"
@@ -266,7 +270,9 @@ def test_issue_md_says_how_a_kernel_the_fault_did_not_surface_in_was_named():
         "launch_blocking": True,
         "sanitizer": {"error": "Invalid __global__ write of size 4 bytes", "kernel": "scatter_far"},
     }
-    assert isolated_lines(Verdict(script="s.py", argv=[], cuda_fault=by_sanitizer, repro_kind="graph")) == [
+    assert isolated_lines(
+        Verdict.from_dict(dict(script="s.py", argv=[], cuda_fault=by_sanitizer, repro_kind="graph"))
+    ) == [
         "CUDA fault: an illegal memory access was encountered in kernel `scatter_far`; every trial after the "
         "original ran with `CUDA_LAUNCH_BLOCKING=1`; it surfaced in no kernel, which compute-sanitizer's memcheck "
         "named (Invalid __global__ write of size 4 bytes) (repro.py sets it too)"

@@ -282,14 +282,16 @@ def test_minify_of_an_export_run_whose_script_changed_is_bad_input(runs):
 
 def test_issue_title_of_an_export_finding():
     """ISSUE.md's title of an export-stage failure names torch.export, the kind, the user's line and the guard."""
-    from reprokit.data.records import Verdict
+    from reprokit.data.verdict import Verdict
     from reprokit.report.triage import title
 
-    v = Verdict(
-        script="/work/proj/serve.py",
-        argv=[],
-        failing_stage="export",
-        export=export_finding(CONSTRAINT, "/work/proj/serve.py", DRAFT),
+    v = Verdict.from_dict(
+        dict(
+            script="/work/proj/serve.py",
+            argv=[],
+            failing_stage="export",
+            export=export_finding(CONSTRAINT, "/work/proj/serve.py", DRAFT),
+        )
     )
     assert title(v) == (
         "[torch.export] dynamic-shape constraint at serve.py:18: `batch: 2 <= L['x'].size()[0] and "

@@ -13,7 +13,7 @@ import pytest
 from test_e2e import CASES, bisect, check_repro, check_verdict, expect  # noqa: F401 (CASES: the workdir fixture copies it)
 
 from reprokit.cli_summary import summary_table
-from reprokit.data.records import Verdict
+from reprokit.data.verdict import Verdict
 from reprokit.versions import releases
 
 
@@ -181,17 +181,19 @@ def test_a_stage_that_passes_where_the_ladder_says_it_should_fail_is_named():
 def test_the_report_says_how_a_flaky_failure_was_asked():
     from reprokit.report.bisect_report import summary
 
-    v = Verdict(
-        script="/p/train.py",
-        argv=[],
-        kind="exception",
-        signature={"kind": "exception", "exc_type": "AssertionError"},
-        failing_stage="eager",
-        last_passing_stage="none",
-        flaky=True,
-        repro_rate=0.5,
-        repro_runs=4,
-        flaky_tries=5,
+    v = Verdict.from_dict(
+        dict(
+            script="/p/train.py",
+            argv=[],
+            kind="exception",
+            signature={"kind": "exception", "exc_type": "AssertionError"},
+            failing_stage="eager",
+            last_passing_stage="none",
+            flaky=True,
+            repro_rate=0.5,
+            repro_runs=4,
+            flaky_tries=5,
+        )
     )
     text = summary(v)
     assert "The failure is flaky: the script fails 2 of 4 runs (95% CI 15%–85%)." in text
@@ -211,14 +213,16 @@ def test_a_stage_above_the_failing_one_that_passes_is_said_and_a_replays_own_fai
         {"stage": "aot_eager_decomp_partition", "kind": "crash"},
         {"stage": "inductor", "kind": "pass"},
     ]
-    v = Verdict(
-        script="/w/jvp.py",
-        argv=[],
-        kind="crash",
-        failing_stage="aot_eager",
-        last_passing_stage="eager",
-        ladder=ladder,
-        signature={"kind": "signal", "exc_type": "SIGSEGV", "message": "killed by SIGSEGV"},
+    v = Verdict.from_dict(
+        dict(
+            script="/w/jvp.py",
+            argv=[],
+            kind="crash",
+            failing_stage="aot_eager",
+            last_passing_stage="eager",
+            ladder=ladder,
+            signature={"kind": "signal", "exc_type": "SIGSEGV", "message": "killed by SIGSEGV"},
+        )
     )
     assert (
         summary(v, brief=True)
@@ -228,13 +232,13 @@ def test_a_stage_above_the_failing_one_that_passes_is_said_and_a_replays_own_fai
             "passes again."
         )
     )
-    v.ladder = ladder[:3] + [{"stage": "inductor", "kind": "crash"}]
+    v = Verdict.from_dict({**v.to_dict(), "ladder": ladder[:3] + [{"stage": "inductor", "kind": "crash"}]})
     assert summary(v, brief=True).endswith(
         "It passes with `dynamo (backend=eager)` and fails from `aot_eager` on, so the bug is in that stage."
     )
     met = {"kind": "exception", "exc_type": "AttributeError", "message": "'NoneType' object has no attribute 'x'"}
     met_by = {"signature": met, "trial": "/r/trials/graph-stage-inductor-1a", "replay": True}
-    v = Verdict(script="/w/loop.py", argv=[], other_failures=[met_by])
+    v = Verdict.from_dict(dict(script="/w/loop.py", argv=[], other_failures=[met_by]))
     assert isolated_lines(v) == [
         "a different failure met on the way: AttributeError: 'NoneType' object has no attribute 'x' (met when "
         "reprokit compiled the captured graph alone, outside the script: it may come from that replay, not from "

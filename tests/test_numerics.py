@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from reprokit.app import bisect as bisect_case
 from reprokit.bisect.numerics import FALLBACK, agreement, base_name, mode_configs, numerics_finding
 from reprokit.cli import main
-from reprokit.data.records import Verdict
+from reprokit.data.verdict import Verdict
 from reprokit.report.issue_notes import isolated_lines
 
 LOWERING = {
@@ -47,7 +47,7 @@ def test_strict_numerics_removing_it_is_numerics_only_and_the_weakest_mode_is_th
         "numerics-only: TORCHINDUCTOR_NUMERICS=strict_pointwise removes the difference: it comes from reordering "
         "or precision; inductor's fallback to ATen (fallback_by_default=True) removes it"
     )
-    v = Verdict(script="fp8.py", argv=[], numerics=found)
+    v = Verdict.from_dict(dict(script="fp8.py", argv=[], numerics=found))
     assert isolated_lines(v)[-1] == (
         "workaround: `TORCHINDUCTOR_NUMERICS=strict_pointwise` (the weakest numerics mode that removes it)"
     )
@@ -75,20 +75,22 @@ def test_the_first_diverging_node_is_held_against_the_lowering_counter():
 
 
 def closer_verdict(**fields) -> Verdict:
-    return Verdict(
-        script="fp8.py",
-        argv=[],
-        failing_stage="inductor",
-        graph=0,
-        graph_count=1,
-        config={"emulate_precision_casts": True},
-        subsystem=LOWERING,
-        more_accurate={"graph": 0, "note": "compiled is more accurate", "case": None},
-        exit_code=4,
-        divergence={**NODE, "lowering": "agrees"},
-        numerics=numerics_finding("2.13.0", {}),
-        tarball="/runs/fp8.tar.gz",
-        **fields,
+    return Verdict.from_dict(
+        dict(
+            script="fp8.py",
+            argv=[],
+            failing_stage="inductor",
+            graph=0,
+            graph_count=1,
+            config={"emulate_precision_casts": True},
+            subsystem=LOWERING,
+            more_accurate={"graph": 0, "note": "compiled is more accurate", "case": None},
+            exit_code=4,
+            divergence={**NODE, "lowering": "agrees"},
+            numerics=numerics_finding("2.13.0", {}),
+            tarball="/runs/fp8.tar.gz",
+            **fields,
+        )
     )
 
 

@@ -8,10 +8,11 @@ import json
 
 import pytest
 
-from reprokit.app.verdict_file import isolated, with_evidence, with_fields, with_repro
+from reprokit.app.verdict_file import isolated, isolation_of, with_evidence, with_repro, with_run
 from reprokit.data.phases import Evidence, Isolation, Repro
-from reprokit.data.records import ReproAttempt, TrialSpec, Verdict
+from reprokit.data.records import ReproAttempt, TrialSpec
 from reprokit.data.rundir import RunDir
+from reprokit.data.verdict import Verdict
 
 ISOLATION = Isolation(
     script="/w/train.py",
@@ -61,16 +62,16 @@ def test_each_phase_is_written_as_it_comes_and_loads_back(tmp_path):
         None,
         ["confirm", "configs", "torch_logs"],
     )
-    assert Isolation.from_dict(first) == ISOLATION  # what `reprokit minify RUN_DIR` starts from
+    assert isolation_of(Verdict.from_dict(first)) == ISOLATION  # what `reprokit minify RUN_DIR` starts from
 
     verdict = with_repro(run_dir, verdict, REPRO)
     second = on_disk(run_dir)
     assert second["nodes"] == {"original": 41, "minified": 2} and second["repro_verified"] is True
     assert second["repro_attempts"] == [{"kind": "graph", "result": "verified"}]
-    assert Repro.of(Verdict.from_dict(second)) == REPRO
+    assert dataclasses.replace(Verdict.from_dict(second).repro, message="") == REPRO
 
     verdict = with_evidence(run_dir, verdict, EVIDENCE)
-    verdict = with_fields(run_dir, verdict, tarball="/a/x.tar.gz")
+    verdict = with_run(run_dir, verdict, tarball="/a/x.tar.gz")
     last = on_disk(run_dir)
     assert last["subsystem"] == {"name": "lowerings", "application": 3, "confirmed": True}
     assert last["config"] == {"cpp.x": None} and last["deferred"] == [] and last["deferred_trials"] == 3
@@ -96,10 +97,10 @@ def test_an_older_verdict_json_still_loads():
         "a_key_from_elsewhere": 1,
     }
     v = Verdict.from_dict(old)
-    assert v.repro_attempts == [ReproAttempt("graph", "the graph alone fails differently")]
-    assert v.repro_attempts[0]["kind"] == "graph"  # as the renderers read it
-    assert (v.deferred, v.test_repro, v.nodes) == ([], None, None)
-    assert Isolation.from_dict(old).failing_stage == "inductor"
+    assert v.repro.attempts == (ReproAttempt("graph", "the graph alone fails differently"),)
+    assert v.repro.attempts[0]["kind"] == "graph"  # as the renderers read it
+    assert (v.deferred, v.repro.test_repro, v.repro.nodes_before) == ((), None, None)
+    assert isolation_of(v).failing_stage == "inductor"
 
 
 def test_on_start_is_called_for_trials_that_run_not_for_journal_answers(tmp_path):

@@ -8,9 +8,10 @@ import pytest
 
 from reprokit.bisect import plain
 from reprokit.data import signature as sig
-from reprokit.data.records import Outcome, StageResult, Verdict
+from reprokit.data.records import Outcome, StageResult
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
+from reprokit.data.verdict import Verdict
 from reprokit.errors import NothingToIsolate
 from reprokit.report.bisect_report import summary
 from reprokit.trial.runner import Runner
@@ -189,8 +190,16 @@ def test_a_passing_script_runs_once_as_written(tmp_path):
 
 def test_issue_md_claims_no_stage_when_the_plain_runs_leave_a_doubt():
     found = finding(["pass", "wrong", "wrong", "wrong", "wrong"], honoured=False)
-    v = Verdict(script="/work/train.py", argv=[], kind="exception", signature=WRONG.to_dict(), plain_run=found)
-    v.failing_stage = "inductor"
+    v = Verdict.from_dict(
+        dict(
+            script="/work/train.py",
+            argv=[],
+            kind="exception",
+            signature=WRONG.to_dict(),
+            plain_run=found,
+            failing_stage="inductor",
+        )
+    )
     said = summary(v, brief=True)
     assert said == (
         "`torch.compile` raises (AssertionError: tensor([N., N.])) in `train.py`. Reprokit's instrumentation hides "

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from reprokit.data.phases import Repro
-from reprokit.data.records import Verdict
+from reprokit.data.phases import Isolation, Repro
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import MISMATCH, Signature
+from reprokit.data.verdict import Verdict
 from reprokit.minify.reliability import measure, reproduces
 from reprokit.report.issue_notes import repro_note
 
@@ -63,7 +63,7 @@ def test_a_repro_that_fails_every_time_costs_one_more_run_and_says_its_rate(tmp_
     repro = measured(run_folder(tmp_path, RAISES), 2, lambda event, **d: notes.append(d))
     assert repro.verified is True and notes == []
     assert repro.reliability == {"failed": 3, "runs": 3, "floor": 3, "most": 10}
-    v = Verdict(script="train.py", argv=[], **repro.verdict_fields())
+    v = Verdict(Isolation(script="train.py"), repro=repro)
     assert repro_note(v, "repro.py", "inline") == (
         "the script itself, reduced statement by statement, 5 of 64 lines, verified to fail the same way in 3 of 3 "
         "runs in fresh interpreters: run up to 10 times, it stops at 3 failures, and fewer would not be called verified"

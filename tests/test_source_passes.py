@@ -9,7 +9,8 @@ import pathlib
 
 import torch
 
-from reprokit.data.records import TrialSpec, Verdict
+from reprokit.data.phases import Isolation
+from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import RunDir
 from reprokit.source.edits import checks, seeds
 from reprokit.source.flatten import flatten_module_candidates, remove_class_candidates
@@ -254,7 +255,7 @@ def test_a_candidate_that_changes_a_check_or_drops_a_seed_is_refused_without_a_t
         script = tmp_path / "score.py"
         script.write_text(SCORE)
         original = runner(TrialSpec(mode="script", stage="eager", script=str(script), cwd=str(tmp_path)))
-        v = Verdict(script=str(script), argv=[], signature=original.signature.to_dict())
+        v = Isolation(script=str(script), signature=original.signature.to_dict())
         problem = source_problem(run, v, runner, SCORE, "eager")
         assert problem.test(SCORE)
         asked = runner.executed

@@ -53,14 +53,14 @@ def test_a_spent_share_ends_with_the_script_verified_and_says_it_is_not_minimal(
     assert said in notes and said in v.message, (notes, v.message)
     # Nothing was cut, and what was written still fails the same way in a fresh interpreter, and passes without
     # compile: a verified repro, though not a minimal one.
-    assert v.repro_kind == "source" and v.repro_verified is True, v.message
+    assert v.repro.kind == "source" and v.repro.verified is True, v.message
     original = (CASES / "graph_break_fullgraph.py").read_text()
     # Comments dropped, no cut; laid out by the formatter (source/polish.py)
-    assert pathlib.Path(v.repro).read_text() == polished(ast.unparse(ast.parse(original)) + "\n")
-    candidates = [p for p in pathlib.Path(v.run_dir).glob("candidates/*.py")]
+    assert pathlib.Path(v.repro.path).read_text() == polished(ast.unparse(ast.parse(original)) + "\n")
+    candidates = [p for p in pathlib.Path(v.run.run_dir).glob("candidates/*.py")]
     assert len(candidates) == 1  # the script itself, asked once; no candidate after the share ran out
     p = subprocess.run(
-        [sys.executable, v.repro],
+        [sys.executable, v.repro.path],
         capture_output=True,
         text=True,
         timeout=300,
@@ -91,12 +91,12 @@ def test_a_spent_graph_share_ends_with_the_smallest_graph_so_far_verified_and_sa
         )
     ]
     assert len(said) == 1 and said[0] in v.message and said[0].endswith("nodes), not a minimal one"), notes
-    assert v.repro_kind == "graph" and v.repro_verified is True, v.message
+    assert v.repro.kind == "graph" and v.repro.verified is True, v.message
     # One batch of cuts ran (it set the share); none after it.
-    journal = [json.loads(line) for line in (pathlib.Path(v.run_dir) / "journal.jsonl").read_text().splitlines()]
+    journal = [json.loads(line) for line in (pathlib.Path(v.run.run_dir) / "journal.jsonl").read_text().splitlines()]
     cuts = [row for row in journal if row["label"].startswith("minify-")]
     assert 1 <= len(cuts) <= os.cpu_count(), [row["label"] for row in journal]
-    assert v.nodes["minified"] <= v.nodes["original"]
+    assert v.repro.nodes_after <= v.repro.nodes_before
 
 
 @pytest.mark.slow
@@ -114,9 +114,9 @@ def test_a_budget_spent_before_the_first_source_trial_checks_the_script_itself_a
     v, notes = bisect_with_no_share(tmp_path, monkeypatch, (reduce, "reduction_share"), ("graph_break_fullgraph.py",))
     said = "the run's budget was spent before the source reduction's first trial: repro.py is the script itself, not reduced"
     assert said in notes and said in v.message, (notes, v.message)
-    assert v.repro_kind == "source" and v.repro_verified is True, v.message
+    assert v.repro.kind == "source" and v.repro.verified is True, v.message
     original = (CASES / "graph_break_fullgraph.py").read_text()
-    assert pathlib.Path(v.repro).read_text() == ast.unparse(ast.parse(original)) + "\n"
-    journal = [json.loads(line) for line in (pathlib.Path(v.run_dir) / "journal.jsonl").read_text().splitlines()]
+    assert pathlib.Path(v.repro.path).read_text() == ast.unparse(ast.parse(original)) + "\n"
+    journal = [json.loads(line) for line in (pathlib.Path(v.run.run_dir) / "journal.jsonl").read_text().splitlines()]
     assert not [row for row in journal if row["label"].startswith("source-")], [row["label"] for row in journal]
-    assert v.nodes["minified"] == reduce.code_lines(pathlib.Path(v.repro).read_text())
+    assert v.repro.nodes_after == reduce.code_lines(pathlib.Path(v.repro.path).read_text())

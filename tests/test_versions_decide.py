@@ -2,21 +2,24 @@
 the runs made on one release (versions/check.decide), no network. Measured case: a lowering bug fixed in 2.15.0
 whose minimal repro fails there with an index error (the cut graph is not valid there) while the script passes."""
 
-from reprokit.data.records import Outcome, Verdict
+from reprokit.data.records import Outcome
 from reprokit.data.signature import Signature
+from reprokit.data.verdict import Verdict
 from reprokit.versions import releases
 from reprokit.versions.check import decide
 
 LOWERING = Signature("exception", "BackendCompilerFailed", "CppCompileError: C++ compile error", None)
 INDEX = Signature("exception", "IndexError", "index N is out of bounds for dimension N with size N", None)
 PASS = Signature("pass")
-VERDICT = Verdict(
-    script="/project/train.py",
-    argv=[],
-    kind="exception",
-    signature=LOWERING.to_dict(),
-    repro_signature=LOWERING.to_dict(),
-    repro_verified=True,
+VERDICT = Verdict.from_dict(
+    dict(
+        script="/project/train.py",
+        argv=[],
+        kind="exception",
+        signature=LOWERING.to_dict(),
+        repro_signature=LOWERING.to_dict(),
+        repro_verified=True,
+    )
 )
 
 

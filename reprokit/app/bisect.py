@@ -25,8 +25,8 @@ from reprokit.app.runners import open_runner
 from reprokit.bisect.bisector import BisectOptions, Bisector
 from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
-from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
+from reprokit.data.verdict import Verdict
 from reprokit.errors import ReprokitError
 from reprokit.export.ladder import isolate_deployment
 from reprokit.trial.devices import cuda_devices
@@ -72,7 +72,7 @@ def bisect_script(script: str, argv: tuple = (), request: BisectRequest | None =
     emit(Event.RUN_DIR, path=run_dir.path)
     budget = Budget(r.budget, started) if r.budget else None
     verdict = bisect_in(run_dir, opts, devices, minify=r.minify, pack=r.pack, emit=emit, budget=budget)
-    if r.versions and verdict.failing_stage and verdict.signature:
+    if r.versions and verdict.isolation.failing_stage and verdict.isolation.signature:
         emit(Event.PHASE, name="versions")
         verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
     return verdict

@@ -21,8 +21,8 @@ from reprokit.bisect.hang_limit import hang_limit
 from reprokit.bisect.session import BisectOptions
 from reprokit.capture.files import SUMMARY
 from reprokit.data.events import Emit, Event
-from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir, write_json_atomic
+from reprokit.data.verdict import Verdict
 from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.trial.devices import cuda_devices
 from reprokit.trial.executors import check_executor

@@ -7,14 +7,14 @@ import os
 
 from reprokit.app.common import executor_of, noop, run_kind, script_forks
 from reprokit.app.runners import build_runner, open_runner
-from reprokit.app.verdict_file import isolation_of, with_fields, with_repro
+from reprokit.app.verdict_file import isolation_of, with_repro, with_run
 from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
-from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
+from reprokit.data.verdict import Verdict
 from reprokit.errors import EXIT_MORE_ACCURATE, ReprokitError
 from reprokit.export.ladder import FAILING_STAGES
 from reprokit.export.rerun import check_unchanged, minify_export_run
@@ -37,16 +37,17 @@ PLAIN_REASON = (
 def refusal(v: Verdict) -> str | None:
     """Why this verdict must not be minified, or None: a flaky failure too rare to ask each cut until it fails, a
     slowdown (bisect --kind slow) has no failure to keep while cutting, nor has memory only compiled code needs."""
-    if v.flaky and not v.flaky_tries:
+    iso = v.isolation
+    if iso.flaky and not iso.flaky_tries:
         return (
-            f"the failure is flaky (it reproduced in {v.repro_rate or 0:.0%} of runs), too rarely to ask each cut "
+            f"the failure is flaky (it reproduced in {iso.repro_rate or 0:.0%} of runs), too rarely to ask each cut "
             "until it fails"
         )
-    if v.kind == OutcomeKind.SLOW:
+    if iso.kind == OutcomeKind.SLOW:
         return SLOW_REASON
-    if v.memory is not None:
+    if iso.memory is not None:
         return MEMORY_REASON
-    if v.plain_run is not None:
+    if iso.plain_run is not None:
         return PLAIN_REASON
     return None
 
@@ -74,7 +75,7 @@ def minify_folder(
         # As bisect's own minify runs: its jobs side by side, each a fork of the warm worker where the script allows
         # (a source reduction started cold, one candidate at a time, paid `import torch` in each).
         # (--kind slow times whole runs: those stay plain interpreters, as bisect ran them.)
-        warm = script_forks(load_verdict(run_dir).script) if opts.get("kind", "failure") == "failure" else {}
+        warm = script_forks(load_verdict(run_dir).isolation.script) if opts.get("kind", "failure") == "failure" else {}
         jobs = int(opts.get("jobs") or 1)
     else:
         check_executor(settings, os.path.dirname(run_dir.path))
@@ -95,25 +96,28 @@ def minify_verdict(
     command: str = "",
 ) -> Verdict:
     """The verdict with a repro of its isolation (bisect's minify step passes the verdict it has), written."""
+    iso = verdict.isolation
     reason = refusal(verdict)
     if reason:
         raise ReprokitError(f"not minified: {reason}")
-    if verdict.failing_stage in FAILING_STAGES:  # bad input is one line: said before the phase's progress line
+    # bad input is one line: said before the phase's progress line
+    if iso.failing_stage in FAILING_STAGES:
         check_unchanged(run_dir, isolation_of(verdict))
-    if not verdict.warm_cache:  # its repro is the script run cold then warm: nothing is cut (minify/warm_repro.py)
+    # its repro is the script run cold then warm: nothing is cut (minify/warm_repro.py)
+    if not iso.warm_cache:
         emit(Event.PHASE, name="minify")
-    if verdict.flaky_tries and (runner is None or runner.policy.tries == 1):
+    if iso.flaky_tries and (runner is None or runner.policy.tries == 1):
         # A flaky failure: each cut asked until it fails that way, as the bisect asked each question.
         runner = (runner or make_runner(run_dir, emit)).with_policy(
-            tries=verdict.flaky_tries, target=Signature.from_dict(verdict.signature)
+            tries=iso.flaky_tries, target=Signature.from_dict(iso.signature)
         )
     try:
         repro = make_repro(run_dir, isolation_of(verdict), runner=runner, emit=emit, resume=resume, command=command)
     except CompiledIsCloser as e:
         # Not "nothing to isolate": a user who needs eager's bits acts on the setting that gives them back. The
         # verdict is finished (configs, numerics, the first diverging node asked after) and the command exits 4.
-        closer = {"graph": verdict.graph, "note": e.message, "case": e.case}
-        return with_fields(run_dir, verdict, more_accurate=closer, exit_code=EXIT_MORE_ACCURATE)
+        closer = {"graph": iso.graph, "note": e.message, "case": e.case}
+        return with_run(run_dir, verdict, more_accurate=closer, exit_code=EXIT_MORE_ACCURATE)
     return with_repro(run_dir, verdict, repro)
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 
 from reprokit.app.common import noop, run_kind
-from reprokit.app.verdict_file import with_fields
+from reprokit.app.verdict_file import with_run
 from reprokit.data.events import Emit, Event
-from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
+from reprokit.data.verdict import Verdict
 from reprokit.errors import ReprokitError
 from reprokit.report.bisect_report import bisect_plan
 from reprokit.report.doctor_report import doctor_plan
@@ -38,7 +38,7 @@ def packed(run_dir: RunDir, verdict: Verdict, emit: Emit = noop, announce: bool 
     """The pack phase of a bisect: the tarball written, and the verdict that names it."""
     if announce:
         emit(Event.PHASE, name="pack")
-    return with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
+    return with_run(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
 
 
 def pack_folder(run_dir: str | None, show: bool = False, include_data: bool = False) -> dict:

@@ -8,12 +8,12 @@ import time
 
 from reprokit.app import minify as minify_case
 from reprokit.app.pack import packed
-from reprokit.app.verdict_file import isolated, with_evidence, with_fields
+from reprokit.app.verdict_file import isolated, with_evidence, with_run
 from reprokit.bisect.bisector import Bisector
 from reprokit.data.budget import said
 from reprokit.data.events import Emit, Event
-from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
+from reprokit.data.verdict import Verdict
 from reprokit.errors import NothingToIsolate
 
 
@@ -51,14 +51,15 @@ def run_phases(run_dir: RunDir, bisector: Bisector, runner, steps: Steps, emit: 
     budget = steps.budget
     isolation = bisector.isolate()
     verdict = isolated(run_dir, isolation)
-    if steps.capture and not verdict.failing_stage:  # still packed: the capture and the failure are the report
+    # still packed: the capture and the failure are the report
+    if steps.capture and not verdict.isolation.failing_stage:
         if steps.pack:
             verdict = packed(run_dir, verdict, emit, announce=False)
         raise NothingToIsolate(f"{isolation.message} (run folder: {run_dir.path})")
     # minify and the evidence ask under the bisector's policy (its limit, switches, tries) and the budget's end
     runner = bisector.use_policy(deadline=budget.deadline if budget else None)
     not_asked: list = []
-    if steps.minify and verdict.failing_stage:
+    if steps.minify and verdict.isolation.failing_stage:
         reason = minify_case.refusal(verdict)
         if reason is None and budget and budget.spent():
             not_asked.append("minify")
@@ -72,7 +73,7 @@ def run_phases(run_dir: RunDir, bisector: Bisector, runner, steps: Steps, emit: 
         case = None if steps.capture else graph_case(run_dir, verdict)
         verdict = with_evidence(run_dir, verdict, bisector.after_repro(isolation, case=case))
     if budget:
-        verdict = with_fields(run_dir, verdict, budget=_budget_record(budget, not_asked, runner.over_budget, emit))
+        verdict = with_run(run_dir, verdict, budget=_budget_record(budget, not_asked, runner.over_budget, emit))
     if steps.pack:
         verdict = packed(run_dir, verdict, emit)
     return verdict
@@ -80,12 +81,12 @@ def run_phases(run_dir: RunDir, bisector: Bisector, runner, steps: Steps, emit: 
 
 def graph_case(run_dir: RunDir, verdict: Verdict) -> str | None:
     """The folder minify captured the failing graph in (the first diverging node is asked of it), if any."""
-    closer = (verdict.more_accurate or {}).get("case")
+    closer = (verdict.run.more_accurate or {}).get("case")
     if closer:
         return closer
     if run_dir.exists("minify.json"):
         return run_dir.read_json("minify.json").get("case")
-    return verdict.graph_case
+    return verdict.isolation.graph_case
 
 
 def _budget_record(budget: Budget, not_asked: list, trials_not_run: int, emit: Emit) -> dict:

@@ -1,13 +1,14 @@
-"""verdict.json: the one module that writes it, and the verdict built from the phases' results (Isolation, Repro,
-Evidence). Each phase's result is written as it comes, so --resume and `reprokit minify RUN_DIR` find it."""
+"""verdict.json: the one module that writes it, and the one that builds and replaces the frozen `Verdict`, from the
+phases' results (Isolation, Repro, Evidence) and what the app adds after them (RunInfo). Each phase's result is
+written as it comes, so --resume and `reprokit minify RUN_DIR` find it."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from reprokit.data.phases import Evidence, Isolation, Repro
-from reprokit.data.records import Verdict
 from reprokit.data.rundir import VERDICT_FILE, RunDir
+from reprokit.data.verdict import RunInfo, Verdict
 
 
 def write_verdict(run_dir: RunDir, verdict: Verdict | dict) -> None:
@@ -17,33 +18,41 @@ def write_verdict(run_dir: RunDir, verdict: Verdict | dict) -> None:
 
 def isolated(run_dir: RunDir, isolation: Isolation) -> Verdict:
     """The verdict of an isolation, written."""
-    verdict = Verdict(**isolation.verdict_fields(), run_dir=run_dir.path)
+    verdict = Verdict(isolation=isolation, run=RunInfo(run_dir=run_dir.path))
     write_verdict(run_dir, verdict)
     return verdict
 
 
 def isolation_of(verdict: Verdict) -> Isolation:
-    """The isolation a verdict holds (`reprokit minify RUN_DIR` starts from a finished run's), as verdict.json
-    reads back."""
-    return Isolation.from_dict(verdict.to_dict())
+    """The isolation a verdict holds with the later phases' final values (`reprokit minify RUN_DIR` starts from a
+    finished run's), as verdict.json reads back."""
+    return dataclasses.replace(
+        verdict.isolation,
+        config=verdict.config,
+        subsystem=verdict.subsystem,
+        decisive_trials=verdict.decisive_trials,
+        message=verdict.message,
+        deferred=verdict.deferred,
+    )
 
 
 def with_repro(run_dir: RunDir, verdict: Verdict, repro: Repro) -> Verdict:
     """The verdict with minify's repro, written."""
-    verdict = dataclasses.replace(verdict, **repro.verdict_fields())
+    verdict = dataclasses.replace(verdict, repro=repro)
     write_verdict(run_dir, verdict)
     return verdict
 
 
 def with_evidence(run_dir: RunDir, verdict: Verdict, evidence: Evidence) -> Verdict:
     """The verdict with what was asked after the repro, written."""
-    verdict = dataclasses.replace(verdict, **evidence.verdict_fields(verdict))
+    verdict = dataclasses.replace(verdict, evidence=evidence)
     write_verdict(run_dir, verdict)
     return verdict
 
 
-def with_fields(run_dir: RunDir, verdict: Verdict, **fields) -> Verdict:
-    """The verdict with a later step's own fields (message, tarball, versions), written."""
-    verdict = dataclasses.replace(verdict, **fields)
+def with_run(run_dir: RunDir, verdict: Verdict, **fields) -> Verdict:
+    """The verdict with what the app adds after the phases (exit_code, tarball, versions, budget, more_accurate),
+    written."""
+    verdict = dataclasses.replace(verdict, run=dataclasses.replace(verdict.run, **fields))
     write_verdict(run_dir, verdict)
     return verdict

@@ -9,10 +9,10 @@ from importlib import metadata
 
 from reprokit.app.common import noop
 from reprokit.app.pack import write_pack
-from reprokit.app.verdict_file import with_fields
+from reprokit.app.verdict_file import with_run
 from reprokit.data.events import Emit, Event
-from reprokit.data.records import Verdict
 from reprokit.data.rundir import RunDir
+from reprokit.data.verdict import Verdict
 from reprokit.errors import ReprokitError
 from reprokit.trial.launch import run_trial
 from reprokit.versions import envs, releases
@@ -26,7 +26,7 @@ def _verdict(run_dir: RunDir) -> Verdict:
     if recorded is None:
         raise ReprokitError(f"{run_dir.path} has no verdict.json: run reprokit bisect first")
     v = Verdict.from_dict(recorded)
-    if not v.failing_stage or not v.signature:
+    if not v.isolation.failing_stage or not v.isolation.signature:
         raise ReprokitError(f"{run_dir.path}: its bisect found no failure to look for in other torch releases")
     return v
 
@@ -130,9 +130,9 @@ def _tried(p: dict, v: Verdict, bisect: bool, emit: Emit) -> dict:
 def record_versions(run_dir: RunDir, verdict: Verdict, result: dict, emit: Emit) -> Verdict:
     """versions.json and the verdict's `versions`; a packed run is packed again."""
     run_dir.write_json("versions.json", result)
-    verdict = with_fields(run_dir, verdict, versions=result)
-    if verdict.tarball:
-        verdict = with_fields(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
+    verdict = with_run(run_dir, verdict, versions=result)
+    if verdict.run.tarball:
+        verdict = with_run(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
     return verdict
 
 

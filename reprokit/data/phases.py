@@ -1,13 +1,13 @@
 """What each phase of a bisect run hands on, as an immutable value: `Isolation` (the bisector, up to the verdict),
-`Repro` (minify), `Evidence` (what is asked after the repro). The app builds the `Verdict` from them."""
+`Repro` (minify), `Evidence` (what is asked after the repro). The app builds the `Verdict` (data/verdict.py) from
+them."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from reprokit.data.jsondata import JsonData, _from_dict
-from reprokit.data.records import ReproAttempt, Verdict
+from reprokit.data.records import ReproAttempt
 
 
 @dataclass(frozen=True)
@@ -55,23 +55,6 @@ class Isolation(JsonData):
     # "graph_confirm"
     deferred: tuple = ()
 
-    @classmethod
-    def from_dict(cls, data):
-        """The isolation part of a verdict.json (a finished run's, or an older reprokit's: missing keys take the
-        verdict's defaults). The app's one way from a verdict back to an isolation; the domain never needs one."""
-        v = Verdict.from_dict(data)
-        fields = {f.name: getattr(v, f.name) for f in dataclasses.fields(cls)}
-        return cls(**{**fields, **{k: tuple(fields[k] or ()) for k in _SEQUENCES}})
-
-    def verdict_fields(self) -> dict:
-        """The verdict's fields this isolation sets (lists where verdict.json has lists): the app builds the
-        Verdict from them (app/verdict_file)."""
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return {**fields, **{k: list(fields[k]) for k in _SEQUENCES}}
-
-
-_SEQUENCES = ("argv", "other_failures", "ladder", "deferred")  # tuples in the Isolation, lists in the Verdict
-
 
 @dataclass(frozen=True)
 class Repro(JsonData):
@@ -97,72 +80,13 @@ class Repro(JsonData):
     test_repro_verified: bool | None = None
     test_repro_failure: str = ""
     test_repro_seconds: float | None = None
-    message: str = ""  # the verdict's message once minify is done (notes added, or why no repro)
-
-    @classmethod
-    def of(cls, v: Verdict) -> Repro:
-        """The repro part of a verdict minify filled in."""
-        nodes = v.nodes or {}
-        return cls(
-            kind=v.repro_kind,
-            path=v.repro,
-            verified=v.repro_verified,
-            signature=v.repro_signature,
-            attempts=tuple(ReproAttempt.coerce(a) for a in v.repro_attempts or ()),
-            nodes_before=nodes.get("original"),
-            nodes_after=nodes.get("minified"),
-            unit=nodes.get("unit"),
-            inputs=v.repro_inputs,
-            inputs_note=v.repro_inputs_note,
-            input_bytes=v.repro_input_bytes,
-            scrubbed=v.repro_scrubbed,
-            fresh_runs=v.repro_fresh_runs,
-            reliability=v.repro_reliability,
-            trials=v.minify_trials,
-            seconds=v.minify_seconds,
-            test_repro=v.test_repro,
-            test_repro_verified=v.test_repro_verified,
-            test_repro_failure=v.test_repro_failure,
-            test_repro_seconds=v.test_repro_seconds,
-            message=v.message,
-        )
+    message: str | None = None  # the verdict's message once minify is done (notes added, or why no repro)
 
     @classmethod
     def from_dict(cls, data):
         data = dict(data or {})
         data["attempts"] = tuple(ReproAttempt.coerce(a) for a in data.get("attempts") or ())
         return _from_dict(cls, data)
-
-    def verdict_fields(self) -> dict:
-        """The verdict's fields this repro sets (names as verdict.json has them)."""
-        nodes = None
-        if self.nodes_before is not None or self.nodes_after is not None:
-            nodes = {
-                "original": self.nodes_before,
-                "minified": self.nodes_after,
-                **({"unit": self.unit} if self.unit else {}),
-            }
-        return {
-            "repro_kind": self.kind,
-            "repro": self.path,
-            "repro_verified": self.verified,
-            "repro_signature": self.signature,
-            "repro_attempts": list(self.attempts),
-            "nodes": nodes,
-            "repro_inputs": self.inputs,
-            "repro_inputs_note": self.inputs_note,
-            "repro_input_bytes": self.input_bytes,
-            "repro_scrubbed": self.scrubbed,
-            "repro_fresh_runs": self.fresh_runs,
-            "repro_reliability": self.reliability,
-            "minify_trials": self.trials,
-            "minify_seconds": self.seconds,
-            "test_repro": self.test_repro,
-            "test_repro_verified": self.test_repro_verified,
-            "test_repro_failure": self.test_repro_failure,
-            "test_repro_seconds": self.test_repro_seconds,
-            "message": self.message,
-        }
 
 
 @dataclass(frozen=True)
@@ -178,21 +102,4 @@ class Evidence(JsonData):
     # the script with only the adopted graph compiled failed its check the same way ("graph_confirm")
     graph_confirmed: bool | None = None
     trials: int = 0
-    seconds: float = 0.0
-
-    def verdict_fields(self, v: Verdict) -> dict:
-        """The verdict's fields this evidence sets, given the verdict so far."""
-        out = {"deferred": [], "deferred_seconds": self.seconds, "deferred_trials": self.trials}
-        if "configs" in self.asked:
-            out["config"] = self.config
-        if "confirm" in self.asked and v.subsystem:
-            out["subsystem"] = {**v.subsystem, "confirmed": self.confirmed}
-        if "numerics" in self.asked:
-            out["numerics"] = self.numerics
-        if "divergence" in self.asked:
-            out["divergence"] = self.divergence
-        if "graph_confirm" in self.asked:
-            out["graph_confirmed"] = self.graph_confirmed
-        if self.torch_logs is not None:
-            out["decisive_trials"] = {**(v.decisive_trials or {}), "torch_logs": self.torch_logs}
-        return out
+    seconds: float | None = None  # None: nothing was asked

@@ -89,7 +89,7 @@ def minify_export_source(
         same=same_guard,
         prior=prior,
     )
-    why = reduced.message if reduced.message != finding else "the reduced script does not fail the same way"
+    why = (reduced.message or "") if reduced.message != finding else "the reduced script does not fail the same way"
     attempts = (*prior.attempts, ReproAttempt("source", "verified" if reduced.verified else why))
     # why the source was not reduced is said in its attempt; the verdict's finding stays its message
     kind = reduced.kind if reduced.verified else None

@@ -7,11 +7,11 @@ import os
 
 from reprokit import __version__
 from reprokit.data.rate import rate_line
-from reprokit.data.records import Verdict
 from reprokit.data.rundir import VERDICT_FILE, RunDir
 from reprokit.data.signature import Signature
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.data.trial_files import trial_record
+from reprokit.data.verdict import Verdict
 from reprokit.data.warm_cache import describe as describe_warm
 from reprokit.errors import ReprokitError
 from reprokit.report import triage
@@ -33,13 +33,14 @@ from reprokit.report.redact import Redactor
 from reprokit.report.render import environment
 
 
-def passing_after(v) -> list:
+def passing_after(v: Verdict) -> list:
     """Stages above the failing one that pass all the same (jvp of ldexp #197086: aot_eager crashes, inductor's
     own decompositions take another path and pass)."""
-    stages = [e["stage"] for e in v.ladder or []]
-    if v.failing_stage not in stages:
+    iso = v.isolation
+    stages = [e["stage"] for e in iso.ladder or []]
+    if iso.failing_stage not in stages:
         return []
-    return [e["stage"] for e in (v.ladder or [])[stages.index(v.failing_stage) + 1 :] if e.get("kind") == "pass"]
+    return [e["stage"] for e in (iso.ladder or [])[stages.index(iso.failing_stage) + 1 :] if e.get("kind") == "pass"]
 
 
 def load_verdict(run: RunDir) -> Verdict:
@@ -53,24 +54,25 @@ def load_verdict(run: RunDir) -> Verdict:
 def summary(v: Verdict, brief: bool = False) -> str:
     """The verdict in a few sentences, for README.md; brief (ISSUE.md, whose list of what was isolated says the
     graph, the config and the subsystem): what fails and in which stage only."""
-    sig = Signature.from_dict(v.signature) if v.signature else None
+    iso = v.isolation
+    sig = Signature.from_dict(iso.signature) if iso.signature else None
     what = {
         "exception": "raises",
         "crash": "crashes the process",
         "accuracy": "silently computes wrong values",
         "hang": "hangs",
         "exit": "makes the script's own check fail",
-    }.get(v.kind or "", "fails")
-    tool = "torch.export.export" if v.export else "torch.compile"  # export() itself raised (#20)
-    parts = [f"`{tool}` {what} ({sig.said() if sig else 'unknown'}) in `{os.path.basename(v.script)}`."]
-    if v.plain_run:  # reprokit's instrumentation hid it: how it was bisected instead (bisect/plain.py)
-        parts.append(v.plain_run["paragraph"])
+    }.get(iso.kind or "", "fails")
+    tool = "torch.export.export" if iso.export else "torch.compile"  # export() itself raised (#20)
+    parts = [f"`{tool}` {what} ({sig.said() if sig else 'unknown'}) in `{os.path.basename(iso.script)}`."]
+    if iso.plain_run:  # reprokit's instrumentation hid it: how it was bisected instead (bisect/plain.py)
+        parts.append(iso.plain_run["paragraph"])
     parts.extend(stage_sentences(v))
-    if v.graph is not None and not brief:
-        parts.append(f"Graph {v.graph} of {v.graph_count} that Dynamo produced fails on its own.")
-    if v.capture:
+    if iso.graph is not None and not brief:
+        parts.append(f"Graph {iso.graph} of {iso.graph_count} that Dynamo produced fails on its own.")
+    if iso.capture:
         parts.append(
-            f"Found from one captured run of the job (`reprokit capture`, rank {v.capture.get('rank')}): "
+            f"Found from one captured run of the job (`reprokit capture`, rank {iso.capture.get('rank')}): "
             "every trial ran the captured graph, none the script."
         )
     if v.subsystem and not brief:
@@ -80,43 +82,44 @@ def summary(v: Verdict, brief: bool = False) -> str:
         )
     if v.config and not brief:
         parts.append("It passes with " + ", ".join(f"`{k}={val!r}`" for k, val in v.config.items()) + ".")
-    if v.flaky and v.repro_rate is not None:
+    if iso.flaky and iso.repro_rate is not None:
         parts.append(
-            f"The failure is flaky: the script {rate_line(round(v.repro_rate * v.repro_runs), v.repro_runs)}."
-            if v.repro_runs
-            else f"The failure is flaky: it reproduced in {v.repro_rate:.0%} of runs."
+            f"The failure is flaky: the script {rate_line(round(iso.repro_rate * iso.repro_runs), iso.repro_runs)}."
+            if iso.repro_runs
+            else f"The failure is flaky: it reproduced in {iso.repro_rate:.0%} of runs."
         )
-        if v.flaky_tries:
+        if iso.flaky_tries:
             parts.append(
                 f"Each question (stage, counter, cut, the repro's own check) was asked until it failed that "
-                f"way, up to {v.flaky_tries} runs; one that passed all {v.flaky_tries} counted as passing, "
+                f"way, up to {iso.flaky_tries} runs; one that passed all {iso.flaky_tries} counted as passing, "
                 "so repro.py may need a few runs to fail."
             )
-    if v.unsteady:
-        parts.append(f"Note: {v.unsteady}.")
+    if iso.unsteady:
+        parts.append(f"Note: {iso.unsteady}.")
     return " ".join(parts)
 
 
 def stage_sentences(v: Verdict) -> list:
     """The summary's sentence on the stage: the warm-cache run's, or which stage passes and which fails."""
+    iso = v.isolation
     out: list = []
-    if v.warm_cache:
-        said = describe_warm(v.warm_cache)
+    if iso.warm_cache:
+        said = describe_warm(iso.warm_cache)
         out.append(said[0].upper() + said[1:] + ".")
-    elif v.failing_stage and not (v.plain_run or {}).get("doubt"):  # a doubt: no stage claimed (its paragraph)
-        if v.last_passing_stage and v.failing_stage in STAGE_TITLES:
+    elif iso.failing_stage and not (iso.plain_run or {}).get("doubt"):  # a doubt: its paragraph
+        if iso.last_passing_stage and iso.failing_stage in STAGE_TITLES:
             later = passing_after(v)
             out.append(
-                f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails from "
-                f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}` on, so the bug is in that stage."
+                f"It passes with `{STAGE_TITLES[iso.last_passing_stage]}` and fails from "
+                f"`{STAGE_TITLES.get(iso.failing_stage, iso.failing_stage)}` on, so the bug is in that stage."
                 if not later
-                else f"It passes with `{STAGE_TITLES[v.last_passing_stage]}` and fails with "
-                f"`{STAGE_TITLES.get(v.failing_stage, v.failing_stage)}`, so the bug is in that stage; "
+                else f"It passes with `{STAGE_TITLES[iso.last_passing_stage]}` and fails with "
+                f"`{STAGE_TITLES.get(iso.failing_stage, iso.failing_stage)}`, so the bug is in that stage; "
                 + " and ".join(f"`{STAGE_TITLES.get(s, s)}`" for s in later)
                 + " passes again."
             )
         else:
-            out.append(f"Every stock stage passes; the script's own backend `{v.failing_stage}` fails.")
+            out.append(f"Every stock stage passes; the script's own backend `{iso.failing_stage}` fails.")
     return out
 
 
@@ -131,9 +134,10 @@ def issue_text(
 ) -> str:
     """ISSUE.md: the text for PyTorch's torch.compile bug-report form, scrubbed and portable. Each fact once, the
     minimal graph (the repro's) and not the original, and no file a GitHub reader cannot open but the tarball."""
+    iso = v.isolation
     env_data = environment_report(run)
-    repro = read_tail(run.file("repro.py")) if v.repro and os.path.exists(run.file("repro.py")) else None
-    repro = portable_code(repro, run.path, os.path.dirname(v.script)) if repro else None
+    repro = read_tail(run.file("repro.py")) if v.repro.path and os.path.exists(run.file("repro.py")) else None
+    repro = portable_code(repro, run.path, os.path.dirname(iso.script)) if repro else None
     inline = repro.rstrip("\n") if repro and len(repro.splitlines()) < 100 else None
     cuda = bool(trial_record((v.decisive_trials or {}).get("first_failing") or "").get("cuda"))
     ladder = [
@@ -142,7 +146,7 @@ def issue_text(
             "result": "pass" if r["kind"] == "pass" else ("FAIL" if r["same"] else f"fail ({r['kind']}, different)"),
             "seconds": r["seconds"],
         }
-        for r in v.ladder
+        for r in iso.ladder
     ]
     error = error or error_section(run, v)
     graph = minimal_graph(repro) if repro and not inline else None
@@ -163,15 +167,15 @@ def issue_text(
             versions=env_data.get("text") or env_data.get("error", "unavailable"),
             reprokit_version=__version__,
             command=portable_command(
-                run.read_json("run.json").get("command") or "reprokit bisect", run.path, os.path.dirname(v.script)
+                run.read_json("run.json").get("command") or "reprokit bisect", run.path, os.path.dirname(iso.script)
             ),
             tarball_name=tarball_name,
             attached=attached_note(v, tlparse_at),
-            releases=v.versions,
+            releases=v.run.versions,
         )
     )
     # Paths first: the redactor writes the home folder as ~, which would hide the interpreter's own paths.
-    text = redactor.scrub(portable_text(text, run.path, os.path.dirname(v.script)), "ISSUE.md")
+    text = redactor.scrub(portable_text(text, run.path, os.path.dirname(iso.script)), "ISSUE.md")
     return fit_github(
         text,
         [
@@ -231,8 +235,8 @@ def bisect_env_texts(run: RunDir, v: Verdict, info: dict, redactor: Redactor) ->
     texts["env/environment.json"] = environment_variables(info, redactor)
     result = trial_record((v.decisive_trials or {}).get("first_failing") or "")
     texts["env/compiler_config.json"] = json.dumps(result.get("user_configs") or {}, indent=2, sort_keys=True)
-    texts["env/compile_args.json"] = json.dumps(v.compile_args or {}, indent=2, sort_keys=True)
-    texts["env/command.txt"] = (info.get("command") or "") + "\n" + "argv: " + json.dumps(v.argv) + "\n"
+    texts["env/compile_args.json"] = json.dumps(v.isolation.compile_args or {}, indent=2, sort_keys=True)
+    texts["env/command.txt"] = (info.get("command") or "") + "\n" + "argv: " + json.dumps(v.isolation.argv) + "\n"
     return texts
 
 
@@ -240,22 +244,22 @@ def add_repro(plan: PackPlan, run: RunDir, v: Verdict, include_data: bool) -> No
     """repro.py, test_repro.py (and its run's output), and the repro's real inputs (repro_inputs.pt) only when it
     needs them and --include-data asked for them; MANIFEST.json says which inputs the repro uses and whether real
     data is in the pack."""
-    project = os.path.dirname(v.script)
-    if v.test_repro and os.path.exists(run.file("test_repro.py")):
+    project = os.path.dirname(v.isolation.script)
+    if v.repro.test_repro and os.path.exists(run.file("test_repro.py")):
         plan.texts["test_repro.py"] = portable_code(read_tail(run.file("test_repro.py")) or "", run.path, project)
         if os.path.exists(run.file("test_repro_output.txt")):
             plan.texts["logs/test_repro/output.txt"] = read_tail(run.file("test_repro_output.txt"))
-    if not (v.repro and os.path.exists(run.file("repro.py"))):
+    if not (v.repro.path and os.path.exists(run.file("repro.py"))):
         return
     plan.texts["repro.py"] = portable_code(read_tail(run.file("repro.py")) or "", run.path, project)
-    has_file = v.repro_inputs == "file" or v.repro_inputs is None and os.path.exists(run.file("repro_inputs.pt"))
+    has_file = v.repro.inputs == "file" or v.repro.inputs is None and os.path.exists(run.file("repro_inputs.pt"))
     if has_file and include_data and os.path.exists(run.file("repro_inputs.pt")):
         with open(run.file("repro_inputs.pt"), "rb") as f:
             plan.blobs["repro_inputs.pt"] = f.read()
     plan.notes["input_data"] = {
-        "repro_inputs": v.repro_inputs or ("file" if has_file else "synthetic"),
-        "real_data_included": "repro_inputs.pt" in plan.blobs or v.repro_inputs == "inline",
-        "why": v.repro_inputs_note or None,
+        "repro_inputs": v.repro.inputs or ("file" if has_file else "synthetic"),
+        "real_data_included": "repro_inputs.pt" in plan.blobs or v.repro.inputs == "inline",
+        "why": v.repro.inputs_note or None,
     }
 
 
@@ -263,32 +267,33 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Verdict | None
     """Everything the tarball of a bisect run holds, named reprokit-<script>-<hash of the verdict>; real input data
     only with include_data (`reprokit pack --include-data RUN_DIR`). verdict: the one the run holds (else read)."""
     v = verdict or load_verdict(run)
+    iso = v.isolation
     info = run.read_json("run.json")
     # Secret values: found by the keyed hashes bisect recorded (never the values), so any shell packs the same.
-    redactor = Redactor.for_run(run.path, argv=list(v.argv) + [info.get("command", "")])
-    name = os.path.splitext(os.path.basename(v.script))[0]
+    redactor = Redactor.for_run(run.path, argv=list(iso.argv) + [info.get("command", "")])
+    name = os.path.splitext(os.path.basename(iso.script))[0]
     plan = PackPlan(
         top=f"reprokit-{name}-{short_digest(v.to_dict() | {'tarball': None, 'run_dir': ''})}", redactor=redactor
     )
     first = (v.decisive_trials or {}).get("first_failing") or ""
     record = trial_record(first)
     plan.texts.update(
-        source_texts(v.script, record.get("local_modules") or [], record.get("local_files_read") or [], plan.notes)
+        source_texts(iso.script, record.get("local_modules") or [], record.get("local_files_read") or [], plan.notes)
     )
     plan.texts.update(bisect_env_texts(run, v, info, redactor))
     error = error_section(run, v)
     logs, tlparse_at = decisive_logs(v, error)
     plan.texts.update(logs)
     verdict_json = v.to_dict()
-    verdict_json["run_dir"] = os.path.basename(v.run_dir or run.path)
+    verdict_json["run_dir"] = os.path.basename(v.run.run_dir or run.path)
     verdict_json["tarball"] = None
     plan.texts[VERDICT_FILE] = json.dumps(verdict_json, indent=2, sort_keys=True, default=str)
     add_repro(plan, run, v, include_data)
     plan.texts.update(capture_texts(run, info, v))
     draft = os.path.join(first, "draft_export.txt")
-    if first and (v.export or {}).get("report") and os.path.exists(draft):  # export-stage failure (#20)
+    if first and (iso.export or {}).get("report") and os.path.exists(draft):  # export-stage failure (#20)
         with open(draft, errors="replace") as f:
-            plan.texts["draft_export.txt"] = portable(f.read(), run.path, os.path.dirname(v.script))
+            plan.texts["draft_export.txt"] = portable(f.read(), run.path, os.path.dirname(iso.script))
     plan.texts["ISSUE.md"] = issue_text(
         run, v, plan.top + ".tar.gz", redactor, tlparse_at, error, data_note(v, "repro_inputs.pt" in plan.blobs)
     )
@@ -301,9 +306,9 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Verdict | None
             summary=summary(v),
             has_repro="repro.py" in plan.texts,
             has_inputs="repro_inputs.pt" in plan.blobs,
-            verified=v.repro_verified,
+            verified=v.repro.verified,
             has_test="test_repro.py" in plan.texts,
-            expected=Signature.from_dict(v.signature).said() if v.signature else "a failure",
+            expected=Signature.from_dict(iso.signature).said() if iso.signature else "a failure",
             no_repro_reason=v.message or "minify did not run",
         )
     )
@@ -320,5 +325,5 @@ def capture_texts(run: RunDir, info: dict, v: Verdict) -> dict:
         path = run.file("capture", rel)
         if os.path.exists(path):
             with open(path, errors="replace") as f:
-                texts["capture/" + rel] = portable(f.read(), run.path, os.path.dirname(v.script))
+                texts["capture/" + rel] = portable(f.read(), run.path, os.path.dirname(v.isolation.script))
     return texts

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reprokit.data.records import Verdict
 from reprokit.data.signature import Signature
+from reprokit.data.verdict import Verdict
 from reprokit.report.numerics_notes import numerics_lines
 
 # What each kind of repro is, in the words ISSUE.md uses.
@@ -18,29 +18,30 @@ REPRO_KINDS = {
     "inductor cache",
 }
 
+EXPORT_STAGES = ("export", "decompose", "aoti_compile", "aoti_run")  # the export path's own (#20)
+
 
 def repro_note(v: Verdict, repro: str | None, inline: str | None) -> str:
     """What ISSUE.md says about the repro: what kind it is, its size and whether it was verified."""
-    if not repro or not v.repro_verified and v.repro_attempts:
-        tried = "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro_attempts or [])
+    if not repro or not v.repro.verified and v.repro.attempts:
+        tried = "; ".join(f"{a['kind']}: {a['result']}" for a in v.repro.attempts or [])
         return (
             "no verified standalone repro"
             + (f" ({tried})" if tried else "")
             + "; the original script is in the attached tarball"
         )
-    nodes = v.nodes or {}
-    kind = REPRO_KINDS.get(v.repro_kind or "", "")
+    kind = REPRO_KINDS.get(v.repro.kind or "", "")
     note = (
-        f"{kind + ', ' if kind else ''}{nodes.get('minified')} of {nodes.get('original')} "
-        f"{nodes.get('unit', 'FX nodes')}, "
+        f"{kind + ', ' if kind else ''}{v.repro.nodes_after} of {v.repro.nodes_before} "
+        f"{v.repro.unit or 'FX nodes'}, "
         + (
             (
                 "verified: a cold run passes and the warm run after it fails the same way, each in a fresh interpreter"
-                if v.repro_kind == "warm_cache"
-                else f"verified to fail the same way in {reliability(v) or fresh_interpreters(v.repro_fresh_runs)}"
+                if v.repro.kind == "warm_cache"
+                else f"verified to fail the same way in {reliability(v) or fresh_interpreters(v.repro.fresh_runs)}"
             )
-            if v.repro_verified
-            else f"NOT verified: it gave {Signature.from_dict(v.repro_signature).short() if v.repro_signature else 'nothing'}"
+            if v.repro.verified
+            else f"NOT verified: it gave {Signature.from_dict(v.repro.signature).short() if v.repro.signature else 'nothing'}"
         )
     )
     return note if inline else note + "; too long to show here, it is in the attached tarball"
@@ -48,7 +49,7 @@ def repro_note(v: Verdict, repro: str | None, inline: str | None) -> str:
 
 def reliability(v: Verdict) -> str:
     """The repro's measured rate in words ("3 of 3 runs in fresh interpreters: ..."); "" before it was measured."""
-    rate = v.repro_reliability
+    rate = v.repro.reliability
     if not rate:
         return ""
     return (
@@ -64,9 +65,10 @@ def fresh_interpreters(runs: int | None) -> str:
 
 def isolated_lines(v: Verdict) -> list:
     """ISSUE.md's list of what the bisect isolated besides the stage."""
+    iso = v.isolation
     isolated = []
-    if v.graph is not None:
-        isolated.append(f"graph: {v.graph} of {v.graph_count}")
+    if iso.graph is not None:
+        isolated.append(f"graph: {iso.graph} of {iso.graph_count}")
     if v.config:
         isolated.append("config flips that make it pass: " + ", ".join(f"`{k}={val!r}`" for k, val in v.config.items()))
     if v.subsystem:
@@ -77,9 +79,9 @@ def isolated_lines(v: Verdict) -> list:
             f"{v.subsystem.get('applications')}: `{v.subsystem.get('detail')}`{stability}"
         )
     isolated.extend(numerics_lines(v))
-    if v.cuda_fault:
+    if iso.cuda_fault:
         isolated.append(cuda_fault_line(v))
-    for o in v.other_failures or []:
+    for o in iso.other_failures or []:
         # One met by reprokit's own replay of the graph, outside the script, is said so: not a second bug of yours.
         where = (
             (
@@ -90,9 +92,10 @@ def isolated_lines(v: Verdict) -> list:
             else ""
         )
         isolated.append(f"a different failure met on the way: {Signature.from_dict(o['signature']).short()}{where}")
-    if v.export and v.export.get("kind"):  # an export-stage failure (#20): its guard, line and fix apart
-        isolated.extend(export_lines(v.export))
-    elif v.failing_stage in ("export", "decompose", "aoti_compile", "aoti_run") and v.message:  # export path (#20)
+    # an export-stage failure (#20): its guard, line and fix apart
+    if iso.export and iso.export.get("kind"):
+        isolated.extend(export_lines(iso.export))
+    elif iso.failing_stage in EXPORT_STAGES and v.message:  # the export path (#20)
         isolated.append(v.message)  # the guard, the user's line and the fix; or the compile error's one line
     return isolated
 
@@ -114,20 +117,20 @@ def export_lines(finding: dict) -> list:
 
 def data_note(v: Verdict, attached: bool) -> str:
     """What ISSUE.md says of real input data: none, inline, attached, or needed but not attached (and why)."""
-    if v.repro_inputs in (None, "synthetic") or not v.repro_inputs_note:
+    if v.repro.inputs in (None, "synthetic") or not v.repro.inputs_note:
         return ""
-    if v.repro_inputs == "file" and not attached:
+    if v.repro.inputs == "file" and not attached:
         return (
-            f"Real data needed: {v.repro_inputs_note}. The data file is not attached (it may hold activations "
+            f"Real data needed: {v.repro.inputs_note}. The data file is not attached (it may hold activations "
             f"or weights); `reprokit pack --include-data RUN_DIR` attaches it."
         )
-    return f"Real data included: {v.repro_inputs_note}."
+    return f"Real data included: {v.repro.inputs_note}."
 
 
 def attached_note(v: Verdict, tlparse_at: str | None) -> str:
     """What the attached tarball holds beyond this text, in one sentence's words."""
     parts = []
-    if v.test_repro:
+    if v.repro.test_repro:
         parts.append(
             "the repro as a failing test in PyTorch's style (`TestCase`, `run_tests`: it asserts the correct "
             "behaviour, so it passes once the bug is fixed; " + (test_repro_note(v) or "") + ")"
@@ -140,16 +143,16 @@ def attached_note(v: Verdict, tlparse_at: str | None) -> str:
 
 def test_repro_note(v: Verdict) -> str | None:
     """What ISSUE.md says of test_repro.py: how its fresh-interpreter run failed, or None when there is none."""
-    if not v.test_repro:
+    if not v.repro.test_repro:
         return None
-    if v.test_repro_verified:
-        return f"in a fresh interpreter it fails the same way, `{v.test_repro_failure}`"
-    return f"NOT verified: in a fresh interpreter it gave `{v.test_repro_failure or 'nothing'}`"
+    if v.repro.test_repro_verified:
+        return f"in a fresh interpreter it fails the same way, `{v.repro.test_repro_failure}`"
+    return f"NOT verified: in a fresh interpreter it gave `{v.repro.test_repro_failure or 'nothing'}`"
 
 
 def cuda_fault_line(v: Verdict) -> str:
     """The CUDA fault, its kernel where one was named, and how the trials after it launched."""
-    fault = v.cuda_fault
+    fault = v.isolation.cuda_fault
     assert fault is not None  # said only of a verdict with a CUDA fault
     kernel = fault.get("kernel")
     line = f"CUDA fault: {fault['fault']}" + (f" in kernel `{kernel}`" if kernel else ", named by no kernel")
@@ -168,4 +171,4 @@ def cuda_fault_line(v: Verdict) -> str:
     elif named_by == "sanitizer":
         line += f"; it surfaced in no kernel, which compute-sanitizer's memcheck named ({said.get('error')})"
     # repro.py sets it where it is a graph's repro (templates/repro.py.j2), not the export path's
-    return line + ("" if v.repro_kind in ("source", "export_graph") else " (repro.py sets it too)")
+    return line + ("" if v.repro.kind in ("source", "export_graph") else " (repro.py sets it too)")

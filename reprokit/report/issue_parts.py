@@ -9,10 +9,10 @@ import subprocess
 
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.ranks import rank_stacks
-from reprokit.data.records import Verdict
 from reprokit.data.rundir import VERDICT_FILE, RunDir
 from reprokit.data.signature import Signature
 from reprokit.data.trial_files import trial_record
+from reprokit.data.verdict import Verdict
 from reprokit.report.decisive import decisive_error
 from reprokit.report.pack import read_tail
 
@@ -57,11 +57,11 @@ def trial_error(trial: str, kind: str, signature: dict | None) -> str:
 def error_section(run: RunDir, v: Verdict) -> dict:
     """{"text", "source", "full_log", "trial", "role"}: the decisive error and where it came from. The minimal
     repro's own failure comes first (verified the same as the original's); else the bisect's first failing trial."""
-    repro = repro_trial(run) if v.repro_verified else None
+    repro = repro_trial(run) if v.repro.verified else None
     if repro:
         out = trial_record(repro)
         return {
-            "text": trial_error(repro, out.get("kind") or v.kind or "exception", out.get("signature")),
+            "text": trial_error(repro, out.get("kind") or v.isolation.kind or "exception", out.get("signature")),
             "source": "The minimal repro's failure, re-run in a fresh interpreter:",
             "full_log": "logs/repro/stderr.txt",
             "trial": repro,
@@ -77,7 +77,7 @@ def error_section(run: RunDir, v: Verdict) -> dict:
             "role": None,
         }
     return {
-        "text": trial_error(trial, v.kind or "exception", v.signature),
+        "text": trial_error(trial, v.isolation.kind or "exception", v.isolation.signature),
         "source": "The original script's failure under the failing stage:",
         "full_log": "logs/first_failing/stderr.txt",
         "trial": trial,

@@ -3,27 +3,27 @@ numerics modes and their workaround, the first diverging node beside the lowerin
 
 from __future__ import annotations
 
-from reprokit.data.records import Verdict
+from reprokit.data.verdict import Verdict
 
 
 def numerics_lines(v: Verdict) -> list:
     """ISSUE.md's lines on wrong numbers: compiled the closer one, the numerics modes, the first diverging node."""
     lines = []
-    if v.more_accurate:
+    if v.run.more_accurate:
         lines.append(
-            f"compiled is the more accurate: graph {v.more_accurate.get('graph')} differs from eager, and compiled is "
+            f"compiled is the more accurate: graph {v.run.more_accurate.get('graph')} differs from eager, and compiled is "
             "the closer of the two to a float64 reference; " + eager_bits(v)
         )
-    if v.numerics:
-        lines.append(v.numerics["text"])
-        if v.numerics.get("workaround"):
+    if v.evidence.numerics:
+        lines.append(v.evidence.numerics["text"])
+        if v.evidence.numerics.get("workaround"):
             why = (
                 "the weakest numerics mode that removes it"
-                if v.numerics.get("cause") == "numerics"
+                if v.evidence.numerics.get("cause") == "numerics"
                 else "every op runs as ATen runs it eagerly: slower"
             )
-            lines.append(f"workaround: `{v.numerics['workaround']}` ({why})")
-    d = v.divergence or {}
+            lines.append(f"workaround: `{v.evidence.numerics['workaround']}` ({why})")
+    d = v.evidence.divergence or {}
     if d.get("node"):
         agree = {
             "agrees": "; agrees with the lowering counter",
@@ -43,7 +43,7 @@ def numerics_lines(v: Verdict) -> list:
 def eager_bits(v: Verdict) -> str:
     """What gives eager's bits back: the config flips found (and the numerics mode), and the lowering named."""
     ways = [f"`{k}={val!r}`" for k, val in (v.config or {}).items()]
-    numerics = v.numerics or {}
+    numerics = v.evidence.numerics or {}
     if numerics.get("cause") == "numerics":  # a strict mode; the fallback to ATen would give any op eager's bits
         ways.append(f"`{numerics['workaround']}`")
     text = f"{' or '.join(ways)} makes compiled match eager" if ways else "no setting tried makes compiled match eager"
@@ -56,6 +56,6 @@ def eager_bits(v: Verdict) -> str:
 
 def more_accurate_line(v: Verdict) -> str:
     """The command line's one line for exit 4."""
-    where = f" in graph {v.more_accurate.get('graph')}" if v.more_accurate else ""
-    tail = f"; see ISSUE.md in {v.tarball}" if v.tarball else ""
+    where = f" in graph {v.run.more_accurate.get('graph')}" if v.run.more_accurate else ""
+    tail = f"; see ISSUE.md in {v.run.tarball}" if v.run.tarball else ""
     return f"compiled is more accurate than eager (float64 reference){where}; {eager_bits(v)}{tail}"

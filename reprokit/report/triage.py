@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 
 from reprokit.data.kinds import OutcomeKind
-from reprokit.data.records import Verdict
 from reprokit.data.signature import Signature
 from reprokit.data.stages import CROSSREF
+from reprokit.data.verdict import Verdict
 
 COMPONENT = {
     "inductor": "inductor",
@@ -55,15 +55,16 @@ def op_name(detail: str | None) -> str | None:
 
 def what_fails(v: Verdict, sig: Signature | None) -> str:
     """The failure in a maintainer's words: `C++ compile error`, `wrong results (silent)`, `crash (SIGSEGV)`."""
-    if v.more_accurate:  # no wrong answer: compiled is the closer to float64, and the user needs eager's bits
+    iso = v.isolation
+    if v.run.more_accurate:  # no wrong answer: compiled is the closer to float64, and the user needs eager's bits
         return "differs from eager's bits (compiled is the more accurate)"
-    if v.kind == OutcomeKind.ACCURACY:
+    if iso.kind == OutcomeKind.ACCURACY:
         return "wrong results (silent), compiled differs from eager and float64"
-    if v.kind == OutcomeKind.CRASH:
+    if iso.kind == OutcomeKind.CRASH:
         return f"crash ({sig.exc_type})" if sig and sig.exc_type else "crash"
-    if v.kind == OutcomeKind.HANG:
+    if iso.kind == OutcomeKind.HANG:
         return "hang"
-    if v.kind == OutcomeKind.EXIT:
+    if iso.kind == OutcomeKind.EXIT:
         return "the script's own check fails"
     cause = (sig.cause or "").split(" @ ", 1)[0] if sig else ""
     if sig and sig.text and (not cause or cause == sig.short()):  # the cause is the exception itself: as it was said
@@ -79,16 +80,18 @@ def what_fails(v: Verdict, sig: Signature | None) -> str:
 
 
 def device_of(v: Verdict, cuda: bool) -> str:
-    return "[cuda]" if cuda or v.cuda_fault else "[cpu]"
+    return "[cuda]" if cuda or v.isolation.cuda_fault else "[cpu]"
 
 
 def title(v: Verdict, cuda: bool = False) -> str:
     """`[inductor][cpu] aten.relu lowering: C++ compile error` and the like."""
-    sig = Signature.from_dict(v.signature) if v.signature else None
-    stage = v.failing_stage or ""
-    if v.export and v.export.get("kind"):  # export() itself raised (#20): what failed, and where in the user's code
-        at = f" at {v.export['line']}" if v.export.get("line") else ""
-        return f"[torch.export] {v.export['kind']}{at}: `{v.export.get('guard') or sig and sig.said()}`"
+    iso = v.isolation
+    sig = Signature.from_dict(iso.signature) if iso.signature else None
+    stage = iso.failing_stage or ""
+    # export() itself raised (#20): what failed, and where in the user's code
+    if iso.export and iso.export.get("kind"):
+        at = f" at {iso.export['line']}" if iso.export.get("line") else ""
+        return f"[torch.export] {iso.export['kind']}{at}: `{iso.export.get('guard') or sig and sig.said()}`"
     if stage in COMPONENT:
         head = f"[{COMPONENT[stage]}]" + (device_of(v, cuda) if stage == "inductor" else "")
     elif stage:
@@ -100,25 +103,26 @@ def title(v: Verdict, cuda: bool = False) -> str:
         name = v.subsystem.get("name", "")
         op = op_name(v.subsystem.get("detail"))
         where = " ".join(w for w in (op, SUBSYSTEM_WORDS.get(name, name)) if w)
-    elif v.meta_kernel and v.meta_kernel.get("op"):
-        where = f"{v.meta_kernel['op']} fake kernel"
+    elif iso.meta_kernel and iso.meta_kernel.get("op"):
+        where = f"{iso.meta_kernel['op']} fake kernel"
     return f"{head} {where + ': ' if where else ''}{what_fails(v, sig)}"
 
 
 def labels(v: Verdict, cuda: bool = False) -> list:
     """The labels PyTorch's triage would put on this issue, from the ablation and the failure kind."""
+    iso = v.isolation
     found = ["oncall: pt2"]
-    found += STAGE_LABELS.get(v.failing_stage or "", [])
-    if v.failing_stage == "inductor" and not (cuda or v.cuda_fault):
+    found += STAGE_LABELS.get(iso.failing_stage or "", [])
+    if iso.failing_stage == "inductor" and not (cuda or iso.cuda_fault):
         found.append("oncall: cpu inductor")
-    found += KIND_LABELS.get(v.kind or "", [])
-    sig = Signature.from_dict(v.signature) if v.signature else None
+    found += KIND_LABELS.get(iso.kind or "", [])
+    sig = Signature.from_dict(iso.signature) if iso.signature else None
     if sig and sig.exc_type == "AssertionError" and not sig.frame:  # wrong values the script's own check caught
         found.append("module: correctness (silent)")
     if v.subsystem:
         found += SUBSYSTEM_LABELS.get(v.subsystem.get("name", ""), [])
-    if (v.compile_args or {}).get("dynamic"):
+    if (iso.compile_args or {}).get("dynamic"):
         found.append("module: dynamic shapes")
-    if v.failing_stage == "eager" and sig and (sig.exc_type == "Unsupported" or "graph break" in sig.short().lower()):
+    if iso.failing_stage == "eager" and sig and (sig.exc_type == "Unsupported" or "graph break" in sig.short().lower()):
         found.append("module: graph breaks")
     return list(dict.fromkeys(found))

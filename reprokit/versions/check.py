@@ -9,9 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from reprokit.data.kinds import OutcomeKind
-from reprokit.data.records import Outcome, TrialSpec, Verdict, file_hash
+from reprokit.data.records import Outcome, TrialSpec, file_hash
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
+from reprokit.data.verdict import Verdict
 
 # A trial runs one spec under one interpreter: (spec, trial dir, python) -> Outcome.
 RunOne = Callable[[TrialSpec, str, str], Outcome]
@@ -20,7 +21,7 @@ _CANNOT_IMPORT = ("ImportError", "ModuleNotFoundError")
 
 def repro_spec(run: RunDir, v: Verdict) -> TrialSpec | None:
     """The spec minify verified repro.py with (from the journal), pointed at this folder's repro.py."""
-    if not (v.repro_verified and run.exists("repro.py")):
+    if not (v.repro.verified and run.exists("repro.py")):
         return None
     recorded = [e["spec"] for e in run.journal() if e.get("spec") and e.get("label") == "verify-repro-0"]
     base = TrialSpec.from_dict(recorded[-1]) if recorded else TrialSpec(mode="script", stage="user")
@@ -39,10 +40,10 @@ def script_specs(v: Verdict, cwd: str) -> tuple[TrialSpec, TrialSpec]:
     """The original script without torch.compile, then as written."""
     common: dict[str, Any] = dict(
         mode="script",
-        script=v.script,
-        argv=tuple(v.argv or ()),
+        script=v.isolation.script,
+        argv=tuple(v.isolation.argv or ()),
         cwd=cwd,
-        script_hash=file_hash(v.script),
+        script_hash=file_hash(v.isolation.script),
         fresh_interpreter=True,
     )
     return (
@@ -53,7 +54,7 @@ def script_specs(v: Verdict, cwd: str) -> tuple[TrialSpec, TrialSpec]:
 
 def target_of(v: Verdict, repro: bool) -> Signature | None:
     """The failure to recognise: repro.py's own signature when it is the check, else the run's."""
-    data = v.repro_signature if repro and v.repro_signature else v.signature
+    data = v.repro.signature if repro and v.repro.signature else v.isolation.signature
     return Signature.from_dict(data) if data else None
 
 
@@ -81,7 +82,7 @@ def check_release(run: RunDir, v: Verdict, python: str, trial_root: str, run_one
     done: dict = {}
     if spec is not None:
         done["repro"] = run_one(spec, os.path.join(trial_root, "repro"), python)
-    no_compile, compiled = script_specs(v, os.path.dirname(v.script))
+    no_compile, compiled = script_specs(v, os.path.dirname(v.isolation.script))
     while True:
         step, row = decide(v, **done)
         if row is not None:

@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable, Sequence
 from reprokit.bisect.bisector import Bisector
 from reprokit.bisect.session import BisectOptions, Session
 from reprokit.data.kinds import OutcomeKind
-from reprokit.data.records import Outcome, Signature, TrialSpec, Verdict
+from reprokit.data.records import Outcome, Signature, TrialSpec
 from reprokit.data.rundir import RunDir
+from reprokit.data.verdict import Verdict
 from reprokit.fx.graphcase import Edit, GraphShape, NodeInfo
 from reprokit.minify.graph import GraphOracle, graph_problem
 from reprokit.minify.inscript import ScriptOracle
@@ -228,7 +229,7 @@ def trial_folder(root: str, name: str, record: dict) -> str:
 
 def verdict(**kw) -> Verdict:
     """The bisect's verdict as minify reads it (flaky, failing stage, ...)."""
-    return Verdict(script="train.py", argv=[], **kw)
+    return Verdict.from_dict(dict(script="train.py", argv=[], **kw))
 
 
 def saved_failing_graph(root: str, name: str = "original") -> str:
@@ -298,7 +299,7 @@ def source_minifier(answer: Answer, script: str, run_dir: str, target: Signature
     run = RunDir(run_dir)
     run.write_json("run.json", {"options": {"cwd": run_dir}})
     runner = FakeRunner(answer)
-    v = verdict(signature=target.to_dict(), failing_stage="eager")
+    v = verdict(signature=target.to_dict(), failing_stage="eager").isolation
     return source_problem(run, v, runner, script), runner
 
 
