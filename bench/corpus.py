@@ -115,9 +115,9 @@ def table(rows: list[dict]) -> str:
             continue
         stage = r["stage"] if r["stage_right"] else f"**{r['stage']}** ({r['expected_stage']})"
         size = r["size"]
-        size_text = f"{size[0]} → {size[1]} {size[2] or ''}".strip() if size[0] is not None else "-"
-        rate = r.get("reliability")
-        rate_text = f" ({rate})" if rate else ""
+        size_text = f"{size[0]} → {size[1]} {size[2] or 'nodes'}" if size[0] is not None else "-"
+        rate = r.get("reliability") or {}
+        rate_text = f" ({rate['failed']} of {rate['runs']})" if rate.get("runs") else ""
         secs = f"{r['seconds']:.0f}" + (" **over 5 min**" if r["seconds"] > LIMIT else "")
         body.append(
             f"| {r['case']} | #{r['issue']} | {stage} | {r['repro_kind'] or 'none'} | {size_text} "

@@ -282,6 +282,30 @@ def test_resume_answers_finished_trials_from_the_journal(user_backend_run, tmp_p
     assert json.loads((run_dir / "verdict.json").read_text())["failing_stage"] == first["failing_stage"]
 
 
+def test_minify_of_a_folder_whose_script_or_interpreter_is_gone_is_one_line(user_backend_run, tmp_path):
+    """A run folder copied to another machine, or a worktree removed: minify would rerun what is gone."""
+    _, _, first_dir = user_backend_run
+    run_dir = tmp_path / first_dir.name
+    shutil.copytree(first_dir, run_dir)
+    verdict = json.loads((run_dir / "verdict.json").read_text())
+    gone = str(tmp_path / "moved" / "user_backend.py")
+    (run_dir / "verdict.json").write_text(json.dumps({**verdict, "script": gone}))
+    line = (
+        f"reprokit: the script this run's bisect ran, {gone}, is gone: minify runs it again; put it back at that "
+        "path, or bisect the script where it is now\n"
+    )
+    assert reprokit("minify", str(run_dir)) == (2, "", line)
+    (run_dir / "verdict.json").write_text(json.dumps(verdict))
+    info = json.loads((run_dir / "run.json").read_text())
+    python = str(tmp_path / "old-venv" / "bin" / "python")
+    (run_dir / "run.json").write_text(json.dumps({**info, "python": python}))
+    line = (
+        f"reprokit: the interpreter this run's bisect ran, {python}, is gone: minify runs it again; put it back at "
+        "that path, or bisect the script where it is now\n"
+    )
+    assert reprokit("minify", str(run_dir), "--json") == (2, "", line)
+
+
 @pytest.mark.slow
 def test_minify_refuses_a_flaky_run_too_rare_to_ask_each_cut_until_it_fails(tmp_path):
     """1 run in 4 fails: a question would need more than 8 runs to pass with a 5% chance of a miss."""

@@ -67,6 +67,7 @@ def minify_folder(
     kind = run_kind(run_dir)
     if kind != "bisect":
         raise ReprokitError(f"{run_dir.path} is a {kind} run folder; minify works on the folder reprokit bisect wrote")
+    check_rerunnable(run_dir, load_verdict(run_dir))
     settings = executor_of(run_dir, executor)
     if runner is not None:
         return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
@@ -84,6 +85,18 @@ def minify_folder(
         run_dir, emit, timeout=opts.get("timeout") or 600.0, jobs=jobs, settings=settings, **warm
     ) as runner:
         return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
+
+
+def check_rerunnable(run_dir: RunDir, verdict: Verdict) -> None:
+    """One line, exit 2, when the script or the interpreter the bisect ran is gone (a run folder copied to another
+    machine, a worktree removed): minify runs both again."""
+    python = run_dir.read_json("run.json").get("python")
+    for what, path in (("script", verdict.isolation.script), ("interpreter", python)):
+        if path and not os.path.exists(path):
+            raise ReprokitError(
+                f"the {what} this run's bisect ran, {path}, is gone: minify runs it again; put it back at that path, "
+                "or bisect the script where it is now"
+            )
 
 
 def minify_verdict(
