@@ -159,3 +159,15 @@ def test_what_was_refused_is_asked_again_once_another_pass_shrank_the_text(monke
     problem.asked.clear()
     memory.first_failing(problem, "abd", ["bd", "ad"])
     assert problem.asked == ["bd", "ad"]
+
+
+def test_an_edit_refused_again_after_another_pass_shrank_the_text_is_not_asked_in_later_rounds(monkeypatch):
+    monkeypatch.setattr(learned, "CONTEXT", 0)
+    memory, problem = EditMemory(), Sweeps(set())
+    memory.first_failing(problem, "abd", ["bd", "ad"])  # round 1: both refused
+    problem.improvements.append(("delete_statements", 2))
+    memory.first_failing(problem, "abd", ["bd", "ad", "ab"])  # round 2: asked again once, with a new edit
+    problem.improvements.append(("delete_statements", 1))
+    problem.asked.clear()
+    assert memory.first_failing(problem, "abd", ["bd", "ad", "ab"]) is None
+    assert problem.asked == ["ab"]  # refused once since the last shrink; "bd" and "ad" twice over the reduction

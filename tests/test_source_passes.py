@@ -12,7 +12,7 @@ import torch
 from reprokit.data.phases import Isolation
 from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import RunDir
-from reprokit.source.edits import checks, seeds
+from reprokit.source.edits import checks, seeds, simplify_candidates
 from reprokit.source.flatten import flatten_module_candidates, remove_class_candidates
 from reprokit.source.inline import inline_call_candidates
 from reprokit.source.merge import merge_candidates
@@ -230,6 +230,16 @@ def test_every_pass_keeps_the_scripts_seeds_and_checks():
                 assert all(checks(c)[k] <= checks(script)[k] for k in checks(c)), (name, c)
 
 
+def test_sub_expression_swaps_that_never_keep_a_failure_are_not_proposed():
+    """Each of these was an oracle call in every round of funcgrad's reduction (#193279), never a hit."""
+    proposed = simplify_candidates(FUNCGRAD)
+    assert not any("torch.Function" in c or "torch.grad(" in c or "torch.assert_close" in c for c in proposed)
+    assert not any(line in c.splitlines() for line in ("w = 8", "w = 3", "x = 16", "target = 3") for c in proposed)
+    # The swaps a person makes are still there: the grad transform dropped, a product made one factor.
+    assert any("grad_fn = quant_loss" in c.splitlines() for c in proposed)
+    assert any("pred = x\n" in c or "pred = RoundSTE.apply(w)" in c for c in proposed)
+
+
 SCORE = """import torch
 torch.manual_seed(0)
 
@@ -261,6 +271,7 @@ def test_a_candidate_that_changes_a_check_or_drops_a_seed_is_refused_without_a_t
         asked = runner.executed
         assert not problem.test(SCORE.replace(".all()", ".any()").replace("randn(8)", "randn(1)"))  # a check changed
         assert not problem.test(SCORE.replace("torch.manual_seed(0)\n", ""))  # the seed dropped
+        assert not problem.test(SCORE.replace("@torch.compile(fullgraph=True)\n", ""))  # nothing left to compile
         assert runner.executed == asked
         # The pass's own candidate leaves the check alone: it runs, and fails the same way with one element.
         shrunk = shrink_literal_candidates(SCORE)

@@ -5,7 +5,9 @@ A sweep (take the first proposal that fails the same way, then propose again fro
 after each hit. An edit is named by what it changes: the part of the candidate that differs from the text it was
 proposed on, with a little of the text on either side, so the same edit proposed again on a text changed elsewhere
 is known, and one whose surroundings changed is new. What was refused is forgotten once another pass shrinks the
-text: that pass may have removed what made the edit fail (a helper inlined, then its def deleted).
+text: that pass may have removed what made the edit fail (a helper inlined, then its def deleted). Forgotten once:
+an edit refused again after that is not asked in later rounds either (`chances`), since each round re-asked every
+refused edit of every sweep, most of a reduction's oracle calls on the corpus, and almost none of them hit.
 """
 
 from __future__ import annotations
@@ -46,9 +48,10 @@ def _hashable(part: Sequence):
 class EditMemory:
     """How often each edit was refused, over a whole reduction (every sweep, pass and round)."""
 
-    def __init__(self, skip_after: int = 1):
-        self.skip_after = skip_after
-        self.refused: collections.Counter = collections.Counter()
+    def __init__(self, skip_after: int = 1, chances: int = 2):
+        self.skip_after, self.chances = skip_after, chances
+        self.refused: collections.Counter = collections.Counter()  # since another pass last shrank the text
+        self.ever: collections.Counter = collections.Counter()  # over the whole reduction
         self.skipped = 0  # proposals left out because their edit was refused before
         self._seen = 0  # the problem's improvements already looked at
 
@@ -62,10 +65,12 @@ class EditMemory:
         skip_after times left out; the index into `candidates` of the hit, or None."""
         self._forget_after_other_passes(problem)
         names = [edit_of(base, c) for c in candidates]
-        order = sorted(range(len(candidates)), key=lambda i: self.refused[names[i]])  # stable: the caller's order
-        asked = [i for i in order if self.refused[names[i]] < self.skip_after]
+        # stable: the caller's order among equals
+        order = sorted(range(len(candidates)), key=lambda i: (self.refused[names[i]], self.ever[names[i]]))
+        asked = [i for i in order if self.refused[names[i]] < self.skip_after and self.ever[names[i]] < self.chances]
         self.skipped += len(order) - len(asked)
         hit = problem.first_failing([candidates[i] for i in asked])
         for i in asked[: len(asked) if hit is None else hit]:
             self.refused[names[i]] += 1
+            self.ever[names[i]] += 1
         return None if hit is None else asked[hit]

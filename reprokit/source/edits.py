@@ -124,13 +124,45 @@ def simplify_candidates(source: str, limit: int = 60) -> list:
                     ):
                         spots.append((node, field, value, child))
     out = []
-    for node, field, value, child in spots[:limit]:
+    for node, field, value, child in [spot for spot in spots if not _hopeless(*spot)][:limit]:
         setattr(node, field, child)
         text = ast.unparse(ast.fix_missing_locations(copy.deepcopy(tree))) + "\n"
         setattr(node, field, value)
         if _parses(text):  # a swap Python's grammar refuses is no candidate
             out.append(text)
     return out
+
+
+def _hopeless(node: ast.AST, field: str, value: ast.expr, child: ast.expr) -> bool:
+    """Swaps that on the corpus never kept a failure, each an oracle call a sweep asked again every round (issue 50's
+    fewer questions): a middle link cut out of a dotted name (`torch.autograd.Function` -> `torch.Function`, no such
+    thing), and a torch call made a number it was given (`torch.randn(8, 3)` -> `8`: a tensor's size, no tensor)."""
+    if isinstance(node, ast.Attribute) and isinstance(value, ast.Attribute) and child is value.value:
+        return True
+    return (
+        isinstance(value, ast.Call)
+        and ast.unparse(value.func).startswith("torch.")
+        and isinstance(child, ast.Constant)
+        and isinstance(child.value, (int, float))
+    )
+
+
+# Where a script hands its code to the compiler: torch.compile, Dynamo's optimize, torch.export and AOTInductor's
+# entry points, a module's own .compile(). Python's builtin compile() is counted too (a cut keeps more, never less).
+COMPILE_ENTRIES = {"compile", "optimize", "export", "draft_export", "aot_compile", "aoti_compile_and_package"}
+
+
+def compile_entries(source: str) -> int:
+    """How many times the script names a compiler entry point: a cut that names none compiles nothing, so it cannot
+    fail compiled and pass without compile (it would cost a trial to learn so)."""
+    return sum(
+        1
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Name)
+        and node.id in COMPILE_ENTRIES
+        or isinstance(node, ast.Attribute)
+        and node.attr in COMPILE_ENTRIES
+    )
 
 
 def _parses(source: str) -> bool:

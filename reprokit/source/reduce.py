@@ -19,6 +19,7 @@ from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import Pass, Problem, Share, probdd, run_passes, verified_back, walk_back_order
 from reprokit.source.edits import (
     checks,
+    compile_entries,
     graph_breaks,
     inline_candidates,
     seeds,
@@ -70,6 +71,7 @@ class SourceOracle:
         # endless candidates of a 5-second script held 450 s).
         self.limit: float | None = None
         self.seeded: bool | None = None  # whether the script seeds a generator: then each candidate must too
+        self.compiles: bool | None = None  # whether the script names torch.compile or export: each candidate must
         self.kept: tuple | None = None  # the script's checks and graph breaks: a candidate changes neither
 
     def spec_of(self, source: str) -> TrialSpec:
@@ -94,6 +96,7 @@ class SourceOracle:
             source is not None
             and not (self.name_check and unbound_names(source))
             and not (self.seeded and not seeds(source))
+            and not (self.compiles and not compile_entries(source))
             and self.keeps_checks(source)
         )
 
@@ -124,6 +127,7 @@ class SourceOracle:
             return False
         if self.seeded is None:  # the first text asked is the script itself
             self.seeded = seeds(source) > 0
+            self.compiles = compile_entries(source) > 0
             self.kept = (checks(source), graph_breaks(source))
         spec = self.spec_of(source)
         compiled = self.runner(spec, limit=self.limit)
