@@ -104,6 +104,8 @@ def test_another_error_inside_dynamos_fake_tensor_wrapper_is_another_failure(run
         "RuntimeError: .numpy() is not supported for tensor subclasses.",
         "TypeError: 'int' object is not callable",
     }
+    # as torch said it, which ISSUE.md quotes (report/bisect_report.py)
+    assert {s.get("inner_text") for label, s in journaled(runner) if s.get("inner")} >= inner
 
 
 def test_a_candidate_whose_backend_name_torch_compile_rejects_is_refused_in_its_trial(runner):
