@@ -60,7 +60,7 @@ def trial_line(d: dict) -> str:
     o, s = d["outcome"], d["spec"]
     return (
         f"    · {s.label or s.stage:<38} {o.kind:<9} {o.seconds:6.1f} s"
-        f"{'  (journal)' if d['cached'] else ''}  {o.signature.said()[:70]}"
+        f"{'  (journal)' if d['cached'] else ''}  {o.signature.told()[:70]}"
     )
 
 
@@ -73,7 +73,7 @@ def stage_line(d: dict) -> str:
         else ("  (same as the original)" if d.get("same", True) else "  (a different failure)")
     )
     return (
-        f"  {mark} {STAGE_TITLES.get(d['stage'], d['stage']):<28} {o.signature.said()[:60]:<60} "
+        f"  {mark} {STAGE_TITLES.get(d['stage'], d['stage']):<28} {o.signature.told()[:60]:<60} "
         f"{o.seconds:5.1f} s{same}"
     )
 
@@ -84,7 +84,7 @@ def original_line(d: dict) -> str:
     o = d["outcome"]
     how = o.user_backend or ("no torch.compile call" if not o.compiled else "backend unknown")
     title = f"original run ({how})"
-    return f"  {'✗' if o.failed else '·'} {title:<28} {o.signature.said()[:60]:<60} {o.seconds:5.1f} s"
+    return f"  {'✗' if o.failed else '·'} {title:<28} {o.signature.told()[:60]:<60} {o.seconds:5.1f} s"
 
 
 def event_text(event: str, d: dict) -> str | None:

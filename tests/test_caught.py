@@ -11,11 +11,11 @@ import pytest
 
 from reprokit.data.phases import Isolation
 from reprokit.data.records import TrialSpec
-from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
 from reprokit.source.reduce import source_problem, tidy
 from reprokit.trial.runner import Runner
 from tests.opt_in import opt_in
+from tests.warm_runner import warm_runner
 
 HEAD = """import sys
 import torch
@@ -39,13 +39,9 @@ CAUGHT_AND_PASSES = CAUGHT.replace("sys.exit(1)", "out = m(torch.randn(2, 8))")
 
 @pytest.fixture
 def runner(tmp_path):
-    """A runner in a run folder of its own; its trials fork from a worker that imported torch once."""
-    run = RunDir(str(tmp_path / "run"))
-    os.makedirs(run.path)
-    run.write_json("run.json", {"options": {"cwd": str(tmp_path)}})
-    runner = Runner(run, timeout=300, warm_scripts=True)
-    yield runner
-    runner.close()
+    """A runner in a run folder of its own, a test's trials apart from another's."""
+    with warm_runner(tmp_path) as runner:
+        yield runner
 
 
 def run(runner: Runner, name: str, text: str, stage: str = "inductor"):

@@ -158,6 +158,24 @@ def test_an_original_run_that_passes_or_never_compiles_is_not_marked_failing():
     ]
 
 
+def test_a_stage_that_fails_inside_dynamos_wrapper_names_the_error_inside():
+    """Dynamo's "RuntimeError when making fake tensor call" is the same for every error it holds (issue 50)."""
+    printer, lines, _ = printer_with_clock()
+    wrapper = Signature(
+        "exception",
+        "TorchRuntimeError",
+        "RuntimeError when making fake tensor call",
+        inner="TypeError: 'int' object is not callable",
+        inner_text="TypeError: 'int' object is not callable",
+        text="RuntimeError when making fake tensor call",
+    )
+    printer("stage", stage="eager", outcome=Outcome(kind="exception", signature=wrapper, seconds=0.8), same=False)
+    assert lines == [
+        "  ✗ dynamo (backend=eager)       TypeError: 'int' object is not callable" + " " * 22 + "  0.8 s  (a different "
+        "failure)"
+    ]
+
+
 @pytest.mark.slow
 def test_the_quick_start_under_a_terminal_is_never_silent_for_more_than_2_s(tmp_path):
     """`reprokit bisect examples/relu_bug.py` at a terminal: some output at least every 2 s from start to exit (the

@@ -6,13 +6,16 @@ import pathlib
 
 import pytest
 
+from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
 from reprokit.data.verdict import Verdict
 from reprokit.minify.testcase import judge_test
 from reprokit.report import triage
+from reprokit.report.bisect_report import issue_text
 from reprokit.report.decisive import LIMIT, decisive_error, last_chain
 from reprokit.report.issue_parts import fit_github
 from reprokit.report.portable import machine_paths, portable
+from reprokit.report.redact import Redactor
 
 TEXTS = pathlib.Path(__file__).parent / "decisive_texts"
 
@@ -109,6 +112,44 @@ def test_title_and_labels_in_pytorchs_words():
     crash = verdict(failing_stage="eager", kind="crash", signature={"kind": "crash", "exc_type": "SIGSEGV"})
     assert triage.title(crash) == "[dynamo] crash (SIGSEGV)"
     assert triage.labels(crash) == ["oncall: pt2", "module: dynamo", "module: crash"]
+
+
+# pytorch#139707 at the Dynamo stage: TorchRuntimeError is raised `from None`, its text alone names the error inside.
+FAKE_CALL = {
+    "kind": "exception",
+    "exc_type": "TorchRuntimeError",
+    "message": "RuntimeError when making fake tensor call",
+    "text": "RuntimeError when making fake tensor call",
+    "cause": "TorchRuntimeError: RuntimeError when making fake tensor call @ torch/_dynamo/exc.py:unimplemented",
+    "inner": "RuntimeError: .numpy() is not supported for tensor subclasses.",
+    "inner_text": "RuntimeError: .numpy() is not supported for tensor subclasses.",
+}
+
+
+def test_issue_md_says_the_error_inside_dynamos_wrapper(tmp_path):
+    """The wrapper's own message is the same for every error a fake tensor call meets: ISSUE.md's title names the
+    one inside, and its first sentence quotes both (issue 50)."""
+    run = RunDir(str(tmp_path))
+    run.write_json("run.json", {"command": "reprokit bisect case.py"})
+    run.write_json("env.json", {"text": "collect_env"})
+    ladder = [{"stage": "eager", "kind": "exception", "summary": "", "seconds": 0.4, "same": True}]
+    v = verdict(kind="exception", signature=FAKE_CALL, failing_stage="eager", last_passing_stage="none", ladder=ladder)
+    text = issue_text(run, v, "pack.tar.gz", Redactor())
+    assert text.splitlines()[0] == "[dynamo] RuntimeError: .numpy() is not supported for tensor subclasses."
+    assert (
+        "`torch.compile` raises (TorchRuntimeError: RuntimeError when making fake tensor call) in `train.py`. "
+        "The error inside that wrapper: `RuntimeError: .numpy() is not supported for tensor subclasses.` It passes "
+        "with `eager (no compile)` and fails from `dynamo (backend=eager)` on, so the bug is in that stage."
+    ) in text.splitlines()
+    # A signature written before the error's own text was kept quotes it normalised; one without it, as before.
+    old = {k: val for k, val in FAKE_CALL.items() if k != "inner_text"} | {"inner": "ValueError: size N"}
+    assert (
+        triage.title(verdict(kind="exception", signature=old, failing_stage="eager")) == "[dynamo] ValueError: size N"
+    )
+    plain = {k: val for k, val in FAKE_CALL.items() if k not in ("inner", "inner_text")}
+    assert triage.title(verdict(kind="exception", signature=plain, failing_stage="eager")) == (
+        "[dynamo] TorchRuntimeError: RuntimeError when making fake tensor call"
+    )
 
 
 def test_test_repro_run_is_judged_against_the_bug():

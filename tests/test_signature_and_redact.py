@@ -187,7 +187,7 @@ def test_the_error_inside_dynamos_fake_tensor_wrapper_tells_two_failures_apart()
     """pytorch#139707's kernel calls .numpy() on a FakeTensor; pysource-minimize cut it to `0()`, a TypeError
     behind the same wrapper's same message, and the oracle took it for the bug (issue 50). The error inside is
     now part of the signature, normalised as messages are: the same error with other numbers is still the bug."""
-    said = {}
+    said, quoted = {}, {}
     for name, error in [
         ("bug", RuntimeError(".numpy() is not supported for tensor subclasses.")),
         ("zero", TypeError("'int' object is not callable")),
@@ -196,12 +196,16 @@ def test_the_error_inside_dynamos_fake_tensor_wrapper_tells_two_failures_apart()
     ]:
         name_, message, _ = sig.root_cause(fake_tensor_call_failed(error))
         said[name] = sig.wrapped_error(name_, message)
+        quoted[name] = sig.wrapped_said(name_, message)
     assert said["bug"] == "RuntimeError: .numpy() is not supported for tensor subclasses."
     assert said["zero"] == "TypeError: 'int' object is not callable"
     assert said["plain"] == said["other_size"] == "ValueError: expected size N but got N"
+    # what a report quotes keeps the numbers (Signature.inner_text, never compared)
+    assert quoted["other_size"] == "ValueError: expected size 7 but got 8" and quoted["bug"] == said["bug"]
     # an exception that is no wrapper, or a wrapper whose text names no error, holds none
     assert sig.wrapped_error("RuntimeError", "got TypeError('x')") is None
     assert sig.wrapped_error("TorchRuntimeError", "tensor does not require grad and does not have a grad_fn") is None
+    assert sig.wrapped_said("RuntimeError", "got TypeError('x')") == ""
 
     def signature(inner):
         cause = "TorchRuntimeError: RuntimeError when making fake tensor call @ torch/_dynamo/exc.py:unimplemented"
@@ -211,6 +215,11 @@ def test_the_error_inside_dynamos_fake_tensor_wrapper_tells_two_failures_apart()
 
     bug, zero = signature(said["bug"]), signature(said["zero"])
     assert bug.matches(signature(said["bug"])) and not bug.matches(zero) and not zero.matches(bug)
+    # what ISSUE.md says of a repro that gave the other one (report/issue_notes.py)
+    assert zero.short_within() == (
+        "TorchRuntimeError: RuntimeError when making fake tensor call (inside it: TypeError: 'int' object is not "
+        "callable)"
+    )
     # A journal or verdict written before the field: read without it, it compares as it always did.
     old = {k: v for k, v in bug.to_dict().items() if k != "inner"}
     assert Signature.from_dict(old).inner is None and Signature.from_dict(old).matches(bug)

@@ -70,6 +70,7 @@ def classify_exception(state: TrialState, exc: BaseException) -> dict:
         sig.for_exception(type(exc).__name__, str(exc), frames, compat.TORCH_ROOT),
         cause=cause,
         inner=sig.wrapped_error(name, message),
+        inner_text=sig.wrapped_said(name, message),
     )
     if remote:  # said as the worker's error, as an in-process compile of the same kernel says it
         s = dataclasses.replace(

@@ -33,6 +33,8 @@ class Signature(JsonData):
     # The message's first line as torch wrote it, digits and operators kept (`x.size()[0] // 5 != 1`): what a
     # report quotes (said). Never compared: two runs of one bug differ in their numbers and paths.
     text: str = field(default="", compare=False)
+    # `inner` as torch wrote it, for the same reason: the report quotes the error inside the wrapper (inside).
+    inner_text: str = field(default="", compare=False)
 
     def matches(self, other: Signature | None) -> bool:
         if other is not None and self.reports_mismatch() and other.reports_mismatch():
@@ -69,6 +71,21 @@ class Signature(JsonData):
         if self.kind == "pass" or not self.text:
             return self.short()
         return f"{self.exc_type or self.kind}: {self.text}"
+
+    def inside(self) -> str:
+        """The error a wrapper holds in its text alone, as torch said it ("" when none): `inner_text`, else `inner`
+        (normalised) of a signature written before it."""
+        return self.inner_text or self.inner or ""
+
+    def told(self) -> str:
+        """The failure in one line for a reader: the error inside its wrapper where there is one, else said()."""
+        return self.inside() or self.said()
+
+    def short_within(self) -> str:
+        """short(), and the error inside its wrapper where there is one: the wrapper's own message is the same for
+        every error it holds (Dynamo's "RuntimeError when making fake tensor call")."""
+        inside = self.inside()
+        return f"{self.short()} (inside it: {inside})" if inside else self.short()
 
 
 # Words of fused kernel names that many unrelated kernels share (threshold_backward, convolution_backward).
@@ -246,12 +263,24 @@ _GOT = re.compile(r"\bgot ([A-Za-z_][\w.]*(?:Error|Exception|Failed|Interrupt|Ex
 def wrapped_error(name: str, message: str) -> str | None:
     """The error that a wrapper root_cause stopped at (name, message) names in its text as "got Type('message')",
     as "Type: message" normalised; None for any other exception, or a wrapper whose text names none."""
+    got = _got(name, message)
+    return f"{got[0]}: {normalise_message(got[1])}" if got else None
+
+
+def wrapped_said(name: str, message: str) -> str:
+    """wrapped_error's error as torch said it, "Type: message" with its first line whole, to quote; "" for none."""
+    got = _got(name, message)
+    return f"{got[0]}: {first_line(got[1])[:QUOTED]}" if got else ""
+
+
+def _got(name: str, message: str) -> tuple[str, str] | None:
+    """(type name, message) of the "got Type('message')" in a wrapper's text; None for any other exception."""
     if name not in WRAPPERS:
         return None
     for line in message.splitlines():
         m = _GOT.search(line.strip())
         if m:
-            return f"{m.group(1).split('.')[-1]}: {normalise_message(_repr_args(m.group(2)))}"
+            return m.group(1).split(".")[-1], _repr_args(m.group(2))
     return None
 
 

@@ -65,6 +65,9 @@ def summary(v: Verdict, brief: bool = False) -> str:
     }.get(iso.kind or "", "fails")
     tool = "torch.export.export" if iso.export else "torch.compile"  # export() itself raised (#20)
     parts = [f"`{tool}` {what} ({sig.said() if sig else 'unknown'}) in `{os.path.basename(iso.script)}`."]
+    if sig and sig.inside():  # the wrapper's message is the same for every error it holds: the one it holds
+        inside = sig.inside()
+        parts.append(f"The error inside that wrapper: {code_span(inside)}{'' if inside.endswith('.') else '.'}")
     if iso.plain_run:  # reprokit's instrumentation hid it: how it was bisected instead (bisect/plain.py)
         parts.append(iso.plain_run["paragraph"])
     parts.extend(stage_sentences(v))
@@ -97,6 +100,11 @@ def summary(v: Verdict, brief: bool = False) -> str:
     if iso.unsteady:
         parts.append(f"Note: {iso.unsteady}.")
     return " ".join(parts)
+
+
+def code_span(text: str) -> str:
+    """Text as Markdown inline code, a backtick inside it kept (a double-backtick span)."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
 def stage_sentences(v: Verdict) -> list:

@@ -41,7 +41,7 @@ def repro_note(v: Verdict, repro: str | None, inline: str | None) -> str:
                 else f"verified to fail the same way in {reliability(v) or fresh_interpreters(v.repro.fresh_runs)}"
             )
             if v.repro.verified
-            else f"NOT verified: it gave {Signature.from_dict(v.repro.signature).short() if v.repro.signature else 'nothing'}"
+            else f"NOT verified: it gave {Signature.from_dict(v.repro.signature).short_within() if v.repro.signature else 'nothing'}"
         )
     )
     return note if inline else note + "; too long to show here, it is in the attached tarball"
@@ -91,7 +91,9 @@ def isolated_lines(v: Verdict) -> list:
             if o.get("replay")
             else ""
         )
-        isolated.append(f"a different failure met on the way: {Signature.from_dict(o['signature']).short()}{where}")
+        isolated.append(
+            f"a different failure met on the way: {Signature.from_dict(o['signature']).short_within()}{where}"
+        )
     # an export-stage failure (#20): its guard, line and fix apart
     if iso.export and iso.export.get("kind"):
         isolated.extend(export_lines(iso.export))

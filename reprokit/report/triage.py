@@ -70,6 +70,8 @@ def what_fails(v: Verdict, sig: Signature | None) -> str:
     if sig and sig.text and (not cause or cause == sig.short()):  # the cause is the exception itself: as it was said
         cause = sig.said()
     text = cause or (sig.short() if sig else "failure")
+    if sig and sig.inside():  # a wrapper's message says the same for every error it holds: the one it holds
+        text = sig.told()
     if "CppCompileError" in text:
         return "C++ compile error"
     if "CompilationError" in text and "triton" in text.lower() + str((sig and sig.frame) or "").lower():
