@@ -1,7 +1,7 @@
 """The only module that touches private torch APIs (torch._dynamo, torch._inductor, torch._functorch): a torch
 upgrade that moves one is a change to this file alone. Imported only in trial children, never by the parent.
-Each function is a thin accessor: what is done with its answer (parsing, loops, records) lives with its caller,
-so that this file stays one a reader checks against a new torch in one sitting."""
+Each function reaches its private name and does little more: what is done with the answer (parsing, loops,
+records) lives with the caller, so that this file stays one a reader checks against a new torch in one sitting."""
 
 from __future__ import annotations
 
