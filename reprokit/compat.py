@@ -1,22 +1,21 @@
 """The only module that touches private torch APIs (torch._dynamo, torch._inductor, torch._functorch): a torch
-upgrade that moves one is a change to this file alone. Imported only in trial children, never by the parent."""
+upgrade that moves one is a change to this file alone. Imported only in trial children, never by the parent.
+Each function reaches its private name and does little more: what is done with the answer (parsing, loops,
+records) lives with the caller, so that this file stays one a reader checks against a new torch in one sitting."""
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import sys
 import threading
 import types
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from reprokit import settings
-from reprokit.data.values import is_plain
 
 TORCH_ROOT = os.path.dirname(os.path.abspath(torch.__file__))
 TORCH_VERSION = torch.__version__
@@ -34,19 +33,10 @@ def inductor_backend(mode: str | None, options: dict | None, dynamic: bool | Non
     return torch._TorchCompileInductorWrapper(mode, options or {}, dynamic)
 
 
-def check_compile_arguments(backend: Any, mode: str | None, options: dict | None, dynamic: bool | None) -> None:
-    """Raise what torch.compile raises for these arguments as it is called (an unknown backend name, mode or
-    inductor option), by building the backend object it builds from them. The router takes them away from
-    torch.compile, which then never checks them: a source candidate that cut backend="eager" to "er" passed its
-    trials and failed only once run as written (issue 50)."""
-    options = {k: v for k, v in (options or {}).items() if k not in ("guard_filter_fn", "use_aoti")}  # its own
-    wrapper = getattr(torch, "_TorchCompileWrapper", None)
-    if isinstance(backend, str) and backend == "inductor":
-        inductor_backend(mode, options, dynamic)
-    elif wrapper is not None:
-        wrapper(backend, mode, options, dynamic)
-    elif isinstance(backend, str):
-        lookup_backend(backend)
+def compile_wrapper() -> Callable | None:
+    """What torch.compile builds its backend object with for any backend but inductor (it checks the arguments as
+    it builds), called as (backend, mode, options, dynamic); None where this torch has none."""
+    return getattr(torch, "_TorchCompileWrapper", None)
 
 
 def inductor_backend_observing(
@@ -86,14 +76,6 @@ def op_qualname(fn) -> str:
     return _get_qualified_name(fn)
 
 
-def size_hint(s) -> int:
-    """The value a symbolic size had in this call, read without a guard (int(s) would specialise the graph on it,
-    and change the job's guards: a capture must not)."""
-    node = getattr(s, "node", None)
-    hint = getattr(node, "hint", None) if node is not None else None
-    return int(hint) if hint is not None else int(s)
-
-
 def is_fake(t) -> bool:
     from torch._subclasses.fake_tensor import FakeTensor
 
@@ -107,75 +89,26 @@ def fake_tensor_mode():
     return FakeTensorMode(allow_non_fake_inputs=True)
 
 
-def inductor_config_values(names) -> dict:
-    """Current values of the named inductor config entries (dotted names), skipping unknown ones."""
-    import torch._inductor.config as cfg
-
-    out = {}
-    for name in names:
-        try:
-            out[name] = functools.reduce(getattr, name.split("."), cfg)
-        except AttributeError:  # not in this torch
-            continue
-    return out
-
-
-def non_default_configs(objects: bool = False) -> dict:
-    """Non-default config entries of dynamo, inductor and functorch as {"module.name": value}; with `objects`,
-    also the entries holding a callable or object the script set (custom passes), as live values."""
+def config_modules() -> list[types.ModuleType]:
+    """torch's compiler config modules, dynamo's, inductor's and functorch's in that order (each a module whose
+    __name__ is the dotted name its entries are set by)."""
     import torch._dynamo.config as dcfg
     import torch._functorch.config as fcfg
     import torch._inductor.config as icfg
 
-    out: dict[str, Any] = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        _collect_non_default(out, dcfg, fcfg, icfg, objects)
-    return out
+    return [dcfg, icfg, fcfg]
 
 
-def _collect_non_default(out, dcfg, fcfg, icfg, objects):
-    for prefix, mod in (
-        ("torch._dynamo.config", dcfg),
-        ("torch._inductor.config", icfg),
-        ("torch._functorch.config", fcfg),
-    ):
-        entries = getattr(mod, "_config", {})
-        for name, entry in entries.items():
-            try:
-                value = functools.reduce(getattr, name.split("."), mod)
-            except Exception:
-                continue
-            default = getattr(entry, "default", None)
-            plain = is_plain(value) and is_plain(default)
-            if (plain and value != default) or (objects and not plain and value is not default and value):
-                out[f"{prefix}.{name}"] = value
-
-
-def config_defaults(full_names) -> dict:
-    """{"inductor name": default} for dotted "torch._inductor.config.X" names."""
+def inductor_config() -> types.ModuleType:
+    """torch._inductor.config, the module."""
     import torch._inductor.config as icfg
 
-    prefix = "torch._inductor.config."
-    out = {}
-    for full in full_names:
-        if full.startswith(prefix):
-            entry = getattr(icfg, "_config", {}).get(full[len(prefix) :])
-            if entry is not None:
-                out[full[len(prefix) :]] = getattr(entry, "default", None)
-    return out
+    return icfg
 
 
-def set_inductor_config(name: str, value) -> None:
-    """torch._inductor.config.<dotted name> = value (e.g. "cpp.inject_relu_bug_TESTING_ONLY")."""
-    import torch._inductor.config as icfg
-
-    obj, parts = icfg, name.split(".")
-    for p in parts[:-1]:
-        obj = getattr(obj, p)
-    if not hasattr(obj, parts[-1]):
-        raise ValueError(f"torch._inductor.config has no {name}")
-    setattr(obj, parts[-1], value)
+def config_defaults_in(module) -> dict:
+    """{dotted name: default} of every entry of one of torch's config modules (its private table of entries)."""
+    return {name: getattr(entry, "default", None) for name, entry in getattr(module, "_config", {}).items()}
 
 
 def set_functorch_config(name: str, value) -> None:
@@ -210,20 +143,16 @@ def cast_to_fp64(model, inputs):
     return cast_to_fp64(model, inputs)
 
 
-def probe_bisect_counters(on_call: Callable[[str, str, int, Callable[[], str] | None], bool]) -> None:
-    """Observe every CompilerBisector.disable_subsystem call: (backend, subsystem, nth, debug_info). When
-    on_call answers True that application is turned off, whatever TORCH_BISECT_* say (several subsystems at
-    once, which torch's single TORCH_BISECT_SUBSYSTEM cannot say)."""
+def probe_bisect_counters(on_call: Callable[[str, str, Callable[[], str] | None], bool]) -> None:
+    """Observe every CompilerBisector.disable_subsystem call: (backend, subsystem, debug_info), one a subsystem
+    application. When on_call answers True that application is turned off, whatever TORCH_BISECT_* say (several
+    subsystems at once, which torch's single TORCH_BISECT_SUBSYSTEM cannot say)."""
     from torch._inductor.compiler_bisector import CompilerBisector
 
     original = CompilerBisector.disable_subsystem.__func__  # type: ignore[attr-defined]  # a classmethod's function
-    seen: dict = {}
 
     def disable_subsystem(cls, backend, subsystem, debug_info=None):
-        key = (backend, subsystem)
-        nth = seen.get(key, 0)
-        seen[key] = nth + 1
-        if on_call(backend, subsystem, nth, debug_info):
+        if on_call(backend, subsystem, debug_info):
             return True
         return original(cls, backend, subsystem, debug_info)
 
@@ -246,27 +175,10 @@ def compile_keeping_backend(original_compile, *args, **kwargs):
         CompilerBisector.get_backend = saved  # type: ignore[method-assign]  # torch's own, put back
 
 
-# What Dynamo did: graph breaks, recompilations, fall-backs (reprokit doctor, bisect --kind slow).
-_METRIC_FIELDS = (
-    "compile_id",
-    "co_name",
-    "co_filename",
-    "co_firstlineno",
-    "fail_type",
-    "fail_reason",
-    "fail_user_frame_filename",
-    "fail_user_frame_lineno",
-    "recompile_reason",
-    "graph_op_count",
-    "entire_frame_compile_time_s",
-    "config_suppress_errors",
-    "has_guarded_code",
-)
-
-
-def watch_graph_breaks(on_break: Callable[[dict], None]) -> bool:
-    """Call on_break({gb_type, reason, stack: [(file, line, function, code)]}) for every graph break Dynamo
-    logs. Reads the exception Dynamo raised, not its log text; False where this torch has no such hook."""
+def watch_graph_breaks(on_break: Callable[[BaseException | None, str, list, types.CodeType], None]) -> bool:
+    """Call on_break(exception, reason, stack, code) for every graph break Dynamo logs: the exception Dynamo raised
+    (not its log text), the user's frames (traceback.FrameSummary) and the code of the frame it broke; False where
+    this torch has no such hook."""
     try:
         from torch._dynamo.symbolic_convert import InstructionTranslatorBase
         from torch._guards import TracingContext
@@ -282,15 +194,7 @@ def watch_graph_breaks(on_break: Callable[[dict], None]) -> bool:
             reason = next((a for a in list(args) + list(kwargs.values()) if isinstance(a, str)), "")
             if exc is None or not getattr(exc, "logged", False):
                 stack = getattr(exc, "real_stack", None) or TracingContext.extract_stack()
-                on_break(
-                    {
-                        "gb_type": getattr(exc, "gb_type", None) or type(exc).__name__,
-                        "reason": reason,
-                        "exc_type": type(exc).__name__ if exc else None,
-                        "stack": [(f.filename, f.lineno, f.name, (f.line or "").strip()) for f in stack],
-                        "frame": (self.f_code.co_filename, self.f_code.co_firstlineno, self.f_code.co_name),
-                    }
-                )
+                on_break(exc, reason, stack, self.f_code)
         except Exception:  # observing must never change what Dynamo does
             pass
         return original(self, *args, **kwargs)
@@ -301,15 +205,12 @@ def watch_graph_breaks(on_break: Callable[[dict], None]) -> bool:
 
 
 def compilation_metrics() -> list | None:
-    """A plain dict per frame Dynamo compiled (its CompilationMetrics records); None where this torch has none."""
+    """Dynamo's CompilationMetrics records, one per frame it compiled; None where this torch keeps none."""
     try:
         from torch._dynamo.utils import get_compilation_metrics
     except ImportError:
         return None
-    return [
-        {k: (sorted(v) if isinstance(v, set) else v) for k in _METRIC_FIELDS for v in [getattr(m, k, None)]}
-        for m in get_compilation_metrics()
-    ]
+    return list(get_compilation_metrics())
 
 
 def dynamo_counters() -> dict:
@@ -345,33 +246,23 @@ def import_compiler(cpu: bool = False) -> None:
             lazy_init(torch.device("cpu"))
 
 
-def start_cpu_codegen_probe():
-    """Start asking inductor which CPU vector ISAs build and load here (a fact of the machine, not of a graph: ~2 s
-    of test builds per cold process, ~3 s with an empty cache); returns the call that waits for the answer."""
-    import concurrent.futures
+def cpu_vec_isa_candidates() -> list:
+    """The CPU vector ISAs inductor may use here that this CPU has (x86 only): bool(isa) test-builds one (g++) and
+    loads it, the answer cached on the ISA object for valid_vec_isas()."""
     import platform
 
-    try:
-        import torch.utils._filelock  # noqa: F401 (imported here, so that the builds' threads import nothing)
-        from torch._inductor import codecache, cpp_builder, cpu_vec_isa  # noqa: F401
+    import torch.utils._filelock  # noqa: F401 (imported here, so that the builds' threads import nothing)
+    from torch._inductor import codecache, cpp_builder, cpu_vec_isa  # noqa: F401
 
-        # Each x86 candidate is a test build (g++, outside the GIL) and a load; side by side they take the time
-        # of the slowest. valid_vec_isa_list() then finds each answer cached on its ISA object.
-        have = cpu_vec_isa.x86_isa_checker() if platform.machine() in ("x86_64", "AMD64") else []
-        candidates = [i for i in cpu_vec_isa.supported_vec_isa_list if have and set(str(i).split()) <= set(have)]
-    except Exception:  # a trial that needs it asks again, and fails or not on its own
-        return lambda: None
-    pool = concurrent.futures.ThreadPoolExecutor(max(1, len(candidates)))
-    pool.map(bool, candidates)  # all submitted now; one that raises is asked again by valid_vec_isa_list()
+    have = cpu_vec_isa.x86_isa_checker() if platform.machine() in ("x86_64", "AMD64") else []
+    return [i for i in cpu_vec_isa.supported_vec_isa_list if have and set(str(i).split()) <= set(have)]
 
-    def wait() -> None:
-        pool.shutdown(wait=True)  # no thread may outlive this: the worker forks next
-        try:
-            cpu_vec_isa.valid_vec_isa_list()
-        except Exception:  # as above
-            pass
 
-    return wait
+def valid_vec_isas() -> list:
+    """The CPU vector ISAs that build and load here, as inductor's C++ backend asks (each ISA asked once)."""
+    from torch._inductor import cpu_vec_isa
+
+    return cpu_vec_isa.valid_vec_isa_list()
 
 
 def fork_poisoned_for_cuda() -> bool:
@@ -431,29 +322,18 @@ def wrap_dynamo_optimize(wrap: Callable[[Callable], Callable]) -> bool:
     return original is not None
 
 
-def watching_inductor_compiles(backend: Callable, on_compile: Callable) -> Callable:
-    """backend, reporting each graph inductor compiles while it or what it returned runs (a backend that hands
-    pieces of its graph to inductor, at once or on first call): on_compile(gm, None) before, (gm, error) on raise."""
+@contextlib.contextmanager
+def inner_compile_wrapped(wrap: Callable[[Callable], Callable]):
+    """Within: inductor's inner compile of each graph, compile_fx._compile_fx_inner(gm, example_inputs, **kw),
+    replaced by wrap(it); read when called, however a backend reached inductor, and put back on leaving."""
     import torch._inductor.compile_fx as cfx
 
-    def watching(fn, *args, **kwargs):
-        inner = cfx._compile_fx_inner  # read when called, however the backend reached inductor
-
-        def compile_piece(gm, example_inputs, **kw):
-            on_compile(gm, None)
-            try:
-                return inner(gm, example_inputs, **kw)
-            except BaseException as e:
-                on_compile(gm, e)
-                raise
-
-        cfx._compile_fx_inner = compile_piece  # type: ignore[assignment]  # watched, put back below
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            cfx._compile_fx_inner = inner
-
-    return lambda gm, inputs: functools.partial(watching, watching(backend, gm, inputs))
+    inner = cfx._compile_fx_inner
+    cfx._compile_fx_inner = wrap(inner)  # watched, put back below
+    try:
+        yield
+    finally:
+        cfx._compile_fx_inner = inner
 
 
 def wrap_cpp_compile(wrap: Callable[[Callable, Callable], Callable]) -> bool:

@@ -18,6 +18,7 @@ LAYERS = {
     "reprokit.errors": 0,
     "reprokit.compat": 0,
     "reprokit.settings": 0,
+    "reprokit.torch_config": 0,
     "reprokit.data": 0,
     "reprokit.search": 1,
     "reprokit.fx": 2,

@@ -3,6 +3,7 @@ callable, for the router of script trials and for graph trials alike."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +37,30 @@ def backend_for(
         backend = user_backend
     else:
         backend = compat.lookup_backend(choice["backend"])
-    return compat.watching_inductor_compiles(backend, on_piece) if stage == "user" and on_piece else backend
+    return watching_inductor_compiles(backend, on_piece) if stage == "user" and on_piece else backend
+
+
+def watching_inductor_compiles(backend: Callable, on_compile: Callable) -> Callable:
+    """backend, reporting each graph inductor compiles while it or what it returned runs (a backend that hands
+    pieces of its graph to inductor, at once or on first call): on_compile(gm, None) before, (gm, error) on raise."""
+    from reprokit import compat
+
+    def watched(inner):
+        def compile_piece(gm, example_inputs, **kw):
+            on_compile(gm, None)
+            try:
+                return inner(gm, example_inputs, **kw)
+            except BaseException as e:
+                on_compile(gm, e)
+                raise
+
+        return compile_piece
+
+    def watching(fn, *args, **kwargs):
+        with compat.inner_compile_wrapped(watched):
+            return fn(*args, **kwargs)
+
+    return lambda gm, inputs: functools.partial(watching, watching(backend, gm, inputs))
 
 
 def inductor_observing(

@@ -7,6 +7,23 @@ import functools
 import os
 import time
 
+# What Dynamo did: graph breaks, recompilations, fall-backs (reprokit doctor, bisect --kind slow).
+METRIC_FIELDS = (
+    "compile_id",
+    "co_name",
+    "co_filename",
+    "co_firstlineno",
+    "fail_type",
+    "fail_reason",
+    "fail_user_frame_filename",
+    "fail_user_frame_lineno",
+    "recompile_reason",
+    "graph_op_count",
+    "entire_frame_compile_time_s",
+    "config_suppress_errors",
+    "has_guarded_code",
+)
+
 
 class Observer:
     """Timings per compiled callable and graph breaks, gathered while the script runs."""
@@ -21,7 +38,19 @@ class Observer:
         """Record every graph break Dynamo logs from now on."""
         from reprokit import compat
 
-        self.breaks_attached = compat.watch_graph_breaks(self.breaks.append)
+        self.breaks_attached = compat.watch_graph_breaks(self._record_break)
+
+    def _record_break(self, exc, reason: str, stack, code) -> None:
+        """One graph break as plain data: {gb_type, reason, exc_type, stack: [(file, line, function, code)], frame}."""
+        self.breaks.append(
+            {
+                "gb_type": getattr(exc, "gb_type", None) or type(exc).__name__,
+                "reason": reason,
+                "exc_type": type(exc).__name__ if exc else None,
+                "stack": [(f.filename, f.lineno, f.name, (f.line or "").strip()) for f in stack],
+                "frame": (code.co_filename, code.co_firstlineno, code.co_name),
+            }
+        )
 
     def timed(self, compiled, original, site, counts=None):
         """The compiled callable, timing each outermost call and noting whether it compiled anything; counts:
@@ -80,7 +109,7 @@ class Observer:
         """Everything observed, as plain data (observed.json)."""
         from reprokit import compat
 
-        metrics = compat.compilation_metrics()
+        metrics = plain_metrics(compat.compilation_metrics())
         unattached = [
             name
             for name, ok in (("graph-break", self.breaks_attached), ("compile-metrics", metrics is not None))
@@ -94,6 +123,16 @@ class Observer:
             "recompile_limit": compat.recompile_limit(),
             "unattached": unattached,
         }
+
+
+def plain_metrics(records: list | None) -> list | None:
+    """A plain dict of METRIC_FIELDS per frame Dynamo compiled (a set as a sorted list); None where torch kept none."""
+    if records is None:
+        return None
+    return [
+        {k: (sorted(v) if isinstance(v, set) else v) for k in METRIC_FIELDS for v in [getattr(m, k, None)]}
+        for m in records
+    ]
 
 
 def user_frame(frame) -> list | None:

@@ -11,9 +11,12 @@ def install_probe(state: TrialState) -> None:
     from reprokit import compat
 
     target = state.spec.subsystem
+    seen: dict = {}  # applications so far, by (backend, subsystem)
 
-    def on_call(backend, subsystem, nth, debug_info):
+    def on_call(backend, subsystem, debug_info):
         key = (backend, subsystem)
+        nth = seen.get(key, 0)
+        seen[key] = nth + 1
         state.counters[key] = max(state.counters.get(key, 0), nth + 1)
         if subsystem == "lowerings" and nth == len(state.lowering_ops):
             # Which op each application lowers: the bisect's first guesses at the breaking one.

@@ -138,18 +138,21 @@ class TrialState:
         """The inductor flags in force (the user's options win), and the user's non-default compiler config."""
         import torch
 
-        from reprokit import compat
+        from reprokit import torch_config
         from reprokit.data.stages import INDUCTOR_FLAGS, NUMERICS_CONFIG
 
-        values = compat.inductor_config_values(INDUCTOR_FLAGS)
+        values = torch_config.inductor_config_values(INDUCTOR_FLAGS)
         # Which numerics modes this torch has: an entry it lacks is left out (2.13 has no `numerics`).
-        self.numerics = {"torch": torch.__version__.split("+")[0], **compat.inductor_config_values(NUMERICS_CONFIG)}
+        self.numerics = {
+            "torch": torch.__version__.split("+")[0],
+            **torch_config.inductor_config_values(NUMERICS_CONFIG),
+        }
         for name, value in (options or {}).items():
             if name in values:
                 values[name] = value
         self.flag_values = {k: v for k, v in values.items() if isinstance(v, bool)}
-        self.user_configs = compat.non_default_configs()
-        self.config_defaults = compat.config_defaults(self.user_configs)
+        self.user_configs = torch_config.non_default_configs()
+        self.config_defaults = torch_config.config_defaults(self.user_configs)
 
 
 def plain(value):

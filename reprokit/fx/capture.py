@@ -24,9 +24,7 @@ def tensor_meta(t, stats_max_bytes: int | None = None) -> dict:
     if isinstance(t, torch.SymInt) or isinstance(t, int) and not isinstance(t, bool):
         # A size Dynamo made symbolic (a recompile with automatic dynamic shapes, or dynamic=True): the graph
         # was compiled for any size, and is replayed so.
-        from reprokit import compat
-
-        return {"kind": "int", "value": compat.size_hint(t), "symbolic": isinstance(t, torch.SymInt)}
+        return {"kind": "int", "value": keep.size_hint(t), "symbolic": isinstance(t, torch.SymInt)}
     if isinstance(t, (float, bool)):
         return {"kind": type(t).__name__, "value": t}
     if not isinstance(t, torch.Tensor):
@@ -131,11 +129,11 @@ def describe_nodes(gm: torch.fx.GraphModule, values: dict) -> tuple[list, list]:
 
 def config_assignment_lines() -> list[str]:
     """Python lines that recreate the user's non-default compiler config (for repro.py)."""
-    from reprokit import compat
+    from reprokit import torch_config
 
     return [
         f"{name} = {value!r}"
-        for name, value in sorted(compat.non_default_configs().items())
+        for name, value in sorted(torch_config.non_default_configs().items())
         if name not in INDUCED_BY_REPROKIT
     ]
 
@@ -167,10 +165,10 @@ BUILTIN_NAMESPACES = {
 def config_hooks() -> tuple[list, list]:
     """(lines, names): assignments of the compiler hooks (custom passes) the script installed, by the name the
     script gave them, and those names. Hooks not defined by the script itself (lambdas, torch's own) are left out."""
-    from reprokit import compat
+    from reprokit import torch_config
 
     lines, names = [], []
-    for key, value in sorted(compat.non_default_configs(objects=True).items()):
+    for key, value in sorted(torch_config.non_default_configs(objects=True).items()):
         if value is None or isinstance(value, (bool, int, float, str, list, tuple)):
             continue
         if isinstance(value, type) or not getattr(value, "__name__", "<").isidentifier():

@@ -78,11 +78,17 @@ def _numel(shape) -> int:
     return n
 
 
+def size_hint(s) -> int:
+    """The value a symbolic size had in this call, read without a guard (int(s) would specialise the graph on it,
+    and change the job's guards: a capture must not)."""
+    node = getattr(s, "node", None)
+    hint = getattr(node, "hint", None) if node is not None else None
+    return int(hint) if hint is not None else int(s)
+
+
 def save(inputs: list, how: list, groups: list, out_dir: str) -> None:
     """inputs.pt: the values kept in memory's way (None in place of the others); DISK/<i>.bin each streamed input."""
     import torch
-
-    from reprokit import compat
 
     kept_groups = [g for g in groups if how[g["inputs"][0]] == "values"]
     chosen = [
@@ -94,7 +100,7 @@ def save(inputs: list, how: list, groups: list, out_dir: str) -> None:
         [
             c.requires_grad_(t.requires_grad)
             if isinstance(c, torch.Tensor)
-            else (compat.size_hint(t) if isinstance(t, torch.SymInt) else c)
+            else (size_hint(t) if isinstance(t, torch.SymInt) else c)
             for t, c in zip(inputs, copies)
         ],
         buf,

@@ -76,10 +76,10 @@ def run_model_trial(c: dict, out_dir: str) -> None:
     """Eager step, compile, compiled step; writes model.json as it goes (a hang still leaves what was done)."""
     import torch
 
-    from reprokit import compat
+    from reprokit import compat, torch_config
 
     for name, value in (c.get("set") or {}).items():
-        compat.set_inductor_config(name, value)
+        torch_config.set_inductor_config(name, value)
     record: dict = {"phase": "build"}
 
     def save():

@@ -39,7 +39,7 @@ def preload(cpu: bool = False) -> None:
     from reprokit import compat
 
     # The probe's test builds run in g++ while Dynamo and the rest of inductor import (~0.7 s saved cold).
-    probed = compat.start_cpu_codegen_probe() if cpu else (lambda: None)
+    probed = start_cpu_codegen_probe() if cpu else (lambda: None)
     compat.import_compiler(cpu)
     # sympy imports these lazily on inductor's first index simplification (Add.flatten, simplify): 0.67 s of every
     # graph trial's 2.4 s on 2 cores, paid once here instead.
@@ -47,6 +47,32 @@ def preload(cpu: bool = False) -> None:
     import sympy.tensor.tensor  # noqa: F401
 
     probed()
+
+
+def start_cpu_codegen_probe():
+    """Start asking inductor which CPU vector ISAs build and load here (a fact of the machine, not of a graph: ~2 s
+    of test builds per cold process, ~3 s with an empty cache); returns the call that waits for the answer."""
+    import concurrent.futures
+
+    from reprokit import compat
+
+    try:
+        candidates = compat.cpu_vec_isa_candidates()
+    except Exception:  # a trial that needs it asks again, and fails or not on its own
+        return lambda: None
+    # Each x86 candidate is a test build (g++, outside the GIL) and a load; side by side they take the time of the
+    # slowest. valid_vec_isas() then finds each answer cached on its ISA object.
+    pool = concurrent.futures.ThreadPoolExecutor(max(1, len(candidates)))
+    pool.map(bool, candidates)  # all submitted now; one that raises is asked again by valid_vec_isas()
+
+    def wait() -> None:
+        pool.shutdown(wait=True)  # no thread may outlive this: the worker forks next
+        try:
+            compat.valid_vec_isas()
+        except Exception:  # as above
+            pass
+
+    return wait
 
 
 def run_child(request: dict) -> None:
