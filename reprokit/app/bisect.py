@@ -19,10 +19,11 @@ from reprokit.app.common import (
     run_kind,
     script_forks,
 )
-from reprokit.app.pipeline import Budget, Steps, run_phases
+from reprokit.app.pipeline import Steps, run_phases
 from reprokit.app.request import BisectRequest
 from reprokit.app.runners import open_runner
 from reprokit.bisect.bisector import BisectOptions, Bisector
+from reprokit.data.budget import Budget
 from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.rundir import RunDir
@@ -70,7 +71,7 @@ def bisect_script(script: str, argv: tuple = (), request: BisectRequest | None =
     steps = {"minify": r.minify, "pack": r.pack, "budget": r.budget}
     record_run(run_dir, opts, r.command, r.max_input_bytes, steps, r.executor)
     emit(Event.RUN_DIR, path=run_dir.path)
-    budget = Budget(r.budget, started) if r.budget else None
+    budget = Budget.of(r.budget, started)
     verdict = bisect_in(run_dir, opts, devices, minify=r.minify, pack=r.pack, emit=emit, budget=budget)
     if r.versions and verdict.isolation.failing_stage and verdict.isolation.signature:
         emit(Event.PHASE, name="versions")
@@ -141,7 +142,7 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
         minify=minify and steps.get("minify", True),
         pack=pack and steps.get("pack", True),
         emit=emit,
-        budget=Budget(steps["budget"], time.monotonic()) if steps.get("budget") else None,
+        budget=Budget.of(steps.get("budget"), time.monotonic()),
     )
 
 
@@ -169,4 +170,4 @@ def bisect_in(
     ) as runner:
         bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
         command = f"reprokit bisect {os.path.basename(opts.script)}"
-        return run_phases(run_dir, bisector, runner, Steps(minify, pack, command, budget), emit)
+        return run_phases(run_dir, bisector, runner, Steps(minify, pack, command), emit, budget)
