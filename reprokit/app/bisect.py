@@ -72,7 +72,7 @@ def bisect_script(script: str, argv: tuple = (), request: BisectRequest | None =
     record_run(run_dir, opts, r.command, r.max_input_bytes, steps, r.executor)
     emit(Event.RUN_DIR, path=run_dir.path)
     budget = Budget.of(r.budget, started)
-    verdict = bisect_in(run_dir, opts, devices, minify=r.minify, pack=r.pack, emit=emit, budget=budget)
+    verdict = bisect_in(run_dir, opts, devices, r.executor, minify=r.minify, pack=r.pack, emit=emit, budget=budget)
     if r.versions and verdict.isolation.failing_stage and verdict.isolation.signature:
         emit(Event.PHASE, name="versions")
         verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
@@ -134,11 +134,13 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
     steps = info.get("steps") or {}
     emit(Event.RUN_DIR, path=folder.path)
     emit(Event.NOTE, text=f"resuming: {len(folder.journal())} finished trials in the journal are not run again")
-    check_executor(executor_of(folder), os.path.dirname(folder.path))
+    settings = executor_of(folder)
+    check_executor(settings, os.path.dirname(folder.path))
     return bisect_in(
         folder,
         opts,
         pinned_devices(),
+        settings,
         minify=minify and steps.get("minify", True),
         pack=pack and steps.get("pack", True),
         emit=emit,
@@ -150,6 +152,7 @@ def bisect_in(
     run_dir: RunDir,
     opts: BisectOptions,
     devices: list | None,
+    settings: ExecutorSettings | None,
     *,
     minify: bool,
     pack: bool,
@@ -157,14 +160,15 @@ def bisect_in(
     budget: Budget | None = None,
 ) -> Verdict:
     """The phases in a prepared run folder: the isolation, its repro (when allowed), the evidence asked after it,
-    the pack; the verdict built from their results and written after each."""
+    the pack; the verdict built from their results and written after each. settings: the executor run.json
+    records, handed in as the value rather than read back from it."""
     # --kind slow compares the timings of whole runs: those stay plain interpreters, like the user's own runs.
     with open_runner(
         run_dir,
         emit,
         timeout=opts.timeout or 600.0,
         jobs=opts.jobs,
-        settings=executor_of(run_dir),
+        settings=settings,
         devices=devices,
         **(script_forks(opts.script) if opts.kind == "failure" else {}),
     ) as runner:
