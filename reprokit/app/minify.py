@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from reprokit.app.common import executor_of, noop, run_kind, script_forks
-from reprokit.app.runners import build_runner, open_runner
+from reprokit.app.common import executor_of, noop, run_kind
+from reprokit.app.runners import build_runner, open_runner, script_forks
 from reprokit.app.verdict_file import isolation_of, with_repro, with_run
 from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
