@@ -152,7 +152,6 @@ def issue_text(
     """ISSUE.md: the text for PyTorch's torch.compile bug-report form, scrubbed and portable. Each fact once, the
     minimal graph (the repro's) and not the original, and no file a GitHub reader cannot open but the tarball."""
     iso = v.isolation
-    env_data = facts.env
     repro = read_tail(run.file("repro.py")) if v.repro.path and os.path.exists(run.file("repro.py")) else None
     repro = portable_code(repro, run.path, os.path.dirname(iso.script)) if repro else None
     inline = repro.rstrip("\n") if repro and len(repro.splitlines()) < 100 else None
@@ -181,7 +180,7 @@ def issue_text(
             minimal_graph=graph,
             error_log=error["text"],
             error_source=error["source"],
-            versions=env_data.get("text") or env_data.get("error", "unavailable"),
+            versions=facts.env.get("text") or facts.env.get("error", "unavailable"),
             reprokit_version=__version__,
             command=portable_command(
                 facts.info.get("command") or "reprokit bisect", run.path, os.path.dirname(iso.script)
