@@ -41,8 +41,8 @@ import sys
 import time
 from collections.abc import Callable
 
-from reprokit.app.common import noop, script_forks
-from reprokit.app.runners import open_runner
+from reprokit.app.common import noop
+from reprokit.app.runners import open_runner, script_forks
 from reprokit.app.verdict_file import isolation_of
 from reprokit.data.phases import Repro
 from reprokit.data.rundir import RunDir

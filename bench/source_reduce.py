@@ -81,7 +81,7 @@ def candidate_cost(case: str, n: int, warm: bool, jobs: int) -> dict:
     """Seconds per candidate of `case` asked n at a time through the Runner, warm or cold (REPROKIT_WARM=0)."""
     import tempfile
 
-    from reprokit.app.common import script_forks
+    from reprokit.app.runners import script_forks
     from reprokit.data.records import TrialSpec, text_hash
     from reprokit.data.rundir import RunDir
     from reprokit.trial.runner import Runner

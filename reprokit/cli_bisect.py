@@ -91,15 +91,14 @@ def bisect(script, script_args, resume_dir, capture_dir, budget, as_json, verbos
     seconds = parse_budget(budget)
     if seconds is not None and resume_dir:
         raise ReprokitError("--budget is for a new bisect; a resumed run keeps the budget it was given")
+    request = request_of(options, settings, seconds)
     with progress(verbose) as printer:
         if capture_dir:
-            v = from_capture_case.bisect_from_capture(capture_dir, request_of(options, settings, seconds), printer)
+            v = from_capture_case.bisect_from_capture(capture_dir, request, printer)
         elif resume_dir:
-            v = bisect_case.resume_bisect(
-                resume_dir, minify=not options["no_minify"], pack=not options["no_pack"], emit=printer
-            )
+            v = bisect_case.resume_bisect(resume_dir, minify=request.minify, pack=request.pack, emit=printer)
         else:
-            v = bisect_case.bisect_script(script, tuple(script_args), request_of(options, settings, seconds), printer)
+            v = bisect_case.bisect_script(script, tuple(script_args), request, printer)
     if as_json:
         echo_json(verdict_json(v))
     else:

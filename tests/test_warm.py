@@ -106,7 +106,7 @@ def test_which_trials_may_fork_from_the_warm_worker():
     ],
 )
 def test_scripts_that_set_their_own_environment_run_cold(tmp_path, body, safe):
-    from reprokit.app.common import forks_cleanly
+    from reprokit.app.runners import forks_cleanly
 
     script = tmp_path / "train.py"
     script.write_text(body)

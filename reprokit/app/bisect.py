@@ -9,20 +9,12 @@ import time
 
 from reprokit.app import guards
 from reprokit.app import versions as versions_case
-from reprokit.app.common import (
-    check_script,
-    default_jobs,
-    executor_of,
-    noop,
-    record_secrets,
-    recorded_environment,
-    run_kind,
-    script_forks,
-)
-from reprokit.app.pipeline import Budget, Steps, run_phases
+from reprokit.app.common import check_script, default_jobs, executor_of, new_run, noop, recorded_environment, run_kind
+from reprokit.app.pipeline import Steps, run_phases
 from reprokit.app.request import BisectRequest
-from reprokit.app.runners import open_runner
+from reprokit.app.runners import open_runner, script_forks
 from reprokit.bisect.bisector import BisectOptions, Bisector
+from reprokit.data.budget import Budget
 from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.rundir import RunDir
@@ -50,7 +42,7 @@ def bisect_script(script: str, argv: tuple = (), request: BisectRequest | None =
         emit(Event.NOTE, text="after the bisect, " + versions_case.cost_line(versions_case.plan(None)))
     cwd = os.getcwd()
     output_dir = r.output_dir or os.path.join(cwd, "artifacts")
-    run_dir = new_run_dir(script, output_dir, r.executor)
+    check_executor(r.executor, output_dir)  # no sbatch, no such partition, a folder the nodes cannot see: exit 2
     devices = pinned_devices()
     jobs = trial_jobs(r.jobs, devices, r.kind, emit)
     opts = BisectOptions(
@@ -67,23 +59,24 @@ def bisect_script(script: str, argv: tuple = (), request: BisectRequest | None =
         slow_threshold=r.slow_threshold,
         ranks=r.ranks,
     )
-    steps = {"minify": r.minify, "pack": r.pack, "budget": r.budget}
-    record_run(run_dir, opts, r.command, r.max_input_bytes, steps, r.executor)
+    # run.json: the command, options and environment of the run; steps: what --resume does after the verdict
+    record = {
+        "command": r.command,
+        "options": dataclasses.asdict(opts),
+        "python": sys.executable,
+        "max_input_bytes": r.max_input_bytes,
+        "environment": recorded_environment(),
+        "steps": {"minify": r.minify, "pack": r.pack, "budget": r.budget},
+        "executor": r.executor.to_dict() if r.executor else None,
+    }
+    run_dir = new_run(output_dir, os.path.splitext(os.path.basename(script))[0], record)
     emit(Event.RUN_DIR, path=run_dir.path)
-    budget = Budget(r.budget, started) if r.budget else None
-    verdict = bisect_in(run_dir, opts, devices, minify=r.minify, pack=r.pack, emit=emit, budget=budget)
+    budget = Budget.of(r.budget, started)
+    verdict = bisect_in(run_dir, opts, devices, r.executor, minify=r.minify, pack=r.pack, emit=emit, budget=budget)
     if r.versions and verdict.isolation.failing_stage and verdict.isolation.signature:
         emit(Event.PHASE, name="versions")
         verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
     return verdict
-
-
-def new_run_dir(script: str, output_dir: str, executor: ExecutorSettings | None) -> RunDir:
-    """The run's folder under output_dir, named for the script, once the executor is known to work there."""
-    check_executor(executor, output_dir)  # no sbatch, no such partition, a folder the nodes cannot see: exit 2
-    run_dir = RunDir.create(output_dir, os.path.splitext(os.path.basename(script))[0])
-    record_secrets(run_dir)
-    return run_dir
 
 
 def trial_jobs(jobs: int | None, devices: list | None, kind: str, emit: Emit) -> int:
@@ -95,23 +88,6 @@ def trial_jobs(jobs: int | None, devices: list | None, kind: str, emit: Emit) ->
         jobs = 1
         emit(Event.NOTE, text="--kind slow runs one trial at a time: parallel trials would distort the timings")
     return jobs
-
-
-def record_run(run_dir, opts, command: str, max_input_bytes: int, steps: dict, executor) -> None:
-    """run.json: the command, options and environment of the run. steps: what --resume does after the verdict,
-    as this run was asked to."""
-    run_dir.write_json(
-        "run.json",
-        {
-            "command": command,
-            "options": dataclasses.asdict(opts),
-            "python": sys.executable,
-            "max_input_bytes": max_input_bytes,
-            "environment": recorded_environment(),
-            "steps": steps,
-            "executor": executor.to_dict() if executor else None,
-        },
-    )
 
 
 def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit: Emit = noop) -> Verdict:
@@ -133,15 +109,17 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
     steps = info.get("steps") or {}
     emit(Event.RUN_DIR, path=folder.path)
     emit(Event.NOTE, text=f"resuming: {len(folder.journal())} finished trials in the journal are not run again")
-    check_executor(executor_of(folder), os.path.dirname(folder.path))
+    settings = executor_of(folder)
+    check_executor(settings, os.path.dirname(folder.path))
     return bisect_in(
         folder,
         opts,
         pinned_devices(),
+        settings,
         minify=minify and steps.get("minify", True),
         pack=pack and steps.get("pack", True),
         emit=emit,
-        budget=Budget(steps["budget"], time.monotonic()) if steps.get("budget") else None,
+        budget=Budget.of(steps.get("budget"), time.monotonic()),
     )
 
 
@@ -149,6 +127,7 @@ def bisect_in(
     run_dir: RunDir,
     opts: BisectOptions,
     devices: list | None,
+    settings: ExecutorSettings | None,
     *,
     minify: bool,
     pack: bool,
@@ -156,17 +135,13 @@ def bisect_in(
     budget: Budget | None = None,
 ) -> Verdict:
     """The phases in a prepared run folder: the isolation, its repro (when allowed), the evidence asked after it,
-    the pack; the verdict built from their results and written after each."""
+    the pack; the verdict built from their results and written after each. settings: the executor run.json
+    records, handed in as the value rather than read back from it."""
     # --kind slow compares the timings of whole runs: those stay plain interpreters, like the user's own runs.
+    warm = script_forks(opts.script) if opts.kind == "failure" else {}
     with open_runner(
-        run_dir,
-        emit,
-        timeout=opts.timeout or 600.0,
-        jobs=opts.jobs,
-        settings=executor_of(run_dir),
-        devices=devices,
-        **(script_forks(opts.script) if opts.kind == "failure" else {}),
+        run_dir, emit, timeout=opts.timeout or 600.0, jobs=opts.jobs, settings=settings, devices=devices, **warm
     ) as runner:
         bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
         command = f"reprokit bisect {os.path.basename(opts.script)}"
-        return run_phases(run_dir, bisector, runner, Steps(minify, pack, command, budget), emit)
+        return run_phases(run_dir, bisector, runner, Steps(minify, pack, command), emit, budget)

@@ -1,4 +1,4 @@
-"""What every command's use case shares: the script check, the fork check, the recorded environment, Emit."""
+"""What every command's use case shares: the script check, a new run's folder, the recorded environment, Emit."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from reprokit.errors import ReprokitError
 from reprokit.report import keyed
 from reprokit.report.env import allowed_env
 from reprokit.report.redact import SECRET_NAME, live_identity
-from reprokit.trial.preload import script_imports
 from reprokit.trial.runner import stop_all
 
 
@@ -39,29 +38,6 @@ def check_script(path: str) -> str:
     return os.path.abspath(path)
 
 
-def forks_cleanly(script: str) -> bool:
-    """Whether the script may run as a fork of a worker that imported torch already: not when it sets
-    environment variables (torch reads many at import, so in a fork they would come too late) or re-executes
-    itself. A script that hides such things in a local module is not caught; REPROKIT_WARM=0 runs it cold."""
-    try:
-        with open(script, encoding="utf-8", errors="replace") as f:
-            tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError):
-        return False
-    for node in ast.walk(tree):
-        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
-        if name in ("environ", "putenv", "execv", "execve", "execvp", "execl", "execle", "set_start_method"):
-            return False
-    return True
-
-
-def script_forks(script: str) -> dict:
-    """The Runner's warm options for a script: its trials fork from the warm worker when it forks cleanly, and the
-    worker loads the script's own imports too (a source reduction's hundreds of candidates import them once)."""
-    clean = forks_cleanly(script)
-    return {"warm_scripts": clean, "warm_imports": script_imports(script) if clean else ()}
-
-
 def recorded_environment() -> dict:
     """The allowlisted environment for run.json; secret-named values are never written, not even locally."""
     return {k: ("<set, value withheld>" if SECRET_NAME.search(k) else v) for k, v in allowed_env().items()}
@@ -71,6 +47,15 @@ def record_secrets(run_dir: RunDir) -> None:
     """Keyed hashes of the secret-named variables' values and the identity to scrub, kept in the run folder, so
     that `pack` redacts the same from any shell, later (report/keyed.py says why this design)."""
     keyed.record(run_dir.path, identity=live_identity())
+
+
+def new_run(output_dir: str, name: str, record: dict) -> RunDir:
+    """A new run's folder under output_dir, named for what it runs: run.json holds `record`, and the keyed hashes of
+    the secret-named variables are kept beside it for the pack."""
+    run_dir = RunDir.create(output_dir, name)
+    run_dir.write_json("run.json", record)
+    record_secrets(run_dir)
+    return run_dir
 
 
 def default_jobs() -> int:

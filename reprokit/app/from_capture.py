@@ -11,7 +11,7 @@ import time
 
 from reprokit.app import guards
 from reprokit.app.common import default_jobs, noop, record_secrets, recorded_environment
-from reprokit.app.pipeline import Budget, Steps, run_phases
+from reprokit.app.pipeline import Steps, run_phases
 from reprokit.app.request import BisectRequest
 from reprokit.app.runners import open_runner
 from reprokit.bisect.capture_folder import CapturedFailure, read_capture
@@ -20,6 +20,7 @@ from reprokit.bisect.from_capture import GraphBisector
 from reprokit.bisect.hang_limit import hang_limit
 from reprokit.bisect.session import BisectOptions
 from reprokit.capture.files import SUMMARY
+from reprokit.data.budget import Budget
 from reprokit.data.events import Emit, Event
 from reprokit.data.rundir import RunDir, write_json_atomic
 from reprokit.data.verdict import Verdict
@@ -61,8 +62,8 @@ def bisect_from_capture(capture_dir: str, request: BisectRequest | None = None, 
         )
         _write_run_json(run_dir, opts, captured, case, r)
         bisector = GraphBisector(opts, runner, emit, captured, case)
-        budget = Budget(r.budget, started) if r.budget else None
-        return run_phases(run_dir, bisector, runner, Steps(r.minify, r.pack, r.command, budget, capture=True), emit)
+        steps = Steps(r.minify, r.pack, r.command, capture=True)
+        return run_phases(run_dir, bisector, runner, steps, emit, Budget.of(r.budget, started))
 
 
 def _diverging(kept: KeptCalls | None, runner: Runner | None, run_dir: RunDir, emit: Emit) -> CapturedFailure:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from reprokit.app.common import executor_of, noop, run_kind, script_forks
-from reprokit.app.runners import build_runner, open_runner
+from reprokit.app.common import executor_of, noop, run_kind
+from reprokit.app.runners import open_runner, script_forks
 from reprokit.app.verdict_file import isolation_of, with_repro, with_run
 from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
@@ -100,32 +100,25 @@ def check_rerunnable(run_dir: RunDir, verdict: Verdict) -> None:
 
 
 def minify_verdict(
-    run_dir: RunDir,
-    verdict: Verdict,
-    *,
-    runner: Runner | None = None,
-    emit: Emit = noop,
-    resume: bool = False,
-    command: str = "",
+    run_dir: RunDir, verdict: Verdict, *, runner: Runner, emit: Emit = noop, resume: bool = False, command: str = ""
 ) -> Verdict:
     """The verdict with a repro of its isolation (bisect's minify step passes the verdict it has), written."""
     iso = verdict.isolation
     reason = refusal(verdict)
     if reason:
         raise ReprokitError(f"not minified: {reason}")
+    isolation = isolation_of(verdict)
     # bad input is one line: said before the phase's progress line
     if iso.failing_stage in FAILING_STAGES:
-        check_unchanged(run_dir, isolation_of(verdict))
+        check_unchanged(run_dir, isolation)
     # its repro is the script run cold then warm: nothing is cut (minify/warm_repro.py)
     if not iso.warm_cache:
         emit(Event.PHASE, name="minify")
-    if iso.flaky_tries and (runner is None or runner.policy.tries == 1):
+    if iso.flaky_tries and runner.policy.tries == 1:
         # A flaky failure: each cut asked until it fails that way, as the bisect asked each question.
-        runner = (runner or make_runner(run_dir, emit)).with_policy(
-            tries=iso.flaky_tries, target=Signature.from_dict(iso.signature)
-        )
+        runner = runner.with_policy(tries=iso.flaky_tries, target=Signature.from_dict(iso.signature))
     try:
-        repro = make_repro(run_dir, isolation_of(verdict), runner=runner, emit=emit, resume=resume, command=command)
+        repro = make_repro(run_dir, isolation, runner=runner, emit=emit, resume=resume, command=command)
     except CompiledIsCloser as e:
         # Not "nothing to isolate": a user who needs eager's bits acts on the setting that gives them back. The
         # verdict is finished (configs, numerics, the first diverging node asked after) and the command exits 4.
@@ -135,34 +128,9 @@ def minify_verdict(
 
 
 def make_repro(
-    run_dir: RunDir,
-    isolation: Isolation,
-    *,
-    runner: Runner | None = None,
-    emit: Emit = noop,
-    resume: bool = False,
-    command: str = "",
+    run_dir: RunDir, isolation: Isolation, *, runner: Runner, emit: Emit = noop, resume: bool = False, command: str = ""
 ) -> Repro:
     """The repro of an isolation: the export path's minifiers for its failures (#20), else the graph's or source."""
     if isolation.failing_stage in FAILING_STAGES:  # no Dynamo graph there
-        return minify_export_run(run_dir, isolation, runner or export_runner(run_dir, isolation, emit), emit, command)
-    return minify_isolation(run_dir, isolation, runner or make_runner(run_dir, emit), emit, resume=resume)
-
-
-def make_runner(run_dir: RunDir, emit: Emit, jobs: int = 1) -> Runner:
-    """The runner of `reprokit minify RUN_DIR` with no runner handed in: local trials under the run's timeout."""
-    opts = run_dir.read_json("run.json")["options"]
-    return build_runner(run_dir, emit, timeout=opts.get("timeout") or 600.0, jobs=jobs)
-
-
-def export_runner(run_dir: RunDir, isolation: Isolation, emit: Emit) -> Runner:
-    """The runner bisect had: its parallel trials, and forks of a warm worker where the script allows (a source
-    reduction runs hundreds of short trials; each importing torch afresh would take ten times as long)."""
-    opts = run_dir.read_json("run.json")["options"]
-    return build_runner(
-        run_dir,
-        emit,
-        timeout=opts.get("timeout") or 600.0,
-        jobs=int(opts.get("jobs") or 1),
-        **script_forks(isolation.script),
-    )
+        return minify_export_run(run_dir, isolation, runner, emit, command)
+    return minify_isolation(run_dir, isolation, runner, emit, resume=resume)

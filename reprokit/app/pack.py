@@ -38,7 +38,8 @@ def packed(run_dir: RunDir, verdict: Verdict, emit: Emit = noop, announce: bool 
     """The pack phase of a bisect: the tarball written, and the verdict that names it."""
     if announce:
         emit(Event.PHASE, name="pack")
-    return with_run(run_dir, verdict, tarball=write_pack(run_dir, emit=emit, verdict=verdict))
+    tarball = write_pack(run_dir, emit=emit, verdict=verdict)
+    return with_run(run_dir, verdict, tarball=tarball)
 
 
 def pack_folder(run_dir: str | None, show: bool = False, include_data: bool = False) -> dict:

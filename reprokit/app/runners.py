@@ -1,7 +1,9 @@
-"""Every Runner a command uses is built here, with its progress events, and opened and closed as one context."""
+"""Every Runner a command uses is built here, with its progress events, and opened and closed as one context; a
+script's warm options (whether its trials fork from the warm worker) are decided here too."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -9,6 +11,7 @@ from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.rundir import RunDir
 from reprokit.trial.executors import remote_executor
+from reprokit.trial.preload import script_imports
 from reprokit.trial.runner import Runner
 
 
@@ -41,3 +44,26 @@ def open_runner(
         yield runner
     finally:
         runner.close()
+
+
+def forks_cleanly(script: str) -> bool:
+    """Whether the script may run as a fork of a worker that imported torch already: not when it sets
+    environment variables (torch reads many at import, so in a fork they would come too late) or re-executes
+    itself. A script that hides such things in a local module is not caught; REPROKIT_WARM=0 runs it cold."""
+    try:
+        with open(script, encoding="utf-8", errors="replace") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+        if name in ("environ", "putenv", "execv", "execve", "execvp", "execl", "execle", "set_start_method"):
+            return False
+    return True
+
+
+def script_forks(script: str) -> dict:
+    """The Runner's warm options for a script: its trials fork from the warm worker when it forks cleanly, and the
+    worker loads the script's own imports too (a source reduction's hundreds of candidates import them once)."""
+    clean = forks_cleanly(script)
+    return {"warm_scripts": clean, "warm_imports": script_imports(script) if clean else ()}

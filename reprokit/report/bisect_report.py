@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -41,6 +42,21 @@ def passing_after(v: Verdict) -> list:
     if iso.failing_stage not in stages:
         return []
     return [e["stage"] for e in (iso.ladder or [])[stages.index(iso.failing_stage) + 1 :] if e.get("kind") == "pass"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFacts:
+    """What the pack reads of a bisect's run folder, once, for every part that needs it: run.json, the first
+    failing trial's record, the environment report (collected once and kept in env.json)."""
+
+    info: dict
+    first: dict
+    env: dict
+
+    @classmethod
+    def read(cls, run: RunDir, v: Verdict) -> RunFacts:
+        first = (v.decisive_trials or {}).get("first_failing") or ""
+        return cls(run.read_json("run.json"), trial_record(first), environment_report(run))
 
 
 def load_verdict(run: RunDir) -> Verdict:
@@ -134,6 +150,7 @@ def stage_sentences(v: Verdict) -> list:
 def issue_text(
     run: RunDir,
     v: Verdict,
+    facts: RunFacts,
     tarball_name: str,
     redactor: Redactor,
     tlparse_at: str | None = None,
@@ -143,11 +160,10 @@ def issue_text(
     """ISSUE.md: the text for PyTorch's torch.compile bug-report form, scrubbed and portable. Each fact once, the
     minimal graph (the repro's) and not the original, and no file a GitHub reader cannot open but the tarball."""
     iso = v.isolation
-    env_data = environment_report(run)
     repro = read_tail(run.file("repro.py")) if v.repro.path and os.path.exists(run.file("repro.py")) else None
     repro = portable_code(repro, run.path, os.path.dirname(iso.script)) if repro else None
     inline = repro.rstrip("\n") if repro and len(repro.splitlines()) < 100 else None
-    cuda = bool(trial_record((v.decisive_trials or {}).get("first_failing") or "").get("cuda"))
+    cuda = bool(facts.first.get("cuda"))
     ladder = [
         {
             "title": STAGE_TITLES.get(r["stage"], r["stage"]),
@@ -172,10 +188,10 @@ def issue_text(
             minimal_graph=graph,
             error_log=error["text"],
             error_source=error["source"],
-            versions=env_data.get("text") or env_data.get("error", "unavailable"),
+            versions=facts.env.get("text") or facts.env.get("error", "unavailable"),
             reprokit_version=__version__,
             command=portable_command(
-                run.read_json("run.json").get("command") or "reprokit bisect", run.path, os.path.dirname(iso.script)
+                facts.info.get("command") or "reprokit bisect", run.path, os.path.dirname(iso.script)
             ),
             tarball_name=tarball_name,
             attached=attached_note(v, tlparse_at),
@@ -237,12 +253,12 @@ def decisive_logs(v: Verdict, error: dict | None = None) -> tuple:
     return texts, tlparse_at
 
 
-def bisect_env_texts(run: RunDir, v: Verdict, info: dict, redactor: Redactor) -> dict:
+def bisect_env_texts(v: Verdict, facts: RunFacts, redactor: Redactor) -> dict:
     """env/ of a bisect pack: versions, allowlisted variables, the script's compiler config and compile args."""
-    texts = env_texts(environment_report(run))
+    info = facts.info
+    texts = env_texts(facts.env)
     texts["env/environment.json"] = environment_variables(info, redactor)
-    result = trial_record((v.decisive_trials or {}).get("first_failing") or "")
-    texts["env/compiler_config.json"] = json.dumps(result.get("user_configs") or {}, indent=2, sort_keys=True)
+    texts["env/compiler_config.json"] = json.dumps(facts.first.get("user_configs") or {}, indent=2, sort_keys=True)
     texts["env/compile_args.json"] = json.dumps(v.isolation.compile_args or {}, indent=2, sort_keys=True)
     texts["env/command.txt"] = (info.get("command") or "") + "\n" + "argv: " + json.dumps(v.isolation.argv) + "\n"
     return texts
@@ -276,7 +292,8 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Verdict | None
     only with include_data (`reprokit pack --include-data RUN_DIR`). verdict: the one the run holds (else read)."""
     v = verdict or load_verdict(run)
     iso = v.isolation
-    info = run.read_json("run.json")
+    facts = RunFacts.read(run, v)
+    info = facts.info
     # Secret values: found by the keyed hashes bisect recorded (never the values), so any shell packs the same.
     redactor = Redactor.for_run(run.path, argv=list(iso.argv) + [info.get("command", "")])
     name = os.path.splitext(os.path.basename(iso.script))[0]
@@ -284,11 +301,11 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Verdict | None
         top=f"reprokit-{name}-{short_digest(v.to_dict() | {'tarball': None, 'run_dir': ''})}", redactor=redactor
     )
     first = (v.decisive_trials or {}).get("first_failing") or ""
-    record = trial_record(first)
+    record = facts.first
     plan.texts.update(
         source_texts(iso.script, record.get("local_modules") or [], record.get("local_files_read") or [], plan.notes)
     )
-    plan.texts.update(bisect_env_texts(run, v, info, redactor))
+    plan.texts.update(bisect_env_texts(v, facts, redactor))
     error = error_section(run, v)
     logs, tlparse_at = decisive_logs(v, error)
     plan.texts.update(logs)
@@ -303,7 +320,7 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Verdict | None
         with open(draft, errors="replace") as f:
             plan.texts["draft_export.txt"] = portable(f.read(), run.path, os.path.dirname(iso.script))
     plan.texts["ISSUE.md"] = issue_text(
-        run, v, plan.top + ".tar.gz", redactor, tlparse_at, error, data_note(v, "repro_inputs.pt" in plan.blobs)
+        run, v, facts, plan.top + ".tar.gz", redactor, tlparse_at, error, data_note(v, "repro_inputs.pt" in plan.blobs)
     )
     plan.texts["README.md"] = (
         environment()
