@@ -305,3 +305,20 @@ def test_a_check_that_fails_walks_back_through_what_was_accepted_to_the_first():
     asked.clear()
     assert verified_back(problem.accepted, lambda xs: asked.append(len(xs)) or False, most=1) is None
     assert asked == [2]
+
+
+def test_a_round_that_ends_on_a_detour_is_followed_by_one_from_the_best_without_it():
+    """A detour (an inlined helper) may leave a longer text; the cut that follows it worked on that text alone."""
+    problem = Problem("aaaa", lambda s: len(s) >= 2, size=len)
+
+    def lengthen(problem, state):  # proposes nothing the problem accepts: its text is longer than the best
+        return state + "xxxx"
+
+    def cut(problem, state):
+        while problem.consider(state[:-1]):
+            state = state[:-1]
+        return state
+
+    passes = [Pass("inline", lengthen, detour=True), Pass("cut", cut)]
+    assert run_passes(problem, passes) == "aa" == problem.best
+    assert [name for name, _ in problem.improvements] == ["cut", "cut"]

@@ -40,7 +40,10 @@ PERSON_EDITS = [
 
 def person_passes(sweep) -> list:
     """The passes above as search.Pass values: sweep(problem, source, propose, keep) is reduce.py's sweep."""
-    return [Pass(name, functools.partial(_run, sweep, propose, slack)) for name, propose, slack in PERSON_EDITS]
+    return [
+        Pass(name, functools.partial(_run, sweep, propose, slack), detour=slack > 0)
+        for name, propose, slack in PERSON_EDITS
+    ]
 
 
 def _run(sweep, propose, slack: int, problem, source: str) -> str:

@@ -221,7 +221,7 @@ def tidy_at_once(problem: Problem, source: str) -> str:
 SOURCE_PASSES = [
     Pass("tidy_at_once", tidy_at_once),
     Pass("delete_statements", delete_statements),
-    Pass("inline_helpers", inline_helpers),
+    Pass("inline_helpers", inline_helpers, detour=True),
     Pass("simplify_expressions", simplify_expressions),
     *person_passes(_each_that_fails),
     Pass("tidy", tidy),
