@@ -213,6 +213,42 @@ def test_a_parameter_the_def_never_reads_goes_with_its_argument_at_every_call():
     assert run_eagerly(no_x, "grad_fn")(torch.ones(2), 0).tolist() == [0.5, 0.5]
 
 
+PROBE = """import torch
+counts = {}
+
+
+def build(dim=4):
+    class Probe:
+        def __init__(self, tag, scale=2):
+            self.scale = scale
+
+        def record(self, name, t):
+            counts["x"] = t.sum() * self.scale
+
+    probe = Probe("mlp", scale=3)
+    probe.record("x", torch.ones(dim))
+    return probe
+
+
+build()
+"""
+
+
+def test_a_parameter_a_method_never_reads_goes_with_its_argument_at_every_call():
+    # pytorch#197896's repro as its reduction left it: a class inside a function, an __init__ that keeps no tag,
+    # a method that reads its tensor but not its name.
+    proposed = unused_parameter_candidates(PROBE)
+    no_tag = next(c for c in proposed if "def __init__(self, scale=2):" in c)
+    assert "probe = Probe(scale=3)" in no_tag
+    no_name = next(c for c in proposed if "def record(self, t):" in c)
+    assert "probe.record(torch.ones(dim))" in no_name
+    assert len(proposed) == 2
+    for candidate in proposed:
+        namespace: dict = {}
+        exec(compile(candidate, "probe", "exec"), namespace)
+        assert namespace["counts"]["x"].item() == 12.0  # what the script computed
+
+
 def test_an_assignment_read_once_is_merged_into_its_read():
     # pytorch#193279's loss: `pred` is read once, by the next statement.
     merged = merge_candidates(FUNCGRAD)

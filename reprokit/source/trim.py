@@ -139,7 +139,8 @@ def unused_name_candidates(source: str) -> list:
 def unused_parameter_candidates(source: str) -> list:
     """Each parameter a top-level def never reads dropped, with its argument at every call: of the def itself, of
     a name bound to a wrapper of it (`grad_fn = torch.func.grad(loss)`), and of a wrapper made in place
-    (`torch.compile(grad_fn)(w, x)`)."""
+    (`torch.compile(grad_fn)(w, x)`); and each a method never reads, a class's own anywhere in the script, with its
+    argument at every call of it (`Probe("mlp")` for `__init__(self, tag)`, `probe.record(x)` for `record`)."""
     tree = ast.parse(source)
     out = []
     for fi, f in enumerate(tree.body):
@@ -151,7 +152,67 @@ def unused_parameter_candidates(source: str) -> list:
                 new = copy.deepcopy(tree)
                 if _drop_parameter(new, fi, pi) and (candidate := text(new)) is not None:
                     out.append(candidate)
+    for ci, mi, pi in _unused_method_parameters(tree):
+        new = copy.deepcopy(tree)
+        if _drop_method_parameter(new, ci, mi, pi) and (candidate := text(new)) is not None:
+            out.append(candidate)
     return out
+
+
+def _classes(tree: ast.AST) -> list:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+
+
+def _unused_method_parameters(tree: ast.Module) -> list:
+    """(class, method, parameter) indexes of each parameter after `self` that a plain method never reads."""
+    found = []
+    for ci, c in enumerate(_classes(tree)):
+        for mi, m in enumerate(c.body):
+            if not isinstance(m, ast.FunctionDef) or m.decorator_list or m.args.vararg or m.args.kwarg:
+                continue
+            if m.args.posonlyargs or not m.args.args or m.args.args[0].arg != "self":
+                continue
+            used = reads(ast.Module(body=m.body, type_ignores=[]))
+            found += [(ci, mi, pi) for pi, p in enumerate(m.args.args) if pi and p.arg not in used]
+    return found
+
+
+def _drop_method_parameter(tree: ast.Module, ci: int, mi: int, pi: int) -> bool:
+    """Drop it where every call of the method can be told: `__init__` through its class's name (a class no other
+    class names as a base), any other method through its attribute name, one no other def or attribute uses."""
+    c = _classes(tree)[ci]
+    m = c.body[mi]
+    assert isinstance(m, ast.FunctionDef)
+    param = m.args.args[pi].arg
+    if m.name == "__init__":
+        if any(ast.unparse(b) == c.name for k in _classes(tree) for b in k.bases):
+            return False
+        names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == c.name]
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func in names]
+        if len(calls) != len(names):  # the class passed on as a value: its calls are out of sight
+            return False
+    elif m.name.startswith("__"):
+        return False
+    else:
+        defs = [
+            n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == m.name
+        ]
+        uses = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == m.name]
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func in uses]
+        if len(defs) != 1 or len(calls) != len(uses):
+            return False
+    if any(isinstance(a, ast.Starred) for call in calls for a in call.args) or any(
+        k.arg is None for call in calls for k in call.keywords
+    ):
+        return False
+    for call in calls:
+        call.args = [a for i, a in enumerate(call.args) if i != pi - 1]
+        call.keywords = [k for k in call.keywords if k.arg != param]
+    first_default = len(m.args.args) - len(m.args.defaults)
+    if pi >= first_default:
+        del m.args.defaults[pi - first_default]
+    del m.args.args[pi]
+    return True
 
 
 def _drop_parameter(tree: ast.Module, fi: int, pi: int) -> bool:
