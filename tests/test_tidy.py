@@ -6,7 +6,7 @@ import ast
 
 from reprokit.fx.prelude import prelude_for
 from reprokit.source.edits import checks, seeds
-from reprokit.source.polish import explained, formatted
+from reprokit.source.polish import explained, formatted, polished
 from reprokit.source.tidy import tidy_candidates
 
 SCRIPT = '''"""Trains a tiny model (a docstring that mentions torch.library)."""
@@ -114,6 +114,21 @@ def test_a_repro_is_laid_out_by_the_formatter():
         formatted(ast.unparse(ast.parse("x=(1,2)\nif x: y={'a':1}\n")) + "\n")
         == 'x = (1, 2)\nif x:\n    y = {"a": 1}\n'
     )
+
+
+def test_a_polished_repro_keeps_no_block_that_does_nothing():
+    # pytorch#198190's repro as its share of time left it: a cut had emptied the generator's `finally`.
+    repro = (
+        "def drain(gen):\n    out = []\n    while True:\n        try:\n            out.append(next(gen))\n"
+        "        except StopIteration as stop:\n            return out, stop.value\n        finally:\n"
+        "            pass\n\n\nprint(drain(iter([1, 2])))\n"
+    )
+    assert polished(repro) == (
+        "def drain(gen):\n    out = []\n    while True:\n        try:\n            out.append(next(gen))\n"
+        "        except StopIteration as stop:\n            return (out, stop.value)\n\n\nprint(drain(iter([1, 2])))\n"
+    )
+    # Where a block is all the statement has, it stays: `try: ... finally: pass` without a handler needs it.
+    assert "finally:\n    pass" in polished("try:\n    x = 1\nfinally:\n    pass\n")
 
 
 def test_the_module_docstring_is_not_a_statement_the_graph_needs():
