@@ -131,5 +131,16 @@ def test_a_polished_repro_keeps_no_block_that_does_nothing():
     assert "finally:\n    pass" in polished("try:\n    x = 1\nfinally:\n    pass\n")
 
 
+def test_a_name_nothing_reads_leaves_a_paired_assignment():
+    # pytorch#149037's repro as its reduction left it: `feats` is never read, `it` is.
+    script = "def forward(x):\n    feats, it = [], iter(x)\n    return next(it)\n\n\nm, n = 1, 2\nm, n = n, m\nprint(forward([m]))\n"
+    proposed = tidy_candidates(script)
+    assert "def forward(x):\n    it = iter(x)\n    return next(it)\n" in proposed[0]
+    assert "m, n = (n, m)" in proposed[0]  # a swap reads what it assigns: it stays one statement
+    namespace: dict = {}
+    exec(compile(proposed[0], "tidied", "exec"), namespace)
+    assert namespace["forward"]([5]) == 5
+
+
 def test_the_module_docstring_is_not_a_statement_the_graph_needs():
     assert prelude_for(SCRIPT, op_namespaces=("mylib",)) is None

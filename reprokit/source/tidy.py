@@ -135,7 +135,7 @@ def _replaced(node, **fields):
     return new
 
 
-def _loads(tree: ast.Module) -> set:
+def _loads(tree: ast.AST) -> set:
     """Names read anywhere, and names a `global` or `nonlocal` statement or a string annotation may reach."""
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
     for n in ast.walk(tree):
@@ -160,6 +160,31 @@ def _dead_assignments(tree: ast.Module) -> list:
         ):
             calls = any(isinstance(n, ast.Call) for n in ast.walk(node.value))
             out.append(_at(path, lambda n, calls=calls: [ast.Expr(n.value)] if calls else []))
+        elif _paired(node) and any(t.id not in read for t in node.targets[0].elts):
+            out.append(_at(path, lambda n: _read_pairs(n, read)))
+    return out
+
+
+def _paired(node: ast.stmt) -> bool:
+    """`a, b = x, y`: names paired with values, none of which reads a name it assigns (`a, b = b, a` swaps)."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return False
+    target, value = node.targets[0], node.value
+    if not (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts)):
+        return False
+    names = {t.id for t in target.elts if isinstance(t, ast.Name)}
+    return len(names) == len(target.elts) and not names & _loads(value)
+
+
+def _read_pairs(node: ast.Assign, read: set) -> list:
+    """One assignment per name something reads; an unread one's value stays only where it calls anything."""
+    out: list[ast.stmt] = []
+    assert isinstance(node.targets[0], ast.Tuple) and isinstance(node.value, ast.Tuple)
+    for target, value in zip(node.targets[0].elts, node.value.elts):
+        if isinstance(target, ast.Name) and target.id in read:
+            out.append(ast.Assign(targets=[ast.Name(target.id, ast.Store())], value=value))
+        elif any(isinstance(n, ast.Call) for n in ast.walk(value)):
+            out.append(ast.Expr(value))
     return out
 
 
