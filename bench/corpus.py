@@ -6,6 +6,7 @@ out against the case's EXPECT line.
     python bench/corpus.py -o /tmp/corpus tests/real_bugs/b_*.py
     python bench/corpus.py -o /tmp/corpus --table               # the markdown table of what is there
     python bench/corpus.py -o /tmp/corpus --reprokit-root TREE  # another tree of reprokit ("before")
+    python bench/corpus.py -o /tmp/corpus --reach CASE=21 ...   # oracle calls until a case's reduction held 21 lines
 
 Each row: the stage found against EXPECT's, the repro's kind, its size as the verdict counts it (nodes of a graph,
 code lines of a source reduction), the code lines of repro.py itself (neither blank nor comment), whether it was
@@ -103,6 +104,25 @@ def run_case(case: str, out: str, root: str | None) -> dict:
     return row
 
 
+def calls_to_reach(folder: str, lines: int) -> tuple[int | None, int]:
+    """(oracle calls until the reduction first held a candidate of at most `lines` non-blank lines, all its calls):
+    how soon a reduction reaches another engine's size (issue 50 item 4: ddmin's, before)."""
+    (run,) = glob.glob(os.path.join(folder, "runs", "*", ""))
+    calls, reached = 0, None
+    for line in open(os.path.join(run, "journal.jsonl")):
+        entry = json.loads(line)
+        label = entry.get("label") or ""
+        if not label.startswith("source-"):
+            continue
+        if not label.endswith("-no-compile"):
+            calls += 1
+        elif entry["outcome"]["kind"] == "pass" and reached is None:  # a candidate that failed the same way
+            with open(os.path.join(run, "candidates", os.path.basename(entry["spec"]["script"]))) as f:
+                if sum(1 for x in f.read().splitlines() if x.strip()) <= lines:
+                    reached = calls
+    return reached, calls
+
+
 def table(rows: list[dict]) -> str:
     head = (
         "| case | issue | stage (expected) | repro | size | repro.py code lines | verified (rate) | oracle calls "
@@ -132,7 +152,19 @@ def main() -> None:
     parser.add_argument("-o", "--output-dir", required=True)
     parser.add_argument("--reprokit-root", help="a tree of reprokit to run instead of this one (git archive)")
     parser.add_argument("--table", action="store_true", help="print the table of the rows already there")
+    parser.add_argument(
+        "--reach",
+        nargs="+",
+        metavar="CASE=LINES",
+        help="for each case already run, the oracle calls until its reduction first held at most LINES lines",
+    )
     args = parser.parse_args()
+    if args.reach:
+        for spec in args.reach:
+            name, lines = spec.rsplit("=", 1)
+            reached, calls = calls_to_reach(os.path.join(args.output_dir, name), int(lines))
+            print(json.dumps({"case": name, "lines": int(lines), "calls_to_reach": reached, "calls": calls}))
+        return
     os.makedirs(args.output_dir, exist_ok=True)
     path = os.path.join(args.output_dir, "rows.jsonl")
     rows = [json.loads(line) for line in open(path)] if os.path.exists(path) else []
