@@ -1,4 +1,4 @@
-# EXPECT = {"failing_stage": "inductor", "kinds": ["exception"], "class": "cpp_compile_error", "issue": 197106, "repro_kinds": ["graph", "graph_in_context", "graph_in_script"], "max_nodes": 6, "max_lines": 30, "op": "aten.sum"}
+# EXPECT = {"failing_stage": "inductor", "kinds": ["exception"], "class": "cpp_compile_error", "issue": 197106, "repro_kinds": ["graph", "graph_in_context", "graph_in_script"], "max_nodes": 6, "max_lines": 30, "op": "aten.sum", "isa": ["avx512f"]}
 # pytorch/pytorch#197106: [inductor] sum(..., dtype=torch.bool) over a float16 tensor fails C++ compilation on CPU
 # CLASS: cpp_compile_error
 # WHY: the CPU reduction codegen emits sum_masked_reduce for a bool accumulator, which has no bool overload -> InductorError: CppCompileError: C++ compile error
