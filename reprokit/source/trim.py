@@ -183,7 +183,6 @@ def _drop_method_parameter(tree: ast.Module, ci: int, mi: int, pi: int) -> bool:
     c = _classes(tree)[ci]
     m = c.body[mi]
     assert isinstance(m, ast.FunctionDef)
-    param = m.args.args[pi].arg
     if m.name == "__init__":
         if any(ast.unparse(b) == c.name for k in _classes(tree) for b in k.bases):
             return False
@@ -201,24 +200,13 @@ def _drop_method_parameter(tree: ast.Module, ci: int, mi: int, pi: int) -> bool:
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func in uses]
         if len(defs) != 1 or len(calls) != len(uses):
             return False
-    if any(isinstance(a, ast.Starred) for call in calls for a in call.args) or any(
-        k.arg is None for call in calls for k in call.keywords
-    ):
-        return False
-    for call in calls:
-        call.args = [a for i, a in enumerate(call.args) if i != pi - 1]
-        call.keywords = [k for k in call.keywords if k.arg != param]
-    first_default = len(m.args.args) - len(m.args.defaults)
-    if pi >= first_default:
-        del m.args.defaults[pi - first_default]
-    del m.args.args[pi]
-    return True
+    return _drop_at_calls(m, pi, calls, pi - 1)
 
 
 def _drop_parameter(tree: ast.Module, fi: int, pi: int) -> bool:
     f = tree.body[fi]
     assert isinstance(f, ast.FunctionDef)
-    name, param = f.name, f.args.args[pi].arg
+    name = f.name
     callees = {name} | {
         s.targets[0].id
         for s in tree.body
@@ -230,12 +218,19 @@ def _drop_parameter(tree: ast.Module, fi: int, pi: int) -> bool:
         and ast.unparse(s.value.args[0]) == name
     }
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _calls_one_of(n, callees)]
+    return _drop_at_calls(f, pi, calls, pi)
+
+
+def _drop_at_calls(f: ast.FunctionDef, pi: int, calls: list, at: int) -> bool:
+    """f's parameter pi dropped, and at each call its argument: positional at `at` (a method's calls pass no self),
+    or by keyword. Not where a call spreads *args or **kwargs: which argument is the parameter cannot be told."""
+    param = f.args.args[pi].arg
     if any(isinstance(a, ast.Starred) for c in calls for a in c.args) or any(
         k.arg is None for c in calls for k in c.keywords
     ):
         return False
     for c in calls:
-        c.args = [a for i, a in enumerate(c.args) if i != pi]
+        c.args = [a for i, a in enumerate(c.args) if i != at]
         c.keywords = [k for k in c.keywords if k.arg != param]
     first_default = len(f.args.args) - len(f.args.defaults)
     if pi >= first_default:
