@@ -67,16 +67,17 @@ def minify_folder(
     kind = run_kind(run_dir)
     if kind != "bisect":
         raise ReprokitError(f"{run_dir.path} is a {kind} run folder; minify works on the folder reprokit bisect wrote")
-    check_rerunnable(run_dir, load_verdict(run_dir))
+    verdict, info = load_verdict(run_dir), run_dir.read_json("run.json")
+    check_rerunnable(verdict, info.get("python"))
     settings = executor_of(run_dir, executor)
     if runner is not None:
-        return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
-    opts = run_dir.read_json("run.json")["options"]
+        return minify_verdict(run_dir, verdict, runner=runner, emit=emit, resume=resume, command=command)
+    opts = info["options"]
     if settings is None or settings.name == "local":
         # As bisect's own minify runs: its jobs side by side, each a fork of the warm worker where the script allows
         # (a source reduction started cold, one candidate at a time, paid `import torch` in each).
         # (--kind slow times whole runs: those stay plain interpreters, as bisect ran them.)
-        warm = script_forks(load_verdict(run_dir).isolation.script) if opts.get("kind", "failure") == "failure" else {}
+        warm = script_forks(verdict.isolation.script) if opts.get("kind", "failure") == "failure" else {}
         jobs = int(opts.get("jobs") or 1)
     else:
         check_executor(settings, os.path.dirname(run_dir.path))
@@ -84,13 +85,12 @@ def minify_folder(
     with open_runner(
         run_dir, emit, timeout=opts.get("timeout") or 600.0, jobs=jobs, settings=settings, **warm
     ) as runner:
-        return minify_verdict(run_dir, load_verdict(run_dir), runner=runner, emit=emit, resume=resume, command=command)
+        return minify_verdict(run_dir, verdict, runner=runner, emit=emit, resume=resume, command=command)
 
 
-def check_rerunnable(run_dir: RunDir, verdict: Verdict) -> None:
-    """One line, exit 2, when the script or the interpreter the bisect ran is gone (a run folder copied to another
-    machine, a worktree removed): minify runs both again."""
-    python = run_dir.read_json("run.json").get("python")
+def check_rerunnable(verdict: Verdict, python: str | None) -> None:
+    """One line, exit 2, when the script or the interpreter (run.json's "python") the bisect ran is gone (a run
+    folder copied to another machine, a worktree removed): minify runs both again."""
     for what, path in (("script", verdict.isolation.script), ("interpreter", python)):
         if path and not os.path.exists(path):
             raise ReprokitError(
