@@ -11,6 +11,7 @@ import subprocess
 import sysconfig
 
 from reprokit.source.edits import EXITS
+from reprokit.source.tidy import without_empty_blocks
 
 _COMPARES = {"allclose", "equal"}  # torch.allclose(a, b), a.allclose(b), torch.equal(a, b), a.equal(b)
 
@@ -112,23 +113,3 @@ def _ruff() -> str | None:
 def polished(source: str) -> str:
     """explained, without the blocks that do nothing, then formatted."""
     return formatted(without_empty_blocks(explained(source)))
-
-
-def without_empty_blocks(source: str) -> str:
-    """`else: pass` and `finally: pass` dropped, and a `pass` beside other statements: they do nothing, so the
-    text runs as before (a reduction whose share of time ran out kept the one a cut had left, #198190)."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Try) and _empty(node.finalbody) and (node.handlers or node.orelse):
-            node.finalbody = []
-        if isinstance(node, (ast.If, ast.For, ast.While, ast.Try)) and _empty(node.orelse):
-            node.orelse = []
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list) and len(block) > 1:
-                setattr(node, field, [s for s in block if not isinstance(s, ast.Pass)] or block[:1])
-    return ast.unparse(tree) + "\n"
-
-
-def _empty(block: list) -> bool:
-    return len(block) == 1 and isinstance(block[0], ast.Pass)
