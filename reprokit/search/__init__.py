@@ -2,7 +2,7 @@
 
 from .bisect import find_boundary, find_boundary_guessing, first_failing
 from .ddmin import ddmin
-from .fixpoint import Pass, run_passes, run_to_fixpoint
+from .fixpoint import Pass, run_passes
 from .probdd import probdd
 from .problem import Problem
 from .share import Share
@@ -13,7 +13,6 @@ __all__ = [
     "find_boundary_guessing",
     "first_failing",
     "ddmin",
-    "run_to_fixpoint",
     "Pass",
     "Problem",
     "probdd",

@@ -11,17 +11,6 @@ from .problem import Problem
 S = TypeVar("S")
 
 
-def run_to_fixpoint(state: S, passes: Sequence[Callable[[S], S]], size: Callable[[S], int], max_rounds: int = 20) -> S:
-    """Apply each pass in turn; repeat the round while any pass shrank `size(state)`."""
-    for _ in range(max_rounds):
-        before = size(state)
-        for p in passes:
-            state = p(state)
-        if size(state) >= before:
-            break
-    return state
-
-
 @dataclass(frozen=True)
 class Pass(Generic[S]):
     """A named reducer: from the state it is given, it proposes candidates to the problem and returns the state
