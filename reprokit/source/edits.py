@@ -240,19 +240,26 @@ EXITS = {"sys.exit", "exit", "quit", "os._exit"}
 
 def checks(source: str) -> collections.Counter:
     """The script's checks as written: each assert's test, and each `if` test whose body raises or exits. A cut may
-    drop one, never change one: `assert out_n == ref_n` made `assert out_n` still failed, and so did an `if` made
-    `if '...':`, but no longer of what the script compared."""
+    drop one, or keep one part of an `and` assert or an `or` exit, never change one: `assert out_n == ref_n` made
+    `assert out_n` still failed, and so did an `if` made `if '...':`, but no longer of what the script compared."""
     found: collections.Counter[str] = collections.Counter()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Assert):
-            found[ast.dump(node.test)] += 1
+            found.update(_narrowed(node.test, ast.And))
         elif isinstance(node, ast.If) and any(
             isinstance(n, ast.Raise) or isinstance(n, ast.Call) and ast.unparse(n.func) in EXITS
             for stmt in node.body
             for n in ast.walk(stmt)
         ):
-            found[ast.dump(node.test)] += 1
+            found.update(_narrowed(node.test, ast.Or))
     return found
+
+
+def _narrowed(test: ast.expr, op: type) -> list:
+    """A check's test, and each part of it a cut may keep alone: `assert a and b` still asserts `a`, and
+    `if a or b: exit` still exits on `a` (the failure is one the script checked, only narrower)."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, op) else []
+    return [ast.dump(test), *(ast.dump(p) for p in parts)]
 
 
 def graph_breaks(source: str) -> int:

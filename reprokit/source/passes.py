@@ -7,6 +7,13 @@ from __future__ import annotations
 import functools
 
 from reprokit.search import Pass
+from reprokit.source.bind import (
+    alias_candidates,
+    attribute_constant_candidates,
+    forwarder_candidates,
+    param_default_candidates,
+    unwrap_with_candidates,
+)
 from reprokit.source.flatten import flatten_module_candidates, remove_class_candidates
 from reprokit.source.inline import inline_call_candidates
 from reprokit.source.merge import merge_candidates
@@ -18,6 +25,7 @@ from reprokit.source.shrink import (
     source_size,
 )
 from reprokit.source.trim import default_argument_candidates, unused_name_candidates, unused_parameter_candidates
+from reprokit.source.unpack import tuple_element_candidates
 
 # Inlining a body or flattening a module may make the script longer before the def or class it leaves unused goes:
 # candidates up to this many characters longer than the best are still tried.
@@ -29,9 +37,15 @@ PERSON_EDITS = [
     ("drop_default_arguments", default_argument_candidates, 0),
     ("drop_unused_names", unused_name_candidates, 0),
     ("drop_unused_parameters", unused_parameter_candidates, 0),
+    ("inline_aliases", alias_candidates, 0),
+    ("inline_parameter_defaults", param_default_candidates, 0),
+    ("fold_attributes", attribute_constant_candidates, 0),
+    ("drop_forwarders", forwarder_candidates, 0),
+    ("drop_tuple_elements", tuple_element_candidates, 0),
     ("inline_calls", inline_call_candidates, SLACK),
     ("flatten_modules", flatten_module_candidates, SLACK),
     ("remove_classes", remove_class_candidates, 0),
+    ("unwrap_with", unwrap_with_candidates, 0),
     ("cut_loops", cut_loop_candidates, 0),
     ("fold_constants", fold_constant_candidates, 0),
     ("shrink_literals", shrink_literal_candidates, 0),

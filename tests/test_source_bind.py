@@ -1,0 +1,115 @@
+"""The passes that drop names and values a repro does without (issue 50, item 2), on the corpus's own scripts
+(tests/real_bugs/) and in milliseconds: a name that renames another, a parameter no call gives, an attribute set
+once to a literal, a def that only forwards, a `with`, a tuple element nobody reads, and a check's `or` part."""
+
+import ast
+import pathlib
+
+import torch
+
+from reprokit.source.bind import (
+    alias_candidates,
+    attribute_constant_candidates,
+    forwarder_candidates,
+    param_default_candidates,
+    unwrap_with_candidates,
+)
+from reprokit.source.edits import checks
+from reprokit.source.unpack import tuple_element_candidates
+
+REAL = pathlib.Path(__file__).parent / "real_bugs"
+
+
+def real(name: str) -> str:
+    return (REAL / name).read_text()
+
+
+def lines(source: str) -> list:
+    return ast.unparse(ast.parse(source)).splitlines()
+
+
+def test_a_name_that_only_renames_another_is_read_as_that_one_and_goes():
+    script = "import torch\n\ndef step(a, b):\n    da = a\n    return da * b + da\n\nprint(step(torch.ones(2), 3))\n"
+    (candidate,) = alias_candidates(script)
+    assert "    return a * b + a" in lines(candidate) and "da = a" not in candidate
+    assert torch.equal(_value(candidate, "step(torch.ones(2), 3)"), _value(script, "step(torch.ones(2), 3)"))
+
+
+def test_a_name_bound_twice_is_not_an_alias():
+    script = "def f(a):\n    da = a\n    da = da + 1\n    return da\n"
+    assert alias_candidates(script) == []
+
+
+def test_a_parameter_no_call_gives_becomes_its_default():
+    """pytorch#166525's IterativeRefiner() is made with its defaults: `steps` reads 3 where it was read."""
+    script = real("e_while_loop_int_carry.py")
+    candidates = param_default_candidates(script)
+    steps = [c for c in candidates if "def __init__(self, dim=4):" in c]
+    assert steps and "        self.steps = 3" in lines(steps[0])
+    assert any("def __init__(self, steps=3):" in c for c in candidates)
+
+
+def test_a_parameter_a_call_gives_stays():
+    script = "def f(x, k=2):\n    return x * k\n\nprint(f(1, 3), f(2))\n"
+    assert param_default_candidates(script) == []
+
+
+def test_an_attribute_set_once_to_a_literal_is_read_as_it():
+    """pytorch#195422's dropout probability: `self.p = 0.1` read as 0.1, the assignment gone."""
+    (candidate,) = attribute_constant_candidates(real("dropout_eval_inplace_alias.py"))
+    assert "self.p" not in candidate and "F.dropout(h, 0.1, self.training)" in candidate
+
+
+def test_an_attribute_read_from_outside_its_class_stays():
+    script = "class C:\n    def __init__(self):\n        self.p = 1\n\nprint(C().p)\n"
+    assert attribute_constant_candidates(script) == []
+
+
+def test_a_def_that_only_forwards_is_replaced_by_what_it_calls():
+    """pytorch#139707 registers `tanh_autograd_cpu`, which only calls NumpyTanh.apply."""
+    (candidate,) = forwarder_candidates(real("b_aten_autogradcpu_override_fake.py"))
+    assert "def tanh_autograd_cpu" not in candidate
+    assert "_lib.impl('tanh', NumpyTanh.apply, 'AutogradCPU')" in lines(candidate)
+
+
+def test_a_with_goes_and_so_does_each_of_its_items():
+    """pytorch#192872 runs both models under no_grad, which the failure may not need."""
+    (candidate,) = unwrap_with_candidates(real("e_local_class_attr_graph_break.py"))
+    assert "no_grad" not in candidate and "ref, ref_n = model(x)" in lines(candidate)
+    both = "import torch\nwith torch.no_grad(), torch.enable_grad():\n    y = 1\n"
+    assert len(unwrap_with_candidates(both)) == 3
+
+
+def test_a_returned_element_nobody_reads_goes_from_the_return_and_every_unpacking():
+    """pytorch#196173 returns the scheduler's last phase; once its check is cut, nothing reads it."""
+    script = real("d_identity_toggle_stale_branch.py")
+    without_phase_check = script[: script.index("if ref_phase != cmp_phase:")]
+    (candidate,) = tuple_element_candidates(without_phase_check)
+    assert "    return history" in lines(candidate)
+    assert "ref_hist = run(update)" in lines(candidate)
+    assert "cmp_hist = run(torch.compile(update, backend='eager'))" in lines(candidate)
+    assert tuple_element_candidates(script) == []  # while the check reads ref_phase, the element stays
+
+
+def test_a_dropped_element_that_calls_the_model_leaves_the_call_behind():
+    script = "def run(m, x):\n    return m(x), 1\n\nout, one = run(abs, -2)\nprint(one)\n"
+    (candidate,) = tuple_element_candidates(script)
+    assert lines(candidate)[:3] == ["def run(m, x):", "    m(x)", "    return 1"]
+    assert "one = run(abs, -2)" in lines(candidate)
+
+
+def test_a_check_may_keep_one_part_of_its_or_never_change_it():
+    """pytorch#197896's exit on `cmp_counts != ref_counts or cmp_log != ref_log`: the first part alone is still a
+    check the script made; a part negated is not."""
+    script = real("c_activation_probe_closure.py")
+    kept = checks(script)
+    narrowed = checks(script.replace(" or cmp_log != ref_log", ""))
+    changed = checks(script.replace(" or cmp_log != ref_log", "").replace("cmp_counts !=", "cmp_counts =="))
+    assert all(narrowed[c] <= kept[c] for c in narrowed)
+    assert not all(changed[c] <= kept[c] for c in changed)
+
+
+def _value(source: str, expression: str):
+    scope: dict = {"print": lambda *a: None}
+    exec(compile(source, "<script>", "exec"), scope)
+    return eval(expression, scope)
