@@ -15,6 +15,7 @@ from reprokit.source.bind import (
     unwrap_with_candidates,
 )
 from reprokit.source.edits import checks
+from reprokit.source.flatten import flatten_module_candidates
 from reprokit.source.unpack import tuple_element_candidates
 
 REAL = pathlib.Path(__file__).parent / "real_bugs"
@@ -113,3 +114,15 @@ def _value(source: str, expression: str):
     scope: dict = {"print": lambda *a: None}
     exec(compile(source, "<script>", "exec"), scope)
     return eval(expression, scope)
+
+
+def test_a_module_put_in_eval_mode_is_flattened_when_eval_changes_nothing():
+    """pytorch#192872's Encoder, as its reduction leaves it: no submodule, nothing reads `self.training`."""
+    script = (
+        "import torch\nimport torch.nn as nn\n\nclass Encoder(nn.Module):\n    def forward(self, x):\n"
+        "        return x * 2\n\nmodel = Encoder().eval()\nprint(torch.compile(model, backend='eager')(torch.ones(1)))\n"
+    )
+    (candidate,) = flatten_module_candidates(script)
+    assert "class Encoder" not in candidate and "def model(x):" in candidate
+    dropout = script.replace("return x * 2", "return nn.functional.dropout(x, 0.5, self.training)")
+    assert flatten_module_candidates(dropout) == []  # eval mode is what the failure may need

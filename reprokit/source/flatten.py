@@ -69,22 +69,22 @@ def _flatten(tree: ast.Module, ci: int) -> bool:
         if isinstance(s, ast.Assign)
         and len(s.targets) == 1
         and isinstance(s.targets[0], ast.Name)
-        and isinstance(s.value, ast.Call)
-        and isinstance(s.value.func, ast.Name)
-        and s.value.func.id == cls.name
+        and _made(s.value, cls) is not None
     ]
     if len(made) != 1 or reads(tree)[cls.name] != 1 + _super_reads(cls):
         return False
     at = made[0]
     stmt = tree.body[at]
-    assert isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
+    assert isinstance(stmt, ast.Assign)
+    call = _made(stmt.value, cls)
+    assert call is not None
     instance = stmt.targets[0].id  # type: ignore[attr-defined]
     attrs = _attributes(cls)
     if attrs is None or not _uses_fit(tree, instance, attrs, at):
         return False
     mapping = _attribute_names(tree, instance, attrs)
     outside = module_scope(ast.Module(body=tree.body[:ci] + tree.body[ci + 1 :], type_ignores=[]))
-    init = _init_code(methods.get("__init__"), stmt.value, mapping, outside)
+    init = _init_code(methods.get("__init__"), call, mapping, outside)
     if init is None:
         return False
     forward = methods["forward"]
@@ -98,6 +98,32 @@ def _flatten(tree: ast.Module, ci: int) -> bool:
     _outside(tree, instance, mapping)
     del tree.body[ci]
     return True
+
+
+def _made(value: ast.expr, cls: ast.ClassDef) -> ast.Call | None:
+    """The call that makes the instance: `M(...)`, or `M(...).eval()` where eval changes nothing the plain code
+    would compute (no method reads `self.training`, __init__ makes no submodule: `nn.Parameter` aside)."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls.name:
+        return value
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "eval"
+        and not value.args
+        and isinstance(value.func.value, ast.Call)
+    ):
+        return None
+    inner = value.func.value
+    training = any(isinstance(n, ast.Attribute) and n.attr == "training" for n in ast.walk(cls))
+    submodules = any(
+        isinstance(n, ast.Call)
+        and ast.unparse(n.func).split(".")[0] in ("nn", "torch")
+        and "Parameter" not in ast.unparse(n.func)
+        for m in cls.body
+        if isinstance(m, ast.FunctionDef) and m.name == "__init__"
+        for n in ast.walk(m)
+    )
+    return _made(inner, cls) if not training and not submodules and inner.func is not value else None
 
 
 def _super_reads(cls: ast.ClassDef) -> int:
