@@ -11,11 +11,13 @@ from reprokit.source.bind import (
     alias_candidates,
     attribute_constant_candidates,
     forwarder_candidates,
+    lambda_candidates,
     param_default_candidates,
     unwrap_with_candidates,
 )
 from reprokit.source.edits import checks
 from reprokit.source.flatten import flatten_module_candidates
+from reprokit.source.layers import forward_parameter_candidates, layer_candidates
 from reprokit.source.unpack import tuple_element_candidates
 
 REAL = pathlib.Path(__file__).parent / "real_bugs"
@@ -126,3 +128,35 @@ def test_a_module_put_in_eval_mode_is_flattened_when_eval_changes_nothing():
     assert "class Encoder" not in candidate and "def model(x):" in candidate
     dropout = script.replace("return x * 2", "return nn.functional.dropout(x, 0.5, self.training)")
     assert flatten_module_candidates(dropout) == []  # eval mode is what the failure may need
+
+
+GUIDANCE = real("e_guidance_batch_recompile.py")  # pytorch#160271
+
+
+def test_a_forward_parameter_no_call_needs_goes_from_every_call_of_an_instance():
+    """Once #160271's forward no longer reads `guidance`, the call inside denoise(model, ...) loses it too."""
+    script = GUIDANCE.replace("g = self.guidance_in(guidance[:, None])", "g = 0")
+    (candidate,) = forward_parameter_candidates(script)
+    assert "    def forward(self, latents):" in lines(candidate)
+    assert "latents = latents - 0.1 * model(latents)" in candidate
+    assert forward_parameter_candidates(GUIDANCE) == []  # while forward reads it, it stays
+
+
+def test_a_module_that_is_one_layer_becomes_that_layer():
+    script = (
+        "import torch.nn as nn\n\nclass Block(nn.Module):\n    def __init__(self, dim=4):\n        super().__init__()\n"
+        "        self.proj = nn.Linear(1, dim)\n\n    def forward(self, x):\n        return self.proj(x)\n\n"
+        "model = Block(dim=2).eval()\n"
+    )
+    (candidate,) = layer_candidates(script)
+    assert "class Block" not in candidate and "model = nn.Linear(1, 2).eval()" in lines(candidate)
+    assert layer_candidates(script.replace("return self.proj(x)", "return self.proj(x).relu()")) == []
+
+
+def test_a_def_handed_on_once_becomes_a_lambda():
+    """pytorch#193279's loss, handed to torch.func.grad and named nowhere else, once its body is one return."""
+    script = real("funcgrad_custom_function_ste.py")
+    assert lambda_candidates(script) == []  # two statements: no lambda
+    (candidate,) = lambda_candidates(script.replace("    pred = x @ RoundSTE.apply(w)\n", ""))
+    assert "def quant_loss" not in candidate
+    assert "grad_fn = torch.func.grad(lambda w, x, target: ((pred - target) ** 2).mean())" in lines(candidate)

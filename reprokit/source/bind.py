@@ -111,6 +111,35 @@ def forwarder_candidates(source: str) -> list:
     return out
 
 
+def lambda_candidates(source: str) -> list:
+    """A def whose body is one `return`, named once and not called there (handed on as a value): a lambda in
+    that place, and the def gone (`grad_fn = torch.func.grad(loss)` -> `torch.func.grad(lambda w: ...)`)."""
+    tree = ast.parse(source)
+    if dynamic(tree):
+        return []
+    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    out = []
+    for k, f in enumerate(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        if f.decorator_list or len(f.body) != 1 or not isinstance(f.body[0], ast.Return) or f.body[0].value is None:
+            continue
+        if f.args.vararg or f.args.kwarg or f.args.kwonlyargs or f.args.posonlyargs:
+            continue
+        uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == f.name]
+        if len(uses) != 1 or not isinstance(uses[0].ctx, ast.Load) or id(uses[0]) in {id(n) for n in ast.walk(f)}:
+            continue
+        parent = parents.get(id(uses[0]))
+        if isinstance(parent, ast.Call) and parent.func is uses[0]:
+            continue
+        new = copy.deepcopy(tree)
+        g = [n for n in ast.walk(new) if isinstance(n, ast.FunctionDef)][k]
+        body = g.body[0].value  # type: ignore[attr-defined]
+        _replace_loads(new, g.name, ast.Lambda(args=g.args, body=body))
+        _remove_stmt(new, g)
+        if (candidate := text(new)) is not None:
+            out.append(candidate)
+    return out
+
+
 def unwrap_with_candidates(source: str) -> list:
     """Each `with` replaced by its body, and each item of a `with` of several dropped: the failure may need none
     of them (`torch.no_grad()` around a compiled call that never asks for a gradient)."""
@@ -261,6 +290,17 @@ def _forwarded(f: ast.stmt) -> ast.expr | None:
     if any(isinstance(n, ast.Name) and n.id in params + [f.name] for n in ast.walk(call.func)):
         return None
     return call.func
+
+
+def _remove_stmt(tree: ast.AST, node: ast.stmt) -> None:
+    for parent in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and any(s is node for s in block):
+                block.remove(node)
+                if not block and field == "body" and not isinstance(parent, ast.Module):
+                    block.append(ast.Pass())
+                return
 
 
 def _splice_body(tree: ast.AST, node: ast.With) -> bool:

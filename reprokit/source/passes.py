@@ -11,11 +11,13 @@ from reprokit.source.bind import (
     alias_candidates,
     attribute_constant_candidates,
     forwarder_candidates,
+    lambda_candidates,
     param_default_candidates,
     unwrap_with_candidates,
 )
 from reprokit.source.flatten import flatten_module_candidates, remove_class_candidates
 from reprokit.source.inline import inline_call_candidates
+from reprokit.source.layers import forward_parameter_candidates, layer_candidates
 from reprokit.source.merge import merge_candidates
 from reprokit.source.shrink import (
     NUMBER_BITS,
@@ -37,13 +39,16 @@ PERSON_EDITS = [
     ("drop_default_arguments", default_argument_candidates, 0),
     ("drop_unused_names", unused_name_candidates, 0),
     ("drop_unused_parameters", unused_parameter_candidates, 0),
+    ("drop_forward_parameters", forward_parameter_candidates, 0),
     ("inline_aliases", alias_candidates, 0),
     ("inline_parameter_defaults", param_default_candidates, 0),
     ("fold_attributes", attribute_constant_candidates, 0),
     ("drop_forwarders", forwarder_candidates, 0),
+    ("lambdas", lambda_candidates, 0),
     ("drop_tuple_elements", tuple_element_candidates, 0),
     ("inline_calls", inline_call_candidates, SLACK),
     ("flatten_modules", flatten_module_candidates, SLACK),
+    ("drop_layers", layer_candidates, 0),
     ("remove_classes", remove_class_candidates, 0),
     ("unwrap_with", unwrap_with_candidates, 0),
     ("cut_loops", cut_loop_candidates, 0),
