@@ -1,6 +1,7 @@
 """The source reduction's share of time (issue #32): when it runs out, the passes stop asking, the smallest script
 so far that fails the same way is verified as repro.py, and the run says it is not minimal. In-process, on the
-real compiler, with the share made zero (the default is max(240 s, 40 runs of the script))."""
+real compiler, with the share made zero (the default is max(240 s, 40 runs of the script), at most what the run's
+time plan has left: minify/plan.py)."""
 
 import ast
 import json
@@ -15,6 +16,7 @@ import pytest
 
 from reprokit.app.bisect import bisect_script
 from reprokit.app.request import BisectRequest
+from reprokit.minify import plan
 from reprokit.source import reduce
 from reprokit.source.polish import polished
 
@@ -23,13 +25,14 @@ CASES = pathlib.Path(__file__).parent / "cases"
 
 def bisect_with_no_share(tmp_path, monkeypatch, share_of, files: tuple):
     """(verdict, notes): a bisect in-process of files[0] (its helpers beside it), with the share `share_of` names,
-    (module, function), made zero."""
+    (module, function), made zero (when given)."""
     work = tmp_path / "project"
     work.mkdir()
     for name in files:
         shutil.copy(CASES / name, work / name)
     monkeypatch.chdir(work)
-    monkeypatch.setattr(*share_of, lambda seconds: 0.0)
+    if share_of:
+        monkeypatch.setattr(*share_of, lambda seconds: 0.0)
     notes = []
     v = bisect_script(
         str(work / files[0]),
@@ -45,7 +48,11 @@ def test_the_default_share_is_four_minutes_or_forty_runs_of_the_script():
 
 @pytest.mark.slow
 def test_a_spent_share_ends_with_the_script_verified_and_says_it_is_not_minimal(tmp_path, monkeypatch):
-    v, notes = bisect_with_no_share(tmp_path, monkeypatch, (reduce, "reduction_share"), ("graph_break_fullgraph.py",))
+    # The share is spent by the run's time plan, as a slow bisect spends it: the plan's end an hour before the run
+    # began, and no floor (the default plan's numbers are tested in tests/unit/minify/test_plan.py).
+    monkeypatch.setattr(plan, "TARGET", -3600.0)
+    monkeypatch.setattr(plan, "FLOOR", 0.0)
+    v, notes = bisect_with_no_share(tmp_path, monkeypatch, None, ("graph_break_fullgraph.py",))
     said = (
         "the source reduction stopped at its share of time (0 s): repro.py is the smallest script so far that "
         "fails the same way, not a minimal one"

@@ -72,7 +72,9 @@ def bisect_script(script: str, argv: tuple = (), request: BisectRequest | None =
     run_dir = new_run(output_dir, os.path.splitext(os.path.basename(script))[0], record)
     emit(Event.RUN_DIR, path=run_dir.path)
     budget = Budget.of(r.budget, started)
-    verdict = bisect_in(run_dir, opts, devices, r.executor, minify=r.minify, pack=r.pack, emit=emit, budget=budget)
+    verdict = bisect_in(
+        run_dir, opts, devices, r.executor, minify=r.minify, pack=r.pack, emit=emit, budget=budget, started=started
+    )
     if r.versions and verdict.isolation.failing_stage and verdict.isolation.signature:
         emit(Event.PHASE, name="versions")
         verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
@@ -120,6 +122,7 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
         pack=pack and steps.get("pack", True),
         emit=emit,
         budget=Budget.of(steps.get("budget"), time.monotonic()),
+        started=time.monotonic(),
     )
 
 
@@ -133,10 +136,11 @@ def bisect_in(
     pack: bool,
     emit: Emit,
     budget: Budget | None = None,
+    started: float | None = None,
 ) -> Verdict:
     """The phases in a prepared run folder: the isolation, its repro (when allowed), the evidence asked after it,
     the pack; the verdict built from their results and written after each. settings: the executor run.json
-    records, handed in as the value rather than read back from it."""
+    records, handed in as the value rather than read back from it; started: the run's start, its time plan's."""
     # --kind slow compares the timings of whole runs: those stay plain interpreters, like the user's own runs.
     warm = script_forks(opts.script) if opts.kind == "failure" else {}
     with open_runner(
@@ -144,4 +148,4 @@ def bisect_in(
     ) as runner:
         bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
         command = f"reprokit bisect {os.path.basename(opts.script)}"
-        return run_phases(run_dir, bisector, runner, Steps(minify, pack, command), emit, budget)
+        return run_phases(run_dir, bisector, runner, Steps(minify, pack, command), emit, budget, started)

@@ -63,7 +63,7 @@ def bisect_from_capture(capture_dir: str, request: BisectRequest | None = None, 
         _write_run_json(run_dir, opts, captured, case, r)
         bisector = GraphBisector(opts, runner, emit, captured, case)
         steps = Steps(r.minify, r.pack, r.command, capture=True)
-        return run_phases(run_dir, bisector, runner, steps, emit, Budget.of(r.budget, started))
+        return run_phases(run_dir, bisector, runner, steps, emit, Budget.of(r.budget, started), started)
 
 
 def _diverging(kept: KeptCalls | None, runner: Runner | None, run_dir: RunDir, emit: Emit) -> CapturedFailure:

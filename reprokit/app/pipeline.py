@@ -14,6 +14,7 @@ from reprokit.data.events import Emit, Event
 from reprokit.data.rundir import RunDir
 from reprokit.data.verdict import Verdict
 from reprokit.errors import NothingToIsolate
+from reprokit.minify.plan import whole_run_plan
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,11 +29,17 @@ class Steps:
 
 
 def run_phases(
-    run_dir: RunDir, bisector: Bisector, runner, steps: Steps, emit: Emit, budget: Budget | None = None
+    run_dir: RunDir,
+    bisector: Bisector,
+    runner,
+    steps: Steps,
+    emit: Emit,
+    budget: Budget | None = None,
+    started: float | None = None,
 ) -> Verdict:
     """isolate, minify, the deferred evidence, pack: each phase's result into the verdict file. With a budget, the
     verdict is always finished; past its end nothing more is asked but a repro's own checks, and the run says what
-    was not asked."""
+    was not asked. Without one, the repro phases' shares keep to the time plan of a run begun at `started`."""
     isolation = bisector.isolate()
     verdict = isolated(run_dir, isolation)
     # still packed: the capture and the failure are the report
@@ -42,7 +49,7 @@ def run_phases(
         raise NothingToIsolate(f"{isolation.message} (run folder: {run_dir.path})")
     # minify and the evidence ask under the bisector's policy (its limit, switches, tries) and the budget's end
     deadline = budget.deadline if budget else None
-    runner = bisector.use_policy(deadline=deadline)
+    runner = bisector.use_policy(deadline=deadline, plan=whole_run_plan(started, budget))
     not_asked: list = []
     if steps.minify and verdict.isolation.failing_stage:
         reason = minify_case.refusal(verdict)

@@ -45,7 +45,8 @@ class GraphOracle:
         self.runner, self.shape, self.case, self.stage, self.target = runner, shape, case, stage, target
         self.check_accuracy, self.run_backward = check_accuracy, run_backward
         self.refused: list = []
-        self.share = Share(lambda seconds: graph_share(seconds))  # looked up per call: a test may patch it
+        # graph_share is looked up per call (a test may patch it); the run's time plan bounds it (minify/plan.py)
+        self.share = Share(lambda seconds: graph_share(seconds), plan=runner.policy.plan)
         # The fake-tensor check (trial/precheck.FakeCheck), asked of every cut once one has failed another way:
         # a graph whose cuts run needs no checker process (and a forked trial that cannot run costs 0.3 s), one
         # whose cuts fail is spared a trial per cut that cannot run (12-17 s each where trials start cold).

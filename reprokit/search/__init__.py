@@ -5,7 +5,7 @@ from .ddmin import ddmin
 from .fixpoint import Pass, run_passes
 from .probdd import probdd
 from .problem import Problem
-from .share import Share
+from .share import Plan, Share
 from .verify_back import verified_back, walk_back_order
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "first_failing",
     "ddmin",
     "Pass",
+    "Plan",
     "Problem",
     "probdd",
     "run_passes",

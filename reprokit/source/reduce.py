@@ -16,7 +16,7 @@ from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
 from reprokit.minify.reliability import measure
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
-from reprokit.search import Pass, Problem, Share, probdd, run_passes, verified_back, walk_back_order
+from reprokit.search import Pass, Plan, Problem, Share, probdd, run_passes, verified_back, walk_back_order
 from reprokit.source.edits import (
     checks,
     compile_entries,
@@ -44,7 +44,7 @@ def source_problem(
     Dynamo-stage failure, "user" for the script's own compile, an export stage); every improvement is repro.py.
     same(outcome), when given, must hold too (an export failure's guard). A batch of candidates runs side by side,
     each from a file of its own (candidates/<hash>.py)."""
-    oracle = SourceOracle(run_dir, v, runner, stage, same, share or source_share())
+    oracle = SourceOracle(run_dir, v, runner, stage, same, share or source_share(runner.policy.plan))
     return Problem(
         start,
         oracle.fails_same,
@@ -155,9 +155,10 @@ class SourceOracle:
         return None
 
 
-def source_share() -> Share:
-    """The source passes' share of time, given once the script's first run says how long it takes."""
-    return Share(lambda seconds: reduction_share(seconds))  # looked up per call: a test may patch it
+def source_share(plan: Plan | None = None) -> Share:
+    """The source passes' share of time, given once the script's first run says how long it takes; at most what the
+    run's time plan has left then (minify/plan.py), when it keeps to one."""
+    return Share(lambda seconds: reduction_share(seconds), plan=plan)  # looked up per call: a test may patch it
 
 
 def delete_statements(problem: Problem, source: str) -> str:
@@ -255,7 +256,7 @@ def minify_source(
     with open(isolation.script) as f:
         original = f.read()
     r = dataclasses.replace(prior or Repro(message=isolation.message), kind="source")
-    share = source_share()
+    share = source_share(runner.policy.plan)
     problem = source_problem(run_dir, isolation, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share)
     emit(Event.MINIFY_START, graph="source", nodes=code_lines(original))
     unasked = runner.over_budget

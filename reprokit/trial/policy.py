@@ -11,6 +11,7 @@ from typing import Any
 
 from reprokit.data.kinds import TrialKind
 from reprokit.data.records import Outcome, Signature, TrialSpec
+from reprokit.search.share import Plan
 
 Judge = Callable[[TrialSpec, Outcome], Outcome]
 
@@ -21,7 +22,8 @@ class TrialPolicy:
     failure is a CUDA fault); compile_limit: seconds each compile may take once the original hung compiling;
     judge: re-judges a finished trial (bisect --kind slow); deadline: time.monotonic() past which no search trial
     starts (--budget); tries, target: a flaky failure's question is asked up to `tries` times until it fails the
-    target's way (trial/repeat.py)."""
+    target's way (trial/repeat.py); plan: the whole run's time plan without --budget (minify/plan.py), which the
+    repro phases' shares of time keep to; the Runner itself never reads it."""
 
     timeout: float
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -30,6 +32,7 @@ class TrialPolicy:
     deadline: float | None = None
     tries: int = 1
     target: Signature | None = None
+    plan: Plan | None = None
 
     def __post_init__(self):
         # A view's switches cannot change under it: the mapping it was given is copied and read-only.

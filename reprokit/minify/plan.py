@@ -1,0 +1,31 @@
+"""The whole run's time plan with default flags (issue 50: each case within 5 minutes in all, pack included): each
+repro phase's share of time (the graph minify, in context, in the script, the source reduction) ends where what must
+still run after it would carry the run past the target. A --budget rules instead, as its own deadline."""
+
+from __future__ import annotations
+
+from reprokit.data.budget import Budget
+from reprokit.search import Plan
+
+# Seconds the whole `reprokit bisect` run aims at, bisect to pack.
+TARGET = 300.0
+# Seconds a repro phase keeps however late it starts: on stop 57's corpus (tests/real_bugs/BASELINE.md), 16 of the
+# 21 source reductions came within 2 lines of their final size within 60 s of their first candidate; the other
+# five needed 64 to 183 s, more than a 5-minute run has left after a slow bisect in any case.
+FLOOR = 60.0
+# What runs after a repro phase, in runs of one answer (the script's run, for the source reduction): the repro's
+# two checks in fresh interpreters and its run without compile, its reliability's further runs (up to 10 in all),
+# a polished text checked again, the evidence's re-run and config flips, the pack.
+RUNS_AFTER = 10
+# What a fresh interpreter adds to each of those runs: `import torch` (about 2 s on 2 cores) and the set-up of its
+# first compile, about as much again (the fork worker spares the candidates both: trial/forkserver). The corpus
+# ran #197408's 2.2 s candidate as a 19.6 s fresh check, on a machine where `import torch` took 3.5 times as long.
+OVERHEAD = 5.0
+
+
+def whole_run_plan(started: float | None, budget: Budget | None) -> Plan | None:
+    """The plan of a run that started at `started` (time.monotonic()); None under --budget, or with no start known
+    (`reprokit minify RUN_DIR` alone), where each phase's own share holds."""
+    if budget is not None or started is None:
+        return None
+    return Plan(end=started + TARGET, floor=FLOOR, runs_after=RUNS_AFTER, overhead=OVERHEAD)
