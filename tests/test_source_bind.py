@@ -18,6 +18,7 @@ from reprokit.source.bind import (
 from reprokit.source.edits import checks
 from reprokit.source.flatten import flatten_module_candidates
 from reprokit.source.layers import forward_parameter_candidates, layer_candidates
+from reprokit.source.merge import merge_candidates
 from reprokit.source.unpack import tuple_element_candidates
 
 REAL = pathlib.Path(__file__).parent / "real_bugs"
@@ -160,3 +161,11 @@ def test_a_def_handed_on_once_becomes_a_lambda():
     (candidate,) = lambda_candidates(script.replace("    pred = x @ RoundSTE.apply(w)\n", ""))
     assert "def quant_loss" not in candidate
     assert "grad_fn = torch.func.grad(lambda w, x, target: ((pred - target) ** 2).mean())" in lines(candidate)
+
+
+def test_a_module_compiled_into_its_own_name_is_made_in_the_compile_call():
+    """#160271's `model = TinyFluxBlock().eval()` then `model = torch.compile(model, dynamic=True)`: one line."""
+    merged = merge_candidates(GUIDANCE)
+    assert any("model = torch.compile(TinyFluxBlock().eval(), dynamic=True)" in lines(c) for c in merged)
+    later = "x = 1\ny = x\nx = x + 1\nprint(x, y)\n"  # read again before the rebinding: not merged
+    assert not any("x = 1 + 1" in c for c in merge_candidates(later))

@@ -1,5 +1,6 @@
 """Statements merged (issue 50, item 2): `y = f(x)` read once, by a later statement of the same block, is folded
-into that read (`out = g(y)` -> `out = g(f(x))`). The read must run once where the assignment ran once: not in a
+into that read (`out = g(y)` -> `out = g(f(x))`), also where that statement binds the name again
+(`model = torch.compile(model)`). The read must run once where the assignment ran once: not in a
 loop, a def, a lambda or a comprehension, and nothing between rebinds a name the value reads.
 Plain text in, candidate texts out."""
 
@@ -43,7 +44,9 @@ def _merge(tree: ast.Module, block: list, i: int) -> bool:
         later = block[j]
         here = reads(later)[name]
         if here:
-            if here != 1 or total != 1 or isinstance(later, (ast.Assert, ast.If)):
+            # `m = M(); m = torch.compile(m)`: the later statement rebinds the name, so reads after it are not this one's
+            rebinds = isinstance(later, ast.Assign) and name in stored(later)
+            if here != 1 or (total != 1 and not rebinds) or isinstance(later, (ast.Assert, ast.If)):
                 return False  # read twice, elsewhere too, or in a check (a changed check is refused anyway)
             site = _site(later, name)
             if site is None:
