@@ -10,6 +10,7 @@ import torch
 from reprokit.source.bind import (
     alias_candidates,
     attribute_constant_candidates,
+    empty_class_candidates,
     forwarder_candidates,
     lambda_candidates,
     param_default_candidates,
@@ -169,3 +170,17 @@ def test_a_module_compiled_into_its_own_name_is_made_in_the_compile_call():
     assert any("model = torch.compile(TinyFluxBlock().eval(), dynamic=True)" in lines(c) for c in merged)
     later = "x = 1\ny = x\nx = x + 1\nprint(x, y)\n"  # read again before the rebinding: not merged
     assert not any("x = 1 + 1" in c for c in merge_candidates(later))
+
+
+def test_an_empty_class_made_without_arguments_becomes_object():
+    """pytorch#196173's PhaseConfig, once its fields are cut: the scheduler only compares identities."""
+    script = real("d_identity_toggle_stale_branch.py")
+    start = script.index("class PhaseConfig")
+    end = script.index("class AlternatingScheduler")
+    emptied = script[:start] + "class PhaseConfig:\n    pass\n\n\n" + script[end:]
+    emptied = emptied.replace('PhaseConfig("even", 0.1)', "PhaseConfig()").replace(
+        'PhaseConfig("odd", 0.01)', "PhaseConfig()"
+    )
+    (candidate,) = empty_class_candidates(emptied)
+    assert "class PhaseConfig" not in candidate and "self.even = object()" in candidate
+    assert empty_class_candidates(script) == []  # its fields are still there

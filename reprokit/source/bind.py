@@ -1,6 +1,7 @@
 """Names a repro does without (issue 50, item 2): a name that only renames another (`da = a`), a parameter no
 call gives (its default in its place), an attribute set once to a literal (`self.p = 0.1`), a def that only
-forwards its parameters to another callable (`def f(x): return g(x)`), and a `with` the failure may not need.
+forwards its parameters to another callable (`def f(x): return g(x)`), a def handed on once (a lambda there), an
+empty class (`object()`), and a `with` the failure may not need.
 Each is one candidate the oracle judges. Plain text in, candidate texts out."""
 
 from __future__ import annotations
@@ -106,6 +107,35 @@ def forwarder_candidates(source: str) -> list:
         if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(new)):
             continue
         _replace_loads(new, name, target)
+        if (candidate := text(new)) is not None:
+            out.append(candidate)
+    return out
+
+
+def empty_class_candidates(source: str) -> list:
+    """A top-level class with nothing in it (`class PhaseConfig: pass`), only ever made without arguments: each
+    `PhaseConfig()` becomes `object()` and the class goes."""
+    tree = ast.parse(source)
+    if dynamic(tree):
+        return []
+    out = []
+    for k, cls in enumerate(tree.body):
+        if not isinstance(cls, ast.ClassDef) or cls.bases or cls.keywords or cls.decorator_list:
+            continue
+        if any(
+            not isinstance(s, ast.Pass) and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+            for s in cls.body
+        ):
+            continue
+        uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == cls.name]
+        calls = [
+            n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func in uses and not n.args and not n.keywords
+        ]
+        if not uses or len(calls) != len(uses):
+            continue
+        new = copy.deepcopy(tree)
+        del new.body[k]
+        _replace_loads(new, cls.name, ast.Name("object", ast.Load()))
         if (candidate := text(new)) is not None:
             out.append(candidate)
     return out

@@ -10,6 +10,7 @@ from reprokit.search import Pass
 from reprokit.source.bind import (
     alias_candidates,
     attribute_constant_candidates,
+    empty_class_candidates,
     forwarder_candidates,
     lambda_candidates,
     param_default_candidates,
@@ -50,6 +51,7 @@ PERSON_EDITS = [
     ("flatten_modules", flatten_module_candidates, SLACK),
     ("drop_layers", layer_candidates, 0),
     ("remove_classes", remove_class_candidates, 0),
+    ("empty_classes", empty_class_candidates, 0),
     ("unwrap_with", unwrap_with_candidates, 0),
     ("cut_loops", cut_loop_candidates, 0),
     ("fold_constants", fold_constant_candidates, 0),
