@@ -75,13 +75,15 @@ class GraphOracle:
         runnable = [(i, e) for i, e in enumerate(edits) if self._worth_a_trial(e)]
         if not runnable:
             return None
-        outcomes = self._started(
-            self.runner.map([self.spec(e) for _, e in runnable], stop=lambda _, o: self.target.matches(o.signature))
-        )
+        outcomes = self._started(self.runner.map([self.spec(e) for _, e in runnable], stop=self._stop))
         for (i, edit), outcome in zip(runnable, outcomes):
             if outcome is not None and self.judge(edit, outcome):
                 return i
         return None
+
+    def _stop(self, _: int, outcome) -> bool:
+        """No cut starts after one fails the same way, nor once the share is spent (a batch is not run out past it)."""
+        return self.target.matches(outcome.signature) or self.share.spent()
 
     def failing_mask(self, edits: Sequence) -> list:
         """For a monotone search: all of them asked at once, each answer kept."""

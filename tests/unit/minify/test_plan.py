@@ -6,6 +6,7 @@ import time
 
 from reprokit.data.budget import Budget
 from reprokit.data.rundir import RunDir
+from reprokit.fx.graphcase import Edit
 from reprokit.minify.graph import GraphOracle, graph_problem, reduce_graph
 from reprokit.minify.plan import whole_run_plan
 from reprokit.search import Plan, Share
@@ -76,3 +77,43 @@ def test_the_plan_in_the_runners_policy_ends_the_graph_minify_after_its_first_ba
     reduce_graph(problem, shape, width=runner.jobs)
     assert oracle.share.ran_out and oracle.share.given == 0.0
     assert 1 <= len(runner.asked) <= runner.jobs  # one batch of cuts, which gave the share; none after it
+
+
+def test_no_candidate_of_a_batch_starts_once_the_share_is_spent(tmp_path):
+    """A batch of candidates is not run out past the share's end: #188422's last batch took its 60 s share 32 s over."""
+    now = [0.0]
+
+    def answer(spec):
+        now[0] += 4.0  # each trial takes 4 s on the share's clock
+        if spec.stage == "none":
+            return passed()
+        return failed() if source_of(spec).count("\n") > 13 else passed()  # no cut fails: each batch runs out
+
+    script = "".join(f"x{i} = {i}\n" for i in range(14))
+    run = RunDir(str(tmp_path))
+    run.write_json("run.json", {"options": {"cwd": str(tmp_path)}})
+    runner = FakeRunner(answer, jobs=1)
+    v = verdict(signature=BUG.to_dict(), failing_stage="eager").isolation
+    share = Share(lambda seconds: 10.0, clock=lambda: now[0])
+    problem = source_problem(run, v, runner, script, share=share)
+    assert problem.test(script)  # the share starts as the script's first run answers (at 4 s): it ends at 14 s
+    assert problem.first_failing([script.replace(f"x{i} = {i}\n", "") for i in range(14)]) is None
+    assert share.ran_out and now[0] == 16.0  # two candidates started by then, none of the other 12
+
+
+def test_no_cut_of_a_batch_starts_once_the_graph_share_is_spent():
+    shape = chain_graph("add", "mul", "relu", "sum", "neg")
+    names = [n.name for n in shape.nodes[1:]]
+    now = [0.0]
+
+    def answer(spec):
+        now[0] += 4.0
+        return passed()
+
+    runner = FakeRunner(answer, jobs=1)
+    oracle = GraphOracle(runner, shape, "case", "inductor", BUG, check_accuracy=False, run_backward=False)  # type: ignore[arg-type]
+    oracle.share = Share(lambda seconds: 6.0, clock=lambda: now[0])
+    # the graph's prefixes, each a different cut: 15 of them
+    edits = [Edit(frozenset(names[j : k + 1]), frozenset(), (names[k],)) for j in range(5) for k in range(j, 5)]
+    assert oracle.first_failing(edits[:3]) is None and now[0] == 12.0  # the first batch runs whole: it gives the share
+    assert oracle.first_failing(edits[3:9]) is None and now[0] == 20.0  # 12 + 6 = 18: two cuts start by then
