@@ -1,6 +1,6 @@
 """The pack of a `reprokit bisect` run, top-down: the run's facts read once (report/pack_facts.py), then each part
-rendered from them by its own module, once and in order (source/, env/, logs/, verdict.json, the repro, what was
-recorded outside the trials, ISSUE.md, README.md); the plan scrubs every text as it is written (report/pack.py)."""
+rendered from them by its own module, once and in order (source/, env/, logs/, verdict.json, the run folder's own
+files: repro.py, test_repro.py, capture/; ISSUE.md, README.md); the plan scrubs every text as it is written (report/pack.py)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,11 @@ from reprokit.data.rundir import VERDICT_FILE, RunDir
 from reprokit.data.signature import Signature
 from reprokit.data.verdict import Verdict
 from reprokit.report.pack import PackPlan, short_digest
-from reprokit.report.pack_capture import recorded_texts
 from reprokit.report.pack_env import bisect_env_texts
 from reprokit.report.pack_facts import gather, load_verdict  # noqa: F401 (load_verdict: app/minify reads through it)
+from reprokit.report.pack_files import run_files
 from reprokit.report.pack_issue import issue_text
 from reprokit.report.pack_logs import decisive_logs
-from reprokit.report.pack_repro import repro_members
 from reprokit.report.pack_source import source_texts
 from reprokit.report.render import environment
 from reprokit.report.summary import summaries
@@ -36,15 +35,14 @@ def bisect_plan(run: RunDir, include_data: bool = False, verdict: Verdict | None
     env = bisect_env_texts(facts)
     logs, tlparse_at = decisive_logs(v.decisive_trials, facts.error)
     public = v.to_dict() | {"run_dir": os.path.basename(v.run.run_dir or run.path), "tarball": None}
-    repro = repro_members(facts, include_data)
-    recorded = recorded_texts(facts)
+    files = run_files(facts, include_data)
     brief, whole = summaries(v)
-    data_attached = "repro_inputs.pt" in repro.blobs
-    issue = issue_text(facts, repro.repro, brief, plan.top + ".tar.gz", tlparse_at, data_attached)
+    data_attached = "repro_inputs.pt" in files.blobs
+    issue = issue_text(facts, files.repro, brief, plan.top + ".tar.gz", tlparse_at, data_attached)
     plan.texts.update(source | env | logs | {VERDICT_FILE: json.dumps(public, indent=2, sort_keys=True, default=str)})
-    plan.texts.update(repro.texts | recorded | {"ISSUE.md": issue})
-    plan.blobs.update(repro.blobs)
-    plan.notes.update(source_notes | ({"input_data": repro.input_data} if repro.input_data else {}))
+    plan.texts.update(files.texts | {"ISSUE.md": issue})
+    plan.blobs.update(files.blobs)
+    plan.notes.update(source_notes | ({"input_data": files.input_data} if files.input_data else {}))
     plan.texts["README.md"] = (
         environment()
         .get_template("README.md.j2")

@@ -10,7 +10,7 @@ from reprokit.data.doctor import DoctorReport
 from reprokit.data.rundir import RunDir
 from reprokit.data.trial_files import read_tail, trial_record
 from reprokit.errors import ReprokitError
-from reprokit.report.env import environment_report
+from reprokit.report.env import allowed_env, environment_report
 from reprokit.report.git import git_state
 from reprokit.report.pack import PackPlan, short_digest
 from reprokit.report.pack_env import env_texts, environment_variables
@@ -91,7 +91,7 @@ def doctor_plan(run: RunDir) -> PackPlan:
     )
     plan.texts.update(env_texts(env_data, collect_json=False, smi=()))
     plan.texts["env/command.txt"] = (info.get("command") or "") + "\nargv: " + json.dumps(list(r.argv)) + "\n"
-    plan.texts["env/environment.json"] = environment_variables(info, redactor)
+    plan.texts["env/environment.json"] = environment_variables(allowed_env(info.get("environment")), redactor)
     compiled = (r.trials or {}).get("compiled", "")
     record = trial_record(compiled)
     imported, read = record.get("local_modules") or [], record.get("local_files_read") or []

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-from reprokit.report.env import allowed_env
 from reprokit.report.pack_facts import PackFacts
 from reprokit.report.redact import Redactor
 
@@ -24,11 +23,10 @@ def env_texts(env_data: dict, *, collect_json: bool = True, smi: tuple = ("txt",
     return texts
 
 
-def environment_variables(info: dict, redactor: Redactor) -> str:
-    """env/environment.json: the allowlisted variables recorded in run.json, secret-named values withheld."""
-    variables = {
-        k: redactor.env_value(k, val, "env/environment.json") for k, val in allowed_env(info.get("environment")).items()
-    }
+def environment_variables(allowed: dict, redactor: Redactor) -> str:
+    """env/environment.json: the allowlisted variables recorded in run.json (env.allowed_env), secret-named values
+    withheld."""
+    variables = {k: redactor.env_value(k, val, "env/environment.json") for k, val in allowed.items()}
     return json.dumps(variables, indent=2, sort_keys=True)
 
 
@@ -36,7 +34,7 @@ def bisect_env_texts(facts: PackFacts) -> dict:
     """env/ of a bisect pack: versions, allowlisted variables, the script's compiler config and compile args."""
     info, iso = facts.info, facts.verdict.isolation
     texts = env_texts(facts.env)
-    texts["env/environment.json"] = environment_variables(info, facts.redactor)
+    texts["env/environment.json"] = environment_variables(facts.variables, facts.redactor)
     texts["env/compiler_config.json"] = json.dumps(facts.first.get("user_configs") or {}, indent=2, sort_keys=True)
     texts["env/compile_args.json"] = json.dumps(iso.compile_args or {}, indent=2, sort_keys=True)
     texts["env/command.txt"] = (info.get("command") or "") + "\n" + "argv: " + json.dumps(iso.argv) + "\n"
