@@ -71,6 +71,8 @@ def gather(run: RunDir, verdict: Verdict | None = None) -> PackFacts:
     # Secret values: found by the keyed hashes bisect recorded (never the values), so any shell packs the same.
     keyed = KeyedSecrets.load(run.path)
     machine = run_places(run.path, keyed.identity if keyed is not None else recorded_identity(run.path))
+    # The portable forms name the verdict's script folder first (<project> where it is also the working folder);
+    # the redactor keeps the run's own order, as it always has.
     places = ordered([("<project>", [os.path.dirname(iso.script)])] + [(n, [p]) for p, n in machine])
     redactor = Redactor.of_run(keyed, machine, argv=list(iso.argv) + [info.get("command", "")])
     return PackFacts(run, v, info, first, env, variables, git, error, places, redactor)
