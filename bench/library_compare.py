@@ -46,7 +46,7 @@ from reprokit.app.runners import open_runner, script_forks
 from reprokit.app.verdict_file import isolation_of
 from reprokit.data.phases import Repro
 from reprokit.data.rundir import RunDir
-from reprokit.report.bisect_report import load_verdict
+from reprokit.report.pack_facts import load_verdict
 from reprokit.search import Problem, run_passes
 from reprokit.source import reduce
 from reprokit.source.passes import source_size

@@ -392,7 +392,7 @@ def test_resume_refuses_a_folder_bisected_from_a_capture(tmp_path):
 
 def test_issue_says_the_run_came_from_a_capture():
     from reprokit.data.verdict import Verdict
-    from reprokit.report.bisect_report import summary
+    from reprokit.report.summary import summary
 
     v = Verdict.from_dict(
         dict(

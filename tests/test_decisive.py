@@ -11,11 +11,12 @@ from reprokit.data.signature import Signature
 from reprokit.data.verdict import Verdict
 from reprokit.minify.testcase import judge_test
 from reprokit.report import triage
-from reprokit.report.bisect_report import RunFacts, issue_text
 from reprokit.report.decisive import LIMIT, decisive_error, last_chain
-from reprokit.report.issue_parts import fit_github
+from reprokit.report.github import fit_github
+from reprokit.report.pack_facts import gather
+from reprokit.report.pack_issue import issue_text
 from reprokit.report.portable import machine_paths, portable
-from reprokit.report.redact import Redactor
+from reprokit.report.summary import summary
 
 TEXTS = pathlib.Path(__file__).parent / "decisive_texts"
 
@@ -134,7 +135,7 @@ def test_issue_md_says_the_error_inside_dynamos_wrapper(tmp_path):
     run.write_json("env.json", {"text": "collect_env"})
     ladder = [{"stage": "eager", "kind": "exception", "summary": "", "seconds": 0.4, "same": True}]
     v = verdict(kind="exception", signature=FAKE_CALL, failing_stage="eager", last_passing_stage="none", ladder=ladder)
-    text = issue_text(run, v, RunFacts.read(run, v), "pack.tar.gz", Redactor())
+    text = issue_text(gather(run, v), None, summary(v, brief=True), "pack.tar.gz", None, False)
     assert text.splitlines()[0] == "[dynamo] RuntimeError: .numpy() is not supported for tensor subclasses."
     assert (
         "`torch.compile` raises (TorchRuntimeError: RuntimeError when making fake tensor call) in `train.py`. "

@@ -286,7 +286,9 @@ def test_issue_md_says_the_trials_after_a_cuda_fault_ran_with_synchronous_launch
         "kernel": "triton_poi_fused_mul_relu_sigmoid_1",
         "launch_blocking": True,
     }
-    assert isolated_lines(Verdict.from_dict(dict(script="s.py", argv=[], cuda_fault=fault, repro_kind="graph"))) == [
+    assert isolated_lines(
+        Verdict.from_dict(dict(script="s.py", argv=[], cuda_fault=fault, repro_kind="graph")), []
+    ) == [
         "CUDA fault: device-side assert triggered in kernel `triton_poi_fused_mul_relu_sigmoid_1`; every trial after "
         "the original ran with `CUDA_LAUNCH_BLOCKING=1`, so the fault surfaced at the kernel that raised it (repro.py "
         "sets it too)"

@@ -239,7 +239,7 @@ def test_issue_md_says_a_cuda_fault_of_aotis_compile_named_no_kernel():
 
     fault = {"fault": "device-side assert triggered", "kernel": None, "launch_blocking": True}
     assert isolated_lines(
-        Verdict.from_dict(dict(script="s.py", argv=[], cuda_fault=fault, repro_kind="export_graph"))
+        Verdict.from_dict(dict(script="s.py", argv=[], cuda_fault=fault, repro_kind="export_graph")), []
     ) == [
         "CUDA fault: device-side assert triggered, named by no kernel; every trial after the original ran with "
         "`CUDA_LAUNCH_BLOCKING=1`"
@@ -257,7 +257,7 @@ def test_issue_md_says_how_a_kernel_the_fault_did_not_surface_in_was_named():
         "launch_blocking": True,
     }
     assert isolated_lines(
-        Verdict.from_dict(dict(script="s.py", argv=[], cuda_fault=by_message, repro_kind="export_graph"))
+        Verdict.from_dict(dict(script="s.py", argv=[], cuda_fault=by_message, repro_kind="export_graph")), []
     ) == [
         "CUDA fault: device-side assert triggered in kernel `triton_poi_fused_addmm_relu_sigmoid_0`; every trial "
         "after the original ran with `CUDA_LAUNCH_BLOCKING=1`; it surfaced in no kernel, which is named by the "
@@ -271,7 +271,7 @@ def test_issue_md_says_how_a_kernel_the_fault_did_not_surface_in_was_named():
         "sanitizer": {"error": "Invalid __global__ write of size 4 bytes", "kernel": "scatter_far"},
     }
     assert isolated_lines(
-        Verdict.from_dict(dict(script="s.py", argv=[], cuda_fault=by_sanitizer, repro_kind="graph"))
+        Verdict.from_dict(dict(script="s.py", argv=[], cuda_fault=by_sanitizer, repro_kind="graph")), []
     ) == [
         "CUDA fault: an illegal memory access was encountered in kernel `scatter_far`; every trial after the "
         "original ran with `CUDA_LAUNCH_BLOCKING=1`; it surfaced in no kernel, which compute-sanitizer's memcheck "

@@ -179,7 +179,7 @@ def test_a_stage_that_passes_where_the_ladder_says_it_should_fail_is_named():
 
 
 def test_the_report_says_how_a_flaky_failure_was_asked():
-    from reprokit.report.bisect_report import summary
+    from reprokit.report.summary import summary
 
     v = Verdict.from_dict(
         dict(
@@ -204,8 +204,8 @@ def test_a_stage_above_the_failing_one_that_passes_is_said_and_a_replays_own_fai
     """jvp of ldexp (#197086) crashes under aot_eager while inductor passes: ISSUE.md said it "fails from aot_eager
     on". And a while_loop graph (#166525) replayed alone failed another way inside torch's fake-tensor setup; the
     issue listed that beside the user's failure as if it were a second bug of theirs."""
-    from reprokit.report.bisect_report import summary
     from reprokit.report.issue_notes import isolated_lines
+    from reprokit.report.summary import summary
 
     ladder = [
         {"stage": "eager", "kind": "pass"},
@@ -239,7 +239,7 @@ def test_a_stage_above_the_failing_one_that_passes_is_said_and_a_replays_own_fai
     met = {"kind": "exception", "exc_type": "AttributeError", "message": "'NoneType' object has no attribute 'x'"}
     met_by = {"signature": met, "trial": "/r/trials/graph-stage-inductor-1a", "replay": True}
     v = Verdict.from_dict(dict(script="/w/loop.py", argv=[], other_failures=[met_by]))
-    assert isolated_lines(v) == [
+    assert isolated_lines(v, []) == [
         "a different failure met on the way: AttributeError: 'NoneType' object has no attribute 'x' (met when "
         "reprokit compiled the captured graph alone, outside the script: it may come from that replay, not from "
         "your program)"

@@ -10,6 +10,7 @@ from reprokit.bisect.numerics import FALLBACK, agreement, base_name, mode_config
 from reprokit.cli import main
 from reprokit.data.verdict import Verdict
 from reprokit.report.issue_notes import isolated_lines
+from reprokit.report.numerics_notes import numerics_lines
 
 LOWERING = {
     "name": "lowerings",
@@ -48,7 +49,7 @@ def test_strict_numerics_removing_it_is_numerics_only_and_the_weakest_mode_is_th
         "or precision; inductor's fallback to ATen (fallback_by_default=True) removes it"
     )
     v = Verdict.from_dict(dict(script="fp8.py", argv=[], numerics=found))
-    assert isolated_lines(v)[-1] == (
+    assert isolated_lines(v, numerics_lines(v))[-1] == (
         "workaround: `TORCHINDUCTOR_NUMERICS=strict_pointwise` (the weakest numerics mode that removes it)"
     )
 
@@ -95,7 +96,8 @@ def closer_verdict(**fields) -> Verdict:
 
 
 def test_issue_md_says_compiled_is_the_more_accurate_and_what_gives_eager_bits_back():
-    lines = isolated_lines(closer_verdict())
+    v = closer_verdict()
+    lines = isolated_lines(v, numerics_lines(v))
     assert lines[3:] == [
         (
             "compiled is the more accurate: graph 0 differs from eager, and compiled is the closer of the two to a "

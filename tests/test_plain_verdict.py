@@ -13,7 +13,7 @@ from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
 from reprokit.data.verdict import Verdict
 from reprokit.errors import NothingToIsolate
-from reprokit.report.bisect_report import summary
+from reprokit.report.summary import summary
 from reprokit.trial.runner import Runner
 
 WRONG = Signature("exception", "AssertionError", "tensor([N., N.])", None)

@@ -284,10 +284,9 @@ def test_test_repro_is_the_repro_as_a_pytorch_test_of_at_most_40_lines():
 
 def test_the_header_command_stays_as_rendered_through_the_packs_pass():
     """The pack makes repro.py's comments portable again: a placeholder's path is not rewritten a second time."""
-    from reprokit.report.bisect_report import portable_code
-    from reprokit.report.command_text import portable_command
+    from reprokit.report.portable import places, portable_code, portable_command
 
     command = portable_command("reprokit bisect s.py --output-dir /tmp/tmp.k745IDc1wV/out -- --name 'a b'")
     assert command == "reprokit bisect s.py --output-dir <tmp>/tmp.k745IDc1wV/out -- --name 'a b'"
     text = f"# Made by: {command}\nx = '/tmp/tmp.k745IDc1wV/out'\n"
-    assert portable_code(text, "/nowhere/run", "/nowhere/project") == text
+    assert portable_code(text, places("/nowhere/run", "/nowhere/project")) == text

@@ -8,18 +8,14 @@ import os
 from reprokit import __version__
 from reprokit.data.doctor import DoctorReport
 from reprokit.data.rundir import RunDir
-from reprokit.data.trial_files import trial_record
+from reprokit.data.trial_files import read_tail, trial_record
 from reprokit.errors import ReprokitError
-from reprokit.report.pack import (
-    PackPlan,
-    env_texts,
-    environment_report,
-    environment_variables,
-    read_tail,
-    short_digest,
-    source_texts,
-    trial_logs,
-)
+from reprokit.report.env import allowed_env, environment_report
+from reprokit.report.git import git_state
+from reprokit.report.pack import PackPlan, short_digest
+from reprokit.report.pack_env import env_texts, environment_variables
+from reprokit.report.pack_logs import trial_logs
+from reprokit.report.pack_source import source_texts
 from reprokit.report.redact import Redactor
 from reprokit.report.render import environment
 
@@ -95,12 +91,13 @@ def doctor_plan(run: RunDir) -> PackPlan:
     )
     plan.texts.update(env_texts(env_data, collect_json=False, smi=()))
     plan.texts["env/command.txt"] = (info.get("command") or "") + "\nargv: " + json.dumps(list(r.argv)) + "\n"
-    plan.texts["env/environment.json"] = environment_variables(info, redactor)
+    plan.texts["env/environment.json"] = environment_variables(allowed_env(info.get("environment")), redactor)
     compiled = (r.trials or {}).get("compiled", "")
     record = trial_record(compiled)
-    plan.texts.update(
-        source_texts(r.script, record.get("local_modules") or [], record.get("local_files_read") or [], plan.notes)
-    )
+    imported, read = record.get("local_modules") or [], record.get("local_files_read") or []
+    source, notes = source_texts(r.script, imported, git_state(r.script, imported, read))
+    plan.texts.update(source)
+    plan.notes.update(notes)
     for role, trial in sorted((r.trials or {}).items()):
         plan.texts.update(trial_logs(trial, f"logs/{role}", ("stdout.txt", "stderr.txt", "observed.json", "spec.json")))
     issue = issue_text(run, r, env_data.get("text") or "unavailable", plan.top + ".tar.gz")

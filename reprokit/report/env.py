@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 
 from reprokit import settings
-from reprokit.data.rundir import write_json_atomic
+from reprokit.data.rundir import RunDir, write_json_atomic
 from reprokit.trial.cache import cache_base
 
 ENV_ALLOW = re.compile(
@@ -161,6 +161,13 @@ def _collect_now(python: str, timeout: float) -> dict:
     except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError) as e:
         data = {"error": f"collect_env failed: {type(e).__name__}"}
     return data
+
+
+def environment_report(run: RunDir) -> dict:
+    """collect_env etc., collected once per run folder and kept there (packing twice gives the same bytes)."""
+    if not run.exists("env.json"):
+        run.write_json("env.json", collect(run.read_json("run.json").get("python") or sys.executable))
+    return run.read_json("env.json")
 
 
 def allowed_env(env: Mapping[str, str] | None = None) -> dict:

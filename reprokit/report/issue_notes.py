@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from reprokit.data.signature import Signature
 from reprokit.data.verdict import Verdict
-from reprokit.report.numerics_notes import numerics_lines
 
 # What each kind of repro is, in the words ISSUE.md uses.
 REPRO_KINDS = {
@@ -19,6 +18,19 @@ REPRO_KINDS = {
 }
 
 EXPORT_STAGES = ("export", "decompose", "aoti_compile", "aoti_run")  # the export path's own (#20)
+
+
+def issue_notes(
+    v: Verdict, numerics: list, repro: str | None, inline: str | None, tlparse_at: str | None, data_attached: bool
+) -> dict:
+    """ISSUE.md's sentences beside the summary, as its template names them: what was isolated (numerics: the lines
+    of report/numerics_notes.py), the repro and its data, and what the tarball holds."""
+    data = data_note(v, data_attached)
+    return {
+        "isolated": isolated_lines(v, numerics),
+        "repro_note": repro_note(v, repro, inline) + (f". {data}" if data else ""),
+        "attached": attached_note(v, tlparse_at),
+    }
 
 
 def repro_note(v: Verdict, repro: str | None, inline: str | None) -> str:
@@ -63,8 +75,8 @@ def fresh_interpreters(runs: int | None) -> str:
     return "a fresh interpreter" if runs == 1 else f"{'two' if runs in (None, 2) else runs} fresh interpreters"
 
 
-def isolated_lines(v: Verdict) -> list:
-    """ISSUE.md's list of what the bisect isolated besides the stage."""
+def isolated_lines(v: Verdict, numerics: list) -> list:
+    """ISSUE.md's list of what the bisect isolated besides the stage; numerics: numerics_notes.numerics_lines(v)."""
     iso = v.isolation
     isolated = []
     if iso.graph is not None:
@@ -78,7 +90,7 @@ def isolated_lines(v: Verdict) -> list:
             f"subsystem: `{v.subsystem['name']}` application #{v.subsystem['application']} of "
             f"{v.subsystem.get('applications')}: `{v.subsystem.get('detail')}`{stability}"
         )
-    isolated.extend(numerics_lines(v))
+    isolated.extend(numerics)
     if iso.cuda_fault:
         isolated.append(cuda_fault_line(v))
     for o in iso.other_failures or []:

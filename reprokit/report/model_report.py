@@ -7,16 +7,12 @@ import os
 
 from reprokit import __version__
 from reprokit.data.rundir import VERDICT_FILE, RunDir
+from reprokit.data.trial_files import read_tail
 from reprokit.errors import ReprokitError
-from reprokit.report.pack import (
-    PackPlan,
-    env_texts,
-    environment_report,
-    read_tail,
-    short_digest,
-    trial_logs,
-    trim_traceback,
-)
+from reprokit.report.env import environment_report
+from reprokit.report.pack import PackPlan, short_digest, trim_traceback
+from reprokit.report.pack_env import env_texts
+from reprokit.report.pack_logs import trial_logs
 from reprokit.report.redact import Redactor
 from reprokit.report.render import environment
 

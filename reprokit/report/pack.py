@@ -1,7 +1,7 @@
 """The one pack builder: a plan of scrubbed members under one top folder, written as a deterministic tarball.
 
 bisect_report, doctor_report and model_report each fill a PackPlan for their kind of run folder; the parts they
-share (environment, source, trial logs) are built here.
+share are modules of their own (pack_env: env/, pack_source: source/, pack_logs: logs/).
 """
 
 from __future__ import annotations
@@ -12,15 +12,11 @@ import hashlib
 import io
 import json
 import os
-import sys
 import tarfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from reprokit.data.events import Event
-from reprokit.data.rundir import RunDir, write_atomic
-from reprokit.data.trial_files import TEXT_LIMIT, read_tail  # noqa: F401 (the report modules read logs through it)
-from reprokit.report import env as envmod
-from reprokit.report.git import git_state
+from reprokit.data.rundir import write_atomic
 from reprokit.report.redact import Redactor
 
 
@@ -62,66 +58,6 @@ def trim_traceback(text: str, keep: int = 60) -> str:
     """The decisive part of a traceback: the last `keep` lines, which hold the error and its innermost frames."""
     lines = [l for l in text.rstrip().splitlines() if l.strip() not in ("^", "") and set(l.strip()) - set("^~ ")]
     return "\n".join(lines[-keep:])
-
-
-def environment_report(run: RunDir) -> dict:
-    """collect_env etc., collected once per run folder and kept there (packing twice gives the same bytes)."""
-    if not run.exists("env.json"):
-        run.write_json("env.json", envmod.collect(run.read_json("run.json").get("python") or sys.executable))
-    return run.read_json("env.json")
-
-
-def env_texts(env_data: dict, *, collect_json: bool = True, smi: tuple = ("txt", "json")) -> dict:
-    """env/: collect_env's text (and JSON), the installed packages, and nvidia-smi's `smi` forms on a GPU."""
-    texts = {"env/collect_env.txt": env_data.get("text") or env_data.get("error", "")}
-    if collect_json:
-        texts["env/collect_env.json"] = json.dumps(env_data.get("json") or {}, indent=2, sort_keys=True)
-    texts["env/packages.json"] = json.dumps(env_data.get("packages") or {}, indent=2, sort_keys=True)
-    found = env_data.get("nvidia_smi")
-    if found and "txt" in smi:
-        texts["env/nvidia-smi.txt"] = found.get("text", "")
-    if found and "json" in smi:
-        texts["env/nvidia-smi.json"] = json.dumps(found.get("gpus"), indent=2)
-    return texts
-
-
-def environment_variables(info: dict, redactor: Redactor) -> str:
-    """env/environment.json: the allowlisted variables recorded in run.json, secret-named values withheld."""
-    variables = {
-        k: redactor.env_value(k, val, "env/environment.json")
-        for k, val in envmod.allowed_env(info.get("environment")).items()
-    }
-    return json.dumps(variables, indent=2, sort_keys=True)
-
-
-def source_texts(script: str, imported: list, read: Sequence = (), notes: dict | None = None) -> dict:
-    """source/: the script, the local modules it imported, and its git state (credentials stripped): the diff of
-    the files it imported or read, the names alone of other changed paths (said in notes, for MANIFEST.json)."""
-    texts = {}
-    script_dir = os.path.dirname(script)
-    for path in [script] + list(imported):
-        text = read_tail(path)
-        if text is not None:
-            texts["source/" + os.path.relpath(path, script_dir)] = text
-    git = git_state(script, imported, read)
-    if git and notes is not None and "diff_of" in git:
-        notes["git_diff"] = {"content_of": git["diff_of"], "names_only": git["other_changed"]}
-    if git:
-        diff = git.pop("diff", "")
-        texts["source/git.json"] = json.dumps(git, indent=2, sort_keys=True)
-        if diff:
-            texts["source/git.diff"] = diff
-    return texts
-
-
-def trial_logs(trial: str, prefix: str, names: tuple) -> dict:
-    """{prefix/name: text} for each of a trial folder's files that exists and is not empty."""
-    texts = {}
-    for fname in names:
-        text = read_tail(os.path.join(trial, fname))
-        if text:
-            texts[f"{prefix}/{fname}"] = text
-    return texts
 
 
 def manifest(members: dict, redactions: list, notes: dict | None = None) -> bytes:

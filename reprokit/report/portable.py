@@ -8,6 +8,10 @@
 Replacing is idempotent: one pass over the text, the longest path first at each position, a path only where a
 path starts and ends (not `/tmp` inside `/tmp/tmp.x1`), and nothing right after a placeholder, so a text already
 made portable is left as it is (a second pass once turned `/tmp/tmp.k745/out` into `<tmp><tmp>.k745/out`).
+
+Every form takes the places as a value, (path, placeholder) pairs longest first (`places`): a pack reads its run's
+places once and hands them to each text. `portable_text` replaces each path as a whole and once (the command in
+repro.py's header and ISSUE.md), `portable_code` only in a Python text's comments (the code itself must still run).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import functools
 import html
 import os
 import re
+import shlex
 from collections.abc import Iterable
 
 from reprokit.report.places import live_places, ordered, run_places
@@ -132,6 +137,12 @@ def portable_with(text: str, pairs: list, in_html: bool = False) -> str:
     return _sub(MACHINE_PATH, text, lambda m: mark("<local>", in_html) + "/" + os.path.basename(m.group(0).rstrip("/")))
 
 
+# A placeholder and the path after it: text already portable, left as it is.
+PLACED = re.compile(r"<[\w-]+>(?:/[^\s\"'`:()\[\]<>,;]*)?")
+PATH = re.compile(r"(?<![\w<>.~-])/[^\s\"'`:()\[\]<>,;=]*")
+SHELL_SAFE = re.compile(r"^[\w@%+=:,./<>-]+$")
+
+
 def places(run_dir: str | None = None, project: str | None = None) -> list:
     """(path, placeholder) pairs, longest path first: a run folder's recorded places (its machine's, not this
     shell's: the pack is the same from any shell), else this shell's."""
@@ -143,6 +154,44 @@ def places(run_dir: str | None = None, project: str | None = None) -> list:
 def portable(text: str, run_dir: str | None = None, project: str | None = None, extra: Iterable = ()) -> str:
     """text with every absolute path of this machine replaced by a placeholder."""
     return portable_with(text, ordered([(n, [p]) for p, n in list(extra) + places(run_dir, project)]))
+
+
+def portable_text(text: str, known: list) -> str:
+    """text with the places of known, each path replaced as a whole and once, placeholders already there left alone
+    (portable_with substitutes each place over the whole text, so a place met again inside a later component was
+    replaced too: /tmp/tmp.k745IDc1wV/out became <tmp><tmp>.k745IDc1wV/out)."""
+    text = INDUCTOR_CACHE.sub("<inductor-cache>", SITE.sub("<site-packages>", text))
+    text = PATH.sub(lambda m: _placed(m.group(0), known), text)
+    out, at = [], 0
+    for m in PLACED.finditer(text):
+        out += [portable_with(text[at : m.start()], known), m.group(0)]
+        at = m.end()
+    return "".join(out) + portable_with(text[at:], known)
+
+
+def _placed(path: str, known: list) -> str:
+    for place, name in known:
+        if path == place or path.startswith(place + "/"):
+            return name + path[len(place) :]
+    return path
+
+
+def portable_command(command: str | None, known: list | None = None) -> str:
+    """command with every path in it portable (known: a run's places; None: this shell's), each word quoted only
+    where a shell needs it."""
+    if not command:
+        return "reprokit"
+    known = places() if known is None else known
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return portable_text(command, known)
+    return " ".join(w if SHELL_SAFE.match(w) else shlex.quote(w) for w in (portable_text(w, known) for w in words))
+
+
+def portable_code(text: str, known: list) -> str:
+    """Python text with this machine's paths replaced in its comments only (the code itself must still run)."""
+    return "\n".join(portable_text(l, known) if l.lstrip().startswith("#") else l for l in text.split("\n"))
 
 
 def placeholders_in(text: str) -> list:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from reprokit.report.keyed import KeyedSecrets
-from reprokit.report.places import live_places, ordered, run_places
+from reprokit.report.places import live_places, ordered, recorded_identity, run_places
 from reprokit.report.portable import placeholders_in, portable_with
 from reprokit.report.portable import places as live_pairs
 from reprokit.report.redact_rules import NEEDLES, PATTERNS, SECRET_NAME  # noqa: F401 (SECRET_NAME: re-exported)
@@ -30,26 +30,32 @@ class Redactor:
     places: list = field(default_factory=list)  # (path, placeholder) of the machine's places, longest first
 
     @classmethod
-    def from_environment(cls, env: Mapping[str, str] | None = None, argv=()) -> Redactor:
-        """Every secret-named variable's value is a known secret, wherever it shows up later."""
+    def from_environment(cls, env: Mapping[str, str] | None = None, argv=(), places: list | None = None) -> Redactor:
+        """Every secret-named variable's value is a known secret, wherever it shows up later; places: the machine's
+        (path, placeholder) pairs (None: this shell's)."""
         env = os.environ if env is None else env
         secrets = [v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 6]
-        r = cls(known_secrets=sorted(set(secrets), key=len, reverse=True), places=live_pairs())
+        places = live_pairs() if places is None else places
+        r = cls(known_secrets=sorted(set(secrets), key=len, reverse=True), places=places)
         r.add_argv(argv)
         return r
 
     @classmethod
     def for_run(cls, run_path: str, argv=()) -> Redactor:
-        """The redactor of a run folder: the values bisect recorded (by keyed hash), its identity and its machine's
-        places, so the pack is the same from any shell; a folder recorded before that falls back to the live
-        environment."""
+        """The redactor of a run folder, read from it (of_run says what it holds)."""
         keyed = KeyedSecrets.load(run_path)
+        identity = keyed.identity if keyed is not None else recorded_identity(run_path)
+        return cls.of_run(keyed, run_places(run_path, identity), argv)
+
+    @classmethod
+    def of_run(cls, keyed: KeyedSecrets | None, places: list, argv=()) -> Redactor:
+        """The redactor of a run: the values bisect recorded (by keyed hash), its identity and its machine's places
+        (run_places), so the pack is the same from any shell; a folder recorded before keyed hashes (keyed None)
+        falls back to the live environment's secrets."""
         if keyed is None:
-            r = cls.from_environment(None, argv)
-            r.places = run_places(run_path)
-            return r
+            return cls.from_environment(None, argv, places)
         ident = {k: v for k, v in keyed.identity.items() if k in ("home", "user", "host")}
-        r = cls(keyed=keyed, places=run_places(run_path, keyed.identity), **ident)
+        r = cls(keyed=keyed, places=places, **ident)
         r.add_argv(argv)
         return r
 

@@ -10,7 +10,7 @@ import jinja2
 
 from reprokit import __version__
 from reprokit.data.stages import STAGE_TITLES, compile_choice
-from reprokit.report.command_text import portable_command
+from reprokit.report.portable import portable_command
 from reprokit.report.repro_inputs import input_parts
 
 

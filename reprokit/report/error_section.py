@@ -1,25 +1,17 @@
-"""Parts of a bisect run's ISSUE.md besides the verdict's own words: the decisive error (from the minimal repro's
-re-run when there is one), tlparse's report of the failing trial's trace, and GitHub's size limit."""
+"""The decisive error of a bisect run, as ISSUE.md quotes it and logs/ names its trial: the minimal repro's re-run
+when there is one, else the bisect's first failing trial."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.ranks import rank_stacks
 from reprokit.data.rundir import VERDICT_FILE, RunDir
 from reprokit.data.signature import Signature
-from reprokit.data.trial_files import trial_record
+from reprokit.data.trial_files import read_tail, trial_record
 from reprokit.data.verdict import Verdict
 from reprokit.report.decisive import decisive_error
-from reprokit.report.pack import read_tail
-
-GITHUB_LIMIT = 65_536  # characters of an issue body
-# tlparse's copies of the whole trace log: the pack holds the log itself already.
-TLPARSE_SKIP = ("raw.log", "raw.jsonl")
-TLPARSE_MEMBER_LIMIT = 1_000_000
 
 
 def repro_trial(run: RunDir) -> str | None:
@@ -83,52 +75,3 @@ def error_section(run: RunDir, v: Verdict) -> dict:
         "trial": trial,
         "role": "first_failing",
     }
-
-
-def tlparse_dir(trace_dir: str) -> str | None:
-    """tlparse's report of a TORCH_TRACE folder (made once, beside it), or None when tlparse is absent or fails."""
-    out = os.path.join(os.path.dirname(trace_dir.rstrip("/")), "tlparse")
-    if os.path.exists(os.path.join(out, "index.html")):
-        return out
-    exe = shutil.which("tlparse")
-    logs = [f for f in sorted(os.listdir(trace_dir)) if f.endswith(".log")] if os.path.isdir(trace_dir) else []
-    if not exe or not logs:
-        return None
-    try:
-        p = subprocess.run(
-            [exe, os.path.join(trace_dir, logs[0]), "-o", out, "--overwrite", "--no-browser"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out if p.returncode == 0 and os.path.exists(os.path.join(out, "index.html")) else None
-
-
-def tlparse_texts(out: str, prefix: str) -> dict:
-    """{prefix/relative path: text} of tlparse's report: its HTML and the artifacts the HTML links to."""
-    texts = {}
-    for root, _dirs, files in sorted(os.walk(out)):
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            if name in TLPARSE_SKIP or os.path.getsize(path) > TLPARSE_MEMBER_LIMIT:
-                continue
-            rel = os.path.relpath(path, out).replace(os.sep, "/")
-            texts[f"{prefix}/{rel}"] = read_tail(path) or ""
-    return texts
-
-
-def fit_github(text: str, folded: list) -> str:
-    """The issue body within GitHub's limit: each of `folded` (long parts, least needed first) replaced by a
-    pointer to the attached tarball until it fits."""
-    for part, pointer in folded:
-        if len(text) <= GITHUB_LIMIT:
-            break
-        if part and part in text:
-            text = text.replace(part, pointer)
-    if len(text) > GITHUB_LIMIT:
-        text = (
-            text[: GITHUB_LIMIT - 200] + "\n\n[... cut to GitHub's limit; the whole text is in the attached tarball]\n"
-        )
-    return text
