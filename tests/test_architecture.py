@@ -460,7 +460,7 @@ def test_the_domain_never_imports_the_verdict():
     assert not found, report("the domain imports Verdict", found)
 
 
-# The Verdict is frozen, and built or replaced in one place: app/verdict_file (isolated, with_repro, with_evidence,
+# The Verdict is frozen, and built or replaced in one place: app/verdict_file (isolated, finished, with_repro,
 # with_run); data/verdict holds its codec with verdict.json. Elsewhere it is only read.
 VERDICT_BUILDERS = ("reprokit.app.verdict_file", "reprokit.data.verdict")
 

@@ -10,6 +10,7 @@ import os
 import time
 
 from reprokit.bisect.session import BisectOptions, Session
+from reprokit.data.events import Event
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import ReproAttempt, file_hash
 from reprokit.data.rundir import RunDir, read_json
@@ -43,6 +44,8 @@ def minify_export_run(run_dir: RunDir, isolation: Isolation, runner, emit, comma
     if stage not in FAILING_STAGES:
         raise ReprokitError(f"{run_dir.path} failed at {stage}, not on the export path")
     check_unchanged(run_dir, isolation)
+    if not isolation.warm_cache:  # bad input above is one line, said before the phase's progress line
+        emit(Event.PHASE, name="minify")
     if stage in SOURCE_STAGES:
         return minify_export_source(run_dir, isolation, Repro(message=isolation.message), runner, emit, stage=stage)
     started, before = time.monotonic(), runner.executed
