@@ -1,6 +1,6 @@
-"""One way to run a bisect's phases, for a script, a resumed run and a capture alike: the Runner opened once, then
-the isolation, its repro (when allowed), the evidence asked after it, each once and in that order; the verdict
-built from their results, then the pack."""
+"""One way to run a bisect's phases, for a script, a resumed run and a capture alike, on the Runner the command
+opened (app/runners): the isolation, its repro (when allowed), the evidence asked after it, each once and in that
+order; the verdict built from their results, then the pack."""
 
 from __future__ import annotations
 
