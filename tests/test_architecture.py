@@ -506,7 +506,7 @@ RUNNER_BUILDER = "reprokit.app.runners"  # the one module that builds a Runner (
 
 
 def test_one_module_builds_runners():
-    """Every Runner of every command comes from app/runners (build_runner, open_runner); trial/ is the Runner's own."""
+    """Every Runner of every command comes from app/runners (open_runner); trial/ is the Runner's own."""
     found = [
         f"{where(path, node)} {name}"
         for name, (path, tree) in MODULES.items()

@@ -16,34 +16,6 @@ from reprokit.trial.preload import script_imports
 from reprokit.trial.runner import Runner
 
 
-def build_runner(
-    run_dir: RunDir,
-    emit: Emit,
-    *,
-    timeout: float,
-    jobs: int = 1,
-    settings: ExecutorSettings | None = None,
-    devices: list | None = None,
-    warm_script: str | None = None,
-) -> Runner:
-    """The run's Runner, its trials said as events: local trials, or jobs on the cluster (as many at once as
-    --slurm-max-jobs allows); pinned to `devices`, one trial each; warm_script: the script whose trials fork from
-    the warm worker where it forks cleanly (None: every trial a plain interpreter). The caller closes it (or uses
-    open_runner)."""
-    warm = script_forks(warm_script) if warm_script else {}
-    remote = remote_executor(settings, run_dir.path)
-    return Runner(
-        run_dir,
-        timeout=timeout,
-        jobs=settings.max_jobs if remote is not None and settings is not None else jobs,
-        remote=remote,
-        on_trial=lambda s, o, c: emit(Event.TRIAL, spec=s, outcome=o, cached=c),
-        on_start=lambda s: emit(Event.TRIAL_START, spec=s),
-        devices=devices,
-        **warm,
-    )
-
-
 @contextmanager
 def open_runner(
     run_dir: RunDir,
@@ -55,10 +27,21 @@ def open_runner(
     devices: list | None = None,
     warm_script: str | None = None,
 ) -> Iterator[Runner]:
-    """build_runner's Runner, closed on the way out however the block ends: the warm worker stopped, and on a
-    cluster every job still queued or running cancelled."""
-    runner = build_runner(
-        run_dir, emit, timeout=timeout, jobs=jobs, settings=settings, devices=devices, warm_script=warm_script
+    """The run's Runner, its trials said as events: local trials, or jobs on the cluster (as many at once as
+    --slurm-max-jobs allows); pinned to `devices`, one trial each; warm_script: the script whose trials fork from
+    the warm worker where it forks cleanly (None: every trial a plain interpreter). Closed on the way out however
+    the block ends: the warm worker stopped, and on a cluster every job still queued or running cancelled."""
+    warm = script_forks(warm_script) if warm_script else {}
+    remote = remote_executor(settings, run_dir.path)
+    runner = Runner(
+        run_dir,
+        timeout=timeout,
+        jobs=settings.max_jobs if remote is not None and settings is not None else jobs,
+        remote=remote,
+        on_trial=lambda s, o, c: emit(Event.TRIAL, spec=s, outcome=o, cached=c),
+        on_start=lambda s: emit(Event.TRIAL_START, spec=s),
+        devices=devices,
+        **warm,
     )
     try:
         yield runner
