@@ -20,9 +20,9 @@ AST, as minify_source starts.
   refuses its own.
 
 Once the share is spent the oracle refuses every candidate without a trial; a library is then stopped and its
-latest accepted text is its result. Each result is then verified as minify_source verifies repro.py (reduce._verify:
-two fresh interpreters fail the same way and one with compile off passes), unpolished, so the sizes compare the
-engines alone (reprokit bisect's repro is then polished by ruff). "oracle calls": candidate trials run compiled;
+latest accepted text is its result. Each result is then verified as minify_source verifies repro.py
+(source/verify.Checks.verified: two fresh interpreters fail the same way and one with compile off passes), unpolished,
+so the sizes compare the engines alone (reprokit bisect's repro is then polished by ruff). "oracle calls": candidate trials run compiled;
 "trials": all source trials (the compile-off checks of the candidates that failed the same way too); "asked": the
 library's checker calls, those refused without a trial included; seconds: the engine's wall time.
 """
@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable
 
 from reprokit.app.common import noop
-from reprokit.app.runners import open_runner, script_forks
+from reprokit.app.runners import open_runner
 from reprokit.app.verdict_file import isolation_of
 from reprokit.data.phases import Repro
 from reprokit.data.rundir import RunDir
@@ -50,6 +50,7 @@ from reprokit.report.pack_facts import load_verdict
 from reprokit.search import Problem, run_passes
 from reprokit.source import reduce
 from reprokit.source.passes import source_size
+from reprokit.source.verify import Checks
 
 BISECT = "from reprokit.cli import main; main()"
 ENGINES = ("reprokit", "pysource_minimize", "shrinkray", "reprokit+pysource_minimize")
@@ -167,16 +168,16 @@ def run_engine(isolated: str, out: str, engine: str, begin: str | None = None) -
         noop,
         timeout=opts.get("timeout") or 600.0,
         jobs=int(opts.get("jobs") or 1),
-        **script_forks(isolation.script),
+        warm_script=isolation.script,
     ) as runner:
-        oracle = reduce.SourceOracle(run_dir, isolation, runner, stage, None, reduce.source_share())
+        oracle = reduce.SourceOracle(run_dir, isolation, runner, stage, None, reduce.source_share(), opts["cwd"])
         if not oracle.fails_same(start):
             return {"engine": engine, "error": "the re-printed script does not fail the same way"}, start
         started = time.monotonic()
         result, asked = DRIVERS[engine](oracle, begin or start, runner.jobs)
         seconds = time.monotonic() - started
         run_dir.write_text("repro.py", result)
-        checked = reduce._verify(run_dir, isolation, Repro(), runner, result)
+        checked = Checks(run_dir, isolation, runner, None, noop, opts["cwd"]).verified(Repro(), result)
     labels = [e.get("label") or "" for e in run_dir.journal()]
     source = [x for x in labels if x.startswith("source-")]
     row = {

@@ -4,9 +4,9 @@ naming the run folder and the command that goes on from it, exit 128 + the signa
 Why: Python's default SIGTERM and SIGHUP end reprokit without running a line of it (exit 143 or 129, the reaper
 kills the local trials, but the cluster's jobs ran on to COMPLETED), and Ctrl-C's KeyboardInterrupt reached
 click, which says only "Aborted!" and exits 1. What was found is already on disk: every answer is in
-journal.jsonl as it comes, verdict.json is written after each phase, and minify saves each smaller failing graph
-to minify.json as it finds it (`minify --resume` starts from it; repro.py is not written, since no trial runs once
-the signal came).
+journal.jsonl as it comes, verdict.json is written once the isolation is found, and minify saves each smaller
+failing graph to minify.json as it finds it (`minify --resume` starts from it; repro.py is not written, since no
+trial runs once the signal came).
 """
 
 from __future__ import annotations

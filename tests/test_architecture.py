@@ -460,7 +460,7 @@ def test_the_domain_never_imports_the_verdict():
     assert not found, report("the domain imports Verdict", found)
 
 
-# The Verdict is frozen, and built or replaced in one place: app/verdict_file (isolated, with_repro, with_evidence,
+# The Verdict is frozen, and built or replaced in one place: app/verdict_file (isolated, finished, with_repro,
 # with_run); data/verdict holds its codec with verdict.json. Elsewhere it is only read.
 VERDICT_BUILDERS = ("reprokit.app.verdict_file", "reprokit.data.verdict")
 
@@ -506,7 +506,7 @@ RUNNER_BUILDER = "reprokit.app.runners"  # the one module that builds a Runner (
 
 
 def test_one_module_builds_runners():
-    """Every Runner of every command comes from app/runners (build_runner, open_runner); trial/ is the Runner's own."""
+    """Every Runner of every command comes from app/runners (open_runner); trial/ is the Runner's own."""
     found = [
         f"{where(path, node)} {name}"
         for name, (path, tree) in MODULES.items()

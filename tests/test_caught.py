@@ -162,7 +162,7 @@ def test_the_tidy_pass_unwraps_the_scripts_try_on_the_real_compiler(runner, tmp_
     assert (original.kind, original.signature.exc_type) == ("exception", "Unsupported"), original
     v = Isolation(script=str(script), signature=original.signature.to_dict())
     start = ast.unparse(ast.parse(SCRIPT)) + "\n"
-    problem = source_problem(folder, v, runner, start, "eager")
+    problem = source_problem(folder, v, runner, start, "eager", cwd=str(tmp_path))
     assert problem.test(start)
     assert (
         tidy(problem, start)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from reprokit.app.verdict_file import isolated, isolation_of, with_evidence, with_repro, with_run
+from reprokit.app.verdict_file import finished, isolated, isolation_of, with_repro, with_run
 from reprokit.data.phases import Evidence, Isolation, Repro
 from reprokit.data.records import ReproAttempt, TrialSpec
 from reprokit.data.rundir import RunDir
@@ -70,7 +70,8 @@ def test_each_phase_is_written_as_it_comes_and_loads_back(tmp_path):
     assert second["repro_attempts"] == [{"kind": "graph", "result": "verified"}]
     assert dataclasses.replace(Verdict.from_dict(second).repro, message="") == REPRO
 
-    verdict = with_evidence(run_dir, verdict, EVIDENCE)
+    # the bisect's verdict, built once from the phases' results; the pack then names its tarball
+    verdict = finished(run_dir, ISOLATION, verdict.repro, EVIDENCE)
     verdict = with_run(run_dir, verdict, tarball="/a/x.tar.gz")
     last = on_disk(run_dir)
     assert last["subsystem"] == {"name": "lowerings", "application": 3, "confirmed": True}

@@ -32,7 +32,7 @@ def problem_of(runner: Runner, case: str):
     original = runner(TrialSpec(mode="script", stage="eager", script=script, cwd=cwd, label=case))
     v = Isolation(script=script, signature=original.signature.to_dict())
     start = ast.unparse(ast.parse(pathlib.Path(script).read_text())) + "\n"
-    problem = source_problem(runner.run_dir, v, runner, start, "eager")
+    problem = source_problem(runner.run_dir, v, runner, start, "eager", cwd=cwd)
     assert problem.test(start), original.signature
     return problem, start
 

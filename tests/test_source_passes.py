@@ -302,7 +302,7 @@ def test_a_candidate_that_changes_a_check_or_drops_a_seed_is_refused_without_a_t
         script.write_text(SCORE)
         original = runner(TrialSpec(mode="script", stage="eager", script=str(script), cwd=str(tmp_path)))
         v = Isolation(script=str(script), signature=original.signature.to_dict())
-        problem = source_problem(run, v, runner, SCORE, "eager")
+        problem = source_problem(run, v, runner, SCORE, "eager", cwd=str(tmp_path))
         assert problem.test(SCORE)
         asked = runner.executed
         assert not problem.test(SCORE.replace(".all()", ".any()").replace("randn(8)", "randn(1)"))  # a check changed

@@ -12,11 +12,10 @@ from reprokit.app import versions as versions_case
 from reprokit.app.common import check_script, default_jobs, executor_of, new_run, noop, recorded_environment, run_kind
 from reprokit.app.pipeline import Steps, run_phases
 from reprokit.app.request import BisectRequest
-from reprokit.app.runners import open_runner, script_forks
+from reprokit.app.runners import open_script_runner
 from reprokit.bisect.bisector import BisectOptions, Bisector
 from reprokit.data.budget import Budget
 from reprokit.data.events import Emit, Event
-from reprokit.data.executor import ExecutorSettings
 from reprokit.data.rundir import RunDir
 from reprokit.data.verdict import Verdict
 from reprokit.errors import ReprokitError
@@ -72,9 +71,10 @@ def bisect_script(script: str, argv: tuple = (), request: BisectRequest | None =
     run_dir = new_run(output_dir, os.path.splitext(os.path.basename(script))[0], record)
     emit(Event.RUN_DIR, path=run_dir.path)
     budget = Budget.of(r.budget, started)
-    verdict = bisect_in(
-        run_dir, opts, devices, r.executor, minify=r.minify, pack=r.pack, emit=emit, budget=budget, started=started
-    )
+    steps = Steps(r.minify, r.pack, f"reprokit bisect {os.path.basename(script)}")
+    with open_script_runner(run_dir, emit, opts, devices, r.executor) as runner:
+        bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
+        verdict = run_phases(run_dir, bisector, runner, steps, emit, budget, started)
     if r.versions and verdict.isolation.failing_stage and verdict.isolation.signature:
         emit(Event.PHASE, name="versions")
         verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
@@ -113,39 +113,10 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
     emit(Event.NOTE, text=f"resuming: {len(folder.journal())} finished trials in the journal are not run again")
     settings = executor_of(folder)
     check_executor(settings, os.path.dirname(folder.path))
-    return bisect_in(
-        folder,
-        opts,
-        pinned_devices(),
-        settings,
-        minify=minify and steps.get("minify", True),
-        pack=pack and steps.get("pack", True),
-        emit=emit,
-        budget=Budget.of(steps.get("budget"), time.monotonic()),
-        started=time.monotonic(),
-    )
-
-
-def bisect_in(
-    run_dir: RunDir,
-    opts: BisectOptions,
-    devices: list | None,
-    settings: ExecutorSettings | None,
-    *,
-    minify: bool,
-    pack: bool,
-    emit: Emit,
-    budget: Budget | None = None,
-    started: float | None = None,
-) -> Verdict:
-    """The phases in a prepared run folder: the isolation, its repro (when allowed), the evidence asked after it,
-    the pack; the verdict built from their results and written after each. settings: the executor run.json
-    records, handed in as the value rather than read back from it; started: the run's start, its time plan's."""
-    # --kind slow compares the timings of whole runs: those stay plain interpreters, like the user's own runs.
-    warm = script_forks(opts.script) if opts.kind == "failure" else {}
-    with open_runner(
-        run_dir, emit, timeout=opts.timeout or 600.0, jobs=opts.jobs, settings=settings, devices=devices, **warm
-    ) as runner:
+    named = f"reprokit bisect {os.path.basename(opts.script)}"
+    phases = Steps(minify and steps.get("minify", True), pack and steps.get("pack", True), named)
+    started = time.monotonic()  # a resume keeps to its own time plan, as to its own --budget
+    budget = Budget.of(steps.get("budget"), started)
+    with open_script_runner(folder, emit, opts, pinned_devices(), settings) as runner:
         bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
-        command = f"reprokit bisect {os.path.basename(opts.script)}"
-        return run_phases(run_dir, bisector, runner, Steps(minify, pack, command), emit, budget, started)
+        return run_phases(folder, bisector, runner, phases, emit, budget, started)

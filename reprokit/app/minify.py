@@ -3,10 +3,11 @@ verdict with its `Repro`."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from reprokit.app.common import executor_of, noop, run_kind
-from reprokit.app.runners import open_runner, script_forks
+from reprokit.app.runners import open_runner
 from reprokit.app.verdict_file import isolation_of, with_repro, with_run
 from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
@@ -17,7 +18,7 @@ from reprokit.data.signature import Signature
 from reprokit.data.verdict import Verdict
 from reprokit.errors import EXIT_MORE_ACCURATE, ReprokitError
 from reprokit.export.ladder import FAILING_STAGES
-from reprokit.export.rerun import check_unchanged, minify_export_run
+from reprokit.export.rerun import minify_export_run
 from reprokit.minify.minifier import CompiledIsCloser, minify_isolation
 from reprokit.report.bisect_report import load_verdict
 from reprokit.trial.executors import check_executor
@@ -34,10 +35,9 @@ PLAIN_REASON = (
 )
 
 
-def refusal(v: Verdict) -> str | None:
-    """Why this verdict must not be minified, or None: a flaky failure too rare to ask each cut until it fails, a
+def refusal(iso: Isolation) -> str | None:
+    """Why this isolation must not be minified, or None: a flaky failure too rare to ask each cut until it fails, a
     slowdown (bisect --kind slow) has no failure to keep while cutting, nor has memory only compiled code needs."""
-    iso = v.isolation
     if iso.flaky and not iso.flaky_tries:
         return (
             f"the failure is flaky (it reproduced in {iso.repro_rate or 0:.0%} of runs), too rarely to ask each cut "
@@ -50,6 +50,47 @@ def refusal(v: Verdict) -> str | None:
     if iso.plain_run is not None:
         return PLAIN_REASON
     return None
+
+
+def more_accurate(iso: Isolation, closer: CompiledIsCloser) -> dict:
+    """What the run says when compiled is the closer to float64: its RunInfo fields (the command exits 4)."""
+    return {
+        "more_accurate": {"graph": iso.graph, "note": closer.message, "case": closer.case},
+        "exit_code": EXIT_MORE_ACCURATE,
+    }
+
+
+@dataclasses.dataclass(frozen=True)
+class Minified:
+    """The minify phase of a bisect: its Repro (None: none made), what the run adds when compiled is the closer to
+    float64 (RunInfo's fields), the folder the failing graph was captured in (the first diverging node is asked of
+    it), and whether the run's budget was spent before it was asked."""
+
+    repro: Repro | None = None
+    run: dict = dataclasses.field(default_factory=dict)
+    case: str | None = None
+    unasked: bool = False
+
+
+def minify_phase(
+    run_dir: RunDir, isolation: Isolation, runner: Runner, emit: Emit, wanted: bool, spent: bool, command: str
+) -> Minified:
+    """bisect's minify step, when wanted and the isolation allows (the export path's failures too, #20: make_repro
+    picks their minifier); spent: the budget ended before it, so it is not asked."""
+    repro, run = None, {}
+    reason = refusal(isolation) if wanted and isolation.failing_stage else ""
+    if reason is None and not spent:
+        try:
+            repro = make_repro(run_dir, isolation, runner=runner, emit=emit, command=command)
+        except CompiledIsCloser as e:
+            run = more_accurate(isolation, e)
+    elif reason in (SLOW_REASON, MEMORY_REASON, PLAIN_REASON):
+        emit(Event.NOTE, text="not minified: " + reason)
+    # the folder minify captured the failing graph in (the first diverging node is asked of it), if any
+    case = (run.get("more_accurate") or {}).get("case")
+    if not case:
+        case = run_dir.read_json("minify.json").get("case") if run_dir.exists("minify.json") else isolation.graph_case
+    return Minified(repro, run, case, unasked=reason is None and spent)
 
 
 def minify_folder(
@@ -71,21 +112,34 @@ def minify_folder(
     check_rerunnable(verdict, info.get("python"))
     settings = executor_of(run_dir, executor)
     if runner is not None:
-        return minify_verdict(run_dir, verdict, runner=runner, emit=emit, resume=resume, command=command)
+        return minified_verdict(run_dir, verdict, runner=runner, emit=emit, resume=resume, command=command)
     opts = info["options"]
-    if settings is None or settings.name == "local":
-        # As bisect's own minify runs: its jobs side by side, each a fork of the warm worker where the script allows
-        # (a source reduction started cold, one candidate at a time, paid `import torch` in each).
-        # (--kind slow times whole runs: those stay plain interpreters, as bisect ran them.)
-        warm = script_forks(verdict.isolation.script) if opts.get("kind", "failure") == "failure" else {}
-        jobs = int(opts.get("jobs") or 1)
-    else:
+    # As bisect's own minify runs: its jobs side by side, each a fork of the warm worker where the script allows (a
+    # source reduction started cold, one candidate at a time, paid `import torch` in each). (--kind slow times
+    # whole runs: those stay plain interpreters, as bisect ran them.) On the cluster: one job at a time, cold.
+    warm = verdict.isolation.script if opts.get("kind", "failure") == "failure" else None
+    jobs = int(opts.get("jobs") or 1)
+    if settings is not None and settings.name != "local":
         check_executor(settings, os.path.dirname(run_dir.path))
-        jobs, warm = 1, {}
+        jobs, warm = 1, None
     with open_runner(
-        run_dir, emit, timeout=opts.get("timeout") or 600.0, jobs=jobs, settings=settings, **warm
+        run_dir, emit, timeout=opts.get("timeout") or 600.0, jobs=jobs, settings=settings, warm_script=warm
     ) as runner:
-        return minify_verdict(run_dir, verdict, runner=runner, emit=emit, resume=resume, command=command)
+        return minified_verdict(run_dir, verdict, runner=runner, emit=emit, resume=resume, command=command)
+
+
+def minified_verdict(
+    run_dir: RunDir, verdict: Verdict, *, runner: Runner, emit: Emit = noop, resume: bool = False, command: str = ""
+) -> Verdict:
+    """A finished run's verdict with the repro of its isolation (its later phases' final values), written."""
+    isolation = isolation_of(verdict)
+    try:
+        return with_repro(
+            run_dir, verdict, make_repro(run_dir, isolation, runner=runner, emit=emit, resume=resume, command=command)
+        )
+    except CompiledIsCloser as e:
+        # The verdict is finished (configs, numerics, the first diverging node asked after); the command exits 4.
+        return with_run(run_dir, verdict, **more_accurate(verdict.isolation, e))
 
 
 def check_rerunnable(verdict: Verdict, python: str | None) -> None:
@@ -99,38 +153,20 @@ def check_rerunnable(verdict: Verdict, python: str | None) -> None:
             )
 
 
-def minify_verdict(
-    run_dir: RunDir, verdict: Verdict, *, runner: Runner, emit: Emit = noop, resume: bool = False, command: str = ""
-) -> Verdict:
-    """The verdict with a repro of its isolation (bisect's minify step passes the verdict it has), written."""
-    iso = verdict.isolation
-    reason = refusal(verdict)
-    if reason:
-        raise ReprokitError(f"not minified: {reason}")
-    isolation = isolation_of(verdict)
-    # bad input is one line: said before the phase's progress line
-    if iso.failing_stage in FAILING_STAGES:
-        check_unchanged(run_dir, isolation)
-    # its repro is the script run cold then warm: nothing is cut (minify/warm_repro.py)
-    if not iso.warm_cache:
-        emit(Event.PHASE, name="minify")
-    if iso.flaky_tries and runner.policy.tries == 1:
-        # A flaky failure: each cut asked until it fails that way, as the bisect asked each question.
-        runner = runner.with_policy(tries=iso.flaky_tries, target=Signature.from_dict(iso.signature))
-    try:
-        repro = make_repro(run_dir, isolation, runner=runner, emit=emit, resume=resume, command=command)
-    except CompiledIsCloser as e:
-        # Not "nothing to isolate": a user who needs eager's bits acts on the setting that gives them back. The
-        # verdict is finished (configs, numerics, the first diverging node asked after) and the command exits 4.
-        closer = {"graph": iso.graph, "note": e.message, "case": e.case}
-        return with_run(run_dir, verdict, more_accurate=closer, exit_code=EXIT_MORE_ACCURATE)
-    return with_repro(run_dir, verdict, repro)
-
-
 def make_repro(
     run_dir: RunDir, isolation: Isolation, *, runner: Runner, emit: Emit = noop, resume: bool = False, command: str = ""
 ) -> Repro:
-    """The repro of an isolation: the export path's minifiers for its failures (#20), else the graph's or source."""
-    if isolation.failing_stage in FAILING_STAGES:  # no Dynamo graph there
+    """The minify phase: the repro of an isolation (the export path's minifiers for its failures, #20, else the
+    graph's or the source's). Raises CompiledIsCloser when the script's check saw compiled the closer to float64
+    (not "nothing to isolate": a user who needs eager's bits acts on the setting that gives them back)."""
+    reason = refusal(isolation)
+    if reason:
+        raise ReprokitError(f"not minified: {reason}")
+    if isolation.flaky_tries and runner.policy.tries == 1:
+        # A flaky failure: each cut asked until it fails that way, as the bisect asked each question.
+        runner = runner.with_policy(tries=isolation.flaky_tries, target=Signature.from_dict(isolation.signature))
+    if isolation.failing_stage in FAILING_STAGES:  # no Dynamo graph there: it says its phase once its input checks
         return minify_export_run(run_dir, isolation, runner, emit, command)
+    if not isolation.warm_cache:  # its repro is the script run cold then warm: nothing is cut (minify/warm_repro)
+        emit(Event.PHASE, name="minify")
     return minify_isolation(run_dir, isolation, runner, emit, resume=resume)

@@ -1,5 +1,6 @@
-"""One way to run a bisect's phases, for a script, a resumed run and a capture alike: the isolation, its repro
-(when allowed), the evidence asked after it, the pack; the verdict built from their results, written after each."""
+"""One way to run a bisect's phases, for a script, a resumed run and a capture alike, on the Runner the command
+opened (app/runners): the isolation, its repro (when allowed), the evidence asked after it, each once and in that
+order; the verdict built from their results, then the pack."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import dataclasses
 
 from reprokit.app import minify as minify_case
 from reprokit.app.pack import packed
-from reprokit.app.verdict_file import isolated, with_evidence, with_run
+from reprokit.app.verdict_file import finished, isolated
 from reprokit.bisect.bisector import Bisector
 from reprokit.data.budget import Budget, spent_note
 from reprokit.data.events import Emit, Event
@@ -37,49 +38,34 @@ def run_phases(
     budget: Budget | None = None,
     started: float | None = None,
 ) -> Verdict:
-    """isolate, minify, the deferred evidence, pack: each phase's result into the verdict file. With a budget, the
-    verdict is always finished; past its end nothing more is asked but a repro's own checks, and the run says what
-    was not asked. Without one, the repro phases' shares keep to the time plan of a run begun at `started`."""
+    """isolate, minify, the deferred evidence, each once and in that order, on the runner the caller opened; the
+    verdict built from their results and written (after the isolation too, for `reprokit minify RUN_DIR`), then
+    packed. With a budget, the verdict is always finished; past its end nothing more is asked but a repro's own
+    checks, and the run says what was not asked. Without one, the repro phases' shares keep to the time plan of a
+    run begun at `started`."""
     isolation = bisector.isolate()
-    verdict = isolated(run_dir, isolation)
-    # still packed: the capture and the failure are the report
-    if steps.capture and not verdict.isolation.failing_stage:
-        if steps.pack:
-            verdict = packed(run_dir, verdict, emit, announce=False)
-        raise NothingToIsolate(f"{isolation.message} (run folder: {run_dir.path})")
+    isolated(run_dir, isolation)
+    # a capture whose failure no stage shows is still packed (the capture and the failure are the report)
+    ends = steps.capture and not isolation.failing_stage
     # minify and the evidence ask under the bisector's policy (its limit, switches, tries) and the budget's end
-    deadline = budget.deadline if budget else None
-    runner = bisector.use_policy(deadline=deadline, plan=whole_run_plan(started, budget))
-    not_asked: list = []
-    if steps.minify and verdict.isolation.failing_stage:
-        reason = minify_case.refusal(verdict)
-        if reason is None and budget and budget.exhausted():
-            not_asked.append("minify")
-        elif reason is None:  # the export path's failures too (#20): make_repro picks their minifier
-            verdict = minify_case.minify_verdict(run_dir, verdict, runner=runner, emit=emit, command=steps.command)
-        elif reason in (minify_case.SLOW_REASON, minify_case.MEMORY_REASON, minify_case.PLAIN_REASON):
-            emit(Event.NOTE, text="not minified: " + reason)
-    if isolation.deferred and budget and budget.exhausted():
+    if not ends:
+        runner = bisector.use_policy(deadline=budget.deadline if budget else None, plan=whole_run_plan(started, budget))
+    spent = bool(budget and budget.exhausted())
+    minified = minify_case.minify_phase(run_dir, isolation, runner, emit, steps.minify, spent, steps.command)
+    not_asked = ["minify"] if minified.unasked else []
+    evidence, run = None, dict(minified.run)
+    if not ends and isolation.deferred and budget and budget.exhausted():
         not_asked += list(isolation.deferred)
-    elif isolation.deferred:
-        case = None if steps.capture else graph_case(run_dir, verdict)
-        verdict = with_evidence(run_dir, verdict, bisector.after_repro(isolation, case=case))
-    if budget:
-        record = budget.record(not_asked, runner.over_budget)
-        verdict = with_run(run_dir, verdict, budget=record)
-        note = spent_note(record)
+    elif not ends and isolation.deferred:
+        evidence = bisector.after_repro(isolation, case=None if steps.capture else minified.case)
+    if budget and not ends:
+        run["budget"] = budget.record(not_asked, runner.over_budget)
+        note = spent_note(run["budget"])
         if note:
             emit(Event.NOTE, text=note)
+    verdict = finished(run_dir, isolation, minified.repro, evidence, **run)
     if steps.pack:
-        verdict = packed(run_dir, verdict, emit)
+        verdict = packed(run_dir, verdict, emit, announce=not ends)
+    if ends:
+        raise NothingToIsolate(f"{isolation.message} (run folder: {run_dir.path})")
     return verdict
-
-
-def graph_case(run_dir: RunDir, verdict: Verdict) -> str | None:
-    """The folder minify captured the failing graph in (the first diverging node is asked of it), if any."""
-    closer = (verdict.run.more_accurate or {}).get("case")
-    if closer:
-        return closer
-    if run_dir.exists("minify.json"):
-        return run_dir.read_json("minify.json").get("case")
-    return verdict.isolation.graph_case

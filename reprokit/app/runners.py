@@ -1,12 +1,13 @@
 """Every Runner a command uses is built here, with its progress events, and opened and closed as one context; a
-script's warm options (whether its trials fork from the warm worker) are decided here too."""
+script's warm options (whether its trials fork from the warm worker) are decided here too, as it opens."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
+from reprokit.bisect.session import BisectOptions
 from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.rundir import RunDir
@@ -15,35 +16,50 @@ from reprokit.trial.preload import script_imports
 from reprokit.trial.runner import Runner
 
 
-def build_runner(
-    run_dir: RunDir, emit: Emit, *, timeout: float, jobs: int = 1, settings: ExecutorSettings | None = None, **kwargs
-) -> Runner:
+@contextmanager
+def open_runner(
+    run_dir: RunDir,
+    emit: Emit,
+    *,
+    timeout: float,
+    jobs: int = 1,
+    settings: ExecutorSettings | None = None,
+    devices: list | None = None,
+    warm_script: str | None = None,
+) -> Iterator[Runner]:
     """The run's Runner, its trials said as events: local trials, or jobs on the cluster (as many at once as
-    --slurm-max-jobs allows). kwargs: the Runner's own (devices, warm_scripts). The caller closes it (or uses
-    open_runner)."""
+    --slurm-max-jobs allows); pinned to `devices`, one trial each; warm_script: the script whose trials fork from
+    the warm worker where it forks cleanly (None: every trial a plain interpreter). Closed on the way out however
+    the block ends: the warm worker stopped, and on a cluster every job still queued or running cancelled."""
+    warm = script_forks(warm_script) if warm_script else {}
     remote = remote_executor(settings, run_dir.path)
-    return Runner(
+    runner = Runner(
         run_dir,
         timeout=timeout,
         jobs=settings.max_jobs if remote is not None and settings is not None else jobs,
         remote=remote,
         on_trial=lambda s, o, c: emit(Event.TRIAL, spec=s, outcome=o, cached=c),
         on_start=lambda s: emit(Event.TRIAL_START, spec=s),
-        **kwargs,
+        devices=devices,
+        **warm,
     )
-
-
-@contextmanager
-def open_runner(
-    run_dir: RunDir, emit: Emit, *, timeout: float, jobs: int = 1, settings: ExecutorSettings | None = None, **kwargs
-) -> Iterator[Runner]:
-    """build_runner's Runner, closed on the way out however the block ends: the warm worker stopped, and on a
-    cluster every job still queued or running cancelled."""
-    runner = build_runner(run_dir, emit, timeout=timeout, jobs=jobs, settings=settings, **kwargs)
     try:
         yield runner
     finally:
         runner.close()
+
+
+def open_script_runner(
+    run_dir: RunDir, emit: Emit, opts: BisectOptions, devices: list | None, settings: ExecutorSettings | None
+) -> AbstractContextManager[Runner]:
+    """open_runner for a script's bisect (a fresh one's and a resumed one's). settings: the executor run.json
+    records, handed in as the value rather than read back from it."""
+    # --kind slow compares the timings of whole runs: those stay plain interpreters, like the user's own runs.
+    warm = opts.script if opts.kind == "failure" else None
+    timeout = opts.timeout or 600.0
+    return open_runner(
+        run_dir, emit, timeout=timeout, jobs=opts.jobs, settings=settings, devices=devices, warm_script=warm
+    )
 
 
 def forks_cleanly(script: str) -> bool:

@@ -1,6 +1,7 @@
 """verdict.json: the one module that writes it, and the one that builds and replaces the frozen `Verdict`, from the
-phases' results (Isolation, Repro, Evidence) and what the app adds after them (RunInfo). Each phase's result is
-written as it comes, so --resume and `reprokit minify RUN_DIR` find it."""
+phases' results (Isolation, Repro, Evidence) and what the app adds after them (RunInfo). A bisect writes its
+isolation as it comes (`reprokit minify RUN_DIR` finds it) and the verdict built once from every phase's result;
+the pack and `versions` add theirs (with_run), `reprokit minify RUN_DIR` its repro (with_repro)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,16 @@ def isolated(run_dir: RunDir, isolation: Isolation) -> Verdict:
     return verdict
 
 
+def finished(
+    run_dir: RunDir, isolation: Isolation, repro: Repro | None = None, evidence: Evidence | None = None, **run
+) -> Verdict:
+    """The run's verdict, built once from the phases' results and what the app adds after them (RunInfo's fields),
+    written."""
+    verdict = Verdict(isolation, repro or Repro(), evidence or Evidence(), RunInfo(run_dir=run_dir.path, **run))
+    write_verdict(run_dir, verdict)
+    return verdict
+
+
 def isolation_of(verdict: Verdict) -> Isolation:
     """The isolation a verdict holds with the later phases' final values (`reprokit minify RUN_DIR` starts from a
     finished run's), as verdict.json reads back."""
@@ -39,13 +50,6 @@ def isolation_of(verdict: Verdict) -> Isolation:
 def with_repro(run_dir: RunDir, verdict: Verdict, repro: Repro) -> Verdict:
     """The verdict with minify's repro, written."""
     verdict = dataclasses.replace(verdict, repro=repro)
-    write_verdict(run_dir, verdict)
-    return verdict
-
-
-def with_evidence(run_dir: RunDir, verdict: Verdict, evidence: Evidence) -> Verdict:
-    """The verdict with what was asked after the repro, written."""
-    verdict = dataclasses.replace(verdict, evidence=evidence)
     write_verdict(run_dir, verdict)
     return verdict
 

@@ -45,8 +45,8 @@ def user_env(run: RunDir) -> dict:
 def run_alone(run: RunDir, name: str, timeout: float) -> tuple:
     """Run `python NAME` in the run folder: (exit status, or None when it timed out; stdout and stderr; seconds)."""
     info = run.read_json("run.json")
-    started = time.monotonic()
-    with scratch(user_env(run)) as env:
+    env, started = user_env(run), time.monotonic()
+    with scratch(env) as env:
         p = subprocess.Popen(
             [info.get("python") or sys.executable, name],
             cwd=run.path,

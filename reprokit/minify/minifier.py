@@ -97,7 +97,8 @@ def _source_repro(m: Minify, started: float, before: int) -> Repro:
     stage = "eager" if m.isolation.failing_stage == "eager" else "user"
     said = m.message()  # the bisect's own message: not what the source reduction found
     prior = dataclasses.replace(m.latest, message=said)
-    r = minify_source(m.run_dir, m.isolation, m.runner, m.emit, started, before, stage=stage, prior=prior)
+    cwd = m.info["options"]["cwd"]
+    r = minify_source(m.run_dir, m.isolation, m.runner, m.emit, started, before, stage=stage, prior=prior, cwd=cwd)
     why = r.message if r.message != said else ""
     m.tried("source", "verified" if r.verified else (why or "the reduced script does not fail the same way"))
     repro = dataclasses.replace(r, attempts=tuple(m.attempts))

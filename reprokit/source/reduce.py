@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
-import time
 from typing import TypeGuard
 
 from reprokit.data.events import Event
@@ -14,7 +13,6 @@ from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import TrialSpec, text_hash
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
-from reprokit.minify.reliability import measure
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
 from reprokit.search import Pass, Plan, Problem, Share, probdd, run_passes, verified_back, walk_back_order
 from reprokit.source.edits import (
@@ -29,8 +27,8 @@ from reprokit.source.edits import (
     without,
 )
 from reprokit.source.passes import person_passes, source_size
-from reprokit.source.polish import polished
 from reprokit.source.tidy import tidy_candidates
+from reprokit.source.verify import Checks, code_lines, finished
 
 # Inlining a helper may make the script longer before deleting its now-unused def makes it shorter:
 # candidates up to this many characters longer than the best are still tried.
@@ -38,13 +36,21 @@ INLINE_SLACK = 200
 
 
 def source_problem(
-    run_dir: RunDir, v: Isolation, runner, start: str, stage: str = "eager", same=None, share: Share | None = None
+    run_dir: RunDir,
+    v: Isolation,
+    runner,
+    start: str,
+    stage: str = "eager",
+    same=None,
+    share: Share | None = None,
+    *,
+    cwd: str,
 ) -> Problem:
     """The reduction problem over texts of the script: each is run as a trial under `stage` ("eager" for a
-    Dynamo-stage failure, "user" for the script's own compile, an export stage); every improvement is repro.py.
-    same(outcome), when given, must hold too (an export failure's guard). A batch of candidates runs side by side,
-    each from a file of its own (candidates/<hash>.py)."""
-    oracle = SourceOracle(run_dir, v, runner, stage, same, share or source_share(runner.policy.plan))
+    Dynamo-stage failure, "user" for the script's own compile, an export stage), in `cwd` (the folder the bisect
+    ran the script in); every improvement is repro.py. same(outcome), when given, must hold too (an export
+    failure's guard). A batch of candidates runs side by side, each from a file of its own (candidates/<hash>.py)."""
+    oracle = SourceOracle(run_dir, v, runner, stage, same, share or source_share(runner.policy.plan), cwd)
     return Problem(
         start,
         oracle.fails_same,
@@ -60,10 +66,10 @@ class SourceOracle:
     passes with compile off. The script's first run sets a candidate's time limit and starts the share of time:
     once the share is spent, every candidate is refused without a trial."""
 
-    def __init__(self, run_dir: RunDir, v: Isolation, runner, stage: str, same, share: Share):
+    def __init__(self, run_dir: RunDir, v: Isolation, runner, stage: str, same, share: Share, cwd: str):
         self.run_dir, self.v, self.runner, self.stage, self.same, self.share = run_dir, v, runner, stage, same, share
         self.target = Signature.from_dict(v.signature)
-        self.cwd = run_dir.read_json("run.json")["options"]["cwd"]
+        self.cwd = cwd
         # A candidate reading a name it no longer binds dies of NameError: not this failure, unless it is one.
         self.name_check = self.target.exc_type != "NameError"
         # A candidate may run at most a few times as long as the script did (the first text asked is the script
@@ -252,19 +258,28 @@ def minify_source(
     stage: str = "eager",
     same=None,
     prior: Repro | None = None,
+    *,
+    cwd: str,
 ) -> Repro:
     """Reduce the script with the source passes while it fails the same way, then verify repro.py twice: the
-    source repro, from `prior` (what minify wrote before it, and the verdict's message so far)."""
+    source repro, from `prior` (what minify wrote before it, and the verdict's message so far). cwd: the folder the
+    bisect ran the script in, where every candidate and repro.py run."""
     with open(isolation.script) as f:
         original = f.read()
     r = dataclasses.replace(prior or Repro(message=isolation.message), kind="source")
     share = source_share(runner.policy.plan)
-    problem = source_problem(run_dir, isolation, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share)
+    problem = source_problem(
+        run_dir, isolation, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share, cwd=cwd
+    )
     emit(Event.MINIFY_START, graph="source", nodes=code_lines(original))
+    check = Checks(run_dir, isolation, runner, same, emit, cwd)
     unasked = runner.over_budget
     if not problem.test(problem.best):
         if runner.over_budget > unasked:  # not run at all: the run's --budget was spent before this phase
-            return _unreduced(run_dir, isolation, r, runner, problem.best, original, same, emit, (before, started))
+            # the script itself, re-printed, is checked as repro.py (a repro's checks run past the budget)
+            r = check(r, problem.best)
+            said = "the run's budget was spent before the source reduction's first trial: repro.py is the script itself, not reduced"
+            return finished(r, [said], runner, original, problem.best, (before, started), emit)
         said = "the script, re-printed from its AST, no longer fails the same way: source not reduced"
         return dataclasses.replace(r, verified=False, message=said)
     run_passes(problem, SOURCE_PASSES)
@@ -272,113 +287,20 @@ def minify_source(
 
     def verified(text: str) -> bool:
         nonlocal r
-        r = _verify_polished(run_dir, isolation, r, runner, text, same, emit)
+        r = check.polished(r, text)
         return bool(r.verified)
 
     most = walk_back_most(isolation.flaky)
     at = verified_back(problem.accepted, verified, most=most)
     # repro.py is the one verified, or else the last one checked (the smallest, unless the walk went back)
     result = problem.accepted[at if at is not None else walk_back_order(problem.accepted, most)[-1]]
+    notes = []
     if at is not None and at != len(problem.accepted) - 1:
-        r = _said(r, walked_back_note(f"a script of {code_lines(result)} lines", f"{code_lines(smallest)} lines"), emit)
-    with open(run_dir.file("repro.py")) as f:  # polished, when that verified: its lines are the repro's
-        r = _sized(r, runner, original, f.read(), before, started)
+        notes.append(walked_back_note(f"a script of {code_lines(result)} lines", f"{code_lines(smallest)} lines"))
     if share.ran_out:
-        said = (
+        notes.append(
             f"the source reduction stopped at its share of time ({share.given:.0f} s): "
             "repro.py is the smallest script so far that fails the same way, not a minimal one"
         )
-        r = _said(r, said, emit)
-    return _minified(r, emit)
-
-
-def _said(r: Repro, said: str, emit) -> Repro:
-    """A note said now and added to the verdict's message."""
-    emit(Event.NOTE, text=said)
-    return dataclasses.replace(r, message="; ".join(x for x in (r.message, said) if x))
-
-
-def _minified(r: Repro, emit) -> Repro:
-    """The source repro, its sizes and counts said."""
-    emit(
-        Event.MINIFIED,
-        before=r.nodes_before,
-        after=r.nodes_after,
-        unit="lines",
-        trials=r.trials,
-        seconds=r.seconds,
-        verified=r.verified,
-        reliability=r.reliability,
-    )
-    return r
-
-
-def _unreduced(run_dir: RunDir, isolation: Isolation, r: Repro, runner, text: str, original: str, same, emit, at):
-    """The run's budget was spent before the first candidate: the script itself, re-printed, is checked as repro.py
-    (a repro's checks run past the budget), and the verdict says it is not reduced. at: (before, started)."""
-    run_dir.write_text("repro.py", text)
-    r = measure(run_dir, _verify(run_dir, isolation, r, runner, text, same), isolation.signature, runner.timeout, emit)
-    said = "the run's budget was spent before the source reduction's first trial: repro.py is the script itself, not reduced"
-    r = _said(r, said, emit)
-    return _minified(_sized(r, runner, original, text, *at), emit)
-
-
-def code_lines(text: str) -> int:
-    """Lines that are not blank: the formatter's blank lines around a def are no part of a repro's size."""
-    return sum(1 for line in text.splitlines() if line.strip())
-
-
-def _sized(r: Repro, runner, original: str, result: str, before: int, started: float) -> Repro:
-    """The repro with its size in lines against the script's, and the reduction's trials and seconds."""
-    return dataclasses.replace(
-        r,
-        nodes_before=code_lines(original),
-        nodes_after=code_lines(result),
-        unit="lines",
-        trials=runner.executed - before,
-        seconds=round(time.monotonic() - started, 2),
-    )
-
-
-def _verify_polished(run_dir: RunDir, isolation: Isolation, r: Repro, runner, text: str, same, emit) -> Repro:
-    """Verify `text` polished (its checks say what differs, ruff's layout: source/polish.py), else as it is; the
-    repro left as repro.py, verified when one verified and failed often enough in fresh runs (minify/reliability)."""
-    for candidate in dict.fromkeys((polished(text), text)):
-        run_dir.write_text("repro.py", candidate)
-        r = _verify(run_dir, isolation, r, runner, candidate, same)
-        r = measure(run_dir, r, isolation.signature, runner.timeout, emit)
-        if r.verified:
-            return r
-    return r
-
-
-def _verify(run_dir: RunDir, isolation: Isolation, r: Repro, runner, result: str, same=None) -> Repro:
-    """Run repro.py twice in fresh interpreters: verified when both fail the same way."""
-    target = Signature.from_dict(isolation.signature)
-    opts = run_dir.read_json("run.json")["options"]
-    specs = [
-        TrialSpec(
-            mode="script",
-            stage="user",
-            script=run_dir.file("repro.py"),
-            cwd=opts["cwd"],
-            argv=tuple(isolation.argv),
-            attempt=i,
-            label=f"verify-repro-{i}",
-            path_dirs=(os.path.dirname(isolation.script),),
-            script_hash=text_hash(result),
-            fresh_interpreter=True,
-        )
-        for i in range(2)
-    ]
-    *checks, plain = runner.map(specs + [dataclasses.replace(specs[0], stage="none", label="verify-repro-no-compile")])
-    verified = all(c is not None and target.matches(c.signature) and (same is None or same(c)) for c in checks) and (
-        plain is not None and plain.kind == OutcomeKind.PASS
-    )
-    return dataclasses.replace(
-        r,
-        path=run_dir.file("repro.py"),
-        fresh_runs=len(checks),
-        verified=verified,
-        signature=checks[0].signature.to_dict() if checks[0] else None,
-    )
+    with open(run_dir.file("repro.py")) as f:  # polished, when that verified: its lines are the repro's
+        return finished(r, notes, runner, original, f.read(), (before, started), emit)

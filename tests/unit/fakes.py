@@ -300,7 +300,7 @@ def source_minifier(answer: Answer, script: str, run_dir: str, target: Signature
     run.write_json("run.json", {"options": {"cwd": run_dir}})
     runner = FakeRunner(answer)
     v = verdict(signature=target.to_dict(), failing_stage="eager").isolation
-    return source_problem(run, v, runner, script), runner
+    return source_problem(run, v, runner, script, cwd=run_dir), runner
 
 
 def source_of(spec: TrialSpec) -> str:
