@@ -7,15 +7,7 @@ import pathlib
 
 import torch
 
-from reprokit.source.bind import (
-    alias_candidates,
-    attribute_constant_candidates,
-    empty_class_candidates,
-    forwarder_candidates,
-    lambda_candidates,
-    param_default_candidates,
-    unwrap_with_candidates,
-)
+from reprokit.source import bind
 from reprokit.source.edits import checks
 from reprokit.source.flatten import flatten_module_candidates
 from reprokit.source.layers import forward_parameter_candidates, layer_candidates
@@ -35,20 +27,20 @@ def lines(source: str) -> list:
 
 def test_a_name_that_only_renames_another_is_read_as_that_one_and_goes():
     script = "import torch\n\ndef step(a, b):\n    da = a\n    return da * b + da\n\nprint(step(torch.ones(2), 3))\n"
-    (candidate,) = alias_candidates(script)
+    (candidate,) = bind.alias_candidates(script)
     assert "    return a * b + a" in lines(candidate) and "da = a" not in candidate
     assert torch.equal(_value(candidate, "step(torch.ones(2), 3)"), _value(script, "step(torch.ones(2), 3)"))
 
 
 def test_a_name_bound_twice_is_not_an_alias():
     script = "def f(a):\n    da = a\n    da = da + 1\n    return da\n"
-    assert alias_candidates(script) == []
+    assert bind.alias_candidates(script) == []
 
 
 def test_a_parameter_no_call_gives_becomes_its_default():
     """pytorch#166525's IterativeRefiner() is made with its defaults: `steps` reads 3 where it was read."""
     script = real("e_while_loop_int_carry.py")
-    candidates = param_default_candidates(script)
+    candidates = bind.param_default_candidates(script)
     steps = [c for c in candidates if "def __init__(self, dim=4):" in c]
     assert steps and "        self.steps = 3" in lines(steps[0])
     assert any("def __init__(self, steps=3):" in c for c in candidates)
@@ -56,33 +48,33 @@ def test_a_parameter_no_call_gives_becomes_its_default():
 
 def test_a_parameter_a_call_gives_stays():
     script = "def f(x, k=2):\n    return x * k\n\nprint(f(1, 3), f(2))\n"
-    assert param_default_candidates(script) == []
+    assert bind.param_default_candidates(script) == []
 
 
 def test_an_attribute_set_once_to_a_literal_is_read_as_it():
     """pytorch#195422's dropout probability: `self.p = 0.1` read as 0.1, the assignment gone."""
-    (candidate,) = attribute_constant_candidates(real("dropout_eval_inplace_alias.py"))
+    (candidate,) = bind.attribute_constant_candidates(real("dropout_eval_inplace_alias.py"))
     assert "self.p" not in candidate and "F.dropout(h, 0.1, self.training)" in candidate
 
 
 def test_an_attribute_read_from_outside_its_class_stays():
     script = "class C:\n    def __init__(self):\n        self.p = 1\n\nprint(C().p)\n"
-    assert attribute_constant_candidates(script) == []
+    assert bind.attribute_constant_candidates(script) == []
 
 
 def test_a_def_that_only_forwards_is_replaced_by_what_it_calls():
     """pytorch#139707 registers `tanh_autograd_cpu`, which only calls NumpyTanh.apply."""
-    (candidate,) = forwarder_candidates(real("b_aten_autogradcpu_override_fake.py"))
+    (candidate,) = bind.forwarder_candidates(real("b_aten_autogradcpu_override_fake.py"))
     assert "def tanh_autograd_cpu" not in candidate
     assert "_lib.impl('tanh', NumpyTanh.apply, 'AutogradCPU')" in lines(candidate)
 
 
 def test_a_with_goes_and_so_does_each_of_its_items():
     """pytorch#192872 runs both models under no_grad, which the failure may not need."""
-    (candidate,) = unwrap_with_candidates(real("e_local_class_attr_graph_break.py"))
+    (candidate,) = bind.unwrap_with_candidates(real("e_local_class_attr_graph_break.py"))
     assert "no_grad" not in candidate and "ref, ref_n = model(x)" in lines(candidate)
     both = "import torch\nwith torch.no_grad(), torch.enable_grad():\n    y = 1\n"
-    assert len(unwrap_with_candidates(both)) == 3
+    assert len(bind.unwrap_with_candidates(both)) == 3
 
 
 def test_a_returned_element_nobody_reads_goes_from_the_return_and_every_unpacking():
@@ -158,8 +150,8 @@ def test_a_module_that_is_one_layer_becomes_that_layer():
 def test_a_def_handed_on_once_becomes_a_lambda():
     """pytorch#193279's loss, handed to torch.func.grad and named nowhere else, once its body is one return."""
     script = real("funcgrad_custom_function_ste.py")
-    assert lambda_candidates(script) == []  # two statements: no lambda
-    (candidate,) = lambda_candidates(script.replace("    pred = x @ RoundSTE.apply(w)\n", ""))
+    assert bind.lambda_candidates(script) == []  # two statements: no lambda
+    (candidate,) = bind.lambda_candidates(script.replace("    pred = x @ RoundSTE.apply(w)\n", ""))
     assert "def quant_loss" not in candidate
     assert "grad_fn = torch.func.grad(lambda w, x, target: ((pred - target) ** 2).mean())" in lines(candidate)
 
@@ -181,6 +173,6 @@ def test_an_empty_class_made_without_arguments_becomes_object():
     emptied = emptied.replace('PhaseConfig("even", 0.1)', "PhaseConfig()").replace(
         'PhaseConfig("odd", 0.01)', "PhaseConfig()"
     )
-    (candidate,) = empty_class_candidates(emptied)
+    (candidate,) = bind.empty_class_candidates(emptied)
     assert "class PhaseConfig" not in candidate and "self.even = object()" in candidate
-    assert empty_class_candidates(script) == []  # its fields are still there
+    assert bind.empty_class_candidates(script) == []  # its fields are still there

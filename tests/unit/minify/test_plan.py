@@ -54,7 +54,7 @@ def test_the_plan_in_the_runners_policy_ends_the_source_reduction_after_the_scri
     run.write_json("run.json", {"options": {"cwd": str(tmp_path)}})
     runner = FakeRunner(answer).with_policy(plan=past_its_end())
     v = verdict(signature=BUG.to_dict(), failing_stage="eager").isolation
-    problem = source_problem(run, v, runner, SCRIPT)
+    problem = source_problem(run, v, runner, SCRIPT, cwd=str(tmp_path))
     assert problem.test(SCRIPT)
     assert run_passes(problem, SOURCE_PASSES) == SCRIPT
     assert [s.stage for s in runner.asked] == ["eager", "none"]  # the script and its run without compile alone
@@ -95,7 +95,7 @@ def test_no_candidate_of_a_batch_starts_once_the_share_is_spent(tmp_path):
     runner = FakeRunner(answer, jobs=1)
     v = verdict(signature=BUG.to_dict(), failing_stage="eager").isolation
     share = Share(lambda seconds: 10.0, clock=lambda: now[0])
-    problem = source_problem(run, v, runner, script, share=share)
+    problem = source_problem(run, v, runner, script, share=share, cwd=str(tmp_path))
     assert problem.test(script)  # the share starts as the script's first run answers (at 4 s): it ends at 14 s
     assert problem.first_failing([script.replace(f"x{i} = {i}\n", "") for i in range(14)]) is None
     assert share.ran_out and now[0] == 16.0  # two candidates started by then, none of the other 12
