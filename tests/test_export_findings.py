@@ -8,6 +8,7 @@ The end-to-end tests share one bisect run per case (module-scoped fixtures): rea
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -226,10 +227,11 @@ def test_data_dependent_branch_gets_draft_report_and_cond_fix(runs):
     [
         (
             "export_dim_constraint.py",
-            "if x.shape[0] > 16:",
+            r"if x\.shape\[0\] > 16:",
             "satisfy the generated guard 2 <= L['x'].size()[0] and L['x'].size()[0] <= 16",
         ),
-        ("export_data_dependent.py", "if h.sum()", "Could not guard on data-dependent expression Eq(u0, 1)"),
+        # the branch on a value, whatever the tensor's name once `h = self.fc(x)` is cut to `x`
+        ("export_data_dependent.py", r"if \w+\.sum\(\)", "Could not guard on data-dependent expression Eq(u0, 1)"),
     ],
 )
 def test_minify_reduces_the_source_of_an_export_failure(runs, case, kept, guard):
@@ -239,7 +241,7 @@ def test_minify_reduces_the_source_of_an_export_failure(runs, case, kept, guard)
     assert (v["failing_stage"], v["repro_kind"], v["repro_verified"]) == ("export", "source", True), v
     assert v["nodes"]["unit"] == "lines" and v["nodes"]["minified"] < v["nodes"]["original"] / 2 + 1, v["nodes"]
     text = pathlib.Path(v["repro"]).read_text()
-    assert kept in text and "torch.export.export(" in text and "Linear" not in text, text
+    assert re.search(kept, text) and "torch.export.export(" in text and "Linear" not in text, text
     p = subprocess.run([sys.executable, v["repro"]], capture_output=True, text=True, timeout=300, cwd=runs.work)
     assert p.returncode != 0 and guard in p.stderr, p.stderr[-2000:]
 
