@@ -9,7 +9,16 @@ import time
 
 from reprokit.app import guards
 from reprokit.app import versions as versions_case
-from reprokit.app.common import check_script, default_jobs, executor_of, new_run, noop, recorded_environment, run_kind
+from reprokit.app.common import (
+    check_script,
+    default_jobs,
+    executor_of,
+    local_start,
+    new_run,
+    noop,
+    recorded_environment,
+    run_kind,
+)
 from reprokit.app.pipeline import Steps, run_phases
 from reprokit.app.request import BisectRequest
 from reprokit.app.runners import open_script_runner
@@ -74,7 +83,7 @@ def bisect_script(script: str, argv: tuple = (), request: BisectRequest | None =
     steps = Steps(r.minify, r.pack, f"reprokit bisect {os.path.basename(script)}")
     with open_script_runner(run_dir, emit, opts, devices, r.executor) as runner:
         bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
-        verdict = run_phases(run_dir, bisector, runner, steps, emit, budget, started)
+        verdict = run_phases(run_dir, bisector, runner, steps, emit, budget, local_start(started, r.executor))
     if r.versions and verdict.isolation.failing_stage and verdict.isolation.signature:
         emit(Event.PHASE, name="versions")
         verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
@@ -119,4 +128,4 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
     budget = Budget.of(steps.get("budget"), started)
     with open_script_runner(folder, emit, opts, pinned_devices(), settings) as runner:
         bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
-        return run_phases(folder, bisector, runner, phases, emit, budget, started)
+        return run_phases(folder, bisector, runner, phases, emit, budget, local_start(started, settings))

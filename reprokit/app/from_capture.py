@@ -10,7 +10,7 @@ import sys
 import time
 
 from reprokit.app import guards
-from reprokit.app.common import default_jobs, noop, record_secrets, recorded_environment
+from reprokit.app.common import default_jobs, local_start, noop, record_secrets, recorded_environment
 from reprokit.app.pipeline import Steps, run_phases
 from reprokit.app.request import BisectRequest
 from reprokit.app.runners import open_runner
@@ -63,7 +63,8 @@ def bisect_from_capture(capture_dir: str, request: BisectRequest | None = None, 
         _write_run_json(run_dir, opts, captured, case, r)
         bisector = GraphBisector(opts, runner, emit, captured, case)
         steps = Steps(r.minify, r.pack, r.command, capture=True)
-        return run_phases(run_dir, bisector, runner, steps, emit, Budget.of(r.budget, started), started)
+        budget = Budget.of(r.budget, started)
+        return run_phases(run_dir, bisector, runner, steps, emit, budget, local_start(started, r.executor))
 
 
 def _diverging(kept: KeptCalls | None, runner: Runner | None, run_dir: RunDir, emit: Emit) -> CapturedFailure:

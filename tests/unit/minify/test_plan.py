@@ -117,3 +117,13 @@ def test_no_cut_of_a_batch_starts_once_the_graph_share_is_spent():
     edits = [Edit(frozenset(names[j : k + 1]), frozenset(), (names[k],)) for j in range(5) for k in range(j, 5)]
     assert oracle.first_failing(edits[:3]) is None and now[0] == 12.0  # the first batch runs whole: it gives the share
     assert oracle.first_failing(edits[3:9]) is None and now[0] == 20.0  # 12 + 6 = 18: two cuts start by then
+
+
+def test_the_plan_counts_from_the_start_of_a_run_whose_trials_run_here_alone():
+    """Cluster jobs each wait on the scheduler: under --executor slurm no plan cuts the repro phases."""
+    from reprokit.app.common import local_start
+    from reprokit.data.executor import ExecutorSettings
+
+    assert local_start(12.5, None) == 12.5
+    assert local_start(12.5, ExecutorSettings(name="local")) == 12.5
+    assert local_start(12.5, ExecutorSettings(name="slurm", partition="debug")) is None
