@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from reprokit.source.names import dynamic, literal, text
+from reprokit.source.names import calls_of, dynamic, literal, splice, text
 
 
 def alias_candidates(source: str) -> list:
@@ -127,11 +127,8 @@ def empty_class_candidates(source: str) -> list:
             for s in cls.body
         ):
             continue
-        uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == cls.name]
-        calls = [
-            n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func in uses and not n.args and not n.keywords
-        ]
-        if not uses or len(calls) != len(uses):
+        calls = calls_of(tree, cls.name)
+        if not calls or any(c.args or c.keywords for c in calls):
             continue
         new = copy.deepcopy(tree)
         del new.body[k]
@@ -180,7 +177,7 @@ def unwrap_with_candidates(source: str) -> list:
         new = copy.deepcopy(tree)
         w = list(ast.walk(new))[k]
         assert isinstance(w, ast.With)
-        if _splice_body(new, w) and (candidate := text(new)) is not None:
+        if splice(new, w, w.body) is not None and (candidate := text(new)) is not None:
             out.append(candidate)
         for j in range(len(w.items) if len(w.items) > 1 else 0):
             new = copy.deepcopy(tree)
@@ -251,19 +248,11 @@ def _callee(s: ast.stmt):
 
 
 def _all_calls_of(tree: ast.Module, name: str) -> list | None:
-    """The calls of `name`, when every use of the name is one (else its calls are out of sight), none spreading
-    *args or **kwargs; None otherwise."""
-    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name]
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func in uses]
-    if len(calls) != len(uses) or any(
-        isinstance(b, ast.Name) and b.id == name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) for b in n.bases
-    ):
+    """names.calls_of, none of them spreading *args or **kwargs (which argument is which cannot be told)."""
+    calls = calls_of(tree, name)
+    if calls is None or any(isinstance(a, ast.Starred) for c in calls for a in c.args):
         return None
-    if any(isinstance(a, ast.Starred) for c in calls for a in c.args) or any(
-        k.arg is None for c in calls for k in c.keywords
-    ):
-        return None
-    return calls
+    return None if any(k.arg is None for c in calls for k in c.keywords) else calls
 
 
 def _stored(f: ast.FunctionDef, name: str) -> bool:
@@ -323,22 +312,6 @@ def _forwarded(f: ast.stmt) -> ast.expr | None:
 
 
 def _remove_stmt(tree: ast.AST, node: ast.stmt) -> None:
-    for parent in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(parent, field, None)
-            if isinstance(block, list) and any(s is node for s in block):
-                block.remove(node)
-                if not block and field == "body" and not isinstance(parent, ast.Module):
-                    block.append(ast.Pass())
-                return
-
-
-def _splice_body(tree: ast.AST, node: ast.With) -> bool:
-    for parent in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(parent, field, None)
-            if isinstance(block, list) and any(s is node for s in block):
-                i = next(j for j, s in enumerate(block) if s is node)
-                block[i : i + 1] = node.body
-                return True
-    return False
+    at = splice(tree, node, [])
+    if at is not None and at[1] == "body" and not isinstance(at[0], ast.Module) and not getattr(*at):
+        getattr(*at).append(ast.Pass())

@@ -8,7 +8,7 @@ import ast
 import copy
 
 from reprokit.source.inline import _bind
-from reprokit.source.names import dynamic, reads, text
+from reprokit.source.names import calls_of, dynamic, reads, text
 
 
 def forward_parameter_candidates(source: str) -> list:
@@ -48,9 +48,7 @@ def layer_candidates(source: str) -> list:
         if not isinstance(cls, ast.ClassDef) or cls not in _modules(tree):
             continue
         made = _one_layer(cls)
-        uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == cls.name]
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func in uses]
-        if made is None or len(calls) != len(uses):
+        if made is None or calls_of(tree, cls.name) is None:
             continue
         init, expr = made
         new = copy.deepcopy(tree)

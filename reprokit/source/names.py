@@ -111,6 +111,27 @@ def renamed(node: ast.AST, mapping: dict) -> ast.AST:
     return Rename().visit(copy.deepcopy(node))
 
 
+def splice(tree: ast.AST, node: ast.stmt, replacement: list) -> tuple | None:
+    """`node` replaced by `replacement` in the statement list that holds it: (owner, field) of that list, or None
+    when no list holds it."""
+    for owner in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(owner, field, None)
+            if isinstance(block, list) and any(s is node for s in block):
+                i = next(j for j, s in enumerate(block) if s is node)
+                block[i : i + 1] = replacement
+                return owner, field
+    return None
+
+
+def calls_of(tree: ast.AST, name: str) -> list | None:
+    """The calls of `name` when every use of the name is one (a class named as a base, a def handed on: its calls
+    are out of sight), else None."""
+    uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func in uses]
+    return calls if len(calls) == len(uses) else None
+
+
 def text(tree: ast.Module) -> str | None:
     """The tree as source, or None when Python would not compile it (a `return` left at the top level)."""
     try:

@@ -10,7 +10,7 @@ import copy
 import operator
 from collections.abc import Callable
 
-from reprokit.source.names import dynamic, literal, reads, text
+from reprokit.source.names import dynamic, literal, reads, splice, text
 
 # Calls whose integer arguments are not sizes: a seed drawn anew is another script's inputs.
 KEEP_ARGS_OF = {"manual_seed", "manual_seed_all", "seed", "set_printoptions", "exit", "_exit"}
@@ -85,7 +85,7 @@ def cut_loop_candidates(source: str) -> list:
         assert isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call)
         if _unrollable(loop):
             first = loop.iter.args[0] if len(loop.iter.args) > 1 else ast.Constant(0)
-            _splice(new, loop, [ast.Assign([loop.target], first), *loop.body])
+            splice(new, loop, [ast.Assign([loop.target], first), *loop.body])
         elif ast.unparse(loop.iter) != "range(1)":
             loop.iter = ast.Call(ast.Name("range", ast.Load()), [ast.Constant(1)], [])
         else:
@@ -121,16 +121,6 @@ def _unrollable(loop: ast.For) -> bool:
         return False
 
     return not own(loop)
-
-
-def _splice(tree: ast.AST, node: ast.stmt, replacement: list) -> None:
-    for n in ast.walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(n, field, None)
-            if isinstance(block, list) and any(s is node for s in block):
-                i = next(j for j, s in enumerate(block) if s is node)
-                block[i : i + 1] = replacement
-                return
 
 
 _BINARY: dict[type, Callable] = {

@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 import copy
 
-from reprokit.source.names import dynamic, reads, text
+from reprokit.source.inline import _walk_own
+from reprokit.source.names import dynamic, reads, splice, text
 
 # Builtins whose call only builds a value: an element made by one goes without leaving its call behind.
 _BUILDS = {"list", "dict", "tuple", "set", "len", "str", "int", "float", "bool", "sorted"}
@@ -37,15 +38,7 @@ def tuple_element_candidates(source: str) -> list:
 
 def _own_returns(f: ast.FunctionDef) -> list:
     """The def's own `return`s, not those of a def or lambda inside it."""
-    found: list = []
-    todo: list = list(f.body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.Return):
-            found.append(n)
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(n))
-    return found
+    return [n for s in f.body for n in _walk_own(s) if isinstance(n, ast.Return)]
 
 
 def _returned_arity(f: ast.stmt) -> int:
@@ -75,7 +68,7 @@ def _drop(tree: ast.Module, f: ast.FunctionDef, name: str, j: int) -> None:
         if len(r.value.elts) == 1:
             r.value = r.value.elts[0]
         if _calls(gone):
-            _before(f, r, ast.Expr(gone))
+            splice(f, r, [ast.Expr(gone), r])
     for s in _unpacked(tree, name):
         del s.targets[0].elts[j]
         if len(s.targets[0].elts) == 1:
@@ -101,12 +94,3 @@ def _calls(e: ast.expr) -> bool:
     return any(
         isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in _BUILDS) for n in ast.walk(e)
     )
-
-
-def _before(f: ast.FunctionDef, stmt: ast.stmt, new: ast.stmt) -> None:
-    for parent in ast.walk(f):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(parent, field, None)
-            if isinstance(block, list) and any(s is stmt for s in block):
-                block.insert(next(i for i, s in enumerate(block) if s is stmt), new)
-                return
