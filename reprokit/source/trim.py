@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from reprokit.source.names import reads, same_literal, text
+from reprokit.source.names import calls_of, reads, same_literal, text
 
 _CONV = {"stride": 1, "padding": 0, "dilation": 1, "groups": 1, "bias": True, "padding_mode": "zeros"}
 _FACTORY = {"requires_grad": False, "pin_memory": False}
@@ -184,12 +184,10 @@ def _drop_method_parameter(tree: ast.Module, ci: int, mi: int, pi: int) -> bool:
     m = c.body[mi]
     assert isinstance(m, ast.FunctionDef)
     if m.name == "__init__":
-        if any(ast.unparse(b) == c.name for k in _classes(tree) for b in k.bases):
+        found = calls_of(tree, c.name)  # a base of another class, or passed on as a value: calls out of sight
+        if found is None:
             return False
-        names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == c.name]
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func in names]
-        if len(calls) != len(names):  # the class passed on as a value: its calls are out of sight
-            return False
+        calls = found
     elif m.name.startswith("__"):
         return False
     else:
