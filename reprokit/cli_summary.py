@@ -96,6 +96,7 @@ def _facts(v: Verdict) -> list:
         ),
         ("tarball", v.run.tarball),
         ("budget", _budget(v.run.budget)),
+        ("time plan", _time_plan(v.run.time_plan)),
         ("verdict after", f"{iso.trials} trials, {iso.seconds:.1f} s"),
     ]
 
@@ -141,6 +142,13 @@ def _budget(budget) -> str | None:
         f"{budget['trials_not_run']} search trials not run" if budget["trials_not_run"] else "",
     ]
     return "; ".join([head] + [m for m in missed if m])
+
+
+def _time_plan(plan) -> str | None:
+    """ "past its 5 min: not asked: configs" for a default run that began its evidence late."""
+    if not plan:
+        return None
+    return f"past its {said(plan['seconds'])}: not asked: {', '.join(plan['not_asked'])}"
 
 
 def _mib(value) -> str:

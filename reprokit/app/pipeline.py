@@ -5,6 +5,7 @@ order; the verdict built from their results, then the pack."""
 from __future__ import annotations
 
 import dataclasses
+import time
 
 from reprokit.app import minify as minify_case
 from reprokit.app.pack import packed
@@ -15,7 +16,7 @@ from reprokit.data.events import Emit, Event
 from reprokit.data.rundir import RunDir
 from reprokit.data.verdict import Verdict
 from reprokit.errors import NothingToIsolate
-from reprokit.minify.plan import whole_run_plan
+from reprokit.minify.plan import COSTLY_EVIDENCE, TARGET, evidence_in_time, whole_run_plan
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,9 +48,10 @@ def run_phases(
     isolated(run_dir, isolation)
     # a capture whose failure no stage shows is still packed (the capture and the failure are the report)
     ends = steps.capture and not isolation.failing_stage
+    plan = whole_run_plan(started, budget)
     # minify and the evidence ask under the bisector's policy (its limit, switches, tries) and the budget's end
     if not ends:
-        runner = bisector.use_policy(deadline=budget.deadline if budget else None, plan=whole_run_plan(started, budget))
+        runner = bisector.use_policy(deadline=budget.deadline if budget else None, plan=plan)
     spent = bool(budget and budget.exhausted())
     minified = minify_case.minify_phase(run_dir, isolation, runner, emit, steps.minify, spent, steps.command)
     not_asked = ["minify"] if minified.unasked else []
@@ -57,7 +59,12 @@ def run_phases(
     if not ends and isolation.deferred and budget and budget.exhausted():
         not_asked += list(isolation.deferred)
     elif not ends and isolation.deferred:
-        evidence = bisector.after_repro(isolation, case=None if steps.capture else minified.case)
+        asked, late = evidence_in_time(isolation.deferred, plan, time.monotonic())
+        if late:
+            run["time_plan"] = {"seconds": TARGET, "not_asked": list(late)}
+            emit(Event.NOTE, text=time_plan_note(late))
+        asking = dataclasses.replace(isolation, deferred=asked)
+        evidence = bisector.after_repro(asking, case=None if steps.capture else minified.case)
     if budget and not ends:
         run["budget"] = budget.record(not_asked, runner.over_budget)
         note = spent_note(run["budget"])
@@ -69,3 +76,9 @@ def run_phases(
     if ends:
         raise NothingToIsolate(f"{isolation.message} (run folder: {run_dir.path})")
     return verdict
+
+
+def time_plan_note(late: tuple) -> str:
+    """What a run past its time target left unasked, and how to ask it."""
+    left = "; ".join(COSTLY_EVIDENCE[name] for name in late)
+    return f"the run is past its {TARGET / 60:g} minutes, so not searched: {left} (--budget 20m searches them)"

@@ -26,6 +26,9 @@ class RunInfo(JsonData):
     versions: dict | None = None
     # --budget: {"seconds", "spent", "not_asked": [what was never asked], "trials_not_run"} (app/pipeline.py)
     budget: dict | None = None
+    # Default flags, the run past its time target (minify/plan.py) when the evidence began: {"seconds", "not_asked":
+    # [the evidence's costly searches left for a run given --budget]} (app/pipeline.py)
+    time_plan: dict | None = None
     # Compiled differs from eager but is the closer to float64 (exit 4): {"graph", "note", "case"}
     more_accurate: dict | None = None
 
@@ -67,8 +70,9 @@ class Verdict:
 
     @property
     def deferred(self) -> tuple:
-        """The questions still waiting for after the repro: none once the evidence was asked (it asks them all)."""
-        return () if self.evidence.asked else self.isolation.deferred
+        """The questions still waiting for after the repro: those the evidence did not ask (a spent time plan leaves
+        the config flips)."""
+        return tuple(d for d in self.isolation.deferred if d not in self.evidence.asked)
 
     def to_dict(self) -> dict:
         """verdict.json's flat form, its keys in the order reprokit always wrote them."""
@@ -110,7 +114,7 @@ FLAT_KEYS = (
     *("nodes", "minify_trials", "minify_seconds", "tarball", "cuda_fault", "speed", "modes", "meta_kernel"),
     *("memory", "inductor_pieces", "test_repro", "test_repro_verified", "test_repro_failure", "test_repro_seconds"),
     *("versions", "export", "aoti_kernel", "deferred", "deferred_seconds", "budget", "deferred_trials"),
-    *("numerics", "divergence", "more_accurate"),
+    *("numerics", "divergence", "more_accurate", "time_plan"),
 )
 
 # The Repro's fields under their verdict.json names (nodes_before, nodes_after and unit are "nodes").

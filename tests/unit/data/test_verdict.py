@@ -49,7 +49,7 @@ FULL = Verdict(ISOLATION, REPRO, EVIDENCE, RunInfo(run_dir="/r", tarball="/r/x.t
 
 def test_the_flat_form_has_every_key_in_the_order_it_always_had():
     flat = FULL.to_dict()
-    assert list(flat) == list(FLAT_KEYS) and len(FLAT_KEYS) == len(set(FLAT_KEYS)) == 67
+    assert list(flat) == list(FLAT_KEYS) and len(FLAT_KEYS) == len(set(FLAT_KEYS)) == 68
     assert flat["repro_attempts"] == [
         {"kind": "graph", "result": "fails differently"},
         {"kind": "source", "result": "verified"},
@@ -87,7 +87,8 @@ def test_later_phases_supersede_and_the_verdict_reads_the_final_value():
 def test_evidence_that_did_not_ask_leaves_the_isolations_values():
     v = Verdict(ISOLATION, evidence=Evidence(asked=("torch_logs",), torch_logs="/t/logs", seconds=1.0))
     assert (v.config, v.subsystem) == (ISOLATION.config, ISOLATION.subsystem)
-    assert v.deferred == ()  # as verdict.json always said once the evidence was in
+    # the questions it did not ask still wait (a run past its time plan leaves the config flips: app/pipeline.py)
+    assert v.deferred == tuple(d for d in ISOLATION.deferred if d != "torch_logs") != ()
 
 
 def test_before_minify_and_the_evidence_the_flat_form_has_their_defaults():

@@ -1,0 +1,48 @@
+"""run_phases' time plan for the evidence (issue 50, every case within 5 minutes): a default run already past its
+target when the evidence begins leaves the config flips' search, says so and records it; the one-run questions
+are still asked. Trials answered by the fake runner (the real compiler's evidence is tested end to end)."""
+
+import time
+
+from reprokit.app.pipeline import Steps, run_phases
+from reprokit.cli_summary import summary_table
+from reprokit.data.rundir import RunDir
+from unit.bisect.test_bisector import inductor_bug
+from unit.fakes import bisector
+
+NO_REPRO = Steps(minify=False, pack=False)
+
+
+def phases_begun(seconds_ago: float, tmp_path):
+    """(verdict, notes, labels asked after the isolation) of a run begun `seconds_ago`, no --budget."""
+    b, notes = bisector(inductor_bug()), []
+    run = RunDir(str(tmp_path))
+    emit = lambda event, **d: notes.append(d["text"]) if event == "note" else None  # noqa: E731
+    isolation_asks = None
+
+    def after(isolation, case=None):
+        nonlocal isolation_asks
+        isolation_asks = isolation.deferred
+        return real(isolation, case)
+
+    real, b.after_repro = b.after_repro, after
+    v = run_phases(run, b, b.runner, NO_REPRO, emit, None, started=time.monotonic() - seconds_ago)
+    return v, notes, isolation_asks
+
+
+def test_a_run_past_its_five_minutes_leaves_the_config_flips_and_says_so(tmp_path):
+    v, notes, asked = phases_begun(400.0, tmp_path)
+    assert asked == ("confirm",)  # the boundary's re-run: one run
+    assert v.run.time_plan == {"seconds": 300.0, "not_asked": ["configs"]}
+    assert v.deferred == ("configs",) and v.config is None and v.subsystem["confirmed"] is True
+    assert (
+        "the run is past its 5 minutes, so not searched: the config flips that may avoid the failure "
+        "(--budget 20m searches them)"
+    ) in notes
+    assert f"{'time plan':<26} past its 5 min: not asked: configs" in summary_table(v).splitlines()
+
+
+def test_a_run_within_its_five_minutes_asks_every_deferred_question(tmp_path):
+    v, notes, asked = phases_begun(10.0, tmp_path)
+    assert asked == ("confirm", "configs")
+    assert v.run.time_plan is None and v.deferred == () and not any("past its" in n for n in notes)
