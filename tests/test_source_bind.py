@@ -8,6 +8,7 @@ import pathlib
 import torch
 
 from reprokit.source import bind
+from reprokit.source.collect import collection_candidates, enumerate_candidates
 from reprokit.source.edits import checks
 from reprokit.source.flatten import flatten_module_candidates
 from reprokit.source.layers import forward_parameter_candidates, layer_candidates
@@ -176,3 +177,27 @@ def test_an_empty_class_made_without_arguments_becomes_object():
     (candidate,) = bind.empty_class_candidates(emptied)
     assert "class PhaseConfig" not in candidate and "self.even = object()" in candidate
     assert bind.empty_class_candidates(script) == []  # its fields are still there
+
+
+def test_a_collection_only_added_to_goes_and_each_addition_keeps_its_call():
+    """pytorch#198190's drain(): once the check on the scores and their torch.cat are cut (ddmin's deletions), the
+    list is only appended to; it goes, and `next(gen)`, which runs the compiled generator, stays."""
+    script = real("c_streaming_generator_return.py").replace("torch.testing.assert_close(cmp_scores, ref_scores)\n", "")
+    (unread,) = [c for c in tuple_element_candidates(script) if "return stop.value" in c]
+    unread = unread.replace("            torch.cat(scores)\n", "")
+    (candidate,) = collection_candidates(unread)
+    assert "scores" not in candidate and "            next(gen)" in lines(candidate)
+
+
+def test_a_collection_that_is_read_stays():
+    script = "import torch\n\ndef f(xs):\n    out = []\n    out.append(xs[0])\n    d = {}\n    d['k'] = 1\n    return out, d\n"
+    assert collection_candidates(script) == []
+
+
+def test_a_loop_count_nobody_reads_goes():
+    """pytorch#196173's comparison loop, once the message that read `step` is cut: `for r, c in zip(...)`."""
+    script = real("d_identity_toggle_stale_branch.py")
+    script = "\n".join(line for line in script.splitlines() if "step {step}" not in line) + "\n"
+    (candidate,) = enumerate_candidates(script)
+    assert "for r, c in zip(ref_hist, cmp_hist):" in lines(candidate) and "enumerate" not in candidate
+    assert enumerate_candidates(real("d_identity_toggle_stale_branch.py")) == []  # the message reads it

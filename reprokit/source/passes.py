@@ -16,6 +16,7 @@ from reprokit.source.bind import (
     param_default_candidates,
     unwrap_with_candidates,
 )
+from reprokit.source.collect import collection_candidates, enumerate_candidates
 from reprokit.source.flatten import flatten_module_candidates, remove_class_candidates
 from reprokit.source.inline import inline_call_candidates
 from reprokit.source.layers import forward_parameter_candidates, layer_candidates
@@ -47,6 +48,8 @@ PERSON_EDITS = [
     ("drop_forwarders", forwarder_candidates, 0),
     ("lambdas", lambda_candidates, 0),
     ("drop_tuple_elements", tuple_element_candidates, 0),
+    ("drop_collections", collection_candidates, 0),
+    ("drop_loop_counts", enumerate_candidates, 0),
     ("inline_calls", inline_call_candidates, SLACK),
     ("flatten_modules", flatten_module_candidates, SLACK),
     ("drop_layers", layer_candidates, 0),
