@@ -15,9 +15,12 @@ AST, as minify_source starts.
 
 - reprokit: its passes (SOURCE_PASSES) over a search.Problem, as minify_source runs them, candidates side by side.
 - pysource_minimize: `minimize(start, checker)`, default flags; the checker asks the oracle.
-- shrinkray: 0.0.2's `Reducer(start, predicate).run()` (byte cuts, one predicate at a time: the Runner is not
-  asked from several threads); a candidate that does not compile is refused before the oracle, as pysource-minimize
+- shrinkray: the newest release's CLI (26.9.13.0: its libcst Python passes and byte passes; no language model),
+  from a Python 3.12 venv named by SHRINKRAY=PATH, one test at a time; each test sends its text to this process,
+  whose oracle answers. A candidate that does not compile is refused before the oracle, as pysource-minimize
   refuses its own.
+- shrinkray_0.0.2: the only release Python 3.11 installs, as a library: `Reducer(start, predicate).run()` (byte
+  cuts, one predicate at a time: the Runner is not asked from several threads).
 
 Once the share is spent the oracle refuses every candidate without a trial; a library is then stopped and its
 latest accepted text is its result. Each result is then verified as minify_source verifies repro.py
@@ -31,13 +34,17 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import glob
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 
@@ -47,13 +54,13 @@ from reprokit.app.verdict_file import isolation_of
 from reprokit.data.phases import Repro
 from reprokit.data.rundir import RunDir
 from reprokit.report.pack_facts import load_verdict
-from reprokit.search import Problem, run_passes
+from reprokit.search import Problem, Share, run_passes
 from reprokit.source import reduce
 from reprokit.source.passes import source_size
 from reprokit.source.verify import Checks
 
 BISECT = "from reprokit.cli import main; main()"
-ENGINES = ("reprokit", "pysource_minimize", "shrinkray", "reprokit+pysource_minimize")
+ENGINES = ("reprokit", "pysource_minimize", "shrinkray", "reprokit+pysource_minimize", "shrinkray_0.0.2")
 # An engine that finishes another's result: it starts from that engine's text (same case), with a share of its own.
 AFTER = {"reprokit+pysource_minimize": "reprokit"}
 
@@ -78,11 +85,15 @@ class Asked:
         return False
 
 
-def isolate(case: str, out: str) -> str:
+def isolate(case: str, out: str, width: int | None = None) -> str:
     """`reprokit bisect CASE --no-minify --no-pack` in out/isolate: the run folder holding the isolation."""
     folder = os.path.join(out, "isolate")
+    if os.path.isdir(folder):  # --reuse: isolated by an earlier call (--isolate-only)
+        (run,) = glob.glob(os.path.join(folder, "*"))
+        return run
+    jobs = ["--jobs", str(width)] if width else []
     subprocess.run(
-        [sys.executable, "-c", BISECT, "bisect", case, "--no-minify", "--no-pack", "--json", "-o", folder],
+        [sys.executable, "-c", BISECT, "bisect", case, "--no-minify", "--no-pack", "--json", *jobs, "-o", folder],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         check=False,
@@ -143,15 +154,85 @@ def by_shrinkray(oracle: reduce.SourceOracle, start: str, width: int) -> tuple[s
     return reducer.target.decode(), asked.calls
 
 
+# The newest shrinkray (26.x: libcst Python passes beside its byte passes) needs Python 3.12, and torch 2.13's CPU
+# wheel here is for 3.11: it runs as its own command, from a 3.12 venv (`--shrinkray PATH`), and its
+# interestingness test asks this process's oracle over a socket.
+SHRINKRAY = os.environ.get("SHRINKRAY", "shrinkray")
+TEST = """import socket, sys
+with open(sys.argv[1], "rb") as f:
+    data = f.read()
+s = socket.socket(socket.AF_UNIX)
+s.connect(%r)
+s.sendall(data)
+s.shutdown(socket.SHUT_WR)
+sys.exit(0 if s.recv(1) == b"1" else 1)
+"""
+
+
+def by_shrinkray_cli(oracle: reduce.SourceOracle, start: str, width: int) -> tuple[str, int | None]:
+    """The newest shrinkray's CLI, default passes but its language-model ones (`--no-llm`), one test at a time;
+    each test asks the oracle here, in the order shrinkray sends them."""
+    asked, spent = Asked(oracle, start), threading.Event()
+    folder = tempfile.mkdtemp(prefix="shrinkray-")
+    address = os.path.join(folder, "oracle.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(address)
+    server.listen(8)
+
+    def serve() -> None:
+        while True:
+            conn, _ = server.accept()
+            with conn:
+                data = b"".join(iter(functools.partial(conn.recv, 65536), b""))
+                try:
+                    text = data.decode()
+                    compile(text, "<candidate>", "exec")
+                    ok = asked(text)
+                except CapReached:
+                    ok = False
+                    spent.set()
+                except (UnicodeDecodeError, SyntaxError, ValueError):
+                    ok = False
+                try:
+                    conn.sendall(b"1" if ok else b"0")
+                except OSError:  # shrinkray gave up on that test (it found a smaller text meanwhile)
+                    pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    test = os.path.join(folder, "test.sh")
+    with open(os.path.join(folder, "test.py"), "w") as f:
+        f.write(TEST % address)
+    with open(test, "w") as f:
+        f.write(f'#!/bin/sh\nexec {sys.executable} -S -E {folder}/test.py "$1"\n')
+    os.chmod(test, 0o755)
+    case = os.path.join(folder, "case.py")
+    with open(case, "w") as f:
+        f.write(start)
+    flags = ["--ui", "basic", "--no-llm", "--no-history", "--assume-deterministic", "--input-type", "arg"]
+    proc = subprocess.Popen(
+        [SHRINKRAY, *flags, "--parallelism", "1", "--timeout", "600", "--volume", "quiet", test, case],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    while proc.poll() is None and not spent.is_set():
+        time.sleep(0.5)
+    proc.kill()
+    proc.wait()
+    return asked.best, asked.calls
+
+
 DRIVERS: dict[str, Callable[[reduce.SourceOracle, str, int], tuple[str, int | None]]] = {
     "reprokit": by_reprokit,
     "pysource_minimize": by_pysource_minimize,
-    "shrinkray": by_shrinkray,
+    "shrinkray": by_shrinkray_cli,
+    "shrinkray_0.0.2": by_shrinkray,
     "reprokit+pysource_minimize": by_pysource_minimize,
 }
 
 
-def run_engine(isolated: str, out: str, engine: str, begin: str | None = None) -> tuple[dict, str]:
+def run_engine(
+    isolated: str, out: str, engine: str, begin: str | None = None, width: int | None = None, share: float | None = None
+) -> tuple[dict, str]:
     """One engine on one case, in a run folder of its own: its row (result, counts, seconds and verification) and
     its text. begin: the text a finishing engine starts from (the oracle still asks the script first: its first
     run sets the candidates' limit, and its seeds, checks and graph breaks are what every candidate keeps)."""
@@ -167,10 +248,11 @@ def run_engine(isolated: str, out: str, engine: str, begin: str | None = None) -
         run_dir,
         noop,
         timeout=opts.get("timeout") or 600.0,
-        jobs=int(opts.get("jobs") or 1),
+        jobs=width or int(opts.get("jobs") or 1),
         warm_script=isolation.script,
     ) as runner:
-        oracle = reduce.SourceOracle(run_dir, isolation, runner, stage, None, reduce.source_share(), opts["cwd"])
+        given = reduce.source_share() if share is None else Share(lambda seconds: share)
+        oracle = reduce.SourceOracle(run_dir, isolation, runner, stage, None, given, opts["cwd"])
         if not oracle.fails_same(start):
             return {"engine": engine, "error": "the re-printed script does not fail the same way"}, start
         started = time.monotonic()
@@ -230,17 +312,25 @@ def main() -> None:
     parser.add_argument("cases", nargs="+")
     parser.add_argument("-o", "--output-dir", default="bench-library-compare")
     parser.add_argument("--engines", default=",".join(ENGINES), help="comma-separated, of " + ", ".join(ENGINES))
+    # Many cases side by side (the device machine's cores): each case isolated once, then each engine a process.
+    parser.add_argument("--isolate-only", action="store_true", help="isolate each case, then stop")
+    parser.add_argument("--reuse", action="store_true", help="start from the isolation an earlier call left")
+    parser.add_argument("--width", type=int, help="candidates side by side (the runner's jobs); default the run's")
+    parser.add_argument("--share", type=float, help="seconds each engine may spend; default the source share")
     args = parser.parse_args()
     engines = args.engines.split(",")
     rows: list[dict] = []
     for case in args.cases:
         name = os.path.splitext(os.path.basename(case))[0]
         out = os.path.abspath(os.path.join(args.output_dir, name))
-        os.makedirs(out, exist_ok=False)
-        isolated = isolate(os.path.abspath(case), out)
+        os.makedirs(out, exist_ok=args.reuse)
+        isolated = isolate(os.path.abspath(case), out, args.width)
+        if args.isolate_only:
+            continue
         texts: dict[str, str] = {}
         for engine in engines:
-            row, texts[engine] = run_engine(isolated, out, engine, texts.get(AFTER.get(engine, "")))
+            begin = texts.get(AFTER.get(engine, ""))
+            row, texts[engine] = run_engine(isolated, out, engine, begin, args.width, args.share)
             rows.append({"case": name, **row})
             print(json.dumps(rows[-1]), flush=True)
     print(table(rows))
