@@ -12,16 +12,16 @@ log="$OUT/log.txt"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD SHRINKRAY=/tmp/site/bin/shrinkray
 python3 -c "import torch, reprokit, pysource_minimize, shrinkray.reducer; print(torch.__version__)" >> "$log" 2>&1 || exit 1
-work=/tmp/libcmp rows=/tmp/libcmp-rows; mkdir -p "$work" "$rows"
+work=/tmp/libcmp rows=/tmp/libcmp-rows; rm -rf "$work" "$rows"; mkdir -p "$work" "$rows"  # a warm machine keeps /tmp
 echo "start $(date +%T), $(nproc) cores, $# cases" >> "$log"
 for c in "$@"; do
-  timeout 200 python3 bench/library_compare.py --isolate-only --width 2 -o "$work" "tests/real_bugs/$c.py" > /dev/null 2>&1 &
+  timeout "${ISOLATE_LIMIT:-200}" python3 bench/library_compare.py --isolate-only --width 2 -o "$work" "tests/real_bugs/$c.py" > /dev/null 2>&1 &
 done
 wait
 echo "isolated at $(date +%T)" >> "$log"
 for c in "$@"; do
   for e in reprokit pysource_minimize shrinkray; do
-    (timeout $((share + 150)) python3 bench/library_compare.py --reuse --engines $e --width 1 --share "$share" -o "$work" \
+    (timeout $((share + ${SLACK:-150})) python3 bench/library_compare.py --reuse --engines $e --width 1 --share "$share" -o "$work" \
       "tests/real_bugs/$c.py" 2> "$rows/$c.$e.err" | head -1 > "$rows/$c.$e.json") &
   done
 done
