@@ -52,6 +52,7 @@ from reprokit.app.common import noop
 from reprokit.app.runners import open_runner
 from reprokit.app.verdict_file import isolation_of
 from reprokit.data.phases import Repro
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir
 from reprokit.report.pack_facts import load_verdict
 from reprokit.search import Problem, Share, run_passes
@@ -239,7 +240,8 @@ def run_engine(
     run_dir = fresh_run(isolated, out, engine)
     verdict = load_verdict(run_dir)
     isolation = isolation_of(verdict)
-    opts = run_dir.read_json("run.json")["options"]
+    facts = RunFacts.of(run_dir.read_json("run.json"))
+    opts = facts.options
     stage = "eager" if isolation.failing_stage == "eager" else "user"  # as minify/minifier._source_repro asks
     with open(isolation.script) as f:
         original = f.read()
@@ -259,7 +261,7 @@ def run_engine(
         result, asked = DRIVERS[engine](oracle, begin or start, runner.jobs)
         seconds = time.monotonic() - started
         run_dir.write_text("repro.py", result)
-        checked = Checks(run_dir, isolation, runner, None, noop, opts["cwd"]).verified(Repro(), result)
+        checked = Checks(run_dir, isolation, runner, None, noop, facts).verified(Repro(), result)
     labels = [e.get("label") or "" for e in run_dir.journal()]
     source = [x for x in labels if x.startswith("source-")]
     row = {

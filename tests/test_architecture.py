@@ -502,6 +502,39 @@ def test_only_verdict_file_builds_or_replaces_a_verdict():
     assert not found, report("a Verdict built or replaced outside app/verdict_file", found)
 
 
+# A file written in a run is not read back in it (issue 49): run.json is the app's record of what it handed down
+# (data/run_facts.RunFacts), and minify.json minify's record of its smallest graph so far, for a later command
+# (`minify --resume`, a resumed bisect), which reads it once at its top in the app.
+WRITTEN_IN_THE_RUN = ("run.json", "minify.json")
+READ_BACK_FREE = ("bisect", "minify", "source", "trial", "export")
+READS = ("read_json", "exists", "isfile", "open", "load", "loads", "read_text")
+
+
+def reads_back(name: str) -> list:
+    """Where the module reads, or looks for, run.json or minify.json: a read call naming the file in its arguments."""
+    path, tree = MODULES[name]
+    return [
+        f"{where(path, node)} {ast.unparse(node)[:80]}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) in READS
+        and any(
+            isinstance(c, ast.Constant) and c.value in WRITTEN_IN_THE_RUN
+            for arg in [*node.args, *(k.value for k in node.keywords)]
+            for c in ast.walk(arg)
+        )
+    ]
+
+
+def test_the_domain_never_reads_back_what_the_run_wrote():
+    """Below the app, run.json and minify.json are values handed down (RunFacts), never files read back."""
+    assert reads_back("reprokit.app.minify") and reads_back("reprokit.app.bisect")  # the checker sees the app's reads
+    domain = [name for name in MODULES if any(in_package(name, f"reprokit.{p}") for p in READ_BACK_FREE)]
+    assert "reprokit.minify.minifier" in domain and "reprokit.export.rerun" in domain  # the walk found them
+    found = [at for name in domain for at in reads_back(name)]
+    assert not found, report("run.json or minify.json read back below the app", found)
+
+
 RUNNER_BUILDER = "reprokit.app.runners"  # the one module that builds a Runner (with its progress events)
 
 

@@ -4,6 +4,7 @@ rate goes into the verdict and ISSUE.md, and under 3 failures it is not called v
 each run is a fresh interpreter of a few milliseconds."""
 
 import json
+import sys
 
 import pytest
 
@@ -36,7 +37,6 @@ TARGET = Signature("exception", "ValueError", "Cannot view a tensor with shape [
 
 def run_folder(tmp_path, text: str) -> RunDir:
     run = RunDir(str(tmp_path))
-    run.write_json("run.json", {"options": {"cwd": str(tmp_path)}})
     run.write_text("repro.py", text)
     return run
 
@@ -55,7 +55,7 @@ def verified(fresh_runs: int) -> Repro:
 
 
 def measured(run: RunDir, fresh_runs: int, emit) -> Repro:
-    return measure(run, verified(fresh_runs), None, 60, emit)
+    return measure(run, verified(fresh_runs), None, 60, emit, sys.executable)
 
 
 def test_a_repro_that_fails_every_time_costs_one_more_run_and_says_its_rate(tmp_path):

@@ -25,6 +25,7 @@ from reprokit.app.runners import open_script_runner
 from reprokit.bisect.bisector import BisectOptions, Bisector
 from reprokit.data.budget import Budget
 from reprokit.data.events import Emit, Event
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir
 from reprokit.data.verdict import Verdict
 from reprokit.errors import ReprokitError
@@ -83,7 +84,8 @@ def bisect_script(script: str, argv: tuple = (), request: BisectRequest | None =
     steps = Steps(r.minify, r.pack, f"reprokit bisect {os.path.basename(script)}")
     with open_script_runner(run_dir, emit, opts, devices, r.executor) as runner:
         bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
-        verdict = run_phases(run_dir, bisector, runner, steps, emit, budget, local_start(started, r.executor))
+        facts = RunFacts.of(record)  # what run.json holds, handed down: nothing below reads it back
+        verdict = run_phases(run_dir, facts, bisector, runner, steps, emit, budget, local_start(started, r.executor))
     if r.versions and verdict.isolation.failing_stage and verdict.isolation.signature:
         emit(Event.PHASE, name="versions")
         verdict = versions_case.versions_after_bisect(run_dir, verdict, emit=emit)
@@ -115,6 +117,8 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
             f"{info['capture'].get('from')} again"
         )
     recorded = info["options"]
+    # read once here: an interrupted minify's minify.json names the case the evidence asks of where this one cuts none
+    facts = RunFacts.of(info, folder.read_json("minify.json") if folder.exists("minify.json") else None)
     opts = BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())})
     check_script(opts.script)
     steps = info.get("steps") or {}
@@ -128,4 +132,4 @@ def resume_bisect(run_dir: str, *, minify: bool = True, pack: bool = True, emit:
     budget = Budget.of(steps.get("budget"), started)
     with open_script_runner(folder, emit, opts, pinned_devices(), settings) as runner:
         bisector = Bisector(opts, runner, emit, deployment=isolate_deployment)
-        return run_phases(folder, bisector, runner, phases, emit, budget, local_start(started, settings))
+        return run_phases(folder, facts, bisector, runner, phases, emit, budget, local_start(started, settings))

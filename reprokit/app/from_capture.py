@@ -22,6 +22,7 @@ from reprokit.bisect.session import BisectOptions
 from reprokit.capture.files import SUMMARY
 from reprokit.data.budget import Budget
 from reprokit.data.events import Emit, Event
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir, write_json_atomic
 from reprokit.data.verdict import Verdict
 from reprokit.errors import NothingToIsolate, ReprokitError
@@ -60,11 +61,11 @@ def bisect_from_capture(capture_dir: str, request: BisectRequest | None = None, 
             subsystems=r.subsystems,
             check_accuracy=kept is not None,
         )
-        _write_run_json(run_dir, opts, captured, case, r)
+        facts = RunFacts.of(_write_run_json(run_dir, opts, captured, case, r))
         bisector = GraphBisector(opts, runner, emit, captured, case)
         steps = Steps(r.minify, r.pack, r.command, capture=True)
         budget = Budget.of(r.budget, started)
-        return run_phases(run_dir, bisector, runner, steps, emit, budget, local_start(started, r.executor))
+        return run_phases(run_dir, facts, bisector, runner, steps, emit, budget, local_start(started, r.executor))
 
 
 def _diverging(kept: KeptCalls | None, runner: Runner | None, run_dir: RunDir, emit: Emit) -> CapturedFailure:
@@ -76,26 +77,28 @@ def _diverging(kept: KeptCalls | None, runner: Runner | None, run_dir: RunDir, e
         raise NothingToIsolate(f"{e} (run folder: {run_dir.path})") from None
 
 
-def _write_run_json(run_dir: RunDir, opts: BisectOptions, captured: CapturedFailure, case: str, r: BisectRequest):
-    """run.json: the options the graph trials run with, the steps after the verdict, the executor and the capture."""
-    run_dir.write_json(
-        "run.json",
-        {
-            "command": r.command,
-            "options": dataclasses.asdict(opts),
-            "python": sys.executable,
-            "environment": recorded_environment(),
-            "steps": {"minify": r.minify, "pack": r.pack, "budget": r.budget},
-            "executor": r.executor.to_dict() if r.executor else None,
-            "capture": {
-                "from": captured.root,
-                "rank": captured.rank,
-                "case": case,
-                "phase": captured.failure.get("phase"),
-                "kind": captured.failure.get("kind"),
-            },
+def _write_run_json(
+    run_dir: RunDir, opts: BisectOptions, captured: CapturedFailure, case: str, r: BisectRequest
+) -> dict:
+    """run.json: the options the graph trials run with, the steps after the verdict, the executor and the capture;
+    the record written."""
+    record = {
+        "command": r.command,
+        "options": dataclasses.asdict(opts),
+        "python": sys.executable,
+        "environment": recorded_environment(),
+        "steps": {"minify": r.minify, "pack": r.pack, "budget": r.budget},
+        "executor": r.executor.to_dict() if r.executor else None,
+        "capture": {
+            "from": captured.root,
+            "rank": captured.rank,
+            "case": case,
+            "phase": captured.failure.get("phase"),
+            "kind": captured.failure.get("kind"),
         },
-    )
+    }
+    run_dir.write_json("run.json", record)
+    return record
 
 
 def _kept_calls(root: str) -> KeptCalls | None:

@@ -13,6 +13,7 @@ from reprokit.data.events import Emit, Event
 from reprokit.data.executor import ExecutorSettings
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
 from reprokit.data.verdict import Verdict
@@ -73,7 +74,14 @@ class Minified:
 
 
 def minify_phase(
-    run_dir: RunDir, isolation: Isolation, runner: Runner, emit: Emit, wanted: bool, spent: bool, command: str
+    run_dir: RunDir,
+    isolation: Isolation,
+    facts: RunFacts,
+    runner: Runner,
+    emit: Emit,
+    wanted: bool,
+    spent: bool,
+    command: str,
 ) -> Minified:
     """bisect's minify step, when wanted and the isolation allows (the export path's failures too, #20: make_repro
     picks their minifier); spent: the budget ended before it, so it is not asked."""
@@ -81,15 +89,16 @@ def minify_phase(
     reason = refusal(isolation) if wanted and isolation.failing_stage else ""
     if reason is None and not spent:
         try:
-            repro = make_repro(run_dir, isolation, runner=runner, emit=emit, command=command)
+            repro = make_repro(run_dir, isolation, facts, runner=runner, emit=emit, command=command)
         except CompiledIsCloser as e:
             run = more_accurate(isolation, e)
     elif reason in (SLOW_REASON, MEMORY_REASON, PLAIN_REASON):
         emit(Event.NOTE, text="not minified: " + reason)
-    # the folder minify captured the failing graph in (the first diverging node is asked of it), if any
-    case = (run.get("more_accurate") or {}).get("case")
+    # the folder minify captured the failing graph in (the first diverging node is asked of it), if any: this
+    # minify's last cut, else an earlier (interrupted) minify's of this folder, else the bisect's own
+    case = (run.get("more_accurate") or {}).get("case") or (repro.case if repro is not None else None)
     if not case:
-        case = run_dir.read_json("minify.json").get("case") if run_dir.exists("minify.json") else isolation.graph_case
+        case = facts.minified.get("case") if facts.minified is not None else isolation.graph_case
     return Minified(repro, run, case, unasked=reason is None and spent)
 
 
@@ -110,9 +119,11 @@ def minify_folder(
         raise ReprokitError(f"{run_dir.path} is a {kind} run folder; minify works on the folder reprokit bisect wrote")
     verdict, info = load_verdict(run_dir), run_dir.read_json("run.json")
     check_rerunnable(verdict, info.get("python"))
+    # read once here: the search of --resume starts from the smallest graph the earlier minify saved
+    facts = RunFacts.of(info, run_dir.read_json("minify.json") if resume and run_dir.exists("minify.json") else None)
     settings = executor_of(run_dir, executor)
     if runner is not None:
-        return minified_verdict(run_dir, verdict, runner=runner, emit=emit, resume=resume, command=command)
+        return minified_verdict(run_dir, verdict, facts, runner=runner, emit=emit, resume=resume, command=command)
     opts = info["options"]
     # As bisect's own minify runs: its jobs side by side, each a fork of the warm worker where the script allows (a
     # source reduction started cold, one candidate at a time, paid `import torch` in each). (--kind slow times
@@ -125,18 +136,24 @@ def minify_folder(
     with open_runner(
         run_dir, emit, timeout=opts.get("timeout") or 600.0, jobs=jobs, settings=settings, warm_script=warm
     ) as runner:
-        return minified_verdict(run_dir, verdict, runner=runner, emit=emit, resume=resume, command=command)
+        return minified_verdict(run_dir, verdict, facts, runner=runner, emit=emit, resume=resume, command=command)
 
 
 def minified_verdict(
-    run_dir: RunDir, verdict: Verdict, *, runner: Runner, emit: Emit = noop, resume: bool = False, command: str = ""
+    run_dir: RunDir,
+    verdict: Verdict,
+    facts: RunFacts,
+    *,
+    runner: Runner,
+    emit: Emit = noop,
+    resume: bool = False,
+    command: str = "",
 ) -> Verdict:
     """A finished run's verdict with the repro of its isolation (its later phases' final values), written."""
     isolation = isolation_of(verdict)
     try:
-        return with_repro(
-            run_dir, verdict, make_repro(run_dir, isolation, runner=runner, emit=emit, resume=resume, command=command)
-        )
+        repro = make_repro(run_dir, isolation, facts, runner=runner, emit=emit, resume=resume, command=command)
+        return with_repro(run_dir, verdict, repro)
     except CompiledIsCloser as e:
         # The verdict is finished (configs, numerics, the first diverging node asked after); the command exits 4.
         return with_run(run_dir, verdict, **more_accurate(verdict.isolation, e))
@@ -154,7 +171,14 @@ def check_rerunnable(verdict: Verdict, python: str | None) -> None:
 
 
 def make_repro(
-    run_dir: RunDir, isolation: Isolation, *, runner: Runner, emit: Emit = noop, resume: bool = False, command: str = ""
+    run_dir: RunDir,
+    isolation: Isolation,
+    facts: RunFacts,
+    *,
+    runner: Runner,
+    emit: Emit = noop,
+    resume: bool = False,
+    command: str = "",
 ) -> Repro:
     """The minify phase: the repro of an isolation (the export path's minifiers for its failures, #20, else the
     graph's or the source's). Raises CompiledIsCloser when the script's check saw compiled the closer to float64
@@ -166,7 +190,7 @@ def make_repro(
         # A flaky failure: each cut asked until it fails that way, as the bisect asked each question.
         runner = runner.with_policy(tries=isolation.flaky_tries, target=Signature.from_dict(isolation.signature))
     if isolation.failing_stage in FAILING_STAGES:  # no Dynamo graph there: it says its phase once its input checks
-        return minify_export_run(run_dir, isolation, runner, emit, command)
+        return minify_export_run(run_dir, isolation, facts, runner, emit, command)
     if not isolation.warm_cache:  # its repro is the script run cold then warm: nothing is cut (minify/warm_repro)
         emit(Event.PHASE, name="minify")
-    return minify_isolation(run_dir, isolation, runner, emit, resume=resume)
+    return minify_isolation(run_dir, isolation, runner, emit, facts, resume=resume)

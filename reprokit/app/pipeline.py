@@ -13,6 +13,7 @@ from reprokit.app.verdict_file import finished, isolated
 from reprokit.bisect.bisector import Bisector
 from reprokit.data.budget import Budget, spent_note
 from reprokit.data.events import Emit, Event
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir
 from reprokit.data.verdict import Verdict
 from reprokit.errors import NothingToIsolate
@@ -32,6 +33,7 @@ class Steps:
 
 def run_phases(
     run_dir: RunDir,
+    facts: RunFacts,
     bisector: Bisector,
     runner,
     steps: Steps,
@@ -39,8 +41,8 @@ def run_phases(
     budget: Budget | None = None,
     started: float | None = None,
 ) -> Verdict:
-    """isolate, minify, the deferred evidence, each once and in that order, on the runner the caller opened; the
-    verdict built from their results and written (after the isolation too, for `reprokit minify RUN_DIR`), then
+    """isolate, minify, the deferred evidence, each once and in that order, on the runner the caller opened (facts:
+    what the caller recorded in run.json, handed down rather than read back); the verdict built from their results and written (after the isolation too, for `reprokit minify RUN_DIR`), then
     packed. With a budget, the verdict is always finished; past its end nothing more is asked but a repro's own
     checks, and the run says what was not asked. Without one, the repro phases' shares keep to the time plan of a
     run begun at `started`."""
@@ -53,7 +55,7 @@ def run_phases(
     if not ends:
         runner = bisector.use_policy(deadline=budget.deadline if budget else None, plan=plan)
     spent = bool(budget and budget.exhausted())
-    minified = minify_case.minify_phase(run_dir, isolation, runner, emit, steps.minify, spent, steps.command)
+    minified = minify_case.minify_phase(run_dir, isolation, facts, runner, emit, steps.minify, spent, steps.command)
     not_asked = ["minify"] if minified.unasked else []
     evidence, run = None, dict(minified.run)
     if not ends and isolation.deferred and budget and budget.exhausted():

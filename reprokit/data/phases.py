@@ -81,6 +81,9 @@ class Repro(JsonData):
     test_repro_failure: str = ""
     test_repro_seconds: float | None = None
     message: str | None = None  # the verdict's message once minify is done (notes added, or why no repro)
+    # the folder of the last graph cut that shrank, as minify.json names it (the first diverging node is asked of
+    # it, after the repro); verdict.json does not keep it
+    case: str | None = None
 
     @classmethod
     def from_dict(cls, data):

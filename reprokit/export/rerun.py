@@ -12,6 +12,7 @@ from reprokit.bisect.session import BisectOptions, Session
 from reprokit.data.events import Event
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import file_hash
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir, read_json
 from reprokit.data.signature import Signature
 from reprokit.errors import ReprokitError
@@ -33,22 +34,22 @@ def check_unchanged(run_dir: RunDir, isolation: Isolation) -> None:
         raise ReprokitError(f"not minified: {name} changed since the bisect; run reprokit bisect on it again")
 
 
-def minify_export_run(run_dir: RunDir, isolation: Isolation, runner, emit, command: str = "") -> Repro:
-    """The export run's repro.py: source reduced (export, decompose) or the exported program cut (aoti_*)."""
+def minify_export_run(run_dir: RunDir, isolation: Isolation, facts: RunFacts, runner, emit, command: str = "") -> Repro:
+    """The export run's repro.py: source reduced (export, decompose) or the exported program cut (aoti_*), with
+    the options the bisect ran with (facts.options: its cwd, for the source passes)."""
     stage = isolation.failing_stage
     if stage not in FAILING_STAGES:
         raise ReprokitError(f"{run_dir.path} failed at {stage}, not on the export path")
     check_unchanged(run_dir, isolation)
     if not isolation.warm_cache:  # bad input above is one line, said before the phase's progress line
         emit(Event.PHASE, name="minify")
-    info = run_dir.read_json("run.json")  # once: the options the bisect ran with (its cwd, for the source passes)
-    recorded = info["options"]
+    recorded = facts.options
     started, before = time.monotonic(), runner.executed
     prior, source_stage = Repro(message=isolation.message), stage
     if stage not in SOURCE_STAGES:
         opts = BisectOptions(**{**recorded, "argv": tuple(recorded.get("argv") or ())})
         s = Session(opts, runner, emit, target=Signature.from_dict(isolation.signature))
-        named = command or info.get("command") or f"reprokit bisect {os.path.basename(isolation.script)}"
+        named = command or facts.command or f"reprokit bisect {os.path.basename(isolation.script)}"
         cut = minify_export(s, run_dir, isolation, named)
         if cut.verified:
             return cut
@@ -56,6 +57,4 @@ def minify_export_run(run_dir: RunDir, isolation: Isolation, runner, emit, comma
         # AOTInductor (its calls, their inputs). The script itself, run as it is ("user": export and AOTInductor
         # as the script calls them), is then reduced while it fails the same way.
         prior, source_stage = cut, "user"
-    return minify_export_source(
-        run_dir, isolation, prior, runner, emit, source_stage, recorded["cwd"], (started, before)
-    )
+    return minify_export_source(run_dir, isolation, prior, runner, emit, source_stage, facts, (started, before))

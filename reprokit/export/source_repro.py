@@ -9,6 +9,7 @@ import os
 
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import ReproAttempt
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir, read_json
 from reprokit.export.findings import traceback_guard
 from reprokit.source.reduce import minify_source
@@ -18,7 +19,14 @@ SOURCE_STAGES = ("export", "decompose")
 
 
 def minify_export_source(
-    run_dir: RunDir, isolation: Isolation, prior: Repro, runner, emit, stage: str, cwd: str, at: tuple[float, int]
+    run_dir: RunDir,
+    isolation: Isolation,
+    prior: Repro,
+    runner,
+    emit,
+    stage: str,
+    facts: RunFacts,
+    at: tuple[float, int],
 ) -> Repro:
     """The script reduced while `stage` fails the same way (an export-stage failure: on the same guard or
     constraint); attempts made before (an unverified cut, in `prior`) are kept in its attempts and counts. at: the
@@ -29,7 +37,9 @@ def minify_export_source(
         return target is None or traceback_guard(outcome.traceback or "") == target
 
     finding = prior.message
-    reduced = minify_source(run_dir, isolation, runner, emit, *at, stage=stage, same=same_guard, prior=prior, cwd=cwd)
+    reduced = minify_source(
+        run_dir, isolation, runner, emit, *at, stage=stage, same=same_guard, prior=prior, facts=facts
+    )
     why = (reduced.message or "") if reduced.message != finding else "the reduced script does not fail the same way"
     attempts = (*prior.attempts, ReproAttempt("source", "verified" if reduced.verified else why))
     # why the source was not reduced is said in its attempt; the verdict's finding stays its message

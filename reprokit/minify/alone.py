@@ -8,7 +8,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 
 from reprokit import settings
@@ -42,13 +41,13 @@ def user_env(run: RunDir) -> dict:
     return env
 
 
-def run_alone(run: RunDir, name: str, timeout: float) -> tuple:
-    """Run `python NAME` in the run folder: (exit status, or None when it timed out; stdout and stderr; seconds)."""
-    info = run.read_json("run.json")
+def run_alone(run: RunDir, name: str, timeout: float, python: str) -> tuple:
+    """Run `python NAME` in the run folder with the run's interpreter (RunFacts.python): (exit status, or None
+    when it timed out; stdout and stderr; seconds)."""
     env, started = user_env(run), time.monotonic()
     with scratch(env) as env:
         p = subprocess.Popen(
-            [info.get("python") or sys.executable, name],
+            [python, name],
             cwd=run.path,
             env=env,
             stdout=subprocess.PIPE,

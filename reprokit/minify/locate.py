@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 
 from reprokit.data.records import TrialSpec, file_hash
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import read_json
 from reprokit.data.signature import Signature
 from reprokit.data.trial_files import trial_record
@@ -31,22 +32,22 @@ class Located:
         return bool(m.get("prelude") or m.get("hook_lines")) or context_differs(m.get("context"))
 
 
-def capture_spec(v, opts: dict, info: dict, stage: str, backward: bool, label: str) -> TrialSpec:
+def capture_spec(v, facts: RunFacts, stage: str, backward: bool, label: str) -> TrialSpec:
     """The script trial that saves graph v.graph (or its backward) with everything it needs to run elsewhere."""
     return TrialSpec(
         mode="script",
         script=v.script,
         argv=tuple(v.argv),
-        cwd=opts["cwd"],
+        cwd=facts.cwd,
         script_hash=file_hash(v.script),
         stage=stage,
         only_graph=v.graph if v.graph_count > 1 else None,
         other_stage=v.last_passing_stage or "eager",
         save_graph=v.graph,
-        check_accuracy=opts.get("check_accuracy", False),
-        max_input_bytes=info.get("max_input_bytes", 64 << 20),
+        check_accuracy=facts.options.get("check_accuracy", False),
+        max_input_bytes=facts.max_input_bytes,
         capture_backward=backward,
-        ranks=opts.get("ranks", 1),
+        ranks=facts.ranks,
         label=label,
     )
 
@@ -65,7 +66,7 @@ def graph_alone(runner, case: str, stage: str, accuracy: bool, backward: bool, l
     )
 
 
-def find_failing_graph(runner, v, opts, info, stage, accuracy):
+def find_failing_graph(runner, v, facts: RunFacts, stage, accuracy):
     """A Located graph, failing alone where it can; or a string saying why no graph could be captured.
 
     Forward first. When only the backward fails, the backward graph AOT autograd hands inductor is captured
@@ -73,7 +74,7 @@ def find_failing_graph(runner, v, opts, info, stage, accuracy):
     """
 
     def capture(backward: bool, label: str):
-        out = runner(capture_spec(v, opts, info, stage, backward, label))
+        out = runner(capture_spec(v, facts, stage, backward, label))
         case = os.path.join(out.trial_dir, "case")
         return out, case if os.path.exists(os.path.join(case, "meta.json")) else None
 

@@ -11,6 +11,7 @@ from reprokit.data.events import Emit, Event
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import ReproAttempt
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import LAUNCH_BLOCKING_ENV, Signature
 from reprokit.data.stages import STAGE_TITLES
@@ -39,18 +40,20 @@ class CompiledIsCloser(NothingToIsolate):
 @dataclass
 class Minify:
     """One minify call's inputs and what it has tried so far: each kind's attempt, the notes for the verdict's
-    message, and the latest repro written (the verified one, or the last checked)."""
+    message, the latest repro written (the verified one, or the last checked), and the case folder of the last
+    graph cut that shrank (the first diverging node is asked of it)."""
 
     run_dir: RunDir
     isolation: Isolation
     runner: Runner
     emit: Emit
-    info: dict
+    facts: RunFacts
     resume: bool
     attempts: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     said: list = field(default_factory=list)  # what a written candidate said (could not write it, its rate)
     latest: Repro = field(default_factory=Repro)
+    case: str | None = None
 
     def tried(self, kind: str, result: str) -> None:
         self.attempts.append(ReproAttempt(kind, result))
@@ -64,10 +67,13 @@ class Minify:
         return dataclasses.replace(self.latest, kind=None, attempts=tuple(self.attempts), message=said)
 
 
-def minify_isolation(run_dir: RunDir, isolation: Isolation, runner: Runner, emit: Emit, resume: bool = False) -> Repro:
+def minify_isolation(
+    run_dir: RunDir, isolation: Isolation, runner: Runner, emit: Emit, facts: RunFacts, resume: bool = False
+) -> Repro:
     """Minify what the bisect isolated into a verified repro.py, trying each kind of repro smallest first:
     the graph alone (or in the script's context), the graph minified inside the running script, the script
-    reduced at source level. Every kind tried is recorded with what came of it (Repro.attempts)."""
+    reduced at source level. Every kind tried is recorded with what came of it (Repro.attempts); Repro.case is
+    the folder the last graph cut that shrank was made in."""
     if (isolation.cuda_fault or {}).get("launch_blocking"):  # as the bisect's trials ran (bisect/cuda.py)
         runner = runner.with_policy(env=LAUNCH_BLOCKING_ENV)
     started, before = time.monotonic(), runner.executed
@@ -76,16 +82,21 @@ def minify_isolation(run_dir: RunDir, isolation: Isolation, runner: Runner, emit
     if isolation.warm_cache:  # it fails only with inductor's caches on: the script, run cold then warm
         from reprokit.minify.warm_repro import minify_warm
 
-        return minify_warm(run_dir, isolation, runner, emit, started, before)
-    m = Minify(run_dir, isolation, runner, emit, run_dir.read_json("run.json"), resume)
-    if m.info.get("capture"):  # bisect --from-capture: the captured graph, and no run of the job as a fall-back
+        return minify_warm(run_dir, isolation, facts, runner, emit, started, before)
+    m = Minify(run_dir, isolation, runner, emit, facts, resume)
+    return dataclasses.replace(_kinds(m, started, before), case=m.case)
+
+
+def _kinds(m: Minify, started: float, before: int) -> Repro:
+    """Each kind of repro in turn until one verifies: the first verified, else what the last one left."""
+    if m.facts.capture:  # bisect --from-capture: the captured graph, and no run of the job as a fall-back
         if _captured_repro(m):
             return _finish(m, before, started)
         return m.no_repro()
-    if isolation.failing_stage != "eager" and isolation.graph is not None:
+    if m.isolation.failing_stage != "eager" and m.isolation.graph is not None:
         if _graph_repros(m):
             return _finish(m, before, started)
-    elif isolation.failing_stage != "eager":
+    elif m.isolation.failing_stage != "eager":
         m.tried("graph", "no single graph fails alone: no graph to cut")
     return _source_repro(m, started, before)
 
@@ -97,8 +108,9 @@ def _source_repro(m: Minify, started: float, before: int) -> Repro:
     stage = "eager" if m.isolation.failing_stage == "eager" else "user"
     said = m.message()  # the bisect's own message: not what the source reduction found
     prior = dataclasses.replace(m.latest, message=said)
-    cwd = m.info["options"]["cwd"]
-    r = minify_source(m.run_dir, m.isolation, m.runner, m.emit, started, before, stage=stage, prior=prior, cwd=cwd)
+    r = minify_source(
+        m.run_dir, m.isolation, m.runner, m.emit, started, before, stage=stage, prior=prior, facts=m.facts
+    )
     why = r.message if r.message != said else ""
     m.tried("source", "verified" if r.verified else (why or "the reduced script does not fail the same way"))
     repro = dataclasses.replace(r, attempts=tuple(m.attempts))
@@ -113,7 +125,7 @@ def _source_fields(repro: Repro) -> dict:
 
 def _graph_repros(m: Minify) -> bool:
     """The graph-level kinds in order; True once one of them wrote a verified repro.py."""
-    v, opts = m.isolation, m.info["options"]
+    v, opts = m.isolation, m.facts.options
     stage = v.failing_stage if v.failing_stage in STAGE_TITLES else "user"
     original = Signature.from_dict(v.signature)
     accuracy = (
@@ -121,7 +133,7 @@ def _graph_repros(m: Minify) -> bool:
         or original.exc_type == "AssertionError"
         or opts.get("check_accuracy", False)
     )
-    found = find_failing_graph(m.runner, v, opts, m.info, stage, accuracy)
+    found = find_failing_graph(m.runner, v, m.facts, stage, accuracy)
     if isinstance(found, str):
         m.tried("graph", found)
         return False
@@ -159,9 +171,10 @@ def _oracle(m: Minify, found, case: str, stage: str, accuracy: bool, backward: b
 
 def _captured_repro(m: Minify) -> bool:
     """The graph a capture wrote, cut while it fails alone the way the job failed; True once repro.py is verified."""
-    case, stage = m.info["capture"]["case"], m.isolation.failing_stage
+    assert m.facts.capture is not None  # asked only of a capture's run
+    case, stage = m.facts.capture["case"], m.isolation.failing_stage
     assert stage is not None  # minify_isolation refuses an isolation without one
-    backward = m.info["capture"].get("phase") == "backward"  # the job failed in loss.backward()
+    backward = m.facts.capture_phase == "backward"  # the job failed in loss.backward()
     original = Signature.from_dict(m.isolation.signature)
     accuracy = original.kind == OutcomeKind.ACCURACY  # found by capture --check-accuracy
     found = graph_alone(m.runner, case, stage, accuracy, backward, "graph-alone")
@@ -178,7 +191,7 @@ def _in_script(m: Minify, found, stage: str, original: Signature, accuracy: bool
     """Minify graph k inside the running script (the script's own check decides), then a standalone repro."""
     from reprokit.minify.inscript import ScriptOracle
 
-    base = capture_spec(m.isolation, m.info["options"], m.info, stage, False, "in-script")
+    base = capture_spec(m.isolation, m.facts, stage, False, "in-script")
     shape = GraphShape.from_meta(found.meta)
     oracle = ScriptOracle(m.runner, shape, found.case, stage, original, base)
     if not oracle.fails_same(shape.original()):
@@ -192,7 +205,7 @@ def _reduce_and_write(m: Minify, oracle, found, kind: str, accuracy: bool, resum
     shape, v, emit = oracle.shape, m.isolation, m.emit
     before = found.meta["node_count"]
     emit(Event.MINIFY_START, graph=v.graph, nodes=before)
-    problem = graph_problem(oracle, _start(m.run_dir, shape, found.case, resume), m.run_dir, emit)
+    problem = graph_problem(oracle, _start(m.facts, shape, found.case, resume), m.run_dir, emit)
     # A signal (cli_signals) ends the search for good, no trial runs after it: nothing is lost, though, since
     # each smaller failing graph is in minify.json as it is found (`minify --resume` starts from it) and every
     # answer is in the journal.
@@ -201,6 +214,8 @@ def _reduce_and_write(m: Minify, oracle, found, kind: str, accuracy: bool, resum
     finally:
         if oracle.precheck is not None:
             oracle.precheck.close()
+    if len(problem.accepted) > 1:  # it shrank: minify.json names this case now
+        m.case = oracle.case
     m.notes += prechecked_notes(m.run_dir, oracle)
     m.latest = dataclasses.replace(m.latest, nodes_before=before, nodes_after=shape.size(best), unit=None)
     if oracle.share.ran_out:
@@ -212,14 +227,13 @@ def _reduce_and_write(m: Minify, oracle, found, kind: str, accuracy: bool, resum
         )
     emit(Event.PHASE, name="repro")
     target = found.signature or Signature("accuracy", None, "compiled output differs from eager", None)
-    command = m.info.get("command", "")
-    judged = (oracle.stage, target, accuracy or strict, found.run_backward, command, before, strict)
+    judged = (oracle.stage, target, accuracy or strict, found.run_backward, m.facts, before, strict)
 
     def verified(edit: Edit) -> bool:
         job = ReproJob(v, found.case, edit, *judged)
         written = write_verified_repro(m.run_dir, m.runner, job)
         # below the floor of failures, not verified: a larger one is asked
-        written = measure(m.run_dir, written, v.signature, m.runner.timeout, emit)
+        written = measure(m.run_dir, written, v.signature, m.runner.timeout, emit, m.facts.python)
         m.said += [written.message] if written.message else []
         m.latest = _merged(m.latest, written)
         return bool(m.latest.verified)
@@ -298,10 +312,11 @@ def failing_op(isolation: Isolation) -> str | None:
     return detail.split(" ")[0] or None
 
 
-def _start(run_dir: RunDir, shape: GraphShape, case: str, resume: bool) -> Edit:
-    """Where the search starts: the whole graph, or with --resume the best edit minify.json saved for this case."""
-    if resume and run_dir.exists("minify.json"):
-        saved = run_dir.read_json("minify.json")
+def _start(facts: RunFacts, shape: GraphShape, case: str, resume: bool) -> Edit:
+    """Where the search starts: the whole graph, or with --resume the best edit minify.json saved for this case
+    (as the earlier command left it: RunFacts.minified)."""
+    saved = facts.minified
+    if resume and saved is not None:
         if saved.get("case") == case:
             return Edit.from_dict(saved["best"])
     return shape.original()

@@ -32,10 +32,11 @@ def most_runs() -> int:
         return 10
 
 
-def measure(run: RunDir, repro: Repro, original: dict | None, timeout: float, emit) -> Repro:
+def measure(run: RunDir, repro: Repro, original: dict | None, timeout: float, emit, python: str) -> Repro:
     """Run the verified repro.py alone until it has failed the same way FLOOR times or run most_runs() times in
     all; the repro with its rate (reliability) and, below the floor, not called verified, its message saying why.
-    original: the isolation's signature, the target when the repro's own runs recorded none."""
+    original: the isolation's signature, the target when the repro's own runs recorded none; python: the run's
+    interpreter."""
     if not repro.verified or repro.kind == "warm_cache":  # a warm-cache repro runs itself twice, cold then warm
         return repro
     most = most_runs()
@@ -44,7 +45,7 @@ def measure(run: RunDir, repro: Repro, original: dict | None, timeout: float, em
     fails = ran
     target = Signature.from_dict(repro.signature or original)
     while fails < floor and ran < most:
-        code, output, _ = run_alone(run, "repro.py", timeout)
+        code, output, _ = run_alone(run, "repro.py", timeout, python)
         ran += 1
         fails += reproduces(code, output, target)
     reliability = {"failed": fails, "runs": ran, "floor": floor, "most": most}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import TrialSpec, file_hash
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import read_json
 from reprokit.data.signature import MISMATCH, Signature
 from reprokit.fx.graphcase import Edit
@@ -31,7 +32,8 @@ INPUT_MODES = (("synthetic", False, False), ("inline", False, True), ("file", Tr
 @dataclass(frozen=True)
 class ReproJob:
     """What write_verified_repro renders and checks: a graph cut (case, edit) of the isolation's failing graph, the
-    stage it compiles with, how it is judged (target, accuracy, strict), and the command named in its header.
+    stage it compiles with, how it is judged (target, accuracy, strict), and the run's facts (the command named in
+    its header, the interpreter it runs alone with, a captured hang's phase).
 
     strict: the repro judges accuracy itself, against a float64 reference with no tolerance to spare (the graph
     was minified inside the script, whose own check and tolerance reprokit cannot copy); it is verified when it
@@ -44,7 +46,7 @@ class ReproJob:
     target: Signature
     accuracy: bool
     run_backward: bool
-    command: str
+    facts: RunFacts
     nodes_before: int
     strict: bool = False
 
@@ -69,10 +71,10 @@ def write_verified_repro(run, runner, job: ReproJob) -> Repro:
         stage=job.stage,
         target=job.target,
         backward=job.run_backward,
-        command=job.command,
+        command=job.facts.command,
         original_nodes=job.nodes_before,
         strict=job.strict,
-        hang=_hang_watch(run, runner, job.isolation, job.target),
+        hang=_hang_watch(runner, job),
     )
     synthetic_gave = None
     written = Repro()
@@ -140,7 +142,7 @@ def _write_and_verify(run, runner, text, job: ReproJob, test=None):
     accuracy repro by its own check, a crash or an exception also by the trial's same-failure rules. Returns the
     first run's signature, the written repro and test_repro.py's (path, seconds, verified, failure), or None."""
     run.write_text("repro.py", text)
-    target, accuracy, strict, v = job.target, job.accuracy, job.strict, job.isolation
+    target, accuracy, strict, v, python = job.target, job.accuracy, job.strict, job.isolation, job.facts.python
     runs = 2 if v.flaky else 1
     # judged by its own report: a trial of it would wait out the same limit again
     hang = target.kind == OutcomeKind.HANG
@@ -148,10 +150,12 @@ def _write_and_verify(run, runner, text, job: ReproJob, test=None):
     limit = (max(runner.timeout, (v.hang_limit or {}).get("seconds") or 0.0) + HANG_GRACE) if hang else runner.timeout
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         testing = (
-            pool.submit(write_test_repro, run, v, test[0], target, test[1], test[2], timeout=limit) if test else None
+            pool.submit(write_test_repro, run, v, test[0], target, test[1], test[2], python, timeout=limit)
+            if test
+            else None
         )
         try:
-            alone = [run_alone(run, "repro.py", limit) for _ in range(runs)]
+            alone = [run_alone(run, "repro.py", limit, python) for _ in range(runs)]
             # A crash's same-failure rules read what the trial's classifier saw (root cause, frame, kernel).
             checks = None if judged_alone else runner.map(_trial_specs(run, runs))
             tested = testing.result() if testing else None
@@ -178,13 +182,13 @@ def _write_and_verify(run, runner, text, job: ReproJob, test=None):
     return said[0], written, tested
 
 
-def _hang_watch(run, runner, v, target) -> dict | None:
+def _hang_watch(runner, job: ReproJob) -> dict | None:
     """A hang's repro.py watchdog: the verdict's hang limit (else the trials' own), and whether it hung compiling
     or running (the capture's phase; a bisect in place finds hangs in the compile)."""
-    if target.kind != OutcomeKind.HANG:
+    if job.target.kind != OutcomeKind.HANG:
         return None
-    limit = (v.hang_limit or {}).get("seconds") or runner.timeout
-    phase = (run.read_json("run.json").get("capture") or {}).get("phase")
+    limit = (job.isolation.hang_limit or {}).get("seconds") or runner.timeout
+    phase = job.facts.capture_phase
     return {"limit": f"{limit:g}", "doing": "running" if phase in ("run", "backward") else "compiling"}
 
 

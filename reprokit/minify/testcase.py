@@ -61,6 +61,7 @@ def write_test_repro(
     target: Signature,
     backward: bool,
     render: Callable[[], str],
+    python: str,
     timeout: float = 600.0,
 ) -> tuple:
     """Write test_repro.py beside repro.py and run it once in a fresh interpreter: (its path, seconds, whether it
@@ -80,7 +81,7 @@ def write_test_repro(
             *judge_test(target, recorded.get("returncode"), open(run.file("test_repro_output.txt")).read()),
         )
     run.write_text("test_repro.py", text)
-    code, output, seconds = run_alone(run, "test_repro.py", timeout)
+    code, output, seconds = run_alone(run, "test_repro.py", timeout, python)
     run.write_text("test_repro_output.txt", output)
     run.write_json("test_repro.json", {"returncode": code, "seconds": seconds})
     return (path, seconds, *judge_test(target, code, output))

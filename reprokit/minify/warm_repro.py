@@ -15,6 +15,7 @@ from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import ReproAttempt, TrialSpec, text_hash
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
 from reprokit.data.warm_cache import CACHES, cache_env, caches_on, describe
@@ -69,15 +70,16 @@ def warm_source(script_text: str, caches: list, why: str, ranks: int = 1, cold: 
     return "".join(lines[:future_end]) + driver + "".join(lines[future_end:])
 
 
-def minify_warm(run_dir: RunDir, isolation: Isolation, runner, emit, started: float, before: int) -> Repro:
-    """Write repro.py for a warm-cache failure and verify it; the Repro."""
+def minify_warm(
+    run_dir: RunDir, isolation: Isolation, facts: RunFacts, runner, emit, started: float, before: int
+) -> Repro:
+    """Write repro.py for a warm-cache failure and verify it (in the run's cwd, with its ranks); the Repro."""
     finding = isolation.warm_cache
     assert finding is not None  # asked only for a failure that needs a warm cache
     with open(isolation.script) as f:
         original = f.read()
     emit(Event.PHASE, name="repro")
-    opts = run_dir.read_json("run.json")["options"]
-    ranks = opts.get("ranks") or 1
+    ranks = facts.ranks
     source = warm_source(original, finding["caches"], describe(finding), ranks, cold=finding["when"] == "cold")
     run_dir.write_text("repro.py", source)
     folder = run_dir.file("warm-cache", "verify")
@@ -87,7 +89,7 @@ def minify_warm(run_dir: RunDir, isolation: Isolation, runner, emit, started: fl
         mode="script",
         stage="user",
         script=run_dir.file("repro.py"),
-        cwd=opts["cwd"],
+        cwd=facts.cwd,
         argv=tuple(isolation.argv),
         env=env,
         ranks=ranks,

@@ -11,6 +11,7 @@ from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import TrialSpec, text_hash
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
 from reprokit.minify.walk_back import walk_back_most, walked_back_note
@@ -259,20 +260,20 @@ def minify_source(
     same=None,
     prior: Repro | None = None,
     *,
-    cwd: str,
+    facts: RunFacts,
 ) -> Repro:
     """Reduce the script with the source passes while it fails the same way, then verify repro.py twice: the
-    source repro, from `prior` (what minify wrote before it, and the verdict's message so far). cwd: the folder the
-    bisect ran the script in, where every candidate and repro.py run."""
+    source repro, from `prior` (what minify wrote before it, and the verdict's message so far). facts.cwd: the
+    folder the bisect ran the script in, where every candidate and repro.py run."""
     with open(isolation.script) as f:
         original = f.read()
     r = dataclasses.replace(prior or Repro(message=isolation.message), kind="source")
     share = source_share(runner.policy.plan)
     problem = source_problem(
-        run_dir, isolation, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share, cwd=cwd
+        run_dir, isolation, runner, ast.unparse(ast.parse(original)) + "\n", stage, same, share, cwd=facts.cwd
     )
     emit(Event.MINIFY_START, graph="source", nodes=code_lines(original))
-    check = Checks(run_dir, isolation, runner, same, emit, cwd)
+    check = Checks(run_dir, isolation, runner, same, emit, facts)
     unasked = runner.over_budget
     if not problem.test(problem.best):
         if runner.over_budget > unasked:  # not run at all: the run's --budget was spent before this phase

@@ -12,6 +12,7 @@ from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation, Repro
 from reprokit.data.records import TrialSpec, text_hash
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir
 from reprokit.data.signature import Signature
 from reprokit.minify.reliability import measure
@@ -20,12 +21,12 @@ from reprokit.source.polish import polished
 
 class Checks:
     """The checks of one source reduction's repro.py, with what each needs: the run folder, the isolation (its
-    signature is the target), the runner, `same` (an export failure's guard) and cwd, the folder the bisect ran
-    the script in."""
+    signature is the target), the runner, `same` (an export failure's guard) and the run's facts: its cwd, the
+    folder the bisect ran the script in, and its interpreter, which repro.py runs alone with."""
 
-    def __init__(self, run_dir: RunDir, isolation: Isolation, runner, same, emit, cwd: str):
+    def __init__(self, run_dir: RunDir, isolation: Isolation, runner, same, emit, facts: RunFacts):
         self.run_dir, self.isolation, self.runner = run_dir, isolation, runner
-        self.same, self.emit, self.cwd = same, emit, cwd
+        self.same, self.emit, self.facts = same, emit, facts
 
     def polished(self, r: Repro, text: str) -> Repro:
         """`text` polished (its checks say what differs, ruff's layout: source/polish.py) checked as repro.py, else
@@ -40,7 +41,7 @@ class Checks:
         """`text` written as repro.py, verified, and its rate in fresh runs measured."""
         self.run_dir.write_text("repro.py", text)
         r = self.verified(r, text)
-        return measure(self.run_dir, r, self.isolation.signature, self.runner.timeout, self.emit)
+        return measure(self.run_dir, r, self.isolation.signature, self.runner.timeout, self.emit, self.facts.python)
 
     def verified(self, r: Repro, text: str) -> Repro:
         """repro.py run twice in fresh interpreters: verified when both fail the same way and, with compile off,
@@ -51,7 +52,7 @@ class Checks:
                 mode="script",
                 stage="user",
                 script=self.run_dir.file("repro.py"),
-                cwd=self.cwd,
+                cwd=self.facts.cwd,
                 argv=tuple(isolation.argv),
                 attempt=i,
                 label=f"verify-repro-{i}",

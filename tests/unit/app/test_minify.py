@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from reprokit.app.minify import SLOW_REASON, Minified, minify_phase
 from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir
 
 FAILING = Isolation(script="/w/train.py", failing_stage="inductor", kind=OutcomeKind.EXCEPTION, graph_case="/w/case")
+
+
+FACTS = RunFacts(python="/usr/bin/python3", options={"cwd": "/w"})
 
 
 def minify(tmp_path, isolation: Isolation, wanted: bool = True, spent: bool = False) -> tuple[Minified, list]:
     """(the step's result, the events it said); no runner: none of these cases may ask a trial."""
     said: list = []
     run = RunDir.create(str(tmp_path), "train")
-    result = minify_phase(run, isolation, None, lambda e, **k: said.append((e, k)), wanted, spent, "")  # type: ignore[arg-type]
+    result = minify_phase(
+        run,
+        isolation,
+        FACTS,
+        None,
+        lambda e, **k: said.append((e, k)),
+        wanted,
+        spent,
+        "",  # type: ignore[arg-type]
+    )
     return result, said
 
 
@@ -36,8 +51,9 @@ def test_no_minify_asked_or_no_failing_stage_asks_nothing(tmp_path):
     assert minify(tmp_path / "b", Isolation(script="/w/train.py")) == (Minified(), [])
 
 
-def test_the_graph_minify_captured_is_the_one_the_evidence_asks(tmp_path):
+def test_the_graph_an_earlier_minify_captured_is_the_one_the_evidence_asks(tmp_path):
     run = RunDir.create(str(tmp_path), "train")
-    run.write_json("minify.json", {"case": "/w/run/capture/case"})  # an earlier `reprokit minify` of this folder
-    result = minify_phase(run, FAILING, None, lambda *a, **k: None, False, False, "")  # type: ignore[arg-type]
+    # minify.json of an earlier `reprokit minify` of this folder, as a resumed bisect reads it at its start
+    facts = dataclasses.replace(FACTS, minified={"case": "/w/run/capture/case"})
+    result = minify_phase(run, FAILING, facts, None, lambda *a, **k: None, False, False, "")  # type: ignore[arg-type]
     assert result.case == "/w/run/capture/case"

@@ -6,11 +6,13 @@ import time
 
 from reprokit.app.pipeline import Steps, run_phases
 from reprokit.cli_summary import summary_table
+from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir
 from unit.bisect.test_bisector import inductor_bug
 from unit.fakes import bisector
 
 NO_REPRO = Steps(minify=False, pack=False)
+FACTS = RunFacts(python="/usr/bin/python3", options={"cwd": "/w"})
 
 
 def phases_begun(seconds_ago: float, tmp_path):
@@ -26,7 +28,7 @@ def phases_begun(seconds_ago: float, tmp_path):
         return real(isolation, case)
 
     real, b.after_repro = b.after_repro, after
-    v = run_phases(run, b, b.runner, NO_REPRO, emit, None, started=time.monotonic() - seconds_ago)
+    v = run_phases(run, FACTS, b, b.runner, NO_REPRO, emit, None, started=time.monotonic() - seconds_ago)
     return v, notes, isolation_asks
 
 
