@@ -145,10 +145,10 @@ def _budget(budget) -> str | None:
 
 
 def _time_plan(plan) -> str | None:
-    """ "past its 5 min: not asked: configs" for a default run that began its evidence late."""
+    """ "5 min: not asked: configs" for a default run whose evidence began too late for its costly search."""
     if not plan:
         return None
-    return f"past its {said(plan['seconds'])}: not asked: {', '.join(plan['not_asked'])}"
+    return f"{said(plan['seconds'])}: not asked: {', '.join(plan['not_asked'])}"
 
 
 def _mib(value) -> str:

@@ -61,7 +61,8 @@ def run_phases(
     if not ends and isolation.deferred and budget and budget.exhausted():
         not_asked += list(isolation.deferred)
     elif not ends and isolation.deferred:
-        asked, late = evidence_in_time(isolation.deferred, plan, time.monotonic())
+        one_run = max((row.get("seconds") or 0.0 for row in isolation.ladder), default=0.0)
+        asked, late = evidence_in_time(isolation.deferred, plan, time.monotonic(), one_run)
         if late:
             run["time_plan"] = {"seconds": TARGET, "not_asked": list(late)}
             emit(Event.NOTE, text=time_plan_note(late))
@@ -83,4 +84,4 @@ def run_phases(
 def time_plan_note(late: tuple) -> str:
     """What a run past its time target left unasked, and how to ask it."""
     left = "; ".join(COSTLY_EVIDENCE[name] for name in late)
-    return f"the run is past its {TARGET / 60:g} minutes, so not searched: {left} (--budget 20m searches them)"
+    return f"the run would end past its {TARGET / 60:g} minutes, so not searched: {left} (--budget 20m searches them)"

@@ -1,6 +1,6 @@
-"""run_phases' time plan for the evidence (issue 50, every case within 5 minutes): a default run already past its
-target when the evidence begins leaves the config flips' search, says so and records it; the one-run questions
-are still asked. Trials answered by the fake runner (the real compiler's evidence is tested end to end)."""
+"""run_phases' time plan for the evidence (issue 50, every case within 5 minutes): a default run whose 5 minutes
+would not hold the config flips' search when the evidence begins leaves it, says so and records it; the one-run
+questions are still asked. Trials answered by the fake runner (the real compiler's evidence is tested end to end)."""
 
 import time
 
@@ -8,6 +8,7 @@ from reprokit.app.pipeline import Steps, run_phases
 from reprokit.cli_summary import summary_table
 from reprokit.data.run_facts import RunFacts
 from reprokit.data.rundir import RunDir
+from reprokit.minify.plan import evidence_in_time, whole_run_plan
 from unit.bisect.test_bisector import inductor_bug
 from unit.fakes import bisector
 
@@ -38,13 +39,22 @@ def test_a_run_past_its_five_minutes_leaves_the_config_flips_and_says_so(tmp_pat
     assert v.run.time_plan == {"seconds": 300.0, "not_asked": ["configs"]}
     assert v.deferred == ("configs",) and v.config is None and v.subsystem["confirmed"] is True
     assert (
-        "the run is past its 5 minutes, so not searched: the config flips that may avoid the failure "
+        "the run would end past its 5 minutes, so not searched: the config flips that may avoid the failure "
         "(--budget 20m searches them)"
     ) in notes
-    assert f"{'time plan':<26} past its 5 min: not asked: configs" in summary_table(v).splitlines()
+    assert f"{'time plan':<26} 5 min: not asked: configs" in summary_table(v).splitlines()
 
 
 def test_a_run_within_its_five_minutes_asks_every_deferred_question(tmp_path):
     v, notes, asked = phases_begun(10.0, tmp_path)
     assert asked == ("confirm", "configs")
     assert v.run.time_plan is None and v.deferred == () and not any("past its" in n for n in notes)
+
+
+def test_the_config_flips_are_asked_while_the_plan_holds_six_more_runs_of_the_script():
+    plan = whole_run_plan(0.0, None)  # ends at 300 s; each run costs a fresh process's 5 s more
+    deferred = ("confirm", "configs", "torch_logs")
+    # #188422: its evidence began at 260 s, one run of its script takes 7 s: 6 runs of 12 s do not fit
+    assert evidence_in_time(deferred, plan, 260.0, 7.0) == (("confirm", "torch_logs"), ("configs",))
+    assert evidence_in_time(deferred, plan, 200.0, 7.0) == (deferred, ())  # 200 + 72 s fits
+    assert evidence_in_time(deferred, None, 9999.0, 7.0) == (deferred, ())  # --budget rules instead
