@@ -51,10 +51,11 @@ def test_a_run_within_its_five_minutes_asks_every_deferred_question(tmp_path):
     assert v.run.time_plan is None and v.deferred == () and not any("past its" in n for n in notes)
 
 
-def test_the_config_flips_are_asked_while_the_plan_holds_six_more_runs_of_the_script():
+def test_the_config_flips_are_asked_while_the_plan_holds_ten_more_runs_of_the_script():
     plan = whole_run_plan(0.0, None)  # ends at 300 s; each run costs a fresh process's 5 s more
     deferred = ("confirm", "configs", "torch_logs")
-    # #188422: its evidence began at 260 s, one run of its script takes 7 s: 6 runs of 12 s do not fit
-    assert evidence_in_time(deferred, plan, 260.0, 7.0) == (("confirm", "torch_logs"), ("configs",))
-    assert evidence_in_time(deferred, plan, 200.0, 7.0) == (deferred, ())  # 200 + 72 s fits
+    # #188422: its evidence began at 227 s, one run of its script takes 6.3 s: 10 runs of 11.3 s do not fit (its
+    # 6 config runs took 117 s)
+    assert evidence_in_time(deferred, plan, 227.0, 6.3) == (("confirm", "torch_logs"), ("configs",))
+    assert evidence_in_time(deferred, plan, 180.0, 6.3) == (deferred, ())  # 180 + 113 s fits
     assert evidence_in_time(deferred, None, 9999.0, 7.0) == (deferred, ())  # --budget rules instead
