@@ -42,10 +42,11 @@ def run_phases(
     started: float | None = None,
 ) -> Verdict:
     """isolate, minify, the deferred evidence, each once and in that order, on the runner the caller opened (facts:
-    what the caller recorded in run.json, handed down rather than read back); the verdict built from their results and written (after the isolation too, for `reprokit minify RUN_DIR`), then
-    packed. With a budget, the verdict is always finished; past its end nothing more is asked but a repro's own
-    checks, and the run says what was not asked. Without one, the repro phases' shares keep to the time plan of a
-    run begun at `started`."""
+    what the caller recorded in run.json, handed down rather than read back); the verdict built from their results
+    and written (after the isolation too, for `reprokit minify RUN_DIR`), then packed. With a budget, the verdict is
+    always finished; past its end nothing more is asked but a repro's own checks, and the run says what was not
+    asked. Without one, the repro phases' shares and the evidence's config flips keep to the time plan of a run
+    begun at `started`."""
     isolation = bisector.isolate()
     isolated(run_dir, isolation)
     # a capture whose failure no stage shows is still packed (the capture and the failure are the report)
