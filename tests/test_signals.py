@@ -15,6 +15,24 @@ import time
 import pytest
 from test_reaper import _descendants, _processes, _run_env
 
+
+@pytest.fixture(autouse=True)
+def signals_as_a_terminal_sends_them():
+    """A suite started under nohup, or with `&` from a script, ignores SIGHUP or SIGINT, and reprokit keeps a signal
+    its process was started ignoring (cli_signals): these tests are about a terminal's signals, so each starts from
+    their default handling, which its subprocesses inherit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM)}
+    for s, old in before.items():
+        if old is signal.SIG_IGN:
+            signal.signal(s, signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
+    yield
+    for s, old in before.items():
+        signal.signal(s, old)
+
+
 # Its first `free` runs (two: the first round, the script as written and without compile) end at once; every later
 # one waits while HOLD exists, so the signal finds the ladder's trials running and two answers in the journal. Under
 # compile it fails the same way in every stage: the fake kernel Dynamo calls raises.
