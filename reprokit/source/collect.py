@@ -6,6 +6,7 @@ need the call made; the loop runs over `xs` itself. Plain text in, candidate tex
 from __future__ import annotations
 
 import ast
+import collections
 import copy
 
 from reprokit.source.names import dynamic, reads, splice, text
@@ -19,10 +20,7 @@ def collection_candidates(source: str) -> list:
     tree = ast.parse(source)
     if dynamic(tree):
         return []
-    uses: dict = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            uses.setdefault(node.id, []).append(node)
+    uses = collections.Counter(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
     statements = [s for s in ast.walk(tree) if isinstance(s, ast.stmt)]
     out = []
     for _, made, adds in _collections(tree, uses):
@@ -38,7 +36,7 @@ def collection_candidates(source: str) -> list:
     return out
 
 
-def _collections(tree: ast.Module, uses: dict) -> list:
+def _collections(tree: ast.Module, uses: collections.Counter) -> list:
     """(name, the statement that makes it, [(each statement adding to it, the value it adds)])."""
     adding = _additions(tree)
     found = []
@@ -50,7 +48,7 @@ def _collections(tree: ast.Module, uses: dict) -> list:
             continue
         adds = [(stmt, value) for stmt, value, n in adding if n == name]
         # every use of the name is this binding or one of the additions: nothing reads the collection
-        if adds and len(uses.get(name, ())) == 1 + len(adds):
+        if adds and uses[name] == 1 + len(adds):
             found.append((name, s, adds))
     return found
 
