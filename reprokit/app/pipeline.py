@@ -64,11 +64,12 @@ def run_phases(
     elif not ends and isolation.deferred:
         one_run = max((row.get("seconds") or 0.0 for row in isolation.ladder), default=0.0)
         asked, late = evidence_in_time(isolation.deferred, plan, time.monotonic(), one_run)
+        asking = dataclasses.replace(isolation, deferred=asked)
+        evidence = bisector.after_repro(asking, case=None if steps.capture else minified.case)
+        late = tuple(name for name in late if name not in evidence.asked)  # the first round may have settled it
         if late:
             run["time_plan"] = {"seconds": TARGET, "not_asked": list(late)}
             emit(Event.NOTE, text=time_plan_note(late))
-        asking = dataclasses.replace(isolation, deferred=asked)
-        evidence = bisector.after_repro(asking, case=None if steps.capture else minified.case)
     if budget and not ends:
         run["budget"] = budget.record(not_asked, runner.over_budget)
         note = spent_note(run["budget"])

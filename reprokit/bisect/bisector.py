@@ -12,7 +12,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 
-from reprokit.bisect.configs import config_flips
+from reprokit.bisect.configs import config_flips, first_round, smallest_set
 from reprokit.bisect.cuda import launch_blocking
 from reprokit.bisect.findings import dynamo_message, memory_finding, meta_kernel_finding, pieces_finding, say
 from reprokit.bisect.graph import failing_graph, graph_code
@@ -225,7 +225,12 @@ class Bisector(Session):
             whole = pool.submit(confirm_graph, self, isolation) if "graph_confirm" in asked else None
             stable = pool.submit(confirm_boundary, self, stage, found) if "confirm" in asked and found else None
             if "configs" in asked:
-                config = config_flips(self, stage, self.stage_outcomes[stage], self.likely_flips(isolation))
+                first = first_round(self, stage, self.stage_outcomes[stage], self.likely_flips(isolation))
+                if first is None or first.settled:
+                    asked += ("config_set",) if "config_set" not in asked else ()  # nothing left to search
+                    config = first.answer if first else None
+                elif "config_set" in asked:  # the time plan may leave the search to a run given --budget
+                    config = smallest_set(self, stage, first)
             if stable is not None:
                 confirmed = stable.result()
                 if not confirmed and found is not None:
@@ -308,7 +313,7 @@ class Bisector(Session):
         if configs and found.subsystem:
             # The application found is the cause; a flip that avoids it is a workaround for the report,
             # asked after the repro (after_repro) instead of delaying the verdict by a full compile or more.
-            found = deferring(found, "configs")
+            found = deferring(found, "configs", "config_set")
         elif configs:
             self.emit(Event.PHASE, name="configs")
             found = dataclasses.replace(found, config=config_flips(self, stage, failing, self.likely_flips(found)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from reprokit.bisect.session import Session, passes
 from reprokit.data.events import Event
 from reprokit.data.records import Outcome
@@ -37,41 +39,58 @@ def script_settings(state: dict) -> dict:
     }
 
 
-def config_flips(s: Session, stage: str, failing: Outcome, likely: tuple = ()) -> dict | None:
-    """Flips that fix it alone; failing that, a minimal set that fixes it together; None when none does.
+@dataclasses.dataclass(frozen=True)
+class FirstRound:
+    """The config flips' first round: every flip at once, and those asked alone that fixed the failure."""
 
-    The first round asks every flip at once, beside each setting the script changed reset alone (the likeliest
-    fix, and usually none or one) and each `likely` flip alone (emulate_precision_casts for wrong numbers: a
-    difference of precision is the commonest, and asked alone it spares the minimal set's search). When every flip together still fails the same way, no flip is asked alone:
-    that costs one trial where asking each costs ten or more, for the common answer "no setting helps". It would
-    miss a flip that fixes the failure only while the others stay at their values, which we accept.
-    """
+    flips: dict  # name -> flipped value, every candidate
+    fixes: tuple  # the names that fix it alone
+    together: bool  # every flip at once passes
+    own: tuple  # the names asked alone (the script's own settings, then the likely flips)
+
+    @property
+    def settled(self) -> bool:
+        """Whether the first round is the answer: a flip fixes it alone, or none does even all together."""
+        return bool(self.fixes) or not self.together
+
+    @property
+    def answer(self) -> dict | None:
+        return {n: self.flips[n] for n in self.fixes} or None
+
+
+def first_round(s: Session, stage: str, failing: Outcome, likely: tuple = ()) -> FirstRound | None:
+    """Every flip at once, beside each setting the script changed reset alone (the likeliest fix, and usually none
+    or one) and each `likely` flip alone (emulate_precision_casts for wrong numbers: a difference of precision is
+    the commonest, and asked alone it spares the minimal set's search); None when there is nothing to flip. One
+    round of runs side by side."""
     # The settings in force are what the script's run recorded (a graph trial records those it ran with).
     state = trial_record((s.original if s.graph_case and s.original else failing).trial_dir)
     flips = candidate_flips(stage, state)
     if not flips:
         return None
-    names = list(flips)
     own = [n for n in script_settings(state) if n in flips]
     own += [n for n in likely if n in flips and n not in own]
     specs = [s.spec(stage, "config-all", config=dict(flips))] + [
         s.spec(stage, f"config-{n}", config={n: flips[n]}) for n in own
     ]
     everything, *singles = s.runner.map(specs)
-    fixes = [n for n, out in zip(own, singles) if passes(out)]
+    fixes = tuple(n for n, out in zip(own, singles) if passes(out))
     s.emit(
         Event.CONFIGS,
-        tried=len(names),
-        fixes=fixes,
+        tried=len(flips),
+        fixes=list(fixes),
         together=passes(everything),
         likely=[n for n in likely if n in flips],
     )
-    if fixes:
-        return {n: flips[n] for n in fixes}
-    if not passes(everything):
-        return None
+    return FirstRound(flips=flips, fixes=fixes, together=passes(everything), own=tuple(own))
+
+
+def smallest_set(s: Session, stage: str, first: FirstRound) -> dict:
+    """A minimal set of flips that fixes it together, after a first round where all did and none alone did: ten
+    runs or more, one after another."""
+    flips = first.flips
     # ddmin looks for a minimal subset that *passes*; the settings already asked alone go last.
-    order = [n for n in names if n not in own] + own
+    order = [n for n in flips if n not in first.own] + list(first.own)
     minimal = ddmin(
         order,
         lambda subset: (
@@ -79,6 +98,19 @@ def config_flips(s: Session, stage: str, failing: Outcome, likely: tuple = ()) -
         ),
     )
     return {n: flips[n] for n in minimal}
+
+
+def config_flips(s: Session, stage: str, failing: Outcome, likely: tuple = ()) -> dict | None:
+    """Flips that fix it alone; failing that, a minimal set that fixes it together; None when none does.
+
+    When every flip together still fails the same way, no flip is asked alone: that costs one trial where asking
+    each costs ten or more, for the common answer "no setting helps". It would miss a flip that fixes the failure
+    only while the others stay at their values, which we accept.
+    """
+    first = first_round(s, stage, failing, likely)
+    if first is None:
+        return None
+    return first.answer if first.settled else smallest_set(s, stage, first)
 
 
 def _default_of(name: str, current, state: dict):

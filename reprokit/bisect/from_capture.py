@@ -111,7 +111,8 @@ class GraphBisector(Bisector):
             if found.subsystem:
                 deferred.append("confirm")
                 if self.opts.configs and failing.stage in CONFIG_STAGES:
-                    deferred.append("configs")  # a workaround for the report, on the graph, after the repro
+                    # a workaround for the report, on the graph, after the repro
+                    deferred += ["configs", "config_set"]
         if failing.stage == "inductor" and _mode_matters(meta_args, _case_meta(self.case)):
             # As in place (Bisector.narrow): on a GPU, or with a mode the job chose, does the failure follow the mode?
             self.emit(Event.PHASE, name="modes")

@@ -20,7 +20,7 @@ from reprokit.data.records import Outcome
 from reprokit.data.warm_cache import describe as describe_warm
 from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.trial.ordered_map import ordered_map
-from reprokit.trial.outcome import EXIT_HANG_NOTE
+from reprokit.trial.outcome import EXIT_HANG_NOTE, SCHEDULER_ENDED
 
 
 def start_round(s: Session) -> tuple[Outcome, list]:
@@ -105,6 +105,15 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
         raise ReprokitError(
             f"{name} initialises torch.distributed from the environment (env://) but no launcher "
             f"started it: run reprokit bisect --nproc-per-node N {name}"
+        )
+    ended = next((x for x in (original, baseline) if x.note and x.note.startswith(SCHEDULER_ENDED)), None)
+    if ended is not None:
+        # Not "never calls torch.compile": the run gave no answer at all (issue 45).
+        which = "as written" if ended is original else "without compile"
+        raise ReprokitError(
+            f"the cluster gave no answer for {os.path.basename(o.script)} run {which} "
+            f"({ended.note.removeprefix(SCHEDULER_ENDED + ': ')}; its trial folder: {ended.trial_dir}): "
+            "check the cluster, then run again"
         )
     if not original.compiled and original.failed and baseline.failed:
         # It died before it reached torch.compile (a missing module, a bad path): the run without compile fails

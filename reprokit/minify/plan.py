@@ -31,13 +31,15 @@ def whole_run_plan(started: float | None, budget: Budget | None) -> Plan | None:
     return Plan(end=started + TARGET, floor=FLOOR, runs_after=RUNS_AFTER, overhead=OVERHEAD)
 
 
-# The evidence's one search: the config flips, a run of the script with all of them, then a bisection over them.
-# It only adds a workaround to the report, so a run whose target would not hold it leaves it to a run given
-# --budget; the boundary's re-run, torch's logs and the numbers' checks are a run or two each, side by side, and are
-# still asked. Its cost, in fresh runs of the script: #188422 on the corpus asked 6 config runs in 108-117 s, its
-# script's run 6.3 s and a fresh process's start 5 s, about 10 such runs: each config run compiles anew under other
-# settings, which no cache holds.
-COSTLY_EVIDENCE = {"configs": "the config flips that may avoid the failure"}
+# The evidence's one search: the config flips' smallest set, a bisection over them once no flip alone avoids the
+# failure and all of them together do. It only adds a workaround to the report, so a run whose target would not hold
+# it leaves it to a run given --budget. The flips' first round (all of them at once, beside each setting the script
+# changed reset alone) is one run side by side and is always asked, with the boundary's re-run, torch's logs and the
+# numbers' checks: the likeliest workaround (a script's own setting) is then found on any machine. Its cost, in
+# fresh runs of the script: #188422 on the corpus asked 6 config runs in 108-117 s, its script's run 6.3 s and a
+# fresh process's start 5 s, about 10 such runs: each config run compiles anew under other settings, which no
+# cache holds.
+COSTLY_EVIDENCE = {"config_set": "the smallest set of config flips that avoids the failure, where no flip alone does"}
 CONFIG_RUNS = 10
 
 

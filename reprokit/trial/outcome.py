@@ -13,6 +13,8 @@ from reprokit.data.rundir import read_json
 
 # The note of a trial that hung after every process wrote its result (bisect/steady.py reports it).
 EXIT_HANG_NOTE = "hung at exit after writing its result (counted by the result; where it hung: stacks.txt)"
+# The note of a trial whose cluster job ended without an answer, twice (trial/slurm.py): never the bug.
+SCHEDULER_ENDED = "the scheduler ended the trial's job"
 
 
 def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, torchrun: bool = False) -> Outcome:

@@ -22,7 +22,7 @@ from reprokit.errors import ReprokitError
 from reprokit.trial.cancel import TrialsCancelled
 from reprokit.trial.environment import PACKAGE_PARENT, ranks_of, trial_env
 from reprokit.trial.launch import child_command, limit_of, prepare_trial, run_process
-from reprokit.trial.outcome import classify
+from reprokit.trial.outcome import SCHEDULER_ENDED, classify
 from reprokit.trial.slurm_state import ENDED, KILLED, job_state, jobs_with_comment, scontrol
 
 POLL_SECONDS = 0.5
@@ -124,7 +124,7 @@ class SlurmExecutor:
         return self.executor if args[-1] > 1 else self.single
 
     def run(self, spec: TrialSpec, trial_dir: str, cache_root: str, timeout: float | Callable[[], float]) -> Outcome:
-        """The trial as a job, retried once if the scheduler killed it; its Outcome from what it left behind."""
+        """The trial as a job, retried once if it ended without an answer; its Outcome from what it left behind."""
         with self._lock:
             queued = self._queued.pop(trial_dir, None)
         job, args = queued if queued else (None, self._args(spec, trial_dir, cache_root, timeout))
@@ -137,7 +137,9 @@ class SlurmExecutor:
                 # Cancelled by reprokit itself (Ctrl-C, an error): no answer, and none in the journal either.
                 raise TrialsCancelled(f"job {job.job_id} cancelled with the run")
             states.append(f"job {job.job_id} {state}")
-            if state not in KILLED:
+            # No answer: the scheduler killed it, or the job failed before on_node returned the trial's own exit
+            # (a node's fault, not the trial's), so it is asked once more.
+            if value is not None:
                 break
             job = None
         if value is None:
@@ -268,7 +270,7 @@ def _executor(submitit, settings: ExecutorSettings, jobs_dir: str, nodes: int, c
 
 def _killed(trial_dir: str, states: list) -> Outcome:
     """A job the scheduler (or a crash of the job itself) ended without an answer: never the bug."""
-    note = "the scheduler ended the trial's job: " + ", then ".join(states) + "; not the failure"
+    note = f"{SCHEDULER_ENDED}: " + ", then ".join(states) + "; not the failure"
     return Outcome(
         kind="skip",
         signature=Signature("skip", None, note, None),

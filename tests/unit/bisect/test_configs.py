@@ -1,6 +1,6 @@
 """Config flips: all at once first (beside the script's own settings reset alone), then a minimal set."""
 
-from reprokit.bisect.configs import config_flips
+from reprokit.bisect.configs import config_flips, first_round, smallest_set
 from unit.fakes import failed, passed, runner_of, session, trial_folder
 
 # What the failing trial recorded: the inductor flags in force, a setting the script changed, its default.
@@ -70,3 +70,18 @@ def test_a_likely_flip_is_asked_alone_in_the_first_round(tmp_path):
 def test_the_decomposing_stage_flips_functorchs_cse():
     s = session(fixed_by(**{"functorch.cse": False}))
     assert config_flips(s, "aot_eager_decomp_partition", failed()) == {"functorch.cse": False}
+
+
+def test_the_first_round_alone_settles_a_scripts_own_setting_that_fixes_it(tmp_path):
+    # what a run whose time plan is short asks (Bisector.after_repro)
+    s = session(fixed_by(epilogue_fusion=True))
+    first = first_round(s, "inductor", failing(tmp_path))
+    assert first.settled and first.answer == {"epilogue_fusion": True}
+    assert runner_of(s).executed == 2
+
+
+def test_flips_that_fix_it_only_together_leave_the_first_round_unsettled(tmp_path):
+    s = session(fixed_by(pattern_matcher=False, freezing=True))
+    first = first_round(s, "inductor", failing(tmp_path))
+    assert not first.settled and first.answer is None and runner_of(s).executed == 2
+    assert smallest_set(s, "inductor", first) == {"pattern_matcher": False, "freezing": True}

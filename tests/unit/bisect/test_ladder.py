@@ -3,8 +3,9 @@ with the last that passed before it; a stage that failed another way is asked ag
 
 import pytest
 
-from reprokit.data.records import Signature
+from reprokit.data.records import Outcome, Signature
 from reprokit.errors import NothingToIsolate, ReprokitError
+from reprokit.trial.outcome import SCHEDULER_ENDED
 from unit.fakes import BUG, OTHER, bisector, events_of, failed, hung, original, passed, runner_of
 
 FAILS_FROM_DECOMP = ("aot_eager_decomp_partition", "inductor")
@@ -97,6 +98,21 @@ def test_a_script_that_fails_without_compile_the_same_way_has_nothing_to_isolate
 def test_a_script_that_never_calls_torch_compile_is_refused():
     with pytest.raises(ReprokitError, match="train.py never calls torch.compile"):
         bisector(ladder_table(compiled=False)).isolate()
+
+
+def test_a_script_run_the_cluster_gave_no_answer_for_is_said_so_not_never_compiled():
+    # A job FAILED twice before its trial answered (trial/slurm.py): the CI at 8cfeff2 said "never calls torch.compile"
+    note = f"{SCHEDULER_ENDED}: job 790 FAILED, then job 791 FAILED; not the failure"
+    ended = Outcome(
+        kind="skip", signature=Signature("skip", None, note, None), seconds=0.0, trial_dir="/r/o", note=note
+    )
+    answer = ladder_table()
+    with pytest.raises(ReprokitError) as raised:
+        bisector(lambda spec: ended if spec.stage == "user" else answer(spec)).isolate()
+    assert str(raised.value) == (
+        "the cluster gave no answer for train.py run as written (job 790 FAILED, then job 791 FAILED; not the "
+        "failure; its trial folder: /r/o): check the cluster, then run again"
+    )
 
 
 def test_the_stage_results_are_reported_as_events_in_ladder_order():
