@@ -31,20 +31,13 @@ def _verdict(run_dir: RunDir) -> Verdict:
     return v
 
 
-def plan(
-    run_dir: str | None,
-    torch_list: str | None = None,
-    newest: bool = False,
-    between: tuple | None = None,
-    index_url: str | None = None,
-    cache_dir: str | None = None,
-) -> dict:
-    """What a versions step will do, before it does it: the releases, which environments exist, the cost.
-    run_dir None: the plan of a step that will run after a bisect not yet made."""
+def plan(run_dir: str | None, **choice) -> dict:
+    """What a versions step will do, before it does it: the releases, which environments exist, the cost (choice:
+    _plan's keywords). run_dir None: the plan of a step that will run after a bisect not yet made."""
     folder = RunDir.open(run_dir) if run_dir else None
     if folder is not None:
         _verdict(folder)
-    return _plan(folder, torch_list, newest, between, index_url, cache_dir)
+    return _plan(folder, **choice)
 
 
 def _plan(
@@ -96,7 +89,7 @@ def check_releases(
 ) -> dict:
     """`reprokit versions RUN_DIR`: try the failure under each chosen release (and, with bisect, the releases
     between a passing and a failing one); write versions.json and the verdict's `versions`."""
-    p = plan(run_dir, torch_list, newest, between, index_url, cache_dir)
+    p = plan(run_dir, torch_list=torch_list, newest=newest, between=between, index_url=index_url, cache_dir=cache_dir)
     v = _verdict(p["run_dir"])
     result = _tried(p, v, bisect, emit)
     record_versions(p["run_dir"], v, result, emit)

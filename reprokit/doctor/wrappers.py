@@ -34,32 +34,17 @@ def compiled_nothing_findings(obs: dict, script_lines: dict) -> list[Finding]:
         what = "no graph reached the compiler" if not graphs else f"{graphs} graph(s) of no op"
         fix = WRAPPER_FIXES.get(label)
         if fix:
-            out.append(
-                Finding(
-                    kind="compiled_nothing",
-                    file=site[0],
-                    line=site[1],
-                    code=code,
-                    count=calls,
-                    title=f"nothing was compiled: torch.compile of {label} skips its forward, so all "
-                    f"{calls} calls ran eager ({what})",
-                    fix=f"compile the module, then wrap it: `{fix}`",
-                    detail=f"Dynamo does not trace {label}'s own forward; the model inside it is never "
-                    "compiled, and the graph breaks below are where Dynamo gave up",
-                )
+            title = f"torch.compile of {label} skips its forward, so all {calls} calls ran eager ({what})"
+            how = f"compile the module, then wrap it: `{fix}`"
+            detail = (
+                f"Dynamo does not trace {label}'s own forward; the model inside it is never compiled, and the graph "
+                "breaks below are where Dynamo gave up"
             )
         else:
-            out.append(
-                Finding(
-                    kind="compiled_nothing",
-                    file=site[0],
-                    line=site[1],
-                    code=code,
-                    count=calls,
-                    title=f"nothing was compiled: {label} ran {calls} calls eager ({what})",
-                    fix="fix the graph breaks below, or compile the function that does the work",
-                )
-            )
+            title = f"{label} ran {calls} calls eager ({what})"
+            how, detail = "fix the graph breaks below, or compile the function that does the work", ""
+        title = f"nothing was compiled: {title}"
+        out.append(Finding("compiled_nothing", title, site[0], site[1], code, calls, detail=detail, fix=how))
     return out
 
 
