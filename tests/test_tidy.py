@@ -131,6 +131,24 @@ def test_a_polished_repro_keeps_no_block_that_does_nothing():
     assert "finally:\n    pass" in polished("try:\n    x = 1\nfinally:\n    pass\n")
 
 
+def test_an_init_that_only_calls_the_base_class_goes_and_one_that_does_more_stays():
+    # pytorch#198190's repro as its share of time left it: its cuts had emptied ChunkedScorer's __init__
+    repro = (
+        "import torch.nn as nn\n\n\nclass Scorer(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "\n    def forward(self, x):\n        return x\n\n\nclass Empty(nn.Module):\n    def __init__(self):\n"
+        '        """Nothing."""\n        super().__init__()\n\n\nprint(Scorer()(1), Empty())\n'
+    )
+    assert polished(repro) == (
+        "import torch.nn as nn\n\n\nclass Scorer(nn.Module):\n    def forward(self, x):\n        return x\n\n\n"
+        "class Empty(nn.Module):\n    pass\n\n\nprint(Scorer()(1), Empty())\n"
+    )
+    kept = (
+        "class A(B):\n    def __init__(self, dim):\n        super().__init__()\n\n\n"
+        "class C(B):\n    def __init__(self):\n        super().__init__(3)\n"
+    )
+    assert polished(kept) == kept  # a parameter the base class does not take, an argument it does
+
+
 def test_a_name_nothing_reads_leaves_a_paired_assignment():
     # pytorch#149037's repro as its reduction left it: `feats` is never read, `it` is.
     script = "def forward(x):\n    feats, it = [], iter(x)\n    return next(it)\n\n\nm, n = 1, 2\nm, n = n, m\nprint(forward([m]))\n"
