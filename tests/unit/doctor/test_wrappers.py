@@ -7,7 +7,12 @@ LINES = {"train.py": ["import torch", "step = torch.compile(DDP(model))", "f = t
 
 
 def callable_at(label: str, line: int, graphs: int = 0, ops: int = 0, calls: int = 4) -> dict:
-    return {"label": label, "site": ["train.py", line], "counts": {"graphs": graphs, "ops": ops}, "seconds": [0.1] * calls}
+    return {
+        "label": label,
+        "site": ["train.py", line],
+        "counts": {"graphs": graphs, "ops": ops},
+        "seconds": [0.1] * calls,
+    }
 
 
 def test_a_compiled_ddp_is_told_to_compile_the_module_first():
