@@ -144,11 +144,17 @@ def _budget(budget) -> str | None:
     return "; ".join([head] + [m for m in missed if m])
 
 
+# The evidence a time plan may leave (minify/plan.COSTLY_EVIDENCE), in a summary row's words.
+_LEFT_WORDS = {"config_set": "the config flips' smallest set"}
+
+
 def _time_plan(plan) -> str | None:
-    """ "5 min: not asked: configs" for a default run whose evidence began too late for its costly search."""
+    """ "5 min: not asked: the config flips' smallest set (--budget 20m asks it)" for a default run whose evidence
+    began too late for its costly search."""
     if not plan:
         return None
-    return f"{said(plan['seconds'])}: not asked: {', '.join(plan['not_asked'])}"
+    left = ", ".join(_LEFT_WORDS.get(name, name) for name in plan["not_asked"])
+    return f"{said(plan['seconds'])}: not asked: {left} (--budget 20m asks it)"
 
 
 def _mib(value) -> str:

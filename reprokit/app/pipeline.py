@@ -86,4 +86,4 @@ def run_phases(
 def time_plan_note(late: tuple) -> str:
     """What a run past its time target left unasked, and how to ask it."""
     left = "; ".join(COSTLY_EVIDENCE[name] for name in late)
-    return f"the run would end past its {TARGET / 60:g} minutes, so not searched: {left} (--budget 20m searches them)"
+    return f"the run would end past its {TARGET / 60:g} minutes, so not searched: {left} (--budget 20m searches it)"

@@ -62,9 +62,10 @@ def test_a_run_past_its_five_minutes_leaves_the_config_flips_search_and_says_so(
     assert v.evidence.trials == 3  # the re-run's two, the flips all at once
     assert (
         "the run would end past its 5 minutes, so not searched: the smallest set of config flips that avoids the "
-        "failure, where no flip alone does (--budget 20m searches them)"
+        "failure, where no flip alone does (--budget 20m searches it)"
     ) in notes
-    assert f"{'time plan':<26} 5 min: not asked: config_set" in summary_table(v).splitlines()
+    row = f"{'time plan':<26} 5 min: not asked: the config flips' smallest set (--budget 20m asks it)"
+    assert row in summary_table(v).splitlines()
 
 
 def test_a_first_round_that_settles_the_flips_leaves_nothing_to_search_late(tmp_path):
