@@ -290,6 +290,7 @@ def test_a_job_killed_at_its_time_limit_is_retried_once_then_reported_not_the_bu
         outcome.note,
     )
     assert said, outcome.note
+    assert run_dir.journal() == []  # no answer, none journaled: a --resume asks the cluster again
     # The scheduler's own records say so too.
     for job in said.groups():
         assert re.search(rf"JobId={job} .*JobState=TIMEOUT", jobcomp()), job

@@ -144,9 +144,11 @@ def test_an_init_that_only_calls_the_base_class_goes_and_one_that_does_more_stay
     )
     kept = (
         "class A(B):\n    def __init__(self, dim):\n        super().__init__()\n\n\n"
-        "class C(B):\n    def __init__(self):\n        super().__init__(3)\n"
+        "class C(B):\n    def __init__(self):\n        super().__init__(3)\n\n\n"
+        "@dataclass\nclass D:\n    n: int = 3\n\n    def __init__(self):\n        super().__init__()\n"
     )
-    assert polished(kept) == kept  # a parameter the base class does not take, an argument it does
+    # a parameter the base class does not take, an argument it does, a dataclass's own __init__ over the generated one
+    assert polished(kept) == kept
 
 
 def test_a_name_nothing_reads_leaves_a_paired_assignment():

@@ -45,8 +45,8 @@ def run_phases(
     what the caller recorded in run.json, handed down rather than read back); the verdict built from their results
     and written (after the isolation too, for `reprokit minify RUN_DIR`), then packed. With a budget, the verdict is
     always finished; past its end nothing more is asked but a repro's own checks, and the run says what was not
-    asked. Without one, the repro phases' shares and the evidence's config flips keep to the time plan of a run
-    begun at `started`."""
+    asked. Without one, the repro phases' shares and the evidence's search of the config flips' smallest set keep to
+    the time plan of a run begun at `started`."""
     isolation = bisector.isolate()
     isolated(run_dir, isolation)
     # a capture whose failure no stage shows is still packed (the capture and the failure are the report)
@@ -60,7 +60,7 @@ def run_phases(
     not_asked = ["minify"] if minified.unasked else []
     evidence, run = None, dict(minified.run)
     if not ends and isolation.deferred and budget and budget.exhausted():
-        not_asked += list(isolation.deferred)
+        not_asked += [name for name in isolation.deferred if name != "config_set"]  # a part of "configs"
     elif not ends and isolation.deferred:
         one_run = max((row.get("seconds") or 0.0 for row in isolation.ladder), default=0.0)
         asked, late = evidence_in_time(isolation.deferred, plan, time.monotonic(), one_run)

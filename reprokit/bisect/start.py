@@ -110,10 +110,10 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
     if ended is not None:
         # Not "never calls torch.compile": the run gave no answer at all (issue 45).
         which = "as written" if ended is original else "without compile"
+        jobs = ended.note.removeprefix(f"{SCHEDULER_ENDED}: ").removesuffix("; not the failure")
         raise ReprokitError(
-            f"the cluster gave no answer for {os.path.basename(o.script)} run {which} "
-            f"({ended.note.removeprefix(SCHEDULER_ENDED + ': ')}; its trial folder: {ended.trial_dir}): "
-            "check the cluster, then run again"
+            f"the cluster gave no answer for {os.path.basename(o.script)} run {which} ({jobs}; its trial folder: "
+            f"{ended.trial_dir}): check the cluster, then run again"
         )
     if not original.compiled and original.failed and baseline.failed:
         # It died before it reached torch.compile (a missing module, a bad path): the run without compile fails

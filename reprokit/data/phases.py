@@ -51,7 +51,8 @@ class Isolation(JsonData):
     inductor_pieces: dict | None = None
     export: dict | None = None
     aoti_kernel: dict | None = None
-    # What the verdict did not need and the report wants, asked after the repro: "confirm", "configs", "torch_logs",
+    # What the verdict did not need and the report wants, asked after the repro: "confirm", "configs" (the flips'
+    # first round) with "config_set" (their smallest set, where the first round leaves it), "torch_logs",
     # "graph_confirm"
     deferred: tuple = ()
 

@@ -71,7 +71,7 @@ class Verdict:
     @property
     def deferred(self) -> tuple:
         """The questions still waiting for after the repro: those the evidence did not ask (a spent time plan leaves
-        the config flips)."""
+        the config flips' smallest set, "config_set")."""
         return tuple(d for d in self.isolation.deferred if d not in self.evidence.asked)
 
     def to_dict(self) -> dict:

@@ -113,7 +113,9 @@ def without_empty_blocks(source: str) -> str:
     before tidy removed the one a cut had left, #198190)."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
+        # Not in a decorated class or one given a metaclass: a @dataclass's own __init__ stands in for the
+        # generated one, so it does something there.
+        if isinstance(node, ast.ClassDef) and not node.decorator_list and not node.keywords:
             node.body = [stmt for stmt in node.body if not _bare_init(stmt)] or [ast.Pass()]
         if isinstance(node, ast.Try) and _empty(node.finalbody) and (node.handlers or node.orelse):
             node.finalbody = []

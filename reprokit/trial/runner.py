@@ -23,6 +23,7 @@ from reprokit.trial.environment import ranks_of
 from reprokit.trial.fork_policy import ForkWorker
 from reprokit.trial.launch import run_trial
 from reprokit.trial.ordered_map import ordered_map
+from reprokit.trial.outcome import SCHEDULER_ENDED
 from reprokit.trial.policy import Judge, TrialPolicy
 from reprokit.trial.repeat import ask_until_it_fails, map_until_it_fails
 
@@ -195,6 +196,14 @@ class Runner:
         with self._lock:
             self.cache[key] = outcome
             self._n.executed += 1
+        # the cluster's fault is no answer: not journaled, so a --resume asks it again
+        if not (outcome.note and outcome.note.startswith(SCHEDULER_ENDED)):
+            self._journal(spec, key, outcome, how)
+        if self.on_trial:
+            self.on_trial(spec, outcome, False)
+        return outcome
+
+    def _journal(self, spec: TrialSpec, key: str, outcome: Outcome, how) -> None:
         # kind: a graph trial (a captured graph), or a run of a script (the user's, a reduced copy, repro.py);
         # round: the parallel batch it ran in (reprokit plan)
         self.run_dir.journal_append(
@@ -207,9 +216,6 @@ class Runner:
                 "round": self._round_of(spec),
             }
         )
-        if self.on_trial:
-            self.on_trial(spec, outcome, False)
-        return outcome
 
     def _cached(self, spec: TrialSpec):
         """(the spec as it will run, the journal's answer or None)."""

@@ -26,6 +26,7 @@ from reprokit.trial.outcome import SCHEDULER_ENDED, classify
 from reprokit.trial.slurm_state import ENDED, KILLED, job_state, jobs_with_comment, scontrol
 
 POLL_SECONDS = 0.5
+RETRIED = KILLED | {"FAILED"}  # the states of a job that ended with no answer, asked once more
 ASK_EVERY = 8  # polls between questions to the scheduler while a job has no result
 
 
@@ -138,9 +139,11 @@ class SlurmExecutor:
                 raise TrialsCancelled(f"job {job.job_id} cancelled with the run")
             states.append(f"job {job.job_id} {state}")
             # No answer: the scheduler killed it, or the job failed before on_node returned the trial's own exit
-            # (a node's fault, not the trial's), so it is asked once more.
-            if value is not None:
+            # (a node's fault, not the trial's), so it is asked once more, from a folder with no result left.
+            # Not a job out of memory (the trial's own, again) or one cancelled from outside.
+            if value is not None or state not in RETRIED:
                 break
+            prepare_trial(spec, trial_dir)
             job = None
         if value is None:
             return _killed(trial_dir, states)

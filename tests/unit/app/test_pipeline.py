@@ -68,11 +68,28 @@ def test_a_run_past_its_five_minutes_leaves_the_config_flips_search_and_says_so(
     assert row in summary_table(v).splitlines()
 
 
-def test_a_first_round_that_settles_the_flips_leaves_nothing_to_search_late(tmp_path):
-    # no flip to ask (the fake's inductor run records none): nothing was left, so the time plan says nothing
+def test_a_run_with_no_flip_to_ask_leaves_nothing_to_search_late(tmp_path):
+    # the fake's own inductor run records no flag: no first round, nothing left, so the time plan says nothing
     v, notes, asked = phases_begun(400.0, tmp_path)
     assert asked == ("confirm", "configs")
     assert v.run.time_plan is None and v.deferred == () and not any("past its" in n for n in notes)
+
+
+def test_a_late_run_whose_first_round_finds_the_scripts_own_setting_has_its_workaround(tmp_path):
+    # the script set fallback_random; reset alone, the failure goes: the first round is the answer, nothing is left
+    record = {**RECORD, "user_configs": {"torch._inductor.config.fallback_random": True}}
+    bug, folder = inductor_bug(), trial_folder(str(tmp_path), "stage-inductor", record)
+
+    def answer(spec):
+        if spec.stage == "inductor" and spec.config:
+            return passed() if spec.config.get("fallback_random") is False else failed()
+        out = bug(spec)
+        return dataclasses.replace(out, trial_dir=folder) if out.failed else out
+
+    v, notes, asked = phases_begun(400.0, tmp_path, answer)
+    assert asked == ("confirm", "configs")
+    assert v.config == {"fallback_random": False} and v.deferred == ()
+    assert v.run.time_plan is None and not any("past its" in n for n in notes)
 
 
 def test_a_run_within_its_five_minutes_asks_every_deferred_question(tmp_path):

@@ -110,8 +110,8 @@ def test_a_script_run_the_cluster_gave_no_answer_for_is_said_so_not_never_compil
     with pytest.raises(ReprokitError) as raised:
         bisector(lambda spec: ended if spec.stage == "user" else answer(spec)).isolate()
     assert str(raised.value) == (
-        "the cluster gave no answer for train.py run as written (job 790 FAILED, then job 791 FAILED; not the "
-        "failure; its trial folder: /r/o): check the cluster, then run again"
+        "the cluster gave no answer for train.py run as written (job 790 FAILED, then job 791 FAILED; its trial "
+        "folder: /r/o): check the cluster, then run again"
     )
 
 
