@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from reprokit.cli import main
+from tests.opt_in import opt_in
 
 CASES = pathlib.Path(__file__).parent / "cases"
 
@@ -307,6 +308,11 @@ def test_minify_of_a_folder_whose_script_or_interpreter_is_gone_is_one_line(user
 
 
 @pytest.mark.slow
+@opt_in(
+    "75 s in the fresh-clone CI at 46f7fd4, whose suite took 47 minutes): the too-rare rule is "
+    "tests/unit/bisect/test_bisector's test_a_failure_too_rare_is_not_bisected_and_says_so, a flaky run through the "
+    "real compiler test_e2e's planted flaky case"
+)
 def test_minify_refuses_a_flaky_run_too_rare_to_ask_each_cut_until_it_fails(tmp_path):
     """1 run in 4 fails: a question would need more than 8 runs to pass with a 5% chance of a miss."""
     work = tmp_path / "project"
