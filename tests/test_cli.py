@@ -309,9 +309,9 @@ def test_minify_of_a_folder_whose_script_or_interpreter_is_gone_is_one_line(user
 
 @pytest.mark.slow
 @opt_in(
-    "75 s in the fresh-clone CI at 46f7fd4, whose suite took 47 minutes): the too-rare rule is "
-    "tests/unit/bisect/test_bisector's test_a_failure_too_rare_is_not_bisected_and_says_so, a flaky run through the "
-    "real compiler test_e2e's planted flaky case"
+    "75 s in the fresh-clone CI at 46f7fd4, whose suite took 47 minutes): the too-rare rule and minify's line are "
+    "unit tests (tests/unit/bisect/test_bisector, tests/unit/app/test_minify), a flaky run through the real "
+    "compiler test_e2e's planted flaky case"
 )
 def test_minify_refuses_a_flaky_run_too_rare_to_ask_each_cut_until_it_fails(tmp_path):
     """1 run in 4 fails: a question would need more than 8 runs to pass with a 5% chance of a miss."""

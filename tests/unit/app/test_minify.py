@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from reprokit.app.minify import SLOW_REASON, Minified, minify_phase
+from reprokit.app.minify import SLOW_REASON, Minified, minify_phase, refusal
 from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation
@@ -57,3 +57,12 @@ def test_the_graph_an_earlier_minify_captured_is_the_one_the_evidence_asks(tmp_p
     facts = dataclasses.replace(FACTS, minified={"case": "/w/run/capture/case"})
     result = minify_phase(run, FAILING, facts, None, lambda *a, **k: None, False, False, "")  # type: ignore[arg-type]
     assert result.case == "/w/run/capture/case"
+
+
+def test_a_flaky_failure_too_rare_to_ask_each_cut_is_refused_with_its_rate():
+    # what `reprokit minify RUN_DIR` says after "not minified: " (the end-to-end case is opt-in: tests/test_cli.py)
+    rare = dataclasses.replace(FAILING, flaky=True, repro_rate=0.25, flaky_tries=None)
+    assert refusal(rare) == (
+        "the failure is flaky (it reproduced in 25% of runs), too rarely to ask each cut until it fails"
+    )
+    assert refusal(dataclasses.replace(rare, flaky_tries=3)) is None  # asked until it fails: minified
