@@ -12,7 +12,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 
-from reprokit.bisect.configs import config_flips, first_round, smallest_set
+from reprokit.bisect.configs import config_flips, flips_asked
 from reprokit.bisect.cuda import launch_blocking
 from reprokit.bisect.findings import dynamo_message, memory_finding, meta_kernel_finding, pieces_finding, say
 from reprokit.bisect.graph import failing_graph, graph_code
@@ -225,12 +225,11 @@ class Bisector(Session):
             whole = pool.submit(confirm_graph, self, isolation) if "graph_confirm" in asked else None
             stable = pool.submit(confirm_boundary, self, stage, found) if "confirm" in asked and found else None
             if "configs" in asked:
-                first = first_round(self, stage, self.stage_outcomes[stage], self.likely_flips(isolation))
-                if first is None or first.settled:
-                    asked += ("config_set",) if "config_set" not in asked else ()  # nothing left to search
-                    config = first.answer if first else None
-                elif "config_set" in asked:  # the time plan may leave the search to a run given --budget
-                    config = smallest_set(self, stage, first)
+                # the time plan may leave the search to a run given --budget
+                search = "config_set" in asked
+                failing = self.stage_outcomes[stage]
+                config, left = flips_asked(self, stage, failing, self.likely_flips(isolation), search)
+                asked += ("config_set",) if not (search or left) else ()  # the first round settled it
             if stable is not None:
                 confirmed = stable.result()
                 if not confirmed and found is not None:

@@ -107,10 +107,16 @@ def config_flips(s: Session, stage: str, failing: Outcome, likely: tuple = ()) -
     each costs ten or more, for the common answer "no setting helps". It would miss a flip that fixes the failure
     only while the others stay at their values, which we accept.
     """
+    return flips_asked(s, stage, failing, likely)[0]
+
+
+def flips_asked(s: Session, stage: str, failing: Outcome, likely: tuple = (), search: bool = True) -> tuple:
+    """(config_flips' answer, whether the smallest set's search was left): without `search`, the first round only
+    (the evidence of a run whose time plan is short)."""
     first = first_round(s, stage, failing, likely)
-    if first is None:
-        return None
-    return first.answer if first.settled else smallest_set(s, stage, first)
+    if first is None or first.settled:
+        return (first.answer if first else None), False
+    return (smallest_set(s, stage, first), False) if search else (None, True)
 
 
 def _default_of(name: str, current, state: dict):

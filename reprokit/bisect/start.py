@@ -20,7 +20,7 @@ from reprokit.data.records import Outcome
 from reprokit.data.warm_cache import describe as describe_warm
 from reprokit.errors import NothingToIsolate, ReprokitError
 from reprokit.trial.ordered_map import ordered_map
-from reprokit.trial.outcome import EXIT_HANG_NOTE, SCHEDULER_ENDED
+from reprokit.trial.outcome import EXIT_HANG_NOTE, SCHEDULER_ENDED, scheduler_ended
 
 
 def start_round(s: Session) -> tuple[Outcome, list]:
@@ -106,7 +106,7 @@ def reference_run(s: Session, baseline: Outcome, originals: list) -> Outcome:
             f"{name} initialises torch.distributed from the environment (env://) but no launcher "
             f"started it: run reprokit bisect --nproc-per-node N {name}"
         )
-    ended = next((x for x in (original, baseline) if x.note and x.note.startswith(SCHEDULER_ENDED)), None)
+    ended = next((x for x in (original, baseline) if scheduler_ended(x)), None)
     if ended is not None:
         # Not "never calls torch.compile": the run gave no answer at all (issue 45).
         which = "as written" if ended is original else "without compile"

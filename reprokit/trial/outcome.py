@@ -17,6 +17,11 @@ EXIT_HANG_NOTE = "hung at exit after writing its result (counted by the result; 
 SCHEDULER_ENDED = "the scheduler ended the trial's job"
 
 
+def scheduler_ended(outcome: Outcome) -> bool:
+    """A trial the cluster never answered (trial/slurm.py): neither the bug nor a result to keep."""
+    return bool(outcome.note and outcome.note.startswith(SCHEDULER_ENDED))
+
+
 def classify(trial_dir: str, returncode: int, timed_out: bool, seconds: float, torchrun: bool = False) -> Outcome:
     """Outcome of a finished trial from its result.json, or from how the process ended; a trial of several
     ranks answers with its first failing rank (data.ranks.merge_ranks)."""

@@ -23,7 +23,7 @@ from reprokit.trial.environment import ranks_of
 from reprokit.trial.fork_policy import ForkWorker
 from reprokit.trial.launch import run_trial
 from reprokit.trial.ordered_map import ordered_map
-from reprokit.trial.outcome import SCHEDULER_ENDED
+from reprokit.trial.outcome import scheduler_ended
 from reprokit.trial.policy import Judge, TrialPolicy
 from reprokit.trial.repeat import ask_until_it_fails, map_until_it_fails
 
@@ -197,7 +197,7 @@ class Runner:
             self.cache[key] = outcome
             self._n.executed += 1
         # the cluster's fault is no answer: not journaled, so a --resume asks it again
-        if not (outcome.note and outcome.note.startswith(SCHEDULER_ENDED)):
+        if not scheduler_ended(outcome):
             self._journal(spec, key, outcome, how)
         if self.on_trial:
             self.on_trial(spec, outcome, False)
