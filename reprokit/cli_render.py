@@ -13,6 +13,7 @@ from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.data.verdict import Verdict
+from reprokit.versions.releases import STATUS_TEXT
 
 
 class Printer:
@@ -232,14 +233,6 @@ def pack_show(shown: dict) -> str:
     return "\n".join(lines)
 
 
-_STATUS_TEXT = {
-    "same": "fails the same way",
-    "passes": "passes",
-    "different": "fails differently",
-    "cannot_run": "cannot run",
-}
-
-
 def _env_text(env: dict) -> str:
     if env.get("this_interpreter"):
         return "this interpreter"
@@ -250,7 +243,7 @@ def _env_text(env: dict) -> str:
 def version_line(row: dict) -> str:
     """One release's result: release, status, what it printed, environment cost."""
     detail = "" if row["status"] == "passes" else f"  {row['detail'][:60]}"
-    return f"torch {row['release']:<8} {_STATUS_TEXT[row['status']]:<19} {_env_text(row['env'])}{detail}"
+    return f"torch {row['release']:<8} {STATUS_TEXT[row['status']]:<19} {_env_text(row['env'])}{detail}"
 
 
 def versions_table(result: dict) -> str:
@@ -260,7 +253,7 @@ def versions_table(result: dict) -> str:
         rows.append(
             (
                 r["release"],
-                _STATUS_TEXT[r["status"]],
+                STATUS_TEXT[r["status"]],
                 f"{r['seconds']:.1f}",
                 _env_text(r["env"]),
                 "" if r["status"] == "passes" else r["detail"][:70],

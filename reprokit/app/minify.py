@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from contextlib import AbstractContextManager, nullcontext
 
 from reprokit.app.common import executor_of, noop, run_kind
 from reprokit.app.runners import open_runner
@@ -122,41 +123,35 @@ def minify_folder(
     # read once here: the search of --resume starts from the smallest graph the earlier minify saved
     facts = RunFacts.of(info, run_dir.read_json("minify.json") if resume and run_dir.exists("minify.json") else None)
     settings = executor_of(run_dir, executor)
+    with _folder_runner(run_dir, info, verdict.isolation.script, settings, runner, emit) as runner:
+        try:
+            repro = make_repro(
+                run_dir, isolation_of(verdict), facts, runner=runner, emit=emit, resume=resume, command=command
+            )
+            return with_repro(run_dir, verdict, repro)
+        except CompiledIsCloser as e:
+            # The verdict is finished (configs, numerics, the first diverging node asked after); the command exits 4.
+            return with_run(run_dir, verdict, **more_accurate(verdict.isolation, e))
+
+
+def _folder_runner(
+    run_dir: RunDir, info: dict, script: str, settings: ExecutorSettings | None, runner: Runner | None, emit: Emit
+) -> AbstractContextManager[Runner]:
+    """The runner given, else one opened as bisect's own minify runs: its jobs side by side, each a fork of the warm
+    worker where the script allows (a source reduction started cold, one candidate at a time, paid `import torch`
+    in each). (--kind slow times whole runs: those stay plain interpreters, as bisect ran them.) On the cluster: one
+    job at a time, cold."""
     if runner is not None:
-        return minified_verdict(run_dir, verdict, facts, runner=runner, emit=emit, resume=resume, command=command)
-    opts = info["options"]
-    # As bisect's own minify runs: its jobs side by side, each a fork of the warm worker where the script allows (a
-    # source reduction started cold, one candidate at a time, paid `import torch` in each). (--kind slow times
-    # whole runs: those stay plain interpreters, as bisect ran them.) On the cluster: one job at a time, cold.
-    warm = verdict.isolation.script if opts.get("kind", "failure") == "failure" else None
+        return nullcontext(runner)
+    opts = info["options"]  # run.json's
+    warm = script if opts.get("kind", "failure") == "failure" else None
     jobs = int(opts.get("jobs") or 1)
     if settings is not None and settings.name != "local":
         check_executor(settings, os.path.dirname(run_dir.path))
         jobs, warm = 1, None
-    with open_runner(
+    return open_runner(
         run_dir, emit, timeout=opts.get("timeout") or 600.0, jobs=jobs, settings=settings, warm_script=warm
-    ) as runner:
-        return minified_verdict(run_dir, verdict, facts, runner=runner, emit=emit, resume=resume, command=command)
-
-
-def minified_verdict(
-    run_dir: RunDir,
-    verdict: Verdict,
-    facts: RunFacts,
-    *,
-    runner: Runner,
-    emit: Emit = noop,
-    resume: bool = False,
-    command: str = "",
-) -> Verdict:
-    """A finished run's verdict with the repro of its isolation (its later phases' final values), written."""
-    isolation = isolation_of(verdict)
-    try:
-        repro = make_repro(run_dir, isolation, facts, runner=runner, emit=emit, resume=resume, command=command)
-        return with_repro(run_dir, verdict, repro)
-    except CompiledIsCloser as e:
-        # The verdict is finished (configs, numerics, the first diverging node asked after); the command exits 4.
-        return with_run(run_dir, verdict, **more_accurate(verdict.isolation, e))
+    )
 
 
 def check_rerunnable(verdict: Verdict, python: str | None) -> None:

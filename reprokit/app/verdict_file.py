@@ -37,14 +37,7 @@ def finished(
 def isolation_of(verdict: Verdict) -> Isolation:
     """The isolation a verdict holds with the later phases' final values (`reprokit minify RUN_DIR` starts from a
     finished run's), as verdict.json reads back."""
-    return dataclasses.replace(
-        verdict.isolation,
-        config=verdict.config,
-        subsystem=verdict.subsystem,
-        decisive_trials=verdict.decisive_trials,
-        message=verdict.message,
-        deferred=verdict.deferred,
-    )
+    return dataclasses.replace(verdict.isolation, **verdict.final_values())
 
 
 def with_repro(run_dir: RunDir, verdict: Verdict, repro: Repro) -> Verdict:

@@ -15,11 +15,11 @@ import os
 import shlex
 import sys
 
-from reprokit.bisect.session import Session
+from reprokit.bisect.session import Session, bare_spec
 from reprokit.data.events import Event
 from reprokit.data.kinds import OutcomeKind
 from reprokit.data.phases import Isolation
-from reprokit.data.records import Outcome, StageResult, TrialSpec
+from reprokit.data.records import Outcome, StageResult
 from reprokit.data.stages import STAGE_TITLES
 from reprokit.errors import NothingToIsolate
 from reprokit.trial.ordered_map import ordered_map
@@ -77,17 +77,7 @@ def plain_run(s: Session, label: str, extra_env: dict | None = None, stage: str 
     """One run of the script exactly as the user runs it (plus `extra_env`), in the run folder's plain/LABEL: a
     trial of the Runner's (its slots, its GPUs, the --budget, journaled as kind "plain" so --resume reuses it)."""
     o = s.opts
-    spec = TrialSpec(
-        mode="script",
-        stage=stage,
-        script=o.script,
-        argv=tuple(o.argv),
-        cwd=o.cwd,
-        script_hash=s.script_hash,
-        ranks=o.ranks,
-        label=f"plain-{label}",
-        env={**(extra_env or {}), PLAIN_MARK: label},
-    )
+    spec = bare_spec(s, stage, f"plain-{label}", env={**(extra_env or {}), PLAIN_MARK: label})
     folder = s.runner.run_dir.file(os.path.join("plain", label))
 
     def how(device: str | None, seconds: float) -> Outcome:

@@ -167,19 +167,7 @@ class Session:
     def script_spec(self, stage: str, label: str, **kw) -> TrialSpec:
         """A trial of the user's script under `stage`, with the run's options, whatever graph was adopted."""
         o = self.opts
-        return TrialSpec(
-            mode="script",
-            stage=stage,
-            script=o.script,
-            argv=tuple(o.argv),
-            cwd=o.cwd,
-            script_hash=self.script_hash,
-            check_accuracy=o.check_accuracy,
-            observe=o.kind == "slow",
-            ranks=o.ranks,
-            label=label,
-            **kw,
-        )
+        return bare_spec(self, stage, label, check_accuracy=o.check_accuracy, observe=o.kind == "slow", **kw)
 
     def fails_same(self, outcome: Outcome | None) -> bool:
         """True when the trial fails the way the original did; other failures are noted as other bugs."""
@@ -229,3 +217,20 @@ class Session:
             trials=self.runner.executed,
             seconds=round(time.monotonic() - self.started, 2),
         )
+
+
+def bare_spec(s: Session, stage: str, label: str, **kw) -> TrialSpec:
+    """A trial of the session's script, its arguments, folder and ranks under `stage`, nothing checked or timed
+    beyond `kw` (a plain run's, bisect/plain.py)."""
+    o = s.opts
+    return TrialSpec(
+        mode="script",
+        stage=stage,
+        script=o.script,
+        argv=tuple(o.argv),
+        cwd=o.cwd,
+        script_hash=s.script_hash,
+        ranks=o.ranks,
+        label=label,
+        **kw,
+    )

@@ -92,6 +92,11 @@ class Repro(JsonData):
         data["attempts"] = tuple(ReproAttempt.coerce(a) for a in data.get("attempts") or ())
         return _from_dict(cls, data)
 
+    def progress(self) -> dict:
+        """The fields of its Event.MINIFIED: its size before and after, trials, seconds, and how it held up."""
+        same = ("unit", "trials", "seconds", "verified", "reliability")
+        return {"before": self.nodes_before, "after": self.nodes_after, **{k: getattr(self, k) for k in same}}
+
 
 @dataclass(frozen=True)
 class Evidence(JsonData):

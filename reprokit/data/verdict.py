@@ -74,6 +74,10 @@ class Verdict:
         the config flips' smallest set, "config_set")."""
         return tuple(d for d in self.isolation.deferred if d not in self.evidence.asked)
 
+    def final_values(self) -> dict:
+        """Each value a later phase supersedes, by the name the Isolation gives it, as this verdict says it."""
+        return {name: getattr(self, name) for name in FINAL}
+
     def to_dict(self) -> dict:
         """verdict.json's flat form, its keys in the order reprokit always wrote them."""
         flat = {
@@ -81,10 +85,7 @@ class Verdict:
             **_repro_keys(self.repro),
             **_evidence_keys(self.evidence),
             **dataclasses.asdict(self.run),
-            "config": self.config,
-            "subsystem": self.subsystem,
-            "decisive_trials": self.decisive_trials,
-            "message": self.message,
+            **self.final_values(),
             "deferred": list(self.deferred),
         }
         return copy.deepcopy({k: flat[k] for k in FLAT_KEYS})
@@ -101,6 +102,8 @@ class Verdict:
         )
 
 
+# What a later phase supersedes: the Verdict's properties, the Isolation's fields of these names.
+FINAL = ("config", "subsystem", "decisive_trials", "message", "deferred")
 _SEQUENCES = ("argv", "other_failures", "ladder", "deferred")  # tuples in the Isolation, lists in verdict.json
 
 # verdict.json's keys, in the order an older reprokit wrote them (its flat dataclass's fields).

@@ -331,13 +331,5 @@ def _finish(m: Minify, before: int, started: float) -> Repro:
         seconds=round(time.monotonic() - started, 2),
         message="; ".join(x for x in (m.message(), *m.notes) if x),
     )
-    m.emit(
-        Event.MINIFIED,
-        before=repro.nodes_before,
-        after=repro.nodes_after,
-        trials=repro.trials,
-        seconds=repro.seconds,
-        verified=repro.verified,
-        reliability=repro.reliability,
-    )
+    m.emit(Event.MINIFIED, **repro.progress())
     return repro

@@ -114,15 +114,7 @@ def minify_warm(
         seconds=round(time.monotonic() - started, 2),
         message=isolation.message,
     )
-    emit(
-        Event.MINIFIED,
-        before=lines,
-        after=lines,
-        unit="warm",
-        trials=repro.trials,
-        seconds=repro.seconds,
-        verified=verified,
-    )
+    emit(Event.MINIFIED, **{**repro.progress(), "unit": "warm"})  # the script whole, not reduced
     return repro
 
 

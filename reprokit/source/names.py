@@ -27,15 +27,23 @@ def every_name(tree: ast.AST, attributes: bool = True) -> set:
     for n in ast.walk(tree):
         if isinstance(n, ast.Name):
             out.add(n.id)
-        elif isinstance(n, ast.arg):
-            out.add(n.arg)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
-        elif isinstance(n, ast.alias):
-            out.add((n.asname or n.name).split(".")[0])
-        elif isinstance(n, ast.Attribute) and attributes:
-            out.add(n.attr)
+        elif isinstance(n, ast.Attribute):
+            if attributes:
+                out.add(n.attr)
+        elif (name := bound_name(n)) is not None:
+            out.add(name)
     return out
+
+
+def bound_name(n: ast.AST) -> str | None:
+    """The name a parameter, def, class or import binds; None for any other node."""
+    if isinstance(n, ast.arg):
+        return n.arg
+    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return n.name
+    if isinstance(n, ast.alias):
+        return (n.asname or n.name).split(".")[0]  # `import a.b` binds a
+    return None
 
 
 def module_scope(tree: ast.Module) -> set:
@@ -75,14 +83,9 @@ def stored(tree: ast.AST) -> set:
     """Names a statement of the tree binds (assignments, loop targets, parameters, defs, imports)."""
     out = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
     for n in ast.walk(tree):
-        if isinstance(n, ast.arg):
-            out.add(n.arg)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
-        elif isinstance(n, ast.alias):
-            out.add((n.asname or n.name).split(".")[0])
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            out.add(n.name)
+        name = n.name if isinstance(n, ast.ExceptHandler) else bound_name(n)
+        if name:
+            out.add(name)
     return out
 
 

@@ -96,14 +96,5 @@ def finished(r: Repro, notes: list, runner, original: str, text: str, at: tuple,
         trials=runner.executed - before,
         seconds=round(time.monotonic() - started, 2),
     )
-    emit(
-        Event.MINIFIED,
-        before=r.nodes_before,
-        after=r.nodes_after,
-        unit="lines",
-        trials=r.trials,
-        seconds=r.seconds,
-        verified=r.verified,
-        reliability=r.reliability,
-    )
+    emit(Event.MINIFIED, **r.progress())
     return r
