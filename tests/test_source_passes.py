@@ -19,7 +19,12 @@ from reprokit.source.merge import merge_candidates
 from reprokit.source.passes import PERSON_EDITS
 from reprokit.source.reduce import source_problem
 from reprokit.source.shrink import cut_loop_candidates, fold_constant_candidates, shrink_literal_candidates, source_size
-from reprokit.source.trim import default_argument_candidates, unused_name_candidates, unused_parameter_candidates
+from reprokit.source.trim import (
+    default_argument_candidates,
+    unused_attribute_candidates,
+    unused_name_candidates,
+    unused_parameter_candidates,
+)
 from reprokit.trial.runner import Runner
 
 REAL = pathlib.Path(__file__).parent / "real_bugs"
@@ -189,6 +194,61 @@ def test_an_imported_name_nothing_reads_goes():
 
 
 TRAIN_UNPARSED = ast.unparse(ast.parse(TRAIN)) + "\n"
+
+# pytorch#188422 as its share of time left it (stop 60): its cuts had emptied the forward of q, kv and both norms,
+# and of F's one call; each is still made in __init__.
+SEGFORMER_CUT = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+
+class EfficientSelfAttention(nn.Module):
+    def __init__(self, dim=1):
+        super().__init__()
+        self.q = nn.Linear(dim, dim)
+        self.kv = nn.Linear(dim, 1 * dim)
+        self.sr = nn.Conv2d(dim, dim, kernel_size=1, stride=1)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, tokens, h, w):
+        b, n, c = tokens.shape
+        return self.sr(tokens.transpose(1, 2).reshape(b, c, h, w)).flatten(1)
+
+class TinySegformerStage(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Conv2d(3, 8, kernel_size=1, stride=2, padding=1)
+        self.norm = nn.LayerNorm(1)
+        self.attn = EfficientSelfAttention(8)
+
+    def forward(self, img):
+        x = self.patch(img)
+        b, c, h, w = x.shape
+        return self.attn(x.flatten(2).transpose(1, 2), h, w)
+out = TinySegformerStage()(torch.randn(2, 3, 12, 12))
+"""
+
+
+def test_an_attribute_nothing_reads_goes_all_at_once_first_then_each_alone():
+    proposed = unused_attribute_candidates(SEGFORMER_CUT)
+    gone = ["self.q = ", "self.kv = ", "self.norm = nn.LayerNorm(dim)", "self.norm = nn.LayerNorm(1)"]
+    assert len(proposed) == 1 + len(gone)
+    assert not any(g in proposed[0] for g in gone) and "self.sr = " in proposed[0] and "self.attn = " in proposed[0]
+    assert [[g for g in gone if g not in c] for c in proposed[1:]] == [[g] for g in gone]
+    # the same computation: the submodules that went were never called (their weights drew from the seed, so the
+    # values differ; the shapes and the graph do not)
+    done: dict = {}
+    exec(compile(proposed[0], "candidate", "exec"), done)
+    assert done["out"].shape == (2, 392)
+    # an attribute read by name (getattr) may be any: none is proposed
+    assert unused_attribute_candidates(SEGFORMER_CUT + "print(getattr(TinySegformerStage(), 'norm'))\n") == []
+
+
+def test_an_import_whose_one_name_nothing_reads_goes():
+    assert "import torch.nn.functional as F" not in unused_name_candidates(SEGFORMER_CUT)[0]
+    assert unused_name_candidates(TRAIN_UNPARSED.replace("from typing import Optional, Tuple", "import typing")) == [
+        TRAIN_UNPARSED.replace("from typing import Optional, Tuple\n", "")
+    ]
 
 
 def test_a_parameter_the_def_never_reads_goes_with_its_argument_at_every_call():

@@ -3,6 +3,8 @@
 source reduction's (tests/test_caught.py has the real script whose try/except must go)."""
 
 import ast
+import subprocess
+import sys
 
 from reprokit.fx.prelude import prelude_for
 from reprokit.source.edits import checks, seeds
@@ -94,9 +96,20 @@ def test_a_failed_comparison_says_what_differs_before_the_exit(capsys):
         "n, m = 1, 2\nif n != m:\n    print('lost')\n    sys.exit(1)\n"
     )
     out = explained(text)
-    assert checks(out) == checks(text)  # the checks' tests are not changed, only what their bodies print
-    assert run(out, capsys) == (1, "max abs diff 1.0, 4 of 4 elements differ\n")
-    assert run(out.replace("a + 1", "a"), capsys) == (1, "lost\nn = 1, m = 2\n")
+    assert checks(out) == checks(text)  # the checks' tests are not changed, only what their exits say
+    # `sys.exit(1)` says what differs as it exits: Python prints the message to stderr and exits 1
+    assert "sys.exit(f'max abs diff" in out and "sys.exit(1)" not in out
+    assert fresh(out) == (1, "", "max abs diff 1.0, 4 of 4 elements differ\n")
+    assert fresh(out.replace("a + 1", "a")) == (1, "lost\n", "n = 1, m = 2\n")
+    # an exit with another status keeps it, the values printed before it
+    other = explained(text.replace("sys.exit(1)", "sys.exit(2)", 1))
+    assert run(other, capsys) == (2, "max abs diff 1.0, 4 of 4 elements differ\n")
+
+
+def fresh(text: str) -> tuple:
+    """(exit status, stdout, stderr) of the text run in a fresh interpreter."""
+    p = subprocess.run([sys.executable, "-c", text], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
 
 
 def run(text: str, capsys) -> tuple:

@@ -28,7 +28,12 @@ from reprokit.source.shrink import (
     shrink_literal_candidates,
     source_size,
 )
-from reprokit.source.trim import default_argument_candidates, unused_name_candidates, unused_parameter_candidates
+from reprokit.source.trim import (
+    default_argument_candidates,
+    unused_attribute_candidates,
+    unused_name_candidates,
+    unused_parameter_candidates,
+)
 from reprokit.source.unpack import tuple_element_candidates
 
 # Inlining a body or flattening a module may make the script longer before the def or class it leaves unused goes:
@@ -40,6 +45,7 @@ PERSON_EDITS = [
     ("merge_statements", merge_candidates, 0),
     ("drop_default_arguments", default_argument_candidates, 0),
     ("drop_unused_names", unused_name_candidates, 0),
+    ("drop_unused_attributes", unused_attribute_candidates, 0),
     ("drop_unused_parameters", unused_parameter_candidates, 0),
     ("drop_forward_parameters", forward_parameter_candidates, 0),
     ("inline_aliases", alias_candidates, 0),

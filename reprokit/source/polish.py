@@ -17,7 +17,7 @@ _COMPARES = {"allclose", "equal"}  # torch.allclose(a, b), a.allclose(b), torch.
 
 
 def explained(source: str) -> str:
-    """The script with each check that exits on a failed comparison printing the values first, and each bare
+    """The script with each check that exits on a failed comparison saying the values as it exits, and each bare
     assert of a comparison given a message: a maintainer running it sees what differs and by how much."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
@@ -25,12 +25,26 @@ def explained(source: str) -> str:
             at = next((i for i, s in enumerate(node.body) if _exits(s)), None)
             said = _what_differs(node.test)
             if at is not None and said and not any(_prints_values(s) for s in node.body[:at]):
-                node.body.insert(at, ast.parse(f"print({said})").body[0])
+                _say_before_exit(node.body, at, said)
         elif isinstance(node, ast.Assert) and node.msg is None:
             said = _what_differs(node.test, negated=True)
             if said:
                 node.msg = ast.parse(said, mode="eval").body
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+# Exits that take a message for the status 1 they give: Python prints it to stderr (os._exit takes a number only).
+_EXITS_WITH_MESSAGE = {"sys.exit", "exit", "quit"}
+
+
+def _say_before_exit(body: list, at: int, said: str) -> None:
+    """`sys.exit(1)` becomes `sys.exit(said)`, one statement as a person writes it, the same status; any other exit
+    is kept, with a print of `said` before it."""
+    call = body[at].value
+    if ast.unparse(call.func) in _EXITS_WITH_MESSAGE and ast.unparse(call) == f"{ast.unparse(call.func)}(1)":
+        call.args = [ast.parse(said, mode="eval").body]
+    else:
+        body.insert(at, ast.parse(f"print({said})").body[0])
 
 
 def _exits(stmt: ast.stmt) -> bool:
@@ -85,6 +99,10 @@ def _compared(test: ast.expr) -> tuple | None:
     return None
 
 
+# PyTorch's own (its .flake8's max-line-length): a repro reads as the code its maintainers write.
+LINE_LENGTH = 120
+
+
 def formatted(source: str) -> str:
     """The text as ruff formats it, where ruff is installed (the `lint` extra; not a runtime dependency: layout is
     a courtesy, and ast.unparse's text is already plain Python); unchanged when ruff cannot be run."""
@@ -93,7 +111,7 @@ def formatted(source: str) -> str:
         return source
     try:
         p = subprocess.run(
-            [ruff, "format", "--isolated", "--line-length", "100", "-"],
+            [ruff, "format", "--isolated", "--line-length", str(LINE_LENGTH), "-"],
             input=source,
             capture_output=True,
             text=True,

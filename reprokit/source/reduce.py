@@ -29,6 +29,7 @@ from reprokit.source.edits import (
 )
 from reprokit.source.passes import person_passes, source_size
 from reprokit.source.tidy import tidy_candidates
+from reprokit.source.trim import unused_attribute_candidates
 from reprokit.source.verify import Checks, code_lines, finished
 
 # Inlining a helper may make the script longer before deleting its now-unused def makes it shorter:
@@ -228,8 +229,17 @@ def tidy_at_once(problem: Problem, source: str) -> str:
     return _each_that_fails(problem, source, lambda s: tidy_candidates(s)[:1], lambda c: len(c) < len(problem.best))
 
 
+def unread_attributes_at_once(problem: Problem, source: str) -> str:
+    """Every attribute nothing reads gone at once, one trial, before ddmin: a submodule made and never called costs
+    a slow script (#188422: 7 s a run) a trial each in ddmin's halves; each alone waits for the person passes."""
+    return _each_that_fails(
+        problem, source, lambda s: unused_attribute_candidates(s)[:1], lambda c: len(c) < len(problem.best)
+    )
+
+
 SOURCE_PASSES = [
     Pass("tidy_at_once", tidy_at_once),
+    Pass("unread_attributes_at_once", unread_attributes_at_once),
     Pass("delete_statements", delete_statements),
     Pass("inline_helpers", inline_helpers, detour=True),
     Pass("simplify_expressions", simplify_expressions),

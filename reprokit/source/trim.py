@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from reprokit.source.names import calls_of, reads, same_literal, text
+from reprokit.source.names import blocks, calls_of, dynamic, reads, same_literal, text
 
 _CONV = {"stride": 1, "padding": 0, "dilation": 1, "groups": 1, "bias": True, "padding_mode": "zeros"}
 _FACTORY = {"requires_grad": False, "pin_memory": False}
@@ -119,21 +119,77 @@ def _without(tree: ast.Module, spots: list) -> str | None:
 
 
 def unused_name_candidates(source: str) -> list:
-    """Each imported name nothing reads dropped from its import (`from a import b, c` -> `from a import b`)."""
+    """Each imported name nothing reads dropped from its import (`from a import b, c` -> `from a import b`), or
+    with it where it is the import's one name."""
     tree = ast.parse(source)
     read = set(reads(tree)) | {
         n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
     }
     out = []
     for i, s in enumerate(tree.body):
+        if isinstance(s, (ast.Import, ast.ImportFrom)) and len(s.names) == 1 and _unread(s.names[0], read):
+            new = copy.deepcopy(tree)
+            del new.body[i]
+            if (candidate := text(new)) is not None:
+                out.append(candidate)
         if isinstance(s, (ast.Import, ast.ImportFrom)) and len(s.names) > 1:
             for j, a in enumerate(s.names):
-                if a.name != "*" and (a.asname or a.name).split(".")[0] not in read:
+                if _unread(a, read):
                     new = copy.deepcopy(tree)
                     del new.body[i].names[j]  # type: ignore[attr-defined]
                     if (candidate := text(new)) is not None:
                         out.append(candidate)
     return out
+
+
+# Names through which a script reads an attribute without writing `.name`: with one of them, every attribute may be read.
+_BY_NAME = {"getattr", "hasattr", "vars", "__dict__", "__getattr__", "__getattribute__"}
+
+
+def unused_attribute_candidates(source: str) -> list:
+    """Each `self.x = ...` whose attribute nothing reads (no `.x` anywhere) gone: all at once first, then each
+    alone. The common case is a submodule made and never called (`self.norm = nn.LayerNorm(dim)`)."""
+    tree = ast.parse(source)
+    read = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store)}
+    if dynamic(tree) or (set(reads(tree)) | read) & _BY_NAME:
+        return []
+    spots = [
+        (b, i)
+        for b, (owner, field) in enumerate(blocks(tree))
+        for i, stmt in enumerate(getattr(owner, field))
+        if _unread_attribute(stmt, read)
+    ]
+    singles = [c for spot in spots if (c := _without_statements(tree, [spot])) is not None]
+    every = _without_statements(tree, spots) if len(spots) > 1 else None
+    return list(dict.fromkeys(([every] if every else []) + singles))
+
+
+def _unread_attribute(stmt: ast.stmt, read: set) -> bool:
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return False
+    target = stmt.targets[0]
+    return (
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+        and target.attr not in read
+    )
+
+
+def _without_statements(tree: ast.Module, spots: list) -> str | None:
+    """The tree without the statements at (block, index) spots; a block left empty holds `pass`."""
+    new = copy.deepcopy(tree)
+    lists = [getattr(owner, field) for owner, field in blocks(new)]
+    for b, i in sorted(spots, reverse=True):
+        del lists[b][i]
+    for block in lists:
+        if not block:
+            block.append(ast.Pass())
+    return text(new)
+
+
+def _unread(alias: ast.alias, read: set) -> bool:
+    return alias.name != "*" and (alias.asname or alias.name).split(".")[0] not in read
 
 
 def unused_parameter_candidates(source: str) -> list:
