@@ -15,6 +15,7 @@ from reprokit.data.rundir import RunDir
 from reprokit.source.edits import checks, seeds, simplify_candidates
 from reprokit.source.flatten import flatten_module_candidates, remove_class_candidates
 from reprokit.source.inline import inline_call_candidates
+from reprokit.source.join import pair_candidates, return_choice_candidates
 from reprokit.source.merge import merge_candidates
 from reprokit.source.passes import PERSON_EDITS
 from reprokit.source.reduce import source_problem
@@ -30,6 +31,7 @@ from reprokit.trial.runner import Runner
 REAL = pathlib.Path(__file__).parent / "real_bugs"
 FUNCGRAD = (REAL / "funcgrad_custom_function_ste.py").read_text()  # pytorch#193279
 NESTED = (REAL / "b_nested_region_global_rebind.py").read_text()  # pytorch#191821
+IDENTITY = (REAL / "d_identity_toggle_stale_branch.py").read_text()  # pytorch#196173
 
 TRAIN = '''"""A block trained for a step, the way a user's script is laid out."""
 import torch
@@ -315,6 +317,51 @@ def test_an_assignment_read_once_is_merged_into_its_read():
     assert any("return ((x @ RoundSTE.apply(w) - target) ** 2).mean()" in c for c in merged)
     for c in merged:
         assert checks(c) == checks(FUNCGRAD) and seeds(c) == seeds(FUNCGRAD)
+
+
+def test_an_assignment_is_merged_into_its_one_read_in_its_own_scope_and_a_loops_iterable():
+    # pytorch#197896 as its reduction left it: `x` is also the forward's parameter, another def's variable.
+    text = (
+        "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n        x = x + 1\n        return x\n\n\n"
+        "def run(compile_it):\n    model = M()\n    fwd = torch.compile(model) if compile_it else model\n"
+        "    x = torch.randn(1, 1)\n    fwd(x)\n\n\nrun(False)\n"
+    )
+    assert any("    fwd(torch.randn(1, 1))" in c and "x = torch.randn" not in c for c in merge_candidates(text))
+    # pytorch#196173's tail as its reduction left it: a loop's iterable is computed once, so the compiled history
+    # goes into it, but the eager one does not move past a seed (it would draw after `torch.manual_seed(0)`)
+    tail = IDENTITY[: IDENTITY.index("torch.manual_seed(0)\nref_hist")] + (
+        "torch.manual_seed(0)\nref_hist = run(update)[0]\ntorch.manual_seed(0)\n"
+        "cmp_hist = run(torch.compile(update, backend='eager'))[0]\n"
+        "for r, c in zip(ref_hist, cmp_hist):\n    if not torch.allclose(r, c):\n        sys.exit(1)\n"
+    )
+    merged = [c[c.index("ref_hist = ") :] for c in merge_candidates(tail)]
+    assert "for r, c in zip(ref_hist, run(torch.compile(update, backend='eager'))[0]):" in merged[0]
+    assert not any("zip(run(update)" in c for c in merged)
+
+
+def test_an_if_that_returns_and_the_return_after_it_become_one_return():
+    (choice,) = return_choice_candidates(IDENTITY)
+    assert "    return weights - 0.1 * grads if on_even else weights * 0.99 - 0.01 * grads\n" in choice
+    assert steps(choice) == steps(IDENTITY)
+
+
+def test_two_alike_assignments_become_one_and_unlike_ones_stay_apart():
+    proposed = pair_candidates(IDENTITY)
+    assert len(proposed) == 2  # not `sched, w`, nor `g, history`
+    assert any(
+        "        self.even, self.odd = (PhaseConfig('even', 0.1), PhaseConfig('odd', 0.01))\n" in c for c in proposed
+    )
+    assert any("    w, g = (torch.randn(8), torch.randn(8))\n" in c for c in proposed)
+    assert [steps(c) for c in proposed] == [steps(IDENTITY)] * 2
+
+
+def steps(script: str) -> list:
+    """The script's eager run of its update steps (its defs, then run(update)), as lists of floats."""
+    defs: dict = {}
+    exec(compile(script[: script.index("ref_hist, ref_phase")], "candidate", "exec"), defs)
+    torch.manual_seed(0)
+    history, phase = defs["run"](defs["update"])
+    return [t.tolist() for t in history] + [phase]
 
 
 def test_every_pass_keeps_the_scripts_seeds_and_checks():

@@ -1,0 +1,103 @@
+"""Statements joined as a person writes them (issue 50, item 2): `if c: return a` then `return b` becomes
+`return a if c else b`, and two neighbouring assignments of alike short values become one (`w, g = randn(1), randn(1)`).
+Each computes what the two statements did. Plain text in, candidate texts out."""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import TypeGuard
+
+from reprokit.source.names import blocks, reads, stored, text
+
+# A joined assignment longer than this is not one a person writes on one line.
+WIDEST = 80
+
+
+def return_choice_candidates(source: str) -> list:
+    """One candidate per `if c: return a` followed by `return b` (or with `else: return b`): one return."""
+    return _each_spot(source, _return_choice)
+
+
+def pair_candidates(source: str) -> list:
+    """One candidate per two neighbouring assignments of one target each, of alike values, whose second value does
+    not read the first target: `a, b = x, y`."""
+    return _each_spot(source, _pair)
+
+
+def _each_spot(source: str, join) -> list:
+    tree = ast.parse(source)
+    spots = [(b, i) for b, (owner, field) in enumerate(blocks(tree)) for i in range(len(getattr(owner, field)))]
+    out = []
+    for b, i in spots:
+        new = copy.deepcopy(tree)
+        owner, field = list(blocks(new))[b]
+        if join(getattr(owner, field), i) and (candidate := text(new)) is not None:
+            out.append(candidate)
+    return out
+
+
+def _return_choice(block: list, i: int) -> bool:
+    s = block[i]
+    if not (isinstance(s, ast.If) and len(s.body) == 1 and isinstance(s.body[0], ast.Return) and s.body[0].value):
+        return False
+    if s.orelse:
+        other = s.orelse[0] if len(s.orelse) == 1 else None
+        end = i + 1
+    else:
+        other = block[i + 1] if i + 1 < len(block) else None
+        end = i + 2
+    if not (isinstance(other, ast.Return) and other.value is not None):
+        return False
+    choice = ast.IfExp(test=s.test, body=s.body[0].value, orelse=other.value)
+    block[i:end] = [ast.copy_location(ast.Return(value=choice), s)]
+    return True
+
+
+def _pair(block: list, i: int) -> bool:
+    if i + 1 >= len(block):
+        return False
+    first, second = block[i], block[i + 1]
+    if not (_one_target(first) and _one_target(second)):
+        return False
+    a, b = first.targets[0], second.targets[0]
+    if ast.unparse(a) == ast.unparse(b) or not _alike(first.value, second.value) or _reads_target(second.value, a):
+        return False
+    joined = ast.copy_location(
+        ast.Assign(
+            targets=[ast.Tuple([a, b], ast.Store())],
+            value=ast.Tuple([first.value, second.value], ast.Load()),
+            type_comment=None,
+        ),
+        first,
+    )
+    if len(ast.unparse(joined)) > WIDEST:
+        return False
+    block[i : i + 2] = [joined]
+    return True
+
+
+def _one_target(stmt: ast.stmt) -> TypeGuard[ast.Assign]:
+    return (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], (ast.Name, ast.Attribute))
+        and not isinstance(stmt.value, ast.Tuple)
+    )
+
+
+def _alike(x: ast.expr, y: ast.expr) -> bool:
+    """Values a person names on one line: two calls of one callee (`torch.randn(1), torch.randn(1)`), two
+    literals, two displays of one kind."""
+    if isinstance(x, ast.Call) and isinstance(y, ast.Call):
+        return ast.unparse(x.func) == ast.unparse(y.func)
+    return type(x) is type(y) and isinstance(x, (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.Set))
+
+
+def _reads_target(value: ast.expr, target: ast.expr) -> bool:
+    """The value reads what the target binds: the name, or the attribute's owner (`self.a = 1; self.b = self.a`)."""
+    if isinstance(target, ast.Name):
+        return target.id in reads(value) or target.id in stored(value)
+    assert isinstance(target, ast.Attribute)
+    owner = ast.unparse(target.value)
+    return any(ast.unparse(n) == owner for n in ast.walk(value))
