@@ -12,6 +12,7 @@ import torch
 from reprokit.data.phases import Isolation
 from reprokit.data.records import TrialSpec
 from reprokit.data.rundir import RunDir
+from reprokit.source.bind import literal_name_candidates
 from reprokit.source.edits import checks, seeds, simplify_candidates
 from reprokit.source.flatten import flatten_module_candidates, remove_class_candidates
 from reprokit.source.inline import inline_call_candidates
@@ -166,6 +167,69 @@ def test_a_loop_runs_once():
         "    state = LayerState(x, 1.0 + i)",
         "    x = layer()",
     ]
+
+
+# pytorch#197896 as its reduction left it (stop 60): one layer made by a comprehension over a literal, run in a loop.
+PROBE_CUT = """import torch
+import torch.nn as nn
+
+
+def build():
+    call_counts = {}
+
+    class Probe:
+        def record(self):
+            call_counts["/"] = 1
+
+    class MonitoredMLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            dims = [1] + [1]
+            self.layers = nn.ModuleList((nn.Linear(a, b) for a, b in zip(dims[:1], dims[1:])))
+
+        def forward(self, x):
+            probe = Probe()
+            for layer in self.layers:
+                x = layer(x)
+                probe.record()
+            return x
+
+    return MonitoredMLP(), call_counts
+
+
+model, counts = build()
+out = model(torch.ones(1, 1))
+"""
+
+
+def test_a_loop_over_a_sequence_runs_once_on_its_first_item():
+    (once,) = cut_loop_candidates(PROBE_CUT)
+    assert [line.strip() for line in lines(once[once.index("def forward") :])[:5]] == [
+        "def forward(self, x):",
+        "probe = Probe()",
+        "layer = self.layers[0]",
+        "x = layer(x)",
+        "probe.record()",
+    ]
+    assert run_probe(once) == run_probe(PROBE_CUT)
+    # ...and then the names read once fold into their reads, as a person writes it
+    merged = merge_candidates(merge_candidates(once)[0])[0]
+    assert "            x = self.layers[0](x)\n            Probe().record()\n" in merged
+    assert run_probe(merged) == run_probe(PROBE_CUT)
+
+
+def test_a_name_bound_to_a_literal_in_a_def_is_read_as_the_literal_and_python_computes_it():
+    (inlined,) = literal_name_candidates(PROBE_CUT)
+    assert "zip(([1] + [1])[:1], ([1] + [1])[1:])" in inlined and "dims" not in inlined
+    assert "nn.ModuleList((nn.Linear(a, b) for a, b in zip([1], [1])))" in fold_constant_candidates(inlined)[0]
+    assert run_probe(inlined) == run_probe(PROBE_CUT)
+
+
+def run_probe(script: str) -> tuple:
+    """The script's output and the probe's log, run eagerly."""
+    done: dict = {}
+    exec(compile(script, "candidate", "exec"), done)
+    return done["out"].shape, done["counts"]
 
 
 def test_an_expression_python_computes_without_torch_becomes_its_value():

@@ -32,6 +32,46 @@ def alias_candidates(source: str) -> list:
     return out
 
 
+def literal_name_candidates(source: str) -> list:
+    """`n = <literal>` in a def's own statements (`dims = [1] + [1]`), `n` bound nowhere else in it: its reads
+    become the literal and the statement goes (the constant folding then computes `([1] + [1])[:1]`)."""
+    tree = ast.parse(source)
+    if dynamic(tree):
+        return []
+    out = []
+    for scope in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+        for i, s in enumerate(scope.body):
+            name = _literal_name(s)
+            if (
+                name is None
+                or not _bound_once(scope, name, "")
+                or not any(
+                    isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(scope)
+                )
+            ):
+                continue
+            new = copy.deepcopy(tree)
+            new_scope = _same_node(tree, new, scope)
+            value = new_scope.body[i].value
+            del new_scope.body[i]
+            if not new_scope.body:
+                new_scope.body = [ast.Pass()]
+            _replace_loads(new_scope, name, value)
+            if (candidate := text(new)) is not None:
+                out.append(candidate)
+    return out
+
+
+_LITERAL_PARTS = (ast.Constant, ast.List, ast.Tuple, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Load)
+
+
+def _literal_name(stmt: ast.stmt) -> str | None:
+    """The name of `name = <literal>`, where the value is made of literals and operators alone."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return None
+    return stmt.targets[0].id if all(isinstance(n, _LITERAL_PARTS) for n in ast.walk(stmt.value)) else None
+
+
 def param_default_candidates(source: str) -> list:
     """A parameter of a top-level def, or of a top-level class's __init__, that no call gives and whose default
     is a literal: its reads become the literal and it goes (`def __init__(self, steps=1)` with `C()`)."""

@@ -13,6 +13,7 @@ from reprokit.source.bind import (
     empty_class_candidates,
     forwarder_candidates,
     lambda_candidates,
+    literal_name_candidates,
     param_default_candidates,
     unwrap_with_candidates,
 )
@@ -52,6 +53,7 @@ PERSON_EDITS = [
     ("drop_unused_parameters", unused_parameter_candidates, 0),
     ("drop_forward_parameters", forward_parameter_candidates, 0),
     ("inline_aliases", alias_candidates, 0),
+    ("inline_literal_names", literal_name_candidates, 0),
     ("inline_parameter_defaults", param_default_candidates, 0),
     ("fold_attributes", attribute_constant_candidates, 0),
     ("drop_forwarders", forwarder_candidates, 0),

@@ -75,15 +75,20 @@ def _replaced(tree: ast.Module, at: set, value) -> str | None:
 
 def cut_loop_candidates(source: str) -> list:
     """Each `for name in range(...)` run once: its body in its place after `name = <first value>` (where the
-    body has no break or continue of its own and no else), else its range made `range(1)`."""
+    body has no break or continue of its own and no else), else its range made `range(1)`. A loop over anything
+    else is run once the same way, after `name = <sequence>[0]` (`for layer in self.layers`)."""
     tree = ast.parse(source)
-    loops = [k for k, n in enumerate(ast.walk(tree)) if _range_loop(n)]
+    loops = [k for k, n in enumerate(ast.walk(tree)) if _range_loop(n) or isinstance(n, ast.For) and _unrollable(n)]
     out = []
     for k in loops:
         new = copy.deepcopy(tree)
         loop = list(ast.walk(new))[k]
-        assert isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call)
-        if _unrollable(loop):
+        assert isinstance(loop, ast.For)
+        if not _range_loop(loop):
+            first: ast.expr = ast.Subscript(loop.iter, ast.Constant(0), ast.Load())
+            splice(new, loop, [ast.Assign([loop.target], first), *loop.body])
+        elif _unrollable(loop):
+            assert isinstance(loop.iter, ast.Call)
             first = loop.iter.args[0] if len(loop.iter.args) > 1 else ast.Constant(0)
             splice(new, loop, [ast.Assign([loop.target], first), *loop.body])
         elif ast.unparse(loop.iter) != "range(1)":
@@ -209,6 +214,12 @@ def _eval(n: ast.AST, known: dict):
         return known[n.id]
     if isinstance(n, ast.Tuple):
         return tuple(_eval(e, known) for e in n.elts)
+    if isinstance(n, ast.List):
+        return [_eval(e, known) for e in n.elts]
+    if isinstance(n, ast.Subscript):
+        return _eval(n.value, known)[_eval(n.slice, known)]
+    if isinstance(n, ast.Slice):
+        return slice(*(None if part is None else _eval(part, known) for part in (n.lower, n.upper, n.step)))
     if isinstance(n, ast.BinOp) and type(n.op) in _BINARY:
         left, right = _eval(n.left, known), _eval(n.right, known)
         if isinstance(n.op, ast.Pow) and abs(right) > 64 or isinstance(n.op, ast.Mult) and _long(left, right):
