@@ -16,7 +16,7 @@ from reprokit.source.bind import literal_name_candidates
 from reprokit.source.edits import checks, seeds, simplify_candidates
 from reprokit.source.flatten import flatten_module_candidates, remove_class_candidates
 from reprokit.source.inline import inline_call_candidates
-from reprokit.source.join import pair_candidates, return_choice_candidates
+from reprokit.source.join import paired, return_choice_candidates
 from reprokit.source.merge import merge_candidates
 from reprokit.source.passes import PERSON_EDITS
 from reprokit.source.reduce import source_problem
@@ -218,6 +218,25 @@ def test_a_loop_over_a_sequence_runs_once_on_its_first_item():
     assert run_probe(merged) == run_probe(PROBE_CUT)
 
 
+def test_a_loop_over_what_may_not_index_is_not_run_once_on_its_first_item():
+    text = "def f(model, items):\n    for p in model.parameters():\n        p.zero_()\n    for k in items:\n        print(k)\n"
+    (once,) = cut_loop_candidates(text)  # items, a name: proposed; a call's result (a generator here): not
+    assert "k = items[0]" in once and "for p in model.parameters()" in once
+
+
+def test_an_attribute_added_to_is_read():
+    text = (
+        "class C:\n    def __init__(self):\n        self.count = 0\n        self.spare = 1\n\n"
+        "    def step(self):\n        self.count += 1\n"
+    )
+    (gone,) = unused_attribute_candidates(text)
+    assert "self.spare" not in gone and "self.count = 0" in gone
+
+
+def test_a_list_too_long_to_spell_is_not_computed():
+    assert fold_constant_candidates("import torch\nx = torch.tensor([0.0] * 2 ** 30)\n") == []
+
+
 def test_a_name_bound_to_a_literal_in_a_def_is_read_as_the_literal_and_python_computes_it():
     (inlined,) = literal_name_candidates(PROBE_CUT)
     assert "zip(([1] + [1])[:1], ([1] + [1])[1:])" in inlined and "dims" not in inlined
@@ -410,13 +429,11 @@ def test_an_if_that_returns_and_the_return_after_it_become_one_return():
 
 
 def test_two_alike_assignments_become_one_and_unlike_ones_stay_apart():
-    proposed = pair_candidates(IDENTITY)
-    assert len(proposed) == 2  # not `sched, w`, nor `g, history`
-    assert any(
-        "        self.even, self.odd = (PhaseConfig('even', 0.1), PhaseConfig('odd', 0.01))\n" in c for c in proposed
-    )
-    assert any("    w, g = (torch.randn(8), torch.randn(8))\n" in c for c in proposed)
-    assert [steps(c) for c in proposed] == [steps(IDENTITY)] * 2
+    both = paired(IDENTITY)  # polish's: once, on the verified text
+    assert "        self.even, self.odd = (PhaseConfig('even', 0.1), PhaseConfig('odd', 0.01))\n" in both
+    assert "    w, g = (torch.randn(8), torch.randn(8))\n" in both
+    assert "sched, w" not in both and "g, history" not in both
+    assert steps(both) == steps(IDENTITY)
 
 
 def steps(script: str) -> list:

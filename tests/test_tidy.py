@@ -104,6 +104,27 @@ def test_a_failed_comparison_says_what_differs_before_the_exit(capsys):
     # an exit with another status keeps it, the values printed before it
     other = explained(text.replace("sys.exit(1)", "sys.exit(2)", 1))
     assert run(other, capsys) == (2, "max abs diff 1.0, 4 of 4 elements differ\n")
+    # a compared expression with quotes of its own is left as it was (Python 3.11's f-strings cannot hold them)
+    quoted = "import sys, torch\nout = {'y': torch.ones(1)}\nif not torch.allclose(out['y'], out['y'] + 1):\n    sys.exit(1)\n"
+    assert explained(quoted) == ast.unparse(ast.parse(quoted)) + "\n"
+    assert explained("import torch\nout = {'y': torch.ones(1)}\nassert torch.allclose(out['y'], out['y'])\n")
+
+
+def test_a_polished_repro_pairs_alike_assignments_and_drops_the_brackets_unparse_adds():
+    # pytorch#196173's repro as its reduction left it, in part
+    repro = (
+        "import torch\n\n\nclass AlternatingScheduler:\n    def __init__(self):\n        self.even = object()\n"
+        "        self.odd = object()\n        self.active = self\n\n\ndef run():\n    sched = AlternatingScheduler()\n"
+        "    w = torch.randn(1)\n    g = torch.randn(1)\n    history = []\n    return (w, g, history, sched)\n"
+    )
+    assert polished(repro) == (
+        "import torch\n\n\nclass AlternatingScheduler:\n    def __init__(self):\n"
+        "        self.even, self.odd = object(), object()\n        self.active = self\n\n\ndef run():\n"
+        "    sched = AlternatingScheduler()\n    w, g = torch.randn(1), torch.randn(1)\n    history = []\n"
+        "    return w, g, history, sched\n"
+    )
+    # the second value reads the first target: apart
+    assert "a, b" not in polished("a = [1]\nb = [a]\n")
 
 
 def fresh(text: str) -> tuple:
@@ -138,7 +159,7 @@ def test_a_polished_repro_keeps_no_block_that_does_nothing():
     )
     assert polished(repro) == (
         "def drain(gen):\n    out = []\n    while True:\n        try:\n            out.append(next(gen))\n"
-        "        except StopIteration as stop:\n            return (out, stop.value)\n\n\nprint(drain(iter([1, 2])))\n"
+        "        except StopIteration as stop:\n            return out, stop.value\n\n\nprint(drain(iter([1, 2])))\n"
     )
     # Where a block is all the statement has, it stays: `try: ... finally: pass` without a handler needs it.
     assert "finally:\n    pass" in polished("try:\n    x = 1\nfinally:\n    pass\n")

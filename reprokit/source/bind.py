@@ -52,11 +52,7 @@ def literal_name_candidates(source: str) -> list:
                 continue
             new = copy.deepcopy(tree)
             new_scope = _same_node(tree, new, scope)
-            value = new_scope.body[i].value
-            del new_scope.body[i]
-            if not new_scope.body:
-                new_scope.body = [ast.Pass()]
-            _replace_loads(new_scope, name, value)
+            _replace_loads(new_scope, name, _taken(new_scope, i))
             if (candidate := text(new)) is not None:
                 out.append(candidate)
     return out
@@ -120,14 +116,19 @@ def attribute_constant_candidates(source: str) -> list:
             new = copy.deepcopy(tree)
             new_cls = [n for n in ast.walk(new) if isinstance(n, ast.ClassDef)][ci]
             new_init = next(m for m in new_cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__")
-            value = new_init.body[si].value  # type: ignore[attr-defined]
-            del new_init.body[si]
-            if not new_init.body:
-                new_init.body = [ast.Pass()]
-            _fold_self(new_cls, attr, value)
+            _fold_self(new_cls, attr, _taken(new_init, si))
             if (candidate := text(new)) is not None:
                 out.append(candidate)
     return out
+
+
+def _taken(scope: ast.FunctionDef, i: int) -> ast.expr:
+    """The value of the assignment at scope.body[i], the assignment gone (`pass` where the body is left empty)."""
+    value = scope.body[i].value  # type: ignore[attr-defined]
+    del scope.body[i]
+    if not scope.body:
+        scope.body = [ast.Pass()]
+    return value
 
 
 def forwarder_candidates(source: str) -> list:

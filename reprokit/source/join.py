@@ -1,6 +1,6 @@
 """Statements joined as a person writes them (issue 50, item 2): `if c: return a` then `return b` becomes
-`return a if c else b`, and two neighbouring assignments of alike short values become one (`w, g = randn(1), randn(1)`).
-Each computes what the two statements did. Plain text in, candidate texts out."""
+`return a if c else b` (a pass: candidate texts out), and two neighbouring assignments of alike short values become
+one, `w, g = randn(1), randn(1)` (polish's, on the verified text). Each computes what the two statements did."""
 
 from __future__ import annotations
 
@@ -19,22 +19,35 @@ def return_choice_candidates(source: str) -> list:
     return _each_spot(source, _return_choice)
 
 
-def pair_candidates(source: str) -> list:
-    """One candidate per two neighbouring assignments of one target each, of alike values, whose second value does
-    not read the first target: `a, b = x, y`."""
-    return _each_spot(source, _pair)
+def paired(source: str) -> str:
+    """Every two neighbouring assignments of one target each, of alike values, whose second value does not read
+    the first target joined (`a, b = x, y`), as polish does it: once, on the verified text (a pair made during the
+    reduction would hide each half from the passes that take one assignment, and from ddmin)."""
+    tree = ast.parse(source)
+    for owner, field in list(blocks(tree)):
+        block = getattr(owner, field)
+        i = 0
+        while i < len(block):
+            _pair(block, i)  # joined or not, the statement at i pairs no further (a tuple target is not one target)
+            i += 1
+    return text(tree) or source
 
 
 def _each_spot(source: str, join) -> list:
     tree = ast.parse(source)
     spots = [(b, i) for b, (owner, field) in enumerate(blocks(tree)) for i in range(len(getattr(owner, field)))]
+    fits = [(b, i) for b, i in spots if join(list(_block(tree, b)), i)]  # a shallow try first: most spots do not fit
     out = []
-    for b, i in spots:
+    for b, i in fits:
         new = copy.deepcopy(tree)
-        owner, field = list(blocks(new))[b]
-        if join(getattr(owner, field), i) and (candidate := text(new)) is not None:
+        if join(_block(new, b), i) and (candidate := text(new)) is not None:
             out.append(candidate)
     return out
+
+
+def _block(tree: ast.AST, b: int) -> list:
+    owner, field = list(blocks(tree))[b]
+    return getattr(owner, field)
 
 
 def _return_choice(block: list, i: int) -> bool:

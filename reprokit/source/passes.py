@@ -20,7 +20,7 @@ from reprokit.source.bind import (
 from reprokit.source.collect import collection_candidates, enumerate_candidates
 from reprokit.source.flatten import flatten_module_candidates, remove_class_candidates
 from reprokit.source.inline import inline_call_candidates
-from reprokit.source.join import pair_candidates, return_choice_candidates
+from reprokit.source.join import return_choice_candidates
 from reprokit.source.layers import forward_parameter_candidates, layer_candidates
 from reprokit.source.merge import merge_candidates
 from reprokit.source.shrink import (
@@ -46,7 +46,6 @@ SLACK = 200
 PERSON_EDITS = [
     ("merge_statements", merge_candidates, 0),
     ("return_choices", return_choice_candidates, 0),
-    ("pair_assignments", pair_candidates, 0),
     ("drop_default_arguments", default_argument_candidates, 0),
     ("drop_unused_names", unused_name_candidates, 0),
     ("drop_unused_attributes", unused_attribute_candidates, 0),

@@ -11,6 +11,7 @@ import subprocess
 import sysconfig
 
 from reprokit.source.edits import EXITS
+from reprokit.source.join import paired
 from reprokit.source.tidy import without_empty_blocks
 
 _COMPARES = {"allclose", "equal"}  # torch.allclose(a, b), a.allclose(b), torch.equal(a, b), a.equal(b)
@@ -73,6 +74,8 @@ def _what_differs(test: ast.expr, negated: bool = False) -> str | None:
     if pair is None:
         return None
     a, b = (ast.unparse(x) for x in pair)
+    if any(ch in a + b for ch in "'{\\"):
+        return None  # `out['y']` inside the f-string's quotes: Python 3.11 would not parse it
     return (
         f"f'max abs diff {{({a} - {b}).abs().max().item()}}, {{({a} != {b}).sum().item()}} of {{{a}.numel()}} "
         "elements differ'"
@@ -129,5 +132,28 @@ def _ruff() -> str | None:
 
 
 def polished(source: str) -> str:
-    """explained, without the blocks that do nothing, then formatted."""
-    return formatted(without_empty_blocks(explained(source)))
+    """explained, without the blocks that do nothing, its alike neighbouring assignments paired, then formatted
+    without the brackets ast.unparse puts round a tuple that is unpacked or returned. The text as it is where
+    any of it fails: polish is a courtesy, and the reduction before it took minutes."""
+    try:
+        return bare_tuples(formatted(paired(without_empty_blocks(explained(source)))))
+    except (SyntaxError, ValueError, TypeError, AttributeError, IndexError, RecursionError):
+        return source
+
+
+def bare_tuples(source: str) -> str:
+    """`a, b = (x, y)` and `return (x, y)` as a person writes them, `a, b = x, y` and `return x, y`, where the
+    tuple is on one line (the formatter keeps brackets it did not add)."""
+    lines = [line.encode() for line in source.splitlines(keepends=True)]  # ast's columns count UTF-8 bytes
+    spots = []
+    for n in ast.walk(ast.parse(source)):
+        unpacked = isinstance(n, ast.Assign) and isinstance(n.targets[-1], ast.Tuple)
+        value = n.value if isinstance(n, (ast.Assign, ast.Return)) and (unpacked or isinstance(n, ast.Return)) else None
+        if isinstance(value, ast.Tuple) and value.elts and value.lineno == value.end_lineno:
+            row, start, end = value.lineno - 1, value.col_offset, value.end_col_offset or 0
+            if lines[row][start : start + 1] == b"(" and lines[row][end - 1 : end] == b")":
+                spots.append((row, start, end))
+    for row, start, end in sorted(spots, reverse=True):  # later spots first: earlier offsets stay right
+        line = lines[row]
+        lines[row] = line[:start] + line[start + 1 : end - 1] + line[end:]
+    return b"".join(lines).decode()

@@ -75,10 +75,11 @@ def _replaced(tree: ast.Module, at: set, value) -> str | None:
 
 def cut_loop_candidates(source: str) -> list:
     """Each `for name in range(...)` run once: its body in its place after `name = <first value>` (where the
-    body has no break or continue of its own and no else), else its range made `range(1)`. A loop over anything
-    else is run once the same way, after `name = <sequence>[0]` (`for layer in self.layers`)."""
+    body has no break or continue of its own and no else), else its range made `range(1)`. A loop of one name over
+    a name, an attribute or a display is run once the same way, after `name = <sequence>[0]` (`for layer in
+    self.layers`), with the same conditions."""
     tree = ast.parse(source)
-    loops = [k for k, n in enumerate(ast.walk(tree)) if _range_loop(n) or isinstance(n, ast.For) and _unrollable(n)]
+    loops = [k for k, n in enumerate(ast.walk(tree)) if _range_loop(n) or _sequence_loop(n)]
     out = []
     for k in loops:
         new = copy.deepcopy(tree)
@@ -99,6 +100,14 @@ def cut_loop_candidates(source: str) -> list:
         if candidate is not None and candidate != text(tree):
             out.append(candidate)
     return out
+
+
+def _sequence_loop(n: ast.AST) -> bool:
+    """A loop over a name, an attribute or a display (`for layer in self.layers`), which `[0]` indexes; a call's
+    result (`model.parameters()`, `zip(...)`, a generator) may not be indexable."""
+    return (
+        isinstance(n, ast.For) and isinstance(n.iter, (ast.Name, ast.Attribute, ast.List, ast.Tuple)) and _unrollable(n)
+    )
 
 
 def _range_loop(n: ast.AST) -> bool:
@@ -150,8 +159,9 @@ _PURE: dict[str, Callable] = {
 
 
 def fold_constant_candidates(source: str) -> list:
-    """Every expression with a literal value replaced by it at once first, then each alone, outermost first. Its
-    value: arithmetic on literals, names bound once at the top level to one, len/min/max/int/float/abs/round."""
+    """Every expression with a literal value no longer than it replaced by it at once first, then each alone,
+    outermost first. Its value: arithmetic on literals, lists and their items and slices, names bound once at the top
+    level to one, len/min/max/int/float/abs/round."""
     tree = ast.parse(source)
     if dynamic(tree):
         return []
@@ -161,7 +171,7 @@ def fold_constant_candidates(source: str) -> list:
     for k, n in enumerate(ast.walk(tree)):
         if isinstance(n, ast.expr) and not literal(n)[0] and not _is_store(n) and id(n) not in checked:
             ok, value = _value(n, known)
-            if ok and _spelt(value):
+            if ok and _spelt(value) and len(repr(value)) <= len(ast.unparse(n)):
                 spots.append((k, value))
     singles = [c for k, v in spots if (c := _folded(tree, {k: v})) is not None]
     every = _folded(tree, dict(spots)) if spots else None
@@ -236,7 +246,7 @@ def _eval(n: ast.AST, known: dict):
 
 def _long(left, right) -> bool:
     """A sequence repeated into something long (`"a" * 10**9`): not computed here."""
-    return any(isinstance(a, (str, tuple)) for a in (left, right)) and any(
+    return any(isinstance(a, (str, tuple, list)) for a in (left, right)) and any(
         type(b) is int and b > LONGEST for b in (left, right)
     )
 

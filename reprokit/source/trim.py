@@ -151,6 +151,9 @@ def unused_attribute_candidates(source: str) -> list:
     alone. The common case is a submodule made and never called (`self.norm = nn.LayerNorm(dim)`)."""
     tree = ast.parse(source)
     read = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store)}
+    read |= {
+        n.target.attr for n in ast.walk(tree) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Attribute)
+    }
     if dynamic(tree) or (set(reads(tree)) | read) & _BY_NAME:
         return []
     spots = [
