@@ -35,8 +35,9 @@ def paired(source: str) -> str:
 
 def _each_spot(source: str, join) -> list:
     tree = ast.parse(source)
-    spots = [(b, i) for b, (owner, field) in enumerate(blocks(tree)) for i in range(len(getattr(owner, field)))]
-    fits = [(b, i) for b, i in spots if join(list(_block(tree, b)), i)]  # a shallow try first: most spots do not fit
+    lists = [getattr(owner, field) for owner, field in blocks(tree)]
+    # a shallow try first (a copy of the list, its statements shared): most spots do not fit
+    fits = [(b, i) for b, block in enumerate(lists) for i in range(len(block)) if join(list(block), i)]
     out = []
     for b, i in fits:
         new = copy.deepcopy(tree)
