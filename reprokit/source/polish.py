@@ -148,7 +148,7 @@ def bare_tuples(source: str) -> str:
     spots = []
     for n in ast.walk(ast.parse(source)):
         unpacked = isinstance(n, ast.Assign) and isinstance(n.targets[-1], ast.Tuple)
-        value = n.value if isinstance(n, (ast.Assign, ast.Return)) and (unpacked or isinstance(n, ast.Return)) else None
+        value = n.value if unpacked or isinstance(n, ast.Return) else None  # type: ignore[attr-defined]
         if isinstance(value, ast.Tuple) and value.elts and value.lineno == value.end_lineno:
             row, start, end = value.lineno - 1, value.col_offset, value.end_col_offset or 0
             if lines[row][start : start + 1] == b"(" and lines[row][end - 1 : end] == b")":

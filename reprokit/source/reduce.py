@@ -226,15 +226,18 @@ def tidy(problem: Problem, source: str) -> str:
 def tidy_at_once(problem: Problem, source: str) -> str:
     """All the tidy edits at once, one trial: first in each round, since unwrapping the script's try/except and
     __main__ guard spares ddmin that work; each edit alone waits for the last pass, when fewer are left to ask."""
-    return _each_that_fails(problem, source, lambda s: tidy_candidates(s)[:1], lambda c: len(c) < len(problem.best))
+    return _first_only(problem, source, tidy_candidates)
 
 
 def unread_attributes_at_once(problem: Problem, source: str) -> str:
     """Every attribute nothing reads gone at once, one trial, before ddmin: a submodule made and never called costs
     a slow script (#188422: 7 s a run) a trial each in ddmin's halves; each alone waits for the person passes."""
-    return _each_that_fails(
-        problem, source, lambda s: unused_attribute_candidates(s)[:1], lambda c: len(c) < len(problem.best)
-    )
+    return _first_only(problem, source, unused_attribute_candidates)
+
+
+def _first_only(problem: Problem, source: str, propose) -> str:
+    """The first proposal alone (the all-at-once edit each proposer puts first), while it fails the same way."""
+    return _each_that_fails(problem, source, lambda s: propose(s)[:1], lambda c: len(c) < len(problem.best))
 
 
 SOURCE_PASSES = [

@@ -85,13 +85,8 @@ def cut_loop_candidates(source: str) -> list:
         new = copy.deepcopy(tree)
         loop = list(ast.walk(new))[k]
         assert isinstance(loop, ast.For)
-        if not _range_loop(loop):
-            first: ast.expr = ast.Subscript(loop.iter, ast.Constant(0), ast.Load())
-            splice(new, loop, [ast.Assign([loop.target], first), *loop.body])
-        elif _unrollable(loop):
-            assert isinstance(loop.iter, ast.Call)
-            first = loop.iter.args[0] if len(loop.iter.args) > 1 else ast.Constant(0)
-            splice(new, loop, [ast.Assign([loop.target], first), *loop.body])
+        if _unrollable(loop):
+            splice(new, loop, [ast.Assign([loop.target], _first_item(loop)), *loop.body])
         elif ast.unparse(loop.iter) != "range(1)":
             loop.iter = ast.Call(ast.Name("range", ast.Load()), [ast.Constant(1)], [])
         else:
@@ -100,6 +95,14 @@ def cut_loop_candidates(source: str) -> list:
         if candidate is not None and candidate != text(tree):
             out.append(candidate)
     return out
+
+
+def _first_item(loop: ast.For) -> ast.expr:
+    """What the loop's name holds on its first pass: range's start, else the sequence's `[0]`."""
+    if _range_loop(loop):
+        args = loop.iter.args  # type: ignore[attr-defined]
+        return args[0] if len(args) > 1 else ast.Constant(0)
+    return ast.Subscript(loop.iter, ast.Constant(0), ast.Load())
 
 
 def _sequence_loop(n: ast.AST) -> bool:
